@@ -1,0 +1,70 @@
+// cli_util.cpp: what every `ett` subcommand shares: error reporting, JSON strings, times.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <ctime>
+
+#include "commands.h"
+
+namespace ett::cli {
+
+int report(const host::HostError& error) {
+  std::fprintf(stderr, "ett: %s\n", error.message.c_str());
+  switch (error.kind) {
+    case host::ErrorKind::KernelFailure:
+      return 2;
+    case host::ErrorKind::Timeout:
+      return 3;
+    case host::ErrorKind::QemuFailure:
+      return 4;
+    case host::ErrorKind::Interrupted:
+      return 130;
+    default:
+      return 1;
+  }
+}
+
+void warn(const std::string& message) {
+  std::fprintf(stderr, "ett: warning: %s\n", message.c_str());
+}
+
+std::string json_escape(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20)
+          out += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
+        else
+          out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string format_unix_time(uint64_t seconds) {
+  if (seconds == 0) return "unknown";
+  std::time_t time = static_cast<std::time_t>(seconds);
+  std::tm utc{};
+  if (!gmtime_r(&time, &utc)) return "unknown";
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", &utc);
+  return text;
+}
+
+}  // namespace ett::cli

@@ -1,0 +1,31 @@
+// commands.h: the `ett` subcommands. Each file adds one to the CLI11 app and returns how to run it.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "status.h"
+
+namespace ett::cli {
+
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;  // the exit status
+};
+
+Command add_extract_command(CLI::App& app);
+Command add_ls_command(CLI::App& app);
+Command add_mkdisk_command(CLI::App& app);
+Command add_qemu_run_command(CLI::App& app);
+
+// Prints "ett: <message>" on stderr and returns the exit status for the error's kind.
+int report(const host::HostError& error);
+void warn(const std::string& message);
+
+std::string json_escape(std::string_view text);
+// "2024-05-01 12:00:00" (UTC); "unknown" for 0.
+std::string format_unix_time(uint64_t seconds);
+
+}  // namespace ett::cli

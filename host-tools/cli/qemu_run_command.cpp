@@ -1,0 +1,94 @@
+// qemu_run_command.cpp: `ett qemu run`: capture a scenario with the real kernel under QEMU (TCG).
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "commands.h"
+#include "ett/trace_format.h"
+#include "qemu_runner.h"
+
+namespace ett::cli {
+
+namespace {
+
+std::string milliseconds(uint64_t ns) {
+  return fmt::format("{:.1f} ms", static_cast<double>(ns) / 1e6);
+}
+std::string microseconds(uint64_t ns) {
+  return fmt::format("{:.1f} us", static_cast<double>(ns) / 1e3);
+}
+
+struct QemuRunOptions {
+  host::RunOptions run;
+  unsigned initial_lines = 0;
+};
+
+int run_qemu_run(QemuRunOptions& options, const CLI::App& sub) {
+  options.run.append_given = sub.count("--append") > 0;
+  options.run.initial_lines = static_cast<uint8_t>(options.initial_lines);
+  auto result = host::run_qemu(options.run, stderr);
+  if (!result) return report(result.error());
+  const host::RunReport& r = *result;
+  fmt::print("ett: run OK\n");
+  fmt::print("  events sent:    {} of {} in {} (lateness: median {}, max {}; {})\n", r.events_sent,
+             r.scenario_events, milliseconds(r.playback_ns), microseconds(r.median_late_ns),
+             microseconds(r.max_late_ns), r.realtime ? "SCHED_FIFO" : "normal priority");
+  if (r.paced)
+    fmt::print("  pacing:         {} write(s) held back until the kernel had polled (emulator stalls)\n",
+               r.paced_writes);
+  fmt::print("  kernel events:  {}{}\n", r.kernel_events,
+             r.kernel_events == r.events_sent ? "" : " (differs from the events sent)");
+  fmt::print("  session:        {} on {} (stop: {}, TSC {:.3f} MHz)\n", r.session_number, options.run.disk,
+             format::stop_reason_name(r.stop_reason), static_cast<double>(r.tsc_hz) / 1e6);
+  fmt::print("  duration:       {} total (boot to capturing {})\n", milliseconds(r.total_ns),
+             milliseconds(r.boot_ns));
+  if (r.kernel_stopped_early) warn("the kernel stopped capturing before the scenario ended");
+  return 0;
+}
+
+}  // namespace
+
+Command add_qemu_run_command(CLI::App& app) {
+  auto options = std::make_shared<QemuRunOptions>();
+  CLI::App* qemu = app.add_subcommand("qemu", "Run the capture kernel under QEMU");
+  qemu->require_subcommand(1);
+  CLI::App* sub = qemu->add_subcommand(
+      "run",
+      "Boot the kernel under QEMU (TCG), play a scenario into the virtual probe, stop and dump to --disk");
+  auto& run = options->run;
+  sub->add_option("--disk", run.disk, "Trace disk image (made as a 64 MiB trace disk when missing)")
+      ->required();
+  sub->add_option("--scenario", run.scenario, "Scenario file: '<time_us> <probe> <code>' per line")
+      ->required();
+  auto* kernel =
+      sub->add_option("--kernel", run.kernel, "Multiboot kernel ELF (default: ett-kernel.elf next to ett)");
+  sub->add_option("--iso", run.iso, "Boot this GRUB ISO instead (its QEMU menu entry sets the arguments)")
+      ->excludes(kernel);
+  sub->add_option("--append", run.append,
+                  "Kernel arguments after 'exit=qemu', e.g. \"layout=8x1\" (not with --iso)");
+  sub->add_option("--timeout", run.timeout_s, "Seconds for the whole run; QEMU is killed after")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--boot-timeout", run.boot_timeout_s, "Seconds until the kernel starts capturing")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--initial-lines", options->initial_lines, "Line byte D7..D0 before the scenario (0-255)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 255));
+  sub->add_option("--sent-log", run.sent_log,
+                  "Write CSV index,probe,code,lines,scheduled_ns,sent_ns,host_tsc");
+  sub->add_option("--serial-log", run.serial_log, "Save the guest's serial output to FILE");
+  sub->add_flag("--free-run", run.free_run,
+                "Write on the scenario's clock alone; by default each write waits until the kernel has polled "
+                "since the previous one, so that an emulator stall delays events instead of merging them");
+  sub->add_flag("--verbose", run.verbose, "Copy the guest's serial output to standard output as it arrives");
+  sub->add_option("--qemu", run.qemu, "QEMU binary")->capture_default_str();
+  sub->footer(
+      "Success needs QEMU exit status 33, an 'ETT: RESULT OK' serial line and the kernel in state Done.\n"
+      "Exit status: 0 ok, 1 bad usage or input, 2 the kernel reported a failure, 3 timeout (boot, capture "
+      "or\n"
+      "dump phase), 4 QEMU failed to start or exited unexpectedly, 130 interrupted.");
+  return {sub, [options, sub] { return run_qemu_run(*options, *sub); }};
+}
+
+}  // namespace ett::cli

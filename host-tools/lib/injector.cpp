@@ -1,0 +1,186 @@
+// injector.cpp: the host side of the virtual probe: timed single-byte release stores into shared memory.
+#include "injector.h"
+
+#include <fmt/format.h>
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+
+#include "ett/virtual_probe.h"
+
+namespace ett::host {
+
+namespace {
+
+constexpr uint64_t kSpinNs = 200'000;          // busy-wait this close to a write: sleeping wakes up too late
+constexpr uint64_t kCheckEveryNs = 5'000'000;  // how often keep_going() runs
+constexpr uint64_t kNoCheckNs = 20'000;        // never call keep_going() this close to a write
+// Linux throttles real-time threads that run for more than 950 ms of each second (sched_rt_runtime_us), which
+// would stall the injector for 50 ms. It steps down to a normal thread for a short break well before that.
+constexpr uint64_t kRealtimeStretchNs = 800'000'000;
+constexpr uint64_t kRealtimeBreakNs = 100'000'000;
+
+void sleep_until(uint64_t monotonic) {
+  timespec when{static_cast<time_t>(monotonic / 1'000'000'000), static_cast<long>(monotonic % 1'000'000'000)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &when, nullptr) == EINTR) {
+  }
+}
+
+// Pins the calling thread to `cpu` and raises it to a low SCHED_FIFO priority for its lifetime, when
+// permitted. The pinning matters as much as the priority: a spinning real-time thread starves any normal
+// thread that shares its CPU, so QEMU must have been kept off that CPU (see choose_injector_cpu).
+class ScopedRealtime {
+ public:
+  explicit ScopedRealtime(std::optional<int> cpu) {
+    if (!cpu) return;
+    if (pthread_getaffinity_np(pthread_self(), sizeof(m_old_cpus), &m_old_cpus) != 0) return;
+    cpu_set_t only;
+    CPU_ZERO(&only);
+    CPU_SET(*cpu, &only);
+    if (pthread_setaffinity_np(pthread_self(), sizeof(only), &only) != 0) return;
+    m_pinned = true;
+    if (pthread_getschedparam(pthread_self(), &m_old_policy, &m_old_param) != 0) return;
+    sched_param param{};
+    param.sched_priority = 1;
+    m_active = pthread_setschedparam(pthread_self(), SCHED_FIFO, &param) == 0;
+  }
+  ~ScopedRealtime() {
+    if (m_active && m_realtime) pthread_setschedparam(pthread_self(), m_old_policy, &m_old_param);
+    if (m_pinned) pthread_setaffinity_np(pthread_self(), sizeof(m_old_cpus), &m_old_cpus);
+  }
+  ScopedRealtime(const ScopedRealtime&) = delete;
+  ScopedRealtime& operator=(const ScopedRealtime&) = delete;
+  bool active() const { return m_active; }
+
+  // Called now and then: keeps the time spent real-time under the kernel's throttling budget.
+  void pace(uint64_t now) {
+    if (!m_active) return;
+    if (m_since == 0) m_since = now;
+    const uint64_t elapsed = now - m_since;
+    if (m_realtime && elapsed >= kRealtimeStretchNs) {
+      m_realtime = pthread_setschedparam(pthread_self(), m_old_policy, &m_old_param) != 0;
+      m_since = now;
+    } else if (!m_realtime && elapsed >= kRealtimeBreakNs) {
+      sched_param param{};
+      param.sched_priority = 1;
+      m_realtime = pthread_setschedparam(pthread_self(), SCHED_FIFO, &param) == 0;
+      m_since = now;
+    }
+  }
+
+ private:
+  cpu_set_t m_old_cpus{};
+  bool m_pinned = false;
+  int m_old_policy = SCHED_OTHER;
+  sched_param m_old_param{};
+  bool m_active = false;
+  bool m_realtime = true;  // while m_active: SCHED_FIFO now, not in a break
+  uint64_t m_since = 0;
+};
+
+}  // namespace
+
+uint64_t monotonic_ns() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(now.tv_nsec);
+}
+
+std::optional<int> choose_injector_cpu() {
+  cpu_set_t cpus;
+  if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0 || CPU_COUNT(&cpus) < 2) return std::nullopt;
+  for (int cpu = CPU_SETSIZE - 1; cpu >= 0; --cpu)
+    if (CPU_ISSET(cpu, &cpus)) return cpu;
+  return std::nullopt;
+}
+
+PlayResult play_scenario(const Scenario& scenario, uint8_t* lines, const std::function<bool()>& keep_going,
+                         std::optional<int> cpu, const uint32_t* heartbeat) {
+  PlayResult result;
+  result.sent.reserve(scenario.events.size());
+  ScopedRealtime realtime(cpu);
+  result.realtime = realtime.active();
+  std::atomic_ref<uint8_t> line_byte(*lines);
+  const uint64_t start = monotonic_ns();
+  result.start_monotonic_ns = start;
+  uint64_t last_check = start;
+  std::optional<std::atomic_ref<const uint32_t>> beat;
+  if (heartbeat) beat.emplace(*heartbeat);
+  uint32_t beat_at_last_write = 0;
+  bool wrote_before = false;
+
+  for (const ScenarioWrite& write : scenario.writes) {
+    const uint64_t target = start + write.time_ns;
+    // Pacing: the kernel must have polled since the previous write before this one may go out.
+    if (beat && wrote_before) {
+      bool held_back = false;
+      while (beat->load(std::memory_order_acquire) - beat_at_last_write < vprobe::kPaceBeats) {
+        const uint64_t now = monotonic_ns();
+        held_back = held_back || now >= target;
+        if (now - last_check >= kCheckEveryNs) {
+          last_check = now;
+          realtime.pace(now);
+          if (!keep_going()) {
+            result.stopped_early = true;
+            result.duration_ns = monotonic_ns() - start;
+            return result;
+          }
+        }
+        _mm_pause();
+      }
+      if (held_back) ++result.paced_writes;
+    }
+    for (;;) {
+      const uint64_t now = monotonic_ns();
+      if (now >= target) break;
+      const uint64_t remaining = target - now;
+      if (remaining > kNoCheckNs && now - last_check >= kCheckEveryNs) {
+        last_check = now;
+        realtime.pace(now);
+        if (!keep_going()) {
+          result.stopped_early = true;
+          result.duration_ns = monotonic_ns() - start;
+          return result;
+        }
+        continue;
+      }
+      if (remaining > kSpinNs)
+        sleep_until(std::min(target - kSpinNs, now + kCheckEveryNs));
+      else
+        _mm_pause();
+    }
+    line_byte.store(write.lines, std::memory_order_seq_cst);  // seq_cst: the store is visible before the beat read
+    const uint64_t tsc = __rdtsc();
+    if (beat) beat_at_last_write = beat->load(std::memory_order_acquire);
+    wrote_before = true;
+    const uint64_t sent = monotonic_ns() - start;
+    for (size_t i = write.first; i < write.first + write.count; ++i) {
+      const ScenarioEvent& event = scenario.events[i];
+      result.sent.push_back(SentEvent{i, event.probe, event.code, event.lines, event.time_ns, sent, tsc});
+    }
+    ++result.writes_done;
+  }
+  result.duration_ns = monotonic_ns() - start;
+  return result;
+}
+
+Status write_sent_log(const std::vector<SentEvent>& sent, const std::string& path) {
+  std::FILE* file = std::fopen(path.c_str(), "w");
+  if (!file) return make_error(ErrorKind::Io, errno_message(path, errno));
+  fmt::memory_buffer buffer;
+  fmt::format_to(std::back_inserter(buffer), "index,probe,code,lines,scheduled_ns,sent_ns,host_tsc\n");
+  for (const SentEvent& event : sent)
+    fmt::format_to(std::back_inserter(buffer), "{},{},{},{},{},{},{}\n", event.index, event.probe, event.code,
+                   event.lines, event.scheduled_ns, event.sent_ns, event.host_tsc);
+  const bool wrote = std::fwrite(buffer.data(), 1, buffer.size(), file) == buffer.size();
+  const bool closed = std::fclose(file) == 0;
+  if (!wrote || !closed) return make_error(ErrorKind::Io, errno_message(path + ": write failed", errno));
+  return {};
+}
+
+}  // namespace ett::host

@@ -1,0 +1,57 @@
+// injector.h: plays a scenario into the virtual probe's line byte on schedule, recording each write's time.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scenario.h"
+#include "status.h"
+
+namespace ett::host {
+
+struct SentEvent {
+  size_t index = 0;  // in Scenario::events
+  uint8_t probe = 0;
+  uint8_t code = 0;
+  uint8_t lines = 0;
+  uint64_t scheduled_ns = 0;  // the scenario's time
+  uint64_t sent_ns = 0;       // CLOCK_MONOTONIC after the store, relative to the scenario start
+  uint64_t host_tsc = 0;      // __rdtsc() right after the store
+};
+
+struct PlayResult {
+  std::vector<SentEvent> sent;  // events of the writes done, in scenario order
+  size_t writes_done = 0;
+  bool stopped_early = false;  // keep_going() said no
+  uint64_t start_monotonic_ns = 0;
+  uint64_t duration_ns = 0;  // scenario start to the last write
+  bool realtime = false;     // the playback ran under SCHED_FIFO
+  size_t paced_writes = 0;   // writes held back past their time until the kernel had polled
+};
+
+// Busy-waits the last ~200 us before each write (sleeps before that) and stores each write's byte with one
+// release store. `keep_going` is asked now and then (never in the last 20 us before a write); false stops.
+// With `cpu`, the calling thread runs pinned to that CPU under SCHED_FIFO for the playback (when the system
+// allows it): on a busy host a normal thread is preempted for milliseconds, and the writes it owed then go
+// out back to back. The caller must keep QEMU off that CPU, or the spinning injector starves its vCPU.
+//
+// With `heartbeat` (the kernel's Control.heartbeat), each write also waits until the kernel has polled since
+// the previous one (vprobe::kPaceBeats): a stall of the emulated CPU then makes the next event late (and the
+// lateness is recorded) instead of merging two changes into one poll. Without it the writes run free on the
+// scenario's clock, which is what a loss test wants.
+PlayResult play_scenario(const Scenario& scenario, uint8_t* lines, const std::function<bool()>& keep_going,
+                         std::optional<int> cpu = std::nullopt, const uint32_t* heartbeat = nullptr);
+
+// A CPU for the injector alone: the highest-numbered one this process may use, when it may use at least two.
+std::optional<int> choose_injector_cpu();
+
+// CSV: index,probe,code,lines,scheduled_ns,sent_ns,host_tsc
+Status write_sent_log(const std::vector<SentEvent>& sent, const std::string& path);
+
+uint64_t monotonic_ns();
+
+}  // namespace ett::host

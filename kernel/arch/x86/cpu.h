@@ -1,0 +1,84 @@
+// cpu.h: the few CPU instructions the kernel needs: TSC reads, the interrupt flag, hlt, pause, cpuid.
+#pragma once
+
+#include <stdint.h>
+
+namespace ett::x86 {
+
+[[gnu::always_inline]] inline uint64_t rdtsc() {
+  uint32_t low, high;
+  asm volatile("rdtsc" : "=a"(low), "=d"(high));
+  return (static_cast<uint64_t>(high) << 32) | low;
+}
+
+// RDTSC that cannot execute before earlier loads complete: the timestamp is taken after the probe read.
+// lfence needs SSE2 (CPUID.1:EDX[26]); callers check has_sse2() first.
+[[gnu::always_inline]] inline uint64_t rdtsc_after_loads() {
+  uint32_t low, high;
+  asm volatile("lfence\n\trdtsc" : "=a"(low), "=d"(high) : : "memory");
+  return (static_cast<uint64_t>(high) << 32) | low;
+}
+
+inline void cli() {
+  asm volatile("cli" : : : "memory");
+}
+inline void sti() {
+  asm volatile("sti" : : : "memory");
+}
+inline void hlt() {
+  asm volatile("hlt" : : : "memory");
+}
+inline void pause() {
+  asm volatile("pause");
+}
+
+[[noreturn]] inline void halt_forever() {
+  for (;;) {
+    cli();
+    hlt();
+  }
+}
+
+// The code segment selector the loader left us in (multiboot: flat 4 GiB, value unspecified).
+inline uint16_t code_segment() {
+  uint16_t selector;
+  asm volatile("mov %%cs, %0" : "=r"(selector));
+  return selector;
+}
+
+inline void load_idt(const void* table, uint16_t size) {
+  struct [[gnu::packed]] {
+    uint16_t limit;
+    uint32_t base;
+  } descriptor{static_cast<uint16_t>(size - 1), static_cast<uint32_t>(reinterpret_cast<uintptr_t>(table))};
+  asm volatile("lidt %0" : : "m"(descriptor) : "memory");
+}
+
+struct CpuidRegs {
+  uint32_t eax, ebx, ecx, edx;
+};
+
+inline CpuidRegs cpuid(uint32_t leaf, uint32_t subleaf = 0) {
+  CpuidRegs r;
+  asm volatile("cpuid" : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx) : "a"(leaf), "c"(subleaf));
+  return r;
+}
+
+enum CpuidLeaf : uint32_t {
+  kCpuidVendor = 0x0,
+  kCpuidFeatures = 0x1,
+  kCpuidMaxExtended = 0x80000000,
+  kCpuidBrand0 = 0x80000002,  // ... 0x80000004: 48 bytes of brand string
+  kCpuidPowerManagement = 0x80000007,
+};
+
+enum CpuidFeatureEdx : uint32_t {
+  kFeatureTsc = 1u << 4,
+  kFeatureSse2 = 1u << 26,
+};
+
+enum CpuidPowerManagementEdx : uint32_t {
+  kInvariantTsc = 1u << 8,
+};
+
+}  // namespace ett::x86

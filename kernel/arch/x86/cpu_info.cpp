@@ -1,0 +1,47 @@
+// cpu_info.cpp: reads vendor, brand string and TSC features through CPUID.
+#include "arch/x86/cpu_info.h"
+
+#include "arch/x86/cpu.h"
+
+namespace ett::x86 {
+
+namespace {
+void store_le32(char* out, uint32_t value) {
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<char>(value >> (8 * i));
+}
+}  // namespace
+
+CpuInfo read_cpu_info() {
+  CpuInfo info{};
+  const CpuidRegs leaf0 = cpuid(kCpuidVendor);
+  store_le32(info.vendor + 0, leaf0.ebx);
+  store_le32(info.vendor + 4, leaf0.edx);
+  store_le32(info.vendor + 8, leaf0.ecx);
+
+  if (leaf0.eax >= kCpuidFeatures) {
+    const CpuidRegs features = cpuid(kCpuidFeatures);
+    info.has_tsc = features.edx & kFeatureTsc;
+    info.has_sse2 = features.edx & kFeatureSse2;
+  }
+
+  const uint32_t max_extended = cpuid(kCpuidMaxExtended).eax;
+  if (max_extended >= kCpuidBrand0 + 2) {
+    char raw[48];
+    for (uint32_t i = 0; i < 3; ++i) {
+      const CpuidRegs r = cpuid(kCpuidBrand0 + i);
+      store_le32(raw + 16 * i + 0, r.eax);
+      store_le32(raw + 16 * i + 4, r.ebx);
+      store_le32(raw + 16 * i + 8, r.ecx);
+      store_le32(raw + 16 * i + 12, r.edx);
+    }
+    raw[47] = '\0';
+    const char* start = raw;
+    while (*start == ' ') ++start;
+    for (int i = 0; start[i] != '\0'; ++i) info.brand[i] = start[i];
+  }
+  if (max_extended >= kCpuidPowerManagement)
+    info.invariant_tsc = cpuid(kCpuidPowerManagement).edx & kInvariantTsc;
+  return info;
+}
+
+}  // namespace ett::x86

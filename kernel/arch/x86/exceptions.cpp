@@ -1,0 +1,89 @@
+// exceptions.cpp: the IDT of the 32 CPU exception vectors, with gcc interrupt-attribute handlers.
+#include "arch/x86/exceptions.h"
+
+#include <stdint.h>
+
+#include "arch/x86/cpu.h"
+#include "lib/format.h"
+#include "runtime/panic.h"
+
+namespace ett::x86 {
+
+namespace {
+
+constexpr uint32_t kExceptionCount = 32;
+
+struct [[gnu::packed]] IdtGate {
+  uint16_t offset_low;
+  uint16_t selector;
+  uint8_t zero;
+  uint8_t type;  // present, ring 0, 32-bit interrupt gate
+  uint16_t offset_high;
+};
+static_assert(sizeof(IdtGate) == 8);
+constexpr uint8_t kInterruptGate32 = 0x8E;
+
+struct InterruptFrame {
+  uint32_t eip;
+  uint32_t cs;
+  uint32_t eflags;
+};
+
+alignas(8) IdtGate g_idt[kExceptionCount];
+
+constexpr const char* kNames[kExceptionCount] = {
+    "#DE divide error", "#DB debug", "NMI", "#BP breakpoint", "#OF overflow", "#BR bound range",
+    "#UD invalid opcode", "#NM no math coprocessor", "#DF double fault", "coprocessor segment overrun",
+    "#TS invalid TSS", "#NP segment not present", "#SS stack fault", "#GP general protection",
+    "#PF page fault", "reserved 15", "#MF x87 error", "#AC alignment check", "#MC machine check",
+    "#XM SIMD error", "#VE virtualization", "#CP control protection", "reserved 22", "reserved 23",
+    "reserved 24", "reserved 25", "reserved 26", "reserved 27", "#HV hypervisor injection",
+    "#VC VMM communication", "#SX security", "reserved 31"};
+
+constexpr bool has_error_code(uint32_t vector) {
+  return vector == 8 || (vector >= 10 && vector <= 14) || vector == 17 || vector == 21 || vector == 29 ||
+         vector == 30;
+}
+
+[[noreturn]] void report(uint32_t vector, const InterruptFrame* frame, uint32_t error_code) {
+  static char message[96];
+  lib::format(message, sizeof(message), "cpu exception %u (%s) at eip=0x%08x, error code 0x%x", vector,
+              kNames[vector], frame->eip, error_code);
+  panic(message);
+}
+
+template <uint32_t kVector>
+[[gnu::interrupt, gnu::target("general-regs-only")]] void handle(InterruptFrame* frame) {
+  report(kVector, frame, 0);
+}
+
+template <uint32_t kVector>
+[[gnu::interrupt, gnu::target("general-regs-only")]] void handle_with_code(InterruptFrame* frame,
+                                                                          unsigned int error_code) {
+  report(kVector, frame, error_code);
+}
+
+template <uint32_t kVector>
+uintptr_t handler_address() {
+  if constexpr (has_error_code(kVector)) return reinterpret_cast<uintptr_t>(&handle_with_code<kVector>);
+  else return reinterpret_cast<uintptr_t>(&handle<kVector>);
+}
+
+template <uint32_t kVector = 0>
+void fill_gates(uint16_t selector) {
+  if constexpr (kVector < kExceptionCount) {
+    const uintptr_t address = handler_address<kVector>();
+    g_idt[kVector] = IdtGate{static_cast<uint16_t>(address), selector, 0, kInterruptGate32,
+                             static_cast<uint16_t>(address >> 16)};
+    fill_gates<kVector + 1>(selector);
+  }
+}
+
+}  // namespace
+
+void install_exception_handlers() {
+  fill_gates(code_segment());
+  load_idt(g_idt, sizeof(g_idt));
+}
+
+}  // namespace ett::x86

@@ -1,0 +1,260 @@
+// cmdline.cpp: parses the kernel command line word by word into a Config; the first error wins.
+#include "config/cmdline.h"
+
+#include <stddef.h>
+
+#include "lib/format.h"
+#include "lib/text.h"
+
+namespace ett::config {
+
+namespace {
+
+// A slice of the command line; never NUL-terminated on its own.
+struct Word {
+  const char* text;
+  uint32_t length;
+
+  bool is(const char* literal) const {
+    uint32_t i = 0;
+    for (; i < length; ++i)
+      if (literal[i] != text[i]) return false;
+    return literal[i] == '\0';
+  }
+  bool starts_with(const char* prefix) const {
+    for (uint32_t i = 0; prefix[i] != '\0'; ++i)
+      if (i >= length || prefix[i] != text[i]) return false;
+    return true;
+  }
+  bool all_digits() const {
+    for (uint32_t i = 0; i < length; ++i)
+      if (text[i] < '0' || text[i] > '9') return false;
+    return length > 0;
+  }
+  Word drop(uint32_t count) const { return {text + count, length - count}; }
+  int printable_length() const { return static_cast<int>(length); }
+};
+
+using ParseResult = Result<void, CmdlineError>;
+
+[[gnu::format(printf, 1, 2)]] Failure<CmdlineError> error(const char* format, ...) {
+  CmdlineError e;
+  va_list args;
+  va_start(args, format);
+  lib::vformat(e.message, sizeof(e.message), format, args);
+  va_end(args);
+  return Failure<CmdlineError>{e};
+}
+
+const char* skip_spaces(const char* p) {
+  while (lib::is_space(*p)) ++p;
+  return p;
+}
+
+const char* skip_word(const char* p) {
+  while (*p != '\0' && !lib::is_space(*p)) ++p;
+  return p;
+}
+
+bool parse_unsigned(Word digits, uint32_t base, uint32_t max, uint32_t& out) {
+  if (digits.length == 0) return false;
+  uint64_t value = 0;
+  for (uint32_t i = 0; i < digits.length; ++i) {
+    const char c = digits.text[i];
+    uint32_t digit;
+    if (c >= '0' && c <= '9')
+      digit = static_cast<uint32_t>(c - '0');
+    else if (base == 16 && c >= 'a' && c <= 'f')
+      digit = static_cast<uint32_t>(c - 'a' + 10);
+    else if (base == 16 && c >= 'A' && c <= 'F')
+      digit = static_cast<uint32_t>(c - 'A' + 10);
+    else
+      return false;
+    value = value * base + digit;
+    if (value > max) return false;
+  }
+  out = static_cast<uint32_t>(value);
+  return true;
+}
+
+// A value of an option with a fixed set of values.
+template <typename T>
+struct Choice {
+  const char* name;
+  T value;
+};
+
+template <typename T, size_t N>
+bool choose(Word word, const Choice<T> (&choices)[N], T& out) {
+  for (const Choice<T>& choice : choices) {
+    if (word.is(choice.name)) {
+      out = choice.value;
+      return true;
+    }
+  }
+  return false;
+}
+
+// The names are the ones trace_format.h gives the host tools (layout_name, mode_name, ...).
+constexpr Choice<format::ProbeSource> kProbes[] = {{"ivshmem", format::ProbeSource::Ivshmem},
+                                                   {"lpt", format::ProbeSource::Lpt},
+                                                   {"pci-lpt", format::ProbeSource::PciLpt}};
+constexpr Choice<format::Layout> kLayouts[] = {{"2x4", format::Layout::Double2x4},
+                                               {"8x1", format::Layout::Single8x1},
+                                               {"4x2", format::Layout::Quad4x2},
+                                               {"1x8", format::Layout::Byte1x8}};
+constexpr Choice<ExitAction> kExits[] = {{"qemu", ExitAction::Qemu}, {"halt", ExitAction::Halt}};
+constexpr Choice<DumpTarget> kDumps[] = {{"ata", DumpTarget::Ata}, {"none", DumpTarget::None}};
+constexpr Choice<format::CaptureMode> kModes[] = {{"capture", format::CaptureMode::Capture},
+                                                  {"calibrate", format::CaptureMode::Calibrate},
+                                                  {"hwlat", format::CaptureMode::HwLat}};
+
+// probe=lpt:BASE, BASE in decimal or 0x-hex.
+ParseResult parse_probe(Word value, Config& config) {
+  if (choose(value, kProbes, config.probe)) return {};
+  if (!value.starts_with("lpt:"))
+    return error("probe: unknown source '%.*s' (expected ivshmem, lpt, lpt:BASE or pci-lpt)",
+                 value.printable_length(), value.text);
+  const Word base = value.drop(4);
+  const bool hex = base.starts_with("0x") || base.starts_with("0X");
+  uint32_t port = 0;
+  if (!parse_unsigned(hex ? base.drop(2) : base, hex ? 16 : 10, 0xFFFF, port) || port == 0)
+    return error("probe: '%.*s' is not an I/O port base (e.g. lpt:0x378)", value.printable_length(),
+                 value.text);
+  config.probe = format::ProbeSource::Lpt;
+  config.probe_io_base = static_cast<uint16_t>(port);
+  return {};
+}
+
+ParseResult parse_layout(Word value, Config& config) {
+  if (choose(value, kLayouts, config.layout)) return {};
+  return error("layout: unknown layout '%.*s' (expected 2x4, 8x1, 4x2 or 1x8)", value.printable_length(),
+               value.text);
+}
+
+// SECONDS: digits, optionally '.' and 1 to 3 more digits; stored as milliseconds, must be > 0.
+ParseResult parse_limit(Word value, Config& config) {
+  constexpr uint32_t kMaxSeconds = 0xFFFFFFFFu / 1000;
+  uint32_t dot = 0;
+  while (dot < value.length && value.text[dot] != '.') ++dot;
+  const bool has_dot = dot < value.length;
+  const Word whole{value.text, dot};
+  const Word fraction = has_dot ? value.drop(dot + 1) : Word{value.text + value.length, 0};
+  if (!whole.all_digits() || (has_dot && !fraction.all_digits()))
+    return error("limit: '%.*s' is not a number of seconds", value.printable_length(), value.text);
+  if (fraction.length > 3)
+    return error("limit: '%.*s' has more than 3 decimals (milliseconds)", value.printable_length(),
+                 value.text);
+  uint32_t seconds = 0;
+  uint32_t milliseconds = 0;
+  if (!parse_unsigned(whole, 10, kMaxSeconds, seconds) ||
+      (has_dot && !parse_unsigned(fraction, 10, 999, milliseconds)))
+    return error("limit: '%.*s' is too long (at most %u seconds)", value.printable_length(), value.text,
+                 kMaxSeconds);
+  for (uint32_t i = fraction.length; i < 3; ++i) milliseconds *= 10;
+  const uint64_t total_ms = uint64_t{seconds} * 1000 + milliseconds;
+  if (total_ms > 0xFFFFFFFFu)
+    return error("limit: '%.*s' is too long (at most %u seconds)", value.printable_length(), value.text,
+                 kMaxSeconds);
+  config.limit_ms = static_cast<uint32_t>(total_ms);
+  if (config.limit_ms == 0)
+    return error("limit: '%.*s' must be more than 0 seconds", value.printable_length(), value.text);
+  return {};
+}
+
+ParseResult parse_exit(Word value, Config& config) {
+  if (choose(value, kExits, config.exit)) return {};
+  return error("exit: unknown action '%.*s' (expected qemu or halt)", value.printable_length(), value.text);
+}
+
+ParseResult parse_dump(Word value, Config& config) {
+  if (choose(value, kDumps, config.dump)) return {};
+  return error("dump: unknown target '%.*s' (expected ata or none)", value.printable_length(), value.text);
+}
+
+ParseResult parse_mode(Word value, Config& config) {
+  if (choose(value, kModes, config.mode)) return {};
+  return error("mode: unknown mode '%.*s' (expected capture, calibrate or hwlat)", value.printable_length(),
+               value.text);
+}
+
+struct Option {
+  const char* key;
+  ParseResult (*parse)(Word value, Config& config);
+};
+
+constexpr Option kOptions[] = {
+    {"probe", parse_probe}, {"layout", parse_layout}, {"limit", parse_limit},
+    {"exit", parse_exit},   {"dump", parse_dump},     {"mode", parse_mode},
+};
+constexpr uint32_t kOptionCount = sizeof(kOptions) / sizeof(kOptions[0]);
+
+ParseResult parse_word(Word word, Config& config, bool (&seen)[kOptionCount]) {
+  uint32_t equals = 0;
+  while (equals < word.length && word.text[equals] != '=') ++equals;
+  if (equals == word.length)
+    return error("option '%.*s' is not key=value", word.printable_length(), word.text);
+  const Word key{word.text, equals};
+  const Word value = word.drop(equals + 1);
+  for (uint32_t i = 0; i < kOptionCount; ++i) {
+    if (!key.is(kOptions[i].key)) continue;
+    if (value.length == 0)
+      return error("option '%.*s' has an empty value", word.printable_length(), word.text);
+    if (seen[i]) return error("option '%.*s' is given twice", word.printable_length(), word.text);
+    seen[i] = true;
+    return kOptions[i].parse(value, config);
+  }
+  return error("unknown option '%.*s'", word.printable_length(), word.text);
+}
+
+// Settings that parse but that this kernel cannot run yet.
+ParseResult check_supported(const Config& config) {
+  if (config.probe != format::ProbeSource::Ivshmem)
+    return error("probe=%s is not supported yet",
+                 format::probe_source_name(static_cast<uint32_t>(config.probe)));
+  if (config.mode != format::CaptureMode::Capture)
+    return error("mode=%s is not supported yet", format::mode_name(static_cast<uint32_t>(config.mode)));
+  return {};
+}
+
+// GRUB 2 calls itself "GRUB 2.06" (its 1.9x betas "GRUB 1.99"); GRUB Legacy is "GNU GRUB 0.97".
+bool is_grub2(const char* loader_name) {
+  constexpr char kGrub[] = "GRUB ";
+  for (const char* p = loader_name; *p != '\0'; ++p) {
+    size_t i = 0;
+    while (kGrub[i] != '\0' && p[i] == kGrub[i]) ++i;
+    if (kGrub[i] == '\0' && p[i] >= '1' && p[i] <= '9') return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+const char* kernel_arguments(const char* cmdline, const char* loader_name) {
+  const char* p = skip_spaces(cmdline);
+  return is_grub2(loader_name) ? p : skip_spaces(skip_word(p));
+}
+
+bool has_word(const char* cmdline, const char* word) {
+  for (const char* p = skip_spaces(cmdline); *p != '\0'; p = skip_spaces(skip_word(p))) {
+    const char* end = skip_word(p);
+    if (Word{p, static_cast<uint32_t>(end - p)}.is(word)) return true;
+  }
+  return false;
+}
+
+Result<Config, CmdlineError> parse_cmdline(const char* arguments) {
+  Config config;
+  bool seen[kOptionCount] = {};
+  for (const char* p = skip_spaces(arguments); *p != '\0'; p = skip_spaces(p)) {
+    const char* end = skip_word(p);
+    auto parsed = parse_word(Word{p, static_cast<uint32_t>(end - p)}, config, seen);
+    if (!parsed) return parsed.failure();
+    p = end;
+  }
+  auto supported = check_supported(config);
+  if (!supported) return supported.failure();
+  return config;
+}
+
+}  // namespace ett::config

@@ -1,0 +1,202 @@
+// ata_pio.cpp: PIO data transfers with the primary master, one DRQ block (one sector) at a time.
+#include "drivers/ata_pio.h"
+
+#include "arch/x86/cpu.h"
+#include "lib/tsc_math.h"
+
+namespace ett::drivers {
+
+namespace {
+constexpr uint32_t kIdentifyTimeoutMs = 2'000;
+constexpr uint32_t kTransferTimeoutMs = 10'000;  // a real disk may have to spin up first
+constexpr uint32_t kFlushTimeoutMs = 30'000;
+constexpr uint32_t kWordsPerSector = AtaPio::kSectorSize / 2;
+}  // namespace
+
+const AtaPio::Op AtaPio::kIdentifyOp{
+    "ata: timed out waiting for BSY to clear after IDENTIFY of the primary master",
+    "ata: timed out waiting for DRQ (IDENTIFY data) from the primary master",
+    "ata: the primary master aborted IDENTIFY (ERR): not an ATA disk"};
+const AtaPio::Op AtaPio::kReadOp{"ata: timed out waiting for BSY to clear during READ SECTORS",
+                                 "ata: timed out waiting for DRQ during READ SECTORS",
+                                 "ata: READ SECTORS failed (ERR or DF set)"};
+const AtaPio::Op AtaPio::kWriteOp{"ata: timed out waiting for BSY to clear during WRITE SECTORS",
+                                  "ata: timed out waiting for DRQ during WRITE SECTORS",
+                                  "ata: WRITE SECTORS failed (ERR or DF set)"};
+const AtaPio::Op AtaPio::kSetMultipleOp{"ata: timed out waiting for BSY to clear after SET MULTIPLE MODE",
+                                        nullptr, "ata: SET MULTIPLE MODE was refused"};
+const AtaPio::Op AtaPio::kFlushOp{"ata: timed out waiting for BSY to clear after FLUSH CACHE", nullptr,
+                                  "ata: FLUSH CACHE failed (ERR or DF set)"};
+
+AtaPio::AtaPio(uint64_t tsc_hz) : m_tsc_hz(tsc_hz) {}
+
+Result<AtaPio> AtaPio::open_primary_master(uint64_t tsc_hz) {
+  AtaPio ata(tsc_hz);
+  ETT_TRY(ata.identify());
+  return ata;
+}
+
+void AtaPio::delay_400ns() const {
+  // Each ISA-speed port read takes at least 100 ns: four give the drive time to update its status.
+  for (int i = 0; i < 4; ++i) m_control_block.in8(kAltStatus);
+}
+
+uint64_t AtaPio::deadline_after_ms(uint32_t ms) const {
+  return x86::rdtsc() + lib::ticks_for_ms(ms, m_tsc_hz);
+}
+
+Result<uint8_t> AtaPio::wait_not_busy(const Op& op, uint32_t timeout_ms) const {
+  const uint64_t deadline = deadline_after_ms(timeout_ms);
+  for (;;) {
+    const uint8_t status = m_command_block.in8(kStatus);
+    if (!(status & kBsy)) return status;
+    if (x86::rdtsc() > deadline) return fail(op.busy_timeout);
+    x86::pause();
+  }
+}
+
+Status AtaPio::wait_complete(const Op& op, uint32_t timeout_ms) const {
+  ETT_TRY_ASSIGN(const uint8_t status, wait_not_busy(op, timeout_ms));
+  if (status & (kErr | kDf)) return fail(op.device_error);
+  return {};
+}
+
+Status AtaPio::wait_data_request(const Op& op, uint32_t timeout_ms) const {
+  const uint64_t deadline = deadline_after_ms(timeout_ms);
+  for (;;) {
+    const uint8_t status = m_command_block.in8(kStatus);
+    if (!(status & kBsy)) {
+      if (status & (kErr | kDf)) return fail(op.device_error);
+      if (status & kDrq) return {};
+    }
+    if (x86::rdtsc() > deadline) return fail((status & kBsy) ? op.busy_timeout : op.drq_timeout);
+    x86::pause();
+  }
+}
+
+Status AtaPio::identify() {
+  if (m_command_block.in8(kStatus) == 0xFF)
+    return fail("ata: no IDE controller at 0x1F0 (the status register floats at 0xFF)");
+  m_control_block.out8(kDeviceControl, kInterruptDisable);
+  m_command_block.out8(kDriveSelect, kSelectMaster);
+  delay_400ns();
+  m_command_block.out8(kSectorCount, 0);
+  m_command_block.out8(kLbaLow, 0);
+  m_command_block.out8(kLbaMid, 0);
+  m_command_block.out8(kLbaHigh, 0);
+  m_command_block.out8(kCommand, kIdentify);
+  delay_400ns();
+  if (m_command_block.in8(kStatus) == 0) return fail("ata: no drive at the primary master");
+  ETT_TRY(wait_not_busy(kIdentifyOp, kIdentifyTimeoutMs));
+  if (m_command_block.in8(kLbaMid) != 0 || m_command_block.in8(kLbaHigh) != 0)
+    return fail("ata: the primary master is not an ATA disk (ATAPI or SATA signature)");
+  ETT_TRY(wait_data_request(kIdentifyOp, kIdentifyTimeoutMs));
+
+  uint16_t words[kWordsPerSector];
+  m_command_block.rep_in16(kData, words, kWordsPerSector);
+
+  for (uint32_t i = 0; i < 20; ++i) {
+    m_model[2 * i] = static_cast<char>(words[kIdModel + i] >> 8);
+    m_model[2 * i + 1] = static_cast<char>(words[kIdModel + i] & 0xFF);
+  }
+  for (int i = 39; i >= 0 && (m_model[i] == ' ' || m_model[i] == '\0'); --i) m_model[i] = '\0';
+
+  m_lba48 = words[kIdCommandSets] & kCommandSetLba48;
+  if (m_lba48) {
+    m_sector_count = 0;
+    for (int i = 3; i >= 0; --i) m_sector_count = (m_sector_count << 16) | words[kIdLba48Sectors + i];
+  }
+  if (m_sector_count == 0)
+    m_sector_count = (uint32_t{words[kIdLba28Sectors + 1]} << 16) | words[kIdLba28Sectors];
+  if (m_sector_count == 0) return fail("ata: the primary master reports no LBA sectors (CHS-only disk)");
+  enable_multiple_mode(words[kIdMaxMultiple] & 0xFF);
+  return {};
+}
+
+// Without multiple mode (none offered, or refused) writes go one sector per data request.
+void AtaPio::enable_multiple_mode(uint16_t max_multiple) {
+  uint32_t block = 1;
+  while (block * 2 <= max_multiple && block * 2 <= kMaxBlockSectors) block *= 2;
+  if (block == 1) return;
+  m_command_block.out8(kSectorCount, static_cast<uint8_t>(block));
+  m_command_block.out8(kCommand, kSetMultipleMode);
+  delay_400ns();
+  if (wait_complete(kSetMultipleOp, kIdentifyTimeoutMs)) m_block_sectors = block;
+}
+
+Status AtaPio::issue(const Op& op, uint64_t lba, uint32_t count, Command lba28_command,
+                     Command lba48_command) {
+  ETT_TRY(wait_not_busy(op, kTransferTimeoutMs));
+  if (lba + count <= kLba28Limit && count <= 256) {
+    m_command_block.out8(kDriveSelect,
+                         static_cast<uint8_t>(kSelectMaster | kSelectLba | ((lba >> 24) & 0x0F)));
+    delay_400ns();
+    m_command_block.out8(kSectorCount, static_cast<uint8_t>(count));  // 0 means 256
+    m_command_block.out8(kLbaLow, static_cast<uint8_t>(lba));
+    m_command_block.out8(kLbaMid, static_cast<uint8_t>(lba >> 8));
+    m_command_block.out8(kLbaHigh, static_cast<uint8_t>(lba >> 16));
+    m_command_block.out8(kCommand, lba28_command);
+  } else {
+    if (!m_lba48) return fail("ata: the sectors lie beyond LBA28 and the drive has no LBA48");
+    m_command_block.out8(kDriveSelect, kSelectMaster | kSelectLba);
+    delay_400ns();
+    // Each register is a two-deep FIFO: the high-order bytes go first.
+    m_command_block.out8(kSectorCount, static_cast<uint8_t>(count >> 8));
+    m_command_block.out8(kLbaLow, static_cast<uint8_t>(lba >> 24));
+    m_command_block.out8(kLbaMid, static_cast<uint8_t>(lba >> 32));
+    m_command_block.out8(kLbaHigh, static_cast<uint8_t>(lba >> 40));
+    m_command_block.out8(kSectorCount, static_cast<uint8_t>(count));
+    m_command_block.out8(kLbaLow, static_cast<uint8_t>(lba));
+    m_command_block.out8(kLbaMid, static_cast<uint8_t>(lba >> 8));
+    m_command_block.out8(kLbaHigh, static_cast<uint8_t>(lba >> 16));
+    m_command_block.out8(kCommand, lba48_command);
+  }
+  delay_400ns();
+  return {};
+}
+
+Status AtaPio::read(uint64_t lba, uint32_t count, void* buffer) {
+  auto* out = static_cast<uint8_t*>(buffer);
+  while (count > 0) {
+    const uint32_t batch = count < 256 ? count : 256;
+    ETT_TRY(issue(kReadOp, lba, batch, kReadSectors, kReadSectorsExt));
+    for (uint32_t i = 0; i < batch; ++i, out += kSectorSize) {
+      ETT_TRY(wait_data_request(kReadOp, kTransferTimeoutMs));
+      m_command_block.rep_in16(kData, out, kWordsPerSector);
+    }
+    lba += batch;
+    count -= batch;
+  }
+  return {};
+}
+
+Status AtaPio::write(uint64_t lba, uint32_t count, const void* data) {
+  const auto* in = static_cast<const uint8_t*>(data);
+  while (count > 0) {
+    const uint32_t batch = count < 256 ? count : 256;
+    const bool multiple = m_block_sectors > 1;
+    ETT_TRY(issue(kWriteOp, lba, batch, multiple ? kWriteMultiple : kWriteSectors,
+                  multiple ? kWriteMultipleExt : kWriteSectorsExt));
+    for (uint32_t done = 0; done < batch;) {
+      const uint32_t block = batch - done < m_block_sectors ? batch - done : m_block_sectors;
+      ETT_TRY(wait_data_request(kWriteOp, kTransferTimeoutMs));
+      m_command_block.rep_out16(kData, in, block * kWordsPerSector);
+      in += block * kSectorSize;
+      done += block;
+    }
+    delay_400ns();
+    ETT_TRY(wait_complete(kWriteOp, kTransferTimeoutMs));
+    lba += batch;
+    count -= batch;
+  }
+  return {};
+}
+
+Status AtaPio::flush_cache() {
+  ETT_TRY(wait_not_busy(kFlushOp, kTransferTimeoutMs));
+  m_command_block.out8(kCommand, kFlushCache);
+  delay_400ns();
+  return wait_complete(kFlushOp, kFlushTimeoutMs);
+}
+
+}  // namespace ett::drivers

@@ -1,0 +1,120 @@
+// ata_pio.h: the primary IDE master through programmed I/O: IDENTIFY, read, write, flush. Polled, no IRQs;
+// every wait has a TSC deadline and fails with a message naming what timed out. Writes move up to 16 sectors
+// per data request (WRITE MULTIPLE) when the drive supports it: under QEMU each data request costs one
+// round trip to the image file, so this is what sets the dump rate.
+#pragma once
+
+#include <stdint.h>
+
+#include "arch/x86/io.h"
+#include "ett/result.h"
+
+namespace ett::drivers {
+
+class AtaPio {
+ public:
+  static constexpr uint32_t kSectorSize = 512;
+
+  // IDENTIFYs the primary master (command block 0x1F0, control block 0x3F6). `tsc_hz` sets the deadlines.
+  static Result<AtaPio> open_primary_master(uint64_t tsc_hz);
+
+  // `count` sectors (any number; split into commands of at most 256) at `lba`.
+  Status read(uint64_t lba, uint32_t count, void* buffer);
+  Status write(uint64_t lba, uint32_t count, const void* data);
+  // FLUSH CACHE: everything written so far is on the medium (or in the image file) when this returns.
+  Status flush_cache();
+
+  uint64_t sector_count() const { return m_sector_count; }
+  bool has_lba48() const { return m_lba48; }
+  uint32_t sectors_per_write_block() const { return m_block_sectors; }
+  const char* model() const { return m_model; }
+
+ private:
+  enum CommandReg : uint8_t {
+    kData = 0,
+    kError = 1,
+    kSectorCount = 2,
+    kLbaLow = 3,
+    kLbaMid = 4,
+    kLbaHigh = 5,
+    kDriveSelect = 6,
+    kStatus = 7,   // read
+    kCommand = 7,  // write
+  };
+  enum ControlReg : uint8_t {
+    kAltStatus = 0,      // read: status without side effects
+    kDeviceControl = 0,  // write
+  };
+  enum StatusBit : uint8_t {
+    kErr = 1u << 0,
+    kDrq = 1u << 3,
+    kDf = 1u << 5,  // device fault
+    kDrdy = 1u << 6,
+    kBsy = 1u << 7,
+  };
+  enum DriveSelectBit : uint8_t {
+    kSelectMaster = 0xA0,  // bits 7 and 5 are obsolete but set by convention
+    kSelectLba = 1u << 6,
+  };
+  enum DeviceControlBit : uint8_t {
+    kInterruptDisable = 1u << 1,  // nIEN
+  };
+  enum Command : uint8_t {
+    kReadSectors = 0x20,
+    kReadSectorsExt = 0x24,
+    kWriteSectors = 0x30,
+    kWriteSectorsExt = 0x34,
+    kWriteMultipleExt = 0x39,
+    kWriteMultiple = 0xC5,
+    kSetMultipleMode = 0xC6,
+    kFlushCache = 0xE7,
+    kIdentify = 0xEC,
+  };
+  // IDENTIFY data, in 16-bit words.
+  enum IdentifyWord : uint32_t {
+    kIdModel = 27,          // 20 words, bytes swapped in each word
+    kIdMaxMultiple = 47,    // bits 7:0: most sectors per data request of READ/WRITE MULTIPLE (0: none)
+    kIdLba28Sectors = 60,   // 2 words
+    kIdCommandSets = 83,    // bit 10: LBA48
+    kIdLba48Sectors = 100,  // 4 words
+  };
+  static constexpr uint16_t kCommandSetLba48 = 1u << 10;
+  static constexpr uint16_t kPrimaryCommandBase = 0x1F0;
+  static constexpr uint16_t kPrimaryControlBase = 0x3F6;
+  static constexpr uint64_t kLba28Limit = 1ull << 28;
+  static constexpr uint32_t kMaxBlockSectors = 16;
+
+  // The messages one operation fails with.
+  struct Op {
+    const char* busy_timeout;
+    const char* drq_timeout;
+    const char* device_error;
+  };
+  static const Op kIdentifyOp;
+  static const Op kReadOp;
+  static const Op kWriteOp;
+  static const Op kFlushOp;
+  static const Op kSetMultipleOp;
+
+  explicit AtaPio(uint64_t tsc_hz);
+  Status identify();
+  void enable_multiple_mode(uint16_t max_multiple);
+  void delay_400ns() const;
+  uint64_t deadline_after_ms(uint32_t ms) const;
+  // Waits for BSY to clear and returns the status (before a command; ERR may be left from the last one).
+  Result<uint8_t> wait_not_busy(const Op& op, uint32_t timeout_ms) const;
+  // Waits for BSY to clear after a command, and fails if the drive set ERR or DF.
+  Status wait_complete(const Op& op, uint32_t timeout_ms) const;
+  Status wait_data_request(const Op& op, uint32_t timeout_ms) const;
+  Status issue(const Op& op, uint64_t lba, uint32_t count, Command lba28_command, Command lba48_command);
+
+  x86::IoWindow m_command_block{kPrimaryCommandBase};
+  x86::IoWindow m_control_block{kPrimaryControlBase};
+  uint64_t m_tsc_hz;
+  uint64_t m_sector_count = 0;
+  bool m_lba48 = false;
+  uint32_t m_block_sectors = 1;  // sectors per data request of a write: > 1 in multiple mode
+  char m_model[41] = {};
+};
+
+}  // namespace ett::drivers

@@ -1,0 +1,58 @@
+// ivshmem_probe.h: the QEMU virtual probe: an ivshmem-plain PCI device whose BAR2 is memory shared with the
+// host. Byte 0 carries the lines D7..D0; the control block (ett/virtual_probe.h) carries the handshake.
+#pragma once
+
+#include <stdint.h>
+
+#include "arch/x86/pci.h"
+#include "ett/result.h"
+#include "ett/virtual_probe.h"
+
+namespace ett::drivers {
+
+class IvshmemProbe {
+ public:
+  // Scans PCI for 1af4:1110, enables memory decoding and maps BAR2 (paging is off: physical = virtual).
+  static Result<IvshmemProbe> find();
+
+  volatile uint8_t* lines() const { return m_base + vprobe::kLinesOffset; }
+  volatile vprobe::Control* control() const {
+    return reinterpret_cast<volatile vprobe::Control*>(m_base + vprobe::kControlOffset);
+  }
+  uint32_t physical_address() const { return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(m_base)); }
+  uint64_t size() const { return m_size; }
+  x86::pci::Address pci_address() const { return m_pci; }
+
+ private:
+  IvshmemProbe(x86::pci::Address pci, volatile uint8_t* base, uint64_t size)
+      : m_pci(pci), m_base(base), m_size(size) {}
+
+  static constexpr uint8_t kSharedMemoryBar = 2;
+
+  x86::pci::Address m_pci;
+  volatile uint8_t* m_base;
+  uint64_t m_size;
+};
+
+// The capture loop's Source: one byte load from the shared page.
+struct IvshmemLines {
+  volatile uint8_t* lines;
+  [[gnu::always_inline]] uint8_t read() const { return *lines; }
+};
+
+// The capture loop's link to the host through the control block (capture::StopRules' Host).
+struct IvshmemHost {
+  volatile vprobe::Control* control;
+
+  void capture_started(uint64_t start_tsc) {
+    control->capture_start_tsc = start_tsc;
+    control->state = static_cast<uint32_t>(vprobe::KernelState::Capturing);  // after the initial read
+  }
+  // Called at every stop check, never per poll: the heartbeat store costs nothing on the idle step.
+  [[gnu::always_inline]] bool stop_requested() const {
+    control->heartbeat = control->heartbeat + 1;
+    return control->command == static_cast<uint32_t>(vprobe::HostCommand::Stop);
+  }
+};
+
+}  // namespace ett::drivers

@@ -1,0 +1,225 @@
+// trace_format.h: THE on-disk trace format. The capture kernel and the host tools both include this file.
+//
+// A trace disk is a raw block device (or image file) of 512-byte sectors:
+//
+//   LBA 0                      DiskLabel: magic, format version, disk UUID, capacity
+//   LBA kFirstSessionLba       session 1: SessionHeader (1 sector), then chunk_count chunks
+//   session 1 + reserved       session 2: ...            (sessions are appended, never rewritten)
+//
+// A chunk is kChunkSectors sectors: a ChunkHeader followed by fixed-size EventRecords, zero-padded. The
+// header's CRC32C covers the whole chunk (with the crc field zero), so any changed byte is detected.
+//
+// A session is written in three steps: its header with status Writing (which reserves its sectors), its
+// chunks, then the header again with status Complete. A dump cut off by a power loss therefore leaves a
+// session marked Writing whose complete chunks can still be recovered, and every earlier session intact.
+// Everything is little-endian (x86).
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace ett::format {
+
+inline constexpr uint32_t kSectorSize = 512;
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint64_t kFirstSessionLba = 8;
+inline constexpr uint32_t kChunkSectors = 64;  // 32 KiB per chunk
+inline constexpr uint32_t kChunkBytes = kChunkSectors * kSectorSize;
+
+inline constexpr char kDiskMagic[8] = {'E', 'T', 'T', 'D', 'I', 'S', 'K', '1'};
+inline constexpr char kSessionMagic[8] = {'E', 'T', 'T', 'S', 'E', 'S', 'S', '1'};
+inline constexpr char kChunkMagic[4] = {'E', 'T', 'T', 'C'};
+
+// Where the events came from (probe= on the kernel command line).
+enum class ProbeSource : uint32_t {
+  Ivshmem = 1,      // QEMU ivshmem-plain shared memory, byte 0 = the eight data lines
+  Lpt = 2,          // legacy parallel port, bidirectional input mode
+  PciLpt = 3,       // PCI/PCIe parallel-port card
+  LptLoopback = 4,  // test-only: legacy port with the direction bit clear (QEMU monitor sets the value)
+};
+
+// How the eight data lines D0..D7 are split into probes (layout= on the kernel command line).
+enum class Layout : uint32_t {
+  Double2x4 = 1,  // the ETT double probe: probe 1 = D0-D3, probe 2 = D4-D7
+  Single8x1 = 2,  // probe k = line D(k-1)
+  Quad4x2 = 3,    // probe k = lines D(2k-2)..D(2k-1)
+  Byte1x8 = 4,    // one 8-bit probe
+};
+
+enum class CaptureMode : uint32_t {
+  Capture = 1,    // record line changes
+  Calibrate = 2,  // record every loop step (loop-step distribution)
+  HwLat = 3,      // record gaps between consecutive TSC reads above a threshold
+};
+
+enum class StopReason : uint32_t {
+  None = 0,
+  HostRequest = 1,  // the host set the stop command in the virtual probe's control block
+  Deadline = 2,     // limit=SECONDS elapsed
+  BufferFull = 3,   // all free RAM is used
+  ZeroCode = 4,     // stop=zero: a zero code on a probe
+  CodeMatch = 5,    // stop=code:P:C
+  Keyboard = 6,     // a key was pressed (keyboard=1)
+};
+
+enum class SessionStatus : uint32_t {
+  Writing = 1,   // header written before the chunks; still Writing afterwards means the dump was cut off
+  Complete = 2,  // every chunk was written and flushed
+};
+
+enum class TscMethod : uint32_t {
+  Pit = 1,      // counted against PIT channel 2
+  PmTimer = 2,  // ACPI power-management timer
+  Hpet = 3,
+};
+
+// Session flags.
+enum SessionFlags : uint32_t {
+  kFlagInvariantTsc = 1u << 0,  // CPUID.80000007H:EDX[8]
+  kFlagTriggered = 1u << 1,     // a trigger= pattern was set and matched
+};
+
+struct DiskLabel {
+  char magic[8];               // kDiskMagic
+  uint32_t format_version;     // kFormatVersion
+  uint32_t sector_size;        // kSectorSize
+  uint8_t disk_uuid[16];       // random, written by `ett mkdisk`
+  uint64_t total_sectors;      // size of the disk the label was written for
+  uint64_t first_session_lba;  // kFirstSessionLba
+  uint64_t created_unix;       // seconds since 1970, host clock at mkdisk time
+  char name[64];               // free text, NUL-padded
+  uint8_t reserved[388];  // 120 bytes of fields + 388 = 508: the crc is the last 4 bytes on i686 and x86-64 alike
+  uint32_t crc;                // CRC32C of bytes [0, 508)
+};
+static_assert(sizeof(DiskLabel) == kSectorSize);
+static_assert(offsetof(DiskLabel, crc) == kSectorSize - 4);
+
+struct SessionHeader {
+  char magic[8];              // kSessionMagic
+  uint32_t format_version;    // kFormatVersion
+  uint32_t status;            // SessionStatus
+  uint32_t session_number;    // 1, 2, ... in disk order
+  uint32_t record_size;       // sizeof(EventRecord)
+  uint32_t chunk_sectors;     // kChunkSectors
+  uint32_t flags;             // SessionFlags
+  uint64_t start_lba;         // LBA of this header
+  uint64_t reserved_sectors;  // header + all chunks; the next session starts at start_lba + reserved_sectors
+  uint64_t event_count;
+  uint64_t chunk_count;
+  uint64_t tsc_hz;                 // calibrated TSC frequency
+  uint32_t tsc_method;             // TscMethod
+  uint32_t tsc_uncertainty_ppm;    // estimated calibration uncertainty
+  uint64_t capture_start_tsc;      // TSC when the loop read the initial lines; time 0 of the capture
+  uint64_t capture_end_tsc;        // TSC when the loop stopped
+  uint64_t buffer_capacity;        // events that fit in RAM
+  uint64_t captured_at_unix;       // CMOS RTC at capture start, seconds since 1970 (0 when unknown)
+  uint32_t stop_reason;            // StopReason
+  uint32_t probe_source;           // ProbeSource
+  uint32_t layout;                 // Layout
+  uint32_t mode;                   // CaptureMode
+  uint32_t probe_address;          // I/O base or physical address of the probe
+  uint8_t initial_lines;           // D7..D0 when the capture started (not recorded as events)
+  uint8_t final_lines;             // D7..D0 when the capture stopped
+  uint8_t trigger_mask;            // trigger= pattern: lines that must match
+  uint8_t trigger_match;           //   and the values they must have
+  uint8_t filter_mask;             // filter= pattern: lines whose changes are recorded (0xFF = all)
+  uint8_t stop_probe;              // stop=code:P:C
+  uint8_t stop_code;
+  uint8_t reserved0;
+  uint32_t limit_ms;               // limit=SECONDS as milliseconds, 0 = none
+  uint32_t pretrigger;             // pretrigger=N
+  uint32_t hwlat_threshold_ns;     // threshold=NS in mode=hwlat
+  uint8_t disk_uuid[16];           // copied from the label: a session names the disk it was written to
+  char cpu_vendor[16];             // CPUID leaf 0, NUL-terminated
+  char cpu_brand[48];              // CPUID leaves 0x80000002-4
+  char cmdline[192];               // the kernel command line, NUL-terminated (truncated if longer)
+  uint8_t reserved[84];
+  uint32_t crc;                    // CRC32C of bytes [0, 508)
+};
+static_assert(sizeof(SessionHeader) == kSectorSize);
+static_assert(offsetof(SessionHeader, crc) == kSectorSize - 4);
+
+struct EventRecord {
+  uint64_t tsc;    // TSC when the change was seen
+  uint8_t probe;   // 1-based probe number under the session's layout
+  uint8_t code;    // the probe's new code
+  uint8_t lines;   // all eight data lines D7..D0 after the change
+  uint8_t flags;   // reserved, 0
+  uint32_t aux;    // mode-specific: 0 in capture mode
+};
+static_assert(sizeof(EventRecord) == 16);
+
+struct ChunkHeader {
+  char magic[4];            // kChunkMagic
+  uint32_t session_number;  // the session this chunk belongs to
+  uint64_t chunk_index;     // 0, 1, ... within the session
+  uint64_t first_seq;       // sequence number (0-based) of the first record in this chunk
+  uint32_t record_count;    // records used in this chunk
+  uint32_t crc;             // CRC32C of the whole kChunkBytes chunk, computed with this field zero
+};
+static_assert(sizeof(ChunkHeader) == 32);
+static_assert(sizeof(ChunkHeader) % sizeof(EventRecord) == 0);
+
+inline constexpr uint32_t kRecordsPerChunk = (kChunkBytes - sizeof(ChunkHeader)) / sizeof(EventRecord);
+
+// Sectors a session with `event_count` events reserves on the disk (header + chunks).
+constexpr uint64_t chunks_for(uint64_t event_count) {
+  return (event_count + kRecordsPerChunk - 1) / kRecordsPerChunk;
+}
+constexpr uint64_t session_sectors(uint64_t event_count) {
+  return 1 + chunks_for(event_count) * kChunkSectors;
+}
+
+// Human-readable names, used by the kernel's screen and the host's reports alike.
+constexpr const char* stop_reason_name(uint32_t reason) {
+  switch (static_cast<StopReason>(reason)) {
+    case StopReason::None: return "none";
+    case StopReason::HostRequest: return "host-request";
+    case StopReason::Deadline: return "deadline";
+    case StopReason::BufferFull: return "buffer-full";
+    case StopReason::ZeroCode: return "zero-code";
+    case StopReason::CodeMatch: return "code-match";
+    case StopReason::Keyboard: return "keyboard";
+  }
+  return "unknown";
+}
+
+constexpr const char* layout_name(uint32_t layout) {
+  switch (static_cast<Layout>(layout)) {
+    case Layout::Double2x4: return "2x4";
+    case Layout::Single8x1: return "8x1";
+    case Layout::Quad4x2: return "4x2";
+    case Layout::Byte1x8: return "1x8";
+  }
+  return "unknown";
+}
+
+constexpr const char* probe_source_name(uint32_t source) {
+  switch (static_cast<ProbeSource>(source)) {
+    case ProbeSource::Ivshmem: return "ivshmem";
+    case ProbeSource::Lpt: return "lpt";
+    case ProbeSource::PciLpt: return "pci-lpt";
+    case ProbeSource::LptLoopback: return "lpt-loopback";
+  }
+  return "unknown";
+}
+
+constexpr const char* tsc_method_name(uint32_t method) {
+  switch (static_cast<TscMethod>(method)) {
+    case TscMethod::Pit: return "pit";
+    case TscMethod::PmTimer: return "pm-timer";
+    case TscMethod::Hpet: return "hpet";
+  }
+  return "unknown";
+}
+
+constexpr const char* mode_name(uint32_t mode) {
+  switch (static_cast<CaptureMode>(mode)) {
+    case CaptureMode::Capture: return "capture";
+    case CaptureMode::Calibrate: return "calibrate";
+    case CaptureMode::HwLat: return "hwlat";
+  }
+  return "unknown";
+}
+
+}  // namespace ett::format

@@ -1,0 +1,40 @@
+// memory_map.cpp: carves the excluded ranges out of the available RAM and keeps the largest piece.
+#include "lib/memory_map.h"
+
+namespace ett::lib {
+
+namespace {
+
+bool inside_any(uint64_t address, const PhysRange* ranges, size_t count) {
+  for (size_t i = 0; i < count; ++i)
+    if (ranges[i].start <= address && address < ranges[i].end) return true;
+  return false;
+}
+
+}  // namespace
+
+PhysRange largest_free_range(const PhysRange* available, size_t available_count, const PhysRange* excluded,
+                             size_t excluded_count, uint64_t floor, uint64_t ceiling, uint64_t alignment) {
+  PhysRange best{0, 0};
+  const uint64_t align_mask = alignment - 1;
+  for (size_t i = 0; i < available_count; ++i) {
+    const uint64_t start = available[i].start > floor ? available[i].start : floor;
+    const uint64_t end = available[i].end < ceiling ? available[i].end : ceiling;
+    if (start >= end) continue;
+    // A free piece starts at the region's start or where an excluded range ends, and runs to the nearest
+    // excluded start after it (or the region's end).
+    for (size_t c = 0; c <= excluded_count; ++c) {
+      const uint64_t piece_start = c == excluded_count ? start : excluded[c].end;
+      if (piece_start < start || piece_start >= end) continue;
+      if (inside_any(piece_start, excluded, excluded_count)) continue;
+      uint64_t piece_end = end;
+      for (size_t x = 0; x < excluded_count; ++x)
+        if (excluded[x].start > piece_start && excluded[x].start < piece_end) piece_end = excluded[x].start;
+      const PhysRange aligned{(piece_start + align_mask) & ~align_mask, piece_end & ~align_mask};
+      if (aligned.size() > best.size()) best = aligned;
+    }
+  }
+  return best;
+}
+
+}  // namespace ett::lib

@@ -1,0 +1,24 @@
+// memory_map.h: picks the capture buffer: the largest free piece of RAM the firmware reported.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace ett::lib {
+
+// A physical address range [start, end).
+struct PhysRange {
+  uint64_t start;
+  uint64_t end;
+
+  constexpr uint64_t size() const { return end > start ? end - start : 0; }
+  constexpr bool overlaps(const PhysRange& other) const { return start < other.end && other.start < end; }
+};
+
+// The largest `alignment`-aligned piece (start and end both aligned) of any `available` range that lies
+// inside [floor, ceiling) and overlaps none of `excluded`. Empty ({0, 0}) when there is none.
+// `alignment` must be a power of two.
+PhysRange largest_free_range(const PhysRange* available, size_t available_count, const PhysRange* excluded,
+                             size_t excluded_count, uint64_t floor, uint64_t ceiling, uint64_t alignment);
+
+}  // namespace ett::lib

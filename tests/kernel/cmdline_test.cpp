@@ -1,0 +1,208 @@
+// cmdline_test.cpp: the kernel command-line parser (kernel/config/cmdline) on good and bad input.
+#include "config/cmdline.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace ett::config {
+namespace {
+
+using format::CaptureMode;
+using format::Layout;
+using format::ProbeSource;
+
+Config parse_ok(const char* arguments) {
+  auto result = parse_cmdline(arguments);
+  EXPECT_TRUE(result.ok()) << "for \"" << arguments << "\": " << (result.ok() ? "" : result.error().message);
+  return result.ok() ? result.value() : Config{};
+}
+
+std::string parse_error(const char* arguments) {
+  auto result = parse_cmdline(arguments);
+  EXPECT_FALSE(result.ok()) << "for \"" << arguments << "\"";
+  return result.ok() ? std::string() : std::string(result.error().message);
+}
+
+TEST(KernelCmdline, EmptyGivesDefaults) {
+  for (const char* arguments : {"", " ", "  \t "}) {
+    const Config config = parse_ok(arguments);
+    EXPECT_EQ(config.probe, ProbeSource::Ivshmem);
+    EXPECT_EQ(config.layout, Layout::Double2x4);
+    EXPECT_EQ(config.limit_ms, 0u);
+    EXPECT_EQ(config.exit, ExitAction::Halt);
+    EXPECT_EQ(config.dump, DumpTarget::Ata);
+    EXPECT_EQ(config.mode, CaptureMode::Capture);
+  }
+}
+
+TEST(KernelCmdline, AllOptions) {
+  const Config config = parse_ok("probe=ivshmem layout=8x1 limit=2.5 exit=qemu dump=none mode=capture");
+  EXPECT_EQ(config.probe, ProbeSource::Ivshmem);
+  EXPECT_EQ(config.layout, Layout::Single8x1);
+  EXPECT_EQ(config.limit_ms, 2500u);
+  EXPECT_EQ(config.exit, ExitAction::Qemu);
+  EXPECT_EQ(config.dump, DumpTarget::None);
+  EXPECT_EQ(config.mode, CaptureMode::Capture);
+}
+
+TEST(KernelCmdline, ExtraSpacesAndTabs) {
+  const Config config = parse_ok("  layout=4x2\t\texit=halt   dump=ata  ");
+  EXPECT_EQ(config.layout, Layout::Quad4x2);
+  EXPECT_EQ(config.exit, ExitAction::Halt);
+  EXPECT_EQ(config.dump, DumpTarget::Ata);
+}
+
+TEST(KernelCmdline, EveryLayout) {
+  EXPECT_EQ(parse_ok("layout=2x4").layout, Layout::Double2x4);
+  EXPECT_EQ(parse_ok("layout=8x1").layout, Layout::Single8x1);
+  EXPECT_EQ(parse_ok("layout=4x2").layout, Layout::Quad4x2);
+  EXPECT_EQ(parse_ok("layout=1x8").layout, Layout::Byte1x8);
+}
+
+TEST(KernelCmdline, ValuesAreSpelledAsTheHostToolsNameThem) {
+  for (Layout layout : {Layout::Double2x4, Layout::Single8x1, Layout::Quad4x2, Layout::Byte1x8}) {
+    const std::string option = std::string("layout=") + format::layout_name(static_cast<uint32_t>(layout));
+    EXPECT_EQ(parse_ok(option.c_str()).layout, layout);
+  }
+  const std::string mode =
+      std::string("mode=") + format::mode_name(static_cast<uint32_t>(CaptureMode::Capture));
+  EXPECT_EQ(parse_ok(mode.c_str()).mode, CaptureMode::Capture);
+  const std::string probe =
+      std::string("probe=") + format::probe_source_name(static_cast<uint32_t>(ProbeSource::Ivshmem));
+  EXPECT_EQ(parse_ok(probe.c_str()).probe, ProbeSource::Ivshmem);
+}
+
+TEST(KernelCmdline, LimitForms) {
+  EXPECT_EQ(parse_ok("limit=1").limit_ms, 1000u);
+  EXPECT_EQ(parse_ok("limit=60").limit_ms, 60000u);
+  EXPECT_EQ(parse_ok("limit=0.5").limit_ms, 500u);
+  EXPECT_EQ(parse_ok("limit=0.05").limit_ms, 50u);
+  EXPECT_EQ(parse_ok("limit=0.001").limit_ms, 1u);
+  EXPECT_EQ(parse_ok("limit=2.125").limit_ms, 2125u);
+  EXPECT_EQ(parse_ok("limit=007").limit_ms, 7000u);
+  EXPECT_EQ(parse_ok("limit=4294967").limit_ms, 4294967000u);
+  EXPECT_EQ(parse_ok("limit=4294967.295").limit_ms, 4294967295u);
+}
+
+TEST(KernelCmdline, BadLimits) {
+  EXPECT_EQ(parse_error("limit=abc"), "limit: 'abc' is not a number of seconds");
+  EXPECT_EQ(parse_error("limit=-1"), "limit: '-1' is not a number of seconds");
+  EXPECT_EQ(parse_error("limit=1e3"), "limit: '1e3' is not a number of seconds");
+  EXPECT_EQ(parse_error("limit=.5"), "limit: '.5' is not a number of seconds");
+  EXPECT_EQ(parse_error("limit=5."), "limit: '5.' is not a number of seconds");
+  EXPECT_EQ(parse_error("limit=1.2.3"), "limit: '1.2.3' is not a number of seconds");
+  EXPECT_EQ(parse_error("limit=1s"), "limit: '1s' is not a number of seconds");
+  EXPECT_EQ(parse_error("limit=+1"), "limit: '+1' is not a number of seconds");
+  EXPECT_EQ(parse_error("limit=1.2345"), "limit: '1.2345' has more than 3 decimals (milliseconds)");
+  EXPECT_EQ(parse_error("limit=0"), "limit: '0' must be more than 0 seconds");
+  EXPECT_EQ(parse_error("limit=0.000"), "limit: '0.000' must be more than 0 seconds");
+  EXPECT_EQ(parse_error("limit=4294968"), "limit: '4294968' is too long (at most 4294967 seconds)");
+  EXPECT_EQ(parse_error("limit=4294967.296"), "limit: '4294967.296' is too long (at most 4294967 seconds)");
+  EXPECT_EQ(parse_error("limit=99999999999999999999"),
+            "limit: '99999999999999999999' is too long (at most 4294967 seconds)");
+}
+
+TEST(KernelCmdline, UnknownOption) {
+  EXPECT_EQ(parse_error("foo=1"), "unknown option 'foo=1'");
+  EXPECT_EQ(parse_error("limit=1 Layout=2x4"), "unknown option 'Layout=2x4'");
+  EXPECT_EQ(parse_error("=2x4"), "unknown option '=2x4'");
+}
+
+TEST(KernelCmdline, MissingEquals) {
+  EXPECT_EQ(parse_error("limit"), "option 'limit' is not key=value");
+  EXPECT_EQ(parse_error("quiet"), "option 'quiet' is not key=value");
+}
+
+TEST(KernelCmdline, EmptyValue) {
+  EXPECT_EQ(parse_error("limit="), "option 'limit=' has an empty value");
+  EXPECT_EQ(parse_error("layout= exit=qemu"), "option 'layout=' has an empty value");
+}
+
+TEST(KernelCmdline, DuplicateKey) {
+  EXPECT_EQ(parse_error("limit=1 limit=2"), "option 'limit=2' is given twice");
+  EXPECT_EQ(parse_error("exit=qemu layout=2x4 exit=qemu"), "option 'exit=qemu' is given twice");
+}
+
+TEST(KernelCmdline, BadValues) {
+  EXPECT_EQ(parse_error("layout=3x3"), "layout: unknown layout '3x3' (expected 2x4, 8x1, 4x2 or 1x8)");
+  EXPECT_EQ(parse_error("exit=reboot"), "exit: unknown action 'reboot' (expected qemu or halt)");
+  EXPECT_EQ(parse_error("dump=serial"), "dump: unknown target 'serial' (expected ata or none)");
+  EXPECT_EQ(parse_error("mode=fast"), "mode: unknown mode 'fast' (expected capture, calibrate or hwlat)");
+  EXPECT_EQ(parse_error("probe=usb"),
+            "probe: unknown source 'usb' (expected ivshmem, lpt, lpt:BASE or pci-lpt)");
+  EXPECT_EQ(parse_error("probe=lpt:"), "probe: 'lpt:' is not an I/O port base (e.g. lpt:0x378)");
+  EXPECT_EQ(parse_error("probe=lpt:0xZZ"), "probe: 'lpt:0xZZ' is not an I/O port base (e.g. lpt:0x378)");
+  EXPECT_EQ(parse_error("probe=lpt:0x10000"),
+            "probe: 'lpt:0x10000' is not an I/O port base (e.g. lpt:0x378)");
+  EXPECT_EQ(parse_error("probe=lpt:0"), "probe: 'lpt:0' is not an I/O port base (e.g. lpt:0x378)");
+}
+
+TEST(KernelCmdline, ValuesAreCaseSensitive) {
+  EXPECT_EQ(parse_error("exit=QEMU"), "exit: unknown action 'QEMU' (expected qemu or halt)");
+}
+
+TEST(KernelCmdline, ParallelPortSourcesParseButAreNotSupportedYet) {
+  EXPECT_EQ(parse_error("probe=lpt"), "probe=lpt is not supported yet");
+  EXPECT_EQ(parse_error("probe=lpt:0x378"), "probe=lpt is not supported yet");
+  EXPECT_EQ(parse_error("probe=lpt:888"), "probe=lpt is not supported yet");
+  EXPECT_EQ(parse_error("probe=pci-lpt"), "probe=pci-lpt is not supported yet");
+}
+
+TEST(KernelCmdline, OtherModesParseButAreNotSupportedYet) {
+  EXPECT_EQ(parse_error("mode=calibrate"), "mode=calibrate is not supported yet");
+  EXPECT_EQ(parse_error("mode=hwlat"), "mode=hwlat is not supported yet");
+}
+
+TEST(KernelCmdline, SyntaxErrorsWinOverUnsupportedSettings) {
+  EXPECT_EQ(parse_error("probe=lpt foo=1"), "unknown option 'foo=1'");
+}
+
+TEST(KernelCmdline, FirstErrorWins) {
+  EXPECT_EQ(parse_error("foo=1 limit=abc"), "unknown option 'foo=1'");
+}
+
+TEST(KernelCmdline, LongWordIsTruncatedInTheMessageNotOverflowed) {
+  const std::string word(500, 'x');
+  const std::string arguments = word + "=1";
+  const std::string message = parse_error(arguments.c_str());
+  EXPECT_EQ(message.rfind("unknown option 'xxxx", 0), 0u);
+  EXPECT_LT(message.size(), sizeof(CmdlineError::message));
+}
+
+TEST(KernelCmdline, QemuPutsTheKernelPathFirst) {
+  const char* cmdline = "/build/bin/ett-kernel.elf exit=qemu limit=1";
+  EXPECT_STREQ(kernel_arguments(cmdline, "qemu"), "exit=qemu limit=1");
+  const Config config = parse_ok(kernel_arguments(cmdline, "qemu"));
+  EXPECT_EQ(config.exit, ExitAction::Qemu);
+  EXPECT_EQ(config.limit_ms, 1000u);
+  // The path is never parsed, even when it looks like an option.
+  EXPECT_STREQ(kernel_arguments("exit=qemu limit=2", "qemu"), "limit=2");
+}
+
+TEST(KernelCmdline, Grub2PassesOnlyTheArguments) {
+  // `multiboot /boot/ett-kernel.elf probe=ivshmem limit=60` in grub.cfg reaches the kernel as this.
+  EXPECT_STREQ(kernel_arguments("probe=ivshmem limit=60", "GRUB 2.06-13+deb12u1"), "probe=ivshmem limit=60");
+  EXPECT_STREQ(kernel_arguments("  limit=60", "GRUB 1.99"), "limit=60");
+  EXPECT_STREQ(kernel_arguments("", "GRUB 2.12"), "");
+}
+
+TEST(KernelCmdline, OtherLoadersPutTheKernelPathFirst) {
+  EXPECT_STREQ(kernel_arguments("/boot/kernel limit=60", "GNU GRUB 0.97"), "limit=60");
+  EXPECT_STREQ(kernel_arguments("/boot/kernel limit=60", ""), "limit=60");
+  EXPECT_STREQ(kernel_arguments("  k   a=b ", "GRUB"), "a=b ");
+  EXPECT_STREQ(kernel_arguments("/boot/kernel", "qemu"), "");
+  EXPECT_STREQ(kernel_arguments("", "qemu"), "");
+}
+
+TEST(KernelCmdline, HasWord) {
+  EXPECT_TRUE(has_word("k exit=qemu limit=x", "exit=qemu"));
+  EXPECT_TRUE(has_word("k limit=x\texit=qemu", "exit=qemu"));
+  EXPECT_FALSE(has_word("k exit=qemux", "exit=qemu"));
+  EXPECT_FALSE(has_word("k xexit=qemu", "exit=qemu"));
+  EXPECT_FALSE(has_word("k exit=halt", "exit=qemu"));
+  EXPECT_FALSE(has_word("", "exit=qemu"));
+}
+
+}  // namespace
+}  // namespace ett::config

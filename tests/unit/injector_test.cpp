@@ -1,0 +1,70 @@
+// injector_test.cpp: scenario playback into a byte: order, simultaneous writes, timing, stopping early.
+#include "injector.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+namespace ett::host {
+namespace {
+
+TEST(Injector, PlaysWritesInOrderAndOnTime) {
+  auto scenario = parse_scenario("0 1 1\n1000 2 3\n1000 1 0\n2000 1 5\n", "t", ProbeLayout());
+  ASSERT_TRUE(scenario.ok());
+  uint8_t lines = 0;
+  const PlayResult played = play_scenario(*scenario, &lines, [] { return true; });
+  EXPECT_FALSE(played.stopped_early);
+  EXPECT_EQ(played.writes_done, 3u);
+  ASSERT_EQ(played.sent.size(), 4u);
+  EXPECT_EQ(lines, 0x35);
+  for (size_t i = 0; i < played.sent.size(); ++i) {
+    EXPECT_EQ(played.sent[i].index, i);
+    EXPECT_GE(played.sent[i].sent_ns, played.sent[i].scheduled_ns);
+  }
+  EXPECT_EQ(played.sent[1].sent_ns, played.sent[2].sent_ns);  // one simultaneous write
+  EXPECT_EQ(played.sent[1].lines, 0x30);
+  EXPECT_GE(played.duration_ns, 2'000'000u);
+
+  // keep_going() is asked while waiting; false stops the playback.
+  auto slow = parse_scenario("0 1 1\n50000 1 2\n", "t", ProbeLayout());
+  ASSERT_TRUE(slow.ok());
+  const PlayResult stopped = play_scenario(*slow, &lines, [] { return false; });
+  EXPECT_TRUE(stopped.stopped_early);
+  EXPECT_EQ(stopped.sent.size(), 1u);
+}
+
+// With a heartbeat, a write waits until the kernel has polled since the previous one, however late that makes it.
+TEST(Injector, PacedWritesWaitForTheKernelsHeartbeat) {
+  auto scenario = parse_scenario("0 1 1\n100 1 2\n200 1 3\n", "t", ProbeLayout());
+  ASSERT_TRUE(scenario.ok());
+  uint8_t lines = 0;
+
+  // A kernel that never polls again: only the first write goes out, and keep_going() still ends the wait.
+  uint32_t frozen = 0;
+  int asked = 0;
+  const PlayResult stuck = play_scenario(*scenario, &lines, [&] { return ++asked < 3; }, std::nullopt, &frozen);
+  EXPECT_TRUE(stuck.stopped_early);
+  EXPECT_EQ(stuck.sent.size(), 1u);
+
+  // A kernel that stalls for 20 ms and then polls: every write goes out, the stalled ones late and counted.
+  uint32_t beat = 0;
+  std::atomic<bool> done{false};
+  std::thread kernel([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    while (!done.load()) {
+      std::atomic_ref<uint32_t>(beat).fetch_add(1);
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  });
+  const PlayResult paced = play_scenario(*scenario, &lines, [] { return true; }, std::nullopt, &beat);
+  done = true;
+  kernel.join();
+  ASSERT_EQ(paced.sent.size(), 3u);
+  EXPECT_EQ(lines, 3);
+  EXPECT_GE(paced.sent[1].sent_ns, 20'000'000u);  // held back by the stall, not sent at 100 us
+  EXPECT_GE(paced.paced_writes, 1u);
+}
+
+}  // namespace
+}  // namespace ett::host
