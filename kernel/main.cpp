@@ -16,7 +16,9 @@
 #include "drivers/console.h"
 #include "drivers/ivshmem_probe.h"
 #include "drivers/qemu_exit.h"
+#include "dump/serial_dump.h"
 #include "dump/trace_disk.h"
+#include "engine/probe_engine.h"
 #include "ett/result.h"
 #include "ett/trace_format.h"
 #include "ett/virtual_probe.h"
@@ -26,6 +28,7 @@
 #include "lib/tsc_math.h"
 #include "runtime/panic.h"
 #include "runtime/runtime.h"
+#include "ui/analysis_stage.h"
 
 extern "C" char __kernel_end[];
 
@@ -64,47 +67,14 @@ uint64_t ms_since(uint64_t start_tsc, uint64_t tsc_hz) {
   return lib::us_for_ticks(x86::rdtsc() - start_tsc, tsc_hz) / 1000;
 }
 
-// --- capture: one loop instantiation per layout and clock -------------------------------------------------
-
-struct CaptureSetup {
-  const drivers::IvshmemProbe* probe;
-  uint64_t limit_ticks;
-  capture::EventBuffer buffer;
-};
-
-template <format::Layout kLayout, typename Clock>
-capture::CaptureResult capture_with(const CaptureSetup& setup) {
-  drivers::IvshmemLines source{setup.probe->lines()};
-  drivers::IvshmemHost host{setup.probe->control()};
-  Clock event_clock;
-  x86::TscClock deadline_clock;
-  capture::StopRules stop(deadline_clock, host, setup.limit_ticks);
-  return capture::run_capture<kLayout>(source, event_clock, stop, setup.buffer);
-}
-
-template <typename Clock>
-capture::CaptureResult capture_layout(format::Layout layout, const CaptureSetup& setup) {
-  switch (layout) {
-    case format::Layout::Double2x4:
-      return capture_with<format::Layout::Double2x4, Clock>(setup);
-    case format::Layout::Single8x1:
-      return capture_with<format::Layout::Single8x1, Clock>(setup);
-    case format::Layout::Quad4x2:
-      return capture_with<format::Layout::Quad4x2, Clock>(setup);
-    case format::Layout::Byte1x8:
-      return capture_with<format::Layout::Byte1x8, Clock>(setup);
-  }
-  panic("unknown layout");
-}
+// --- capture: the loops and the probe sources are in engine/probe_engine.* -----------------------------
 
 // --- the run ------------------------------------------------------------------------------------------
 
-struct Summary {
-  uint64_t events;
-  uint32_t session;
-};
-
-// The capture buffer: the largest free RAM above the kernel image that holds none of the loader's data.
+// The capture buffer: the largest free RAM above the kernel image that holds none of the loader's data,
+// capped at what the trace disk can take (`max_events`) so that a capture always fits. A disk with room
+// for fewer than kMinBufferEvents is full: the capture uses all of RAM and its dump will be refused (the
+// events stay in RAM, on the analysis screen).
 capture::EventBuffer find_capture_buffer(const x86::multiboot::BootInfo& boot, uint64_t max_events) {
   const lib::PhysRange range =
       lib::largest_free_range(boot.ram, boot.ram_count, boot.loader, boot.loader_count,
@@ -112,7 +82,10 @@ capture::EventBuffer find_capture_buffer(const x86::multiboot::BootInfo& boot, u
   uint64_t capacity = range.size() / sizeof(EventRecord);
   console::print("ETT: capture buffer at 0x%08llx, %llu MiB: %llu events\n", range.start, range.size() >> 20,
                  capacity);
-  if (capacity > max_events) {
+  if (max_events < kMinBufferEvents) {
+    console::print("ETT: the trace disk is full (room for %llu events): the capture will stay in RAM\n",
+                   max_events);
+  } else if (capacity > max_events) {
     capacity = max_events;
     console::print("ETT: the trace disk has room for %llu events: capturing at most that many\n", capacity);
   }
@@ -124,7 +97,7 @@ capture::EventBuffer find_capture_buffer(const x86::multiboot::BootInfo& boot, u
 struct Machine {
   x86::CpuInfo cpu;
   x86::TscCalibration tsc;
-  const drivers::IvshmemProbe* probe;
+  engine::Probe probe;
 };
 
 // What the run needs from the boot: the command line it was given, and the RAM to capture into.
@@ -145,8 +118,8 @@ format::SessionHeader describe_session(const Boot& boot, const config::Config& c
   header.probe_source = static_cast<uint32_t>(config.probe);
   header.layout = static_cast<uint32_t>(config.layout);
   header.mode = static_cast<uint32_t>(config.mode);
-  header.probe_address = machine.probe->physical_address();
-  header.filter_mask = 0xFF;
+  header.probe_address = machine.probe.address;
+  header.filter_mask = config.filter_mask;
   header.limit_ms = config.limit_ms;
   header.flags = machine.cpu.invariant_tsc ? uint32_t{format::kFlagInvariantTsc} : 0u;
   lib::copy_text(header.cpu_vendor, sizeof(header.cpu_vendor), machine.cpu.vendor);
@@ -156,51 +129,126 @@ format::SessionHeader describe_session(const Boot& boot, const config::Config& c
   return header;
 }
 
-Result<Summary> capture_and_dump(const Boot& boot, const config::Config& config, const Machine& machine,
-                                 dump::TraceDisk* disk) {
-  const drivers::IvshmemProbe& probe = *machine.probe;
+// One capture, kept in RAM until it is saved or the next capture starts.
+struct Capture {
+  capture::EventBuffer buffer;
+  format::SessionHeader header;
+  uint64_t event_count;
+};
+
+Result<Capture> capture_once(const Boot& boot, const config::Config& config, const Machine& machine,
+                             const dump::TraceDisk* disk) {
   capture::EventBuffer buffer = find_capture_buffer(boot.info, disk ? disk->max_events() : UINT64_MAX);
-  if (buffer.capacity() < kMinBufferEvents)
-    return fail("no room for a capture buffer (RAM or trace disk full)");
+  if (buffer.capacity() < kMinBufferEvents) return fail("no room for a capture buffer in RAM");
 
   format::SessionHeader header = describe_session(boot, config, machine, buffer);
 
   g_control->tsc_hz = machine.tsc.hz;
+  g_control->command = static_cast<uint32_t>(vprobe::HostCommand::None);  // a stop meant for an earlier capture
   console::print("ETT: capturing: layout %s, limit %u ms, %s, %llu ms after kernel entry\n",
                  format::layout_name(header.layout), config.limit_ms,
                  machine.cpu.has_sse2 ? "lfence+rdtsc" : "rdtsc", ms_since(boot.entry_tsc, machine.tsc.hz));
 
-  x86::cli();
-  const CaptureSetup setup{&probe, config.limit_ms ? lib::ticks_for_ms(config.limit_ms, machine.tsc.hz) : 0,
-                           buffer};
-  const capture::CaptureResult result = machine.cpu.has_sse2
-                                            ? capture_layout<x86::OrderedTscClock>(config.layout, setup)
-                                            : capture_layout<x86::TscClock>(config.layout, setup);
+  const engine::EngineResult run = engine::run_engine(config, machine.probe, machine.cpu, machine.tsc.hz,
+                                                      machine.probe.control, buffer);
+  engine::close_probe(machine.probe);
+  const capture::CaptureResult& result = run.capture;
+  engine::describe(config, machine.probe, run, header);
 
   g_control->stop_reason = static_cast<uint32_t>(result.stop_reason);
   g_control->event_count = result.event_count;
   set_state(KernelState::Stopped);
-  const uint64_t capture_ticks = result.end_tsc - result.start_tsc;
+  const uint64_t capture_ticks = result.end_tsc - result.armed_tsc;
   console::print("ETT: captured %llu events (stop: %s)\n", result.event_count,
                  format::stop_reason_name(static_cast<uint32_t>(result.stop_reason)));
   console::print("ETT: %llu ms, %llu polls (%llu ticks per poll), lines 0x%02x -> 0x%02x\n",
                  lib::us_for_ticks(capture_ticks, machine.tsc.hz) / 1000, result.iterations,
                  result.iterations ? capture_ticks / result.iterations : 0, result.initial_lines,
                  result.final_lines);
+  if (result.triggered && config.trigger_enabled)
+    console::print("ETT: triggered %llu ms after the start, %llu events kept from before the trigger\n",
+                   lib::us_for_ticks(result.start_tsc - result.armed_tsc, machine.tsc.hz) / 1000,
+                   result.pretrigger_events);
+  if (config.mode == format::CaptureMode::Calibrate)
+    console::print("ETT: calibrate: floor (bare poll loop) %u.%03u ticks per poll; loop %llu.%03llu ticks per step\n",
+                   run.floor_milliticks / 1000, run.floor_milliticks % 1000,
+                   result.iterations ? capture_ticks / result.iterations : 0,
+                   result.iterations ? capture_ticks * 1000 / result.iterations % 1000 : 0);
+  if (config.mode == format::CaptureMode::HwLat)
+    console::print("ETT: hwlat: %llu gaps above %u ns in %llu clock reads; SMIs: %s%u\n", result.event_count,
+                   header.hwlat_threshold_ns, result.iterations, run.smi_valid ? "" : "not available ",
+                   run.smi_count);
 
   header.capture_start_tsc = result.start_tsc;
   header.capture_end_tsc = result.end_tsc;
   header.stop_reason = static_cast<uint32_t>(result.stop_reason);
   header.initial_lines = result.initial_lines;
   header.final_lines = result.final_lines;
-
-  if (disk == nullptr) return Summary{result.event_count, 0};
-  set_state(KernelState::Dumping);
-  ETT_TRY(disk->write_session(header, buffer.begin(), result.event_count, machine.tsc.hz));
-  return Summary{result.event_count, header.session_number};
+  return Capture{buffer, header, result.event_count};
 }
 
-Result<Summary> run(const Boot& boot, const config::Config& config) {
+// Everything a save needs, for the analysis stage's S key.
+struct SaveJob {
+  Capture* capture;
+  const config::Config* config;
+  const Machine* machine;
+  dump::TraceDisk* disk;     // dump=ata
+  dump::SerialDump* serial;  // dump=serial
+};
+
+// Writes the capture as a new session (disk or serial); returns its number.
+Result<uint32_t> save_capture(SaveJob& job) {
+  Capture& capture = *job.capture;
+  set_state(KernelState::Dumping);
+  if (job.disk) {
+    ETT_TRY(job.disk->write_session(capture.header, capture.buffer.begin(), capture.event_count,
+                                    job.machine->tsc.hz));
+  } else if (job.serial) {
+    job.serial->write_session(capture.header, capture.buffer.begin(), capture.event_count);
+  } else {
+    return fail("dump=none: the events stay in RAM");
+  }
+  g_control->session_number = capture.header.session_number;
+  set_state(KernelState::Done);
+  return capture.header.session_number;
+}
+
+ui::SaveOutcome save_from_analysis(void* context) {
+  static char message[ui::kStatusLength];
+  auto saved = save_capture(*static_cast<SaveJob*>(context));
+  if (!saved) {
+    set_state(KernelState::Stopped);
+    lib::format(message, sizeof(message), "not saved: %s", saved.error().message);
+    return {false, message};
+  }
+  lib::format(message, sizeof(message), "saved as session %u", *saved);
+  return {true, message};
+}
+
+void report_ok(uint64_t events, uint32_t session) {
+  console::print("ETT: RESULT OK events=%llu session=%u\n", events, session);
+  if (g_exit_qemu) halt_or_exit(vprobe::kExitSuccess);
+}
+
+// The start screen's description of what will happen.
+void show_start_screen(const config::Config& config, const dump::TraceDisk* disk) {
+  static char target[ui::kStatusLength];
+  if (disk)
+    lib::format(target, sizeof(target), "  Trace disk: ide %s, \"%.40s\", next session %u, room for %llu events",
+                drivers::AtaPio::position_name(disk->position()), disk->label().name,
+                disk->append_point().session_number, disk->max_events());
+  else
+    lib::format(target, sizeof(target), "  Dump: %s",
+                config.dump == config::DumpTarget::Serial ? "serial (COM1)" : "none (the events stay in RAM)");
+  const char* lines[] = {target,
+                         "",
+                         "  The capture polls the probe lines with interrupts off and stops on limit=,",
+                         "  a host stop request or a full buffer; then the analysis stage shows the events.",
+                         nullptr};
+  ui::run_start_screen(lines);
+}
+
+Status run(const Boot& boot, const config::Config& config) {
   Machine machine{};
   machine.cpu = x86::read_cpu_info();
   console::print("ETT: cpu %s \"%s\"%s\n", machine.cpu.vendor, machine.cpu.brand[0] ? machine.cpu.brand : "?",
@@ -211,28 +259,56 @@ Result<Summary> run(const Boot& boot, const config::Config& config) {
   console::print("ETT: tsc %llu Hz +-%u ppm (best of %u PIT one-shots of %llu us)\n", machine.tsc.hz,
                  machine.tsc.uncertainty_ppm, machine.tsc.rounds, machine.tsc.window_us);
 
-  ETT_TRY_ASSIGN(const drivers::IvshmemProbe probe, drivers::IvshmemProbe::find());
-  machine.probe = &probe;
-  g_control = probe.control();
+  ETT_TRY_ASSIGN(machine.probe, engine::open_probe(config));
+  static vprobe::Control no_virtual_probe{};  // lpt sources without ivshmem: nobody reads the handshake
+  g_control = machine.probe.control ? machine.probe.control : &no_virtual_probe;
   g_control->magic = vprobe::kControlMagic;
   set_state(KernelState::Booting);
-  console::print("ETT: probe ivshmem at PCI %02x:%02x.%x, shared memory at 0x%08x (%llu KiB)\n",
-                 probe.pci_address().bus, probe.pci_address().slot, probe.pci_address().function,
-                 probe.physical_address(), probe.size() / 1024);
 
-  if (config.dump == config::DumpTarget::None) {
-    console::write("ETT: dump=none: the events stay in RAM\n");
-    return capture_and_dump(boot, config, machine, nullptr);
+  // The disk is found and checked before the capture: a disk without the label is never written.
+  dump::TraceDisk* disk = nullptr;
+  if (config.dump == config::DumpTarget::None) console::write("ETT: dump=none: the events stay in RAM\n");
+  Result<dump::TraceDisk> found = config.dump == config::DumpTarget::Ata
+                                      ? dump::TraceDisk::find(machine.tsc.hz)
+                                      : Result<dump::TraceDisk>(fail("no trace disk (dump is not ata)"));
+  if (config.dump == config::DumpTarget::Ata) {
+    if (!found) return found.failure();
+    disk = &*found;
+    console::print("ETT: trace disk \"%.64s\" (ide %s, %u sectors per write block): %u sessions, next is "
+                   "session %u at LBA %llu\n",
+                   disk->label().name, drivers::AtaPio::position_name(disk->position()),
+                   disk->ata().sectors_per_write_block(), disk->append_point().existing_sessions,
+                   disk->append_point().session_number, disk->append_point().lba);
   }
-  // The disk is checked before the capture: no events are taken that could not be kept.
-  ETT_TRY_ASSIGN(drivers::AtaPio ata, drivers::AtaPio::open_primary_master(machine.tsc.hz));
-  console::print("ETT: disk \"%s\", %llu sectors%s, %u sectors per write block\n", ata.model(),
-                 ata.sector_count(), ata.has_lba48() ? ", LBA48" : "", ata.sectors_per_write_block());
-  ETT_TRY_ASSIGN(dump::TraceDisk disk, dump::TraceDisk::open(ata));
-  console::print("ETT: trace disk \"%.64s\": %u sessions, next is session %u at LBA %llu\n",
-                 disk.label().name, disk.append_point().existing_sessions, disk.append_point().session_number,
-                 disk.append_point().lba);
-  return capture_and_dump(boot, config, machine, &disk);
+  dump::SerialDump serial;
+  const bool unattended = config::unattended(config);
+  for (bool first = true;; first = false) {
+    if (!unattended || !first) show_start_screen(config, disk);
+    ETT_TRY_ASSIGN(Capture capture, capture_once(boot, config, machine, disk));
+    SaveJob job{&capture, &config, &machine, disk,
+                config.dump == config::DumpTarget::Serial ? &serial : nullptr};
+    ui::CaptureView view{capture.buffer.begin(), capture.event_count, capture.header.capture_start_tsc,
+                         machine.tsc.hz, capture.header.stop_reason, false, ""};
+    if (unattended && first) {
+      // Unattended: the dump is automatic and the RESULT line is what the harness waits for.
+      if (config.dump == config::DumpTarget::None) {
+        set_state(KernelState::Done);
+        report_ok(capture.event_count, 0);
+      } else {
+        auto saved = save_capture(job);
+        if (!saved) {
+          if (g_exit_qemu) return saved.failure();
+          console::print("ETT: RESULT FAILED %s\n", saved.error().message);
+          set_state(KernelState::Failed);
+          view.status = saved.error().message;
+        } else {
+          view.saved = true;
+          report_ok(capture.event_count, *saved);
+        }
+      }
+    }
+    ui::run_analysis_stage(view, config.dump == config::DumpTarget::None ? nullptr : save_from_analysis, &job);
+  }
 }
 
 }  // namespace
@@ -261,13 +337,9 @@ extern "C" [[noreturn]] void kernel_main(uint32_t magic, uint32_t info_address) 
   g_exit_qemu = config->exit == config::ExitAction::Qemu;
   set_panic_exits_qemu(g_exit_qemu);
 
-  const auto summary = run(Boot{*boot, arguments, entry_tsc}, *config);
-  if (!summary) finish_failed(summary.error().message);
-
-  g_control->session_number = summary->session;
-  set_state(KernelState::Done);
-  console::print("ETT: RESULT OK events=%llu session=%u\n", summary->events, summary->session);
-  halt_or_exit(vprobe::kExitSuccess);
+  // run() returns only when it failed: otherwise it exits QEMU (exit=qemu) or stays in the analysis stage.
+  const Status status = run(Boot{*boot, arguments, entry_tsc}, *config);
+  finish_failed(status.error().message);
 }
 
 }  // namespace ett

@@ -10,7 +10,20 @@ namespace ett::cli {
 
 int report(const host::HostError& error) {
   std::fprintf(stderr, "ett: %s\n", error.message.c_str());
+  // The exit status per error class (README, "Exit status"): scripts tell a wrong disk from a damaged one.
   switch (error.kind) {
+    case host::ErrorKind::NotTraceDisk:
+      return 10;
+    case host::ErrorKind::UnknownVersion:
+      return 11;
+    case host::ErrorKind::BadCrc:
+      return 12;
+    case host::ErrorKind::Truncated:
+      return 13;
+    case host::ErrorKind::EmptyDisk:
+      return 14;
+    case host::ErrorKind::NoSuchSession:
+      return 15;
     case host::ErrorKind::KernelFailure:
       return 2;
     case host::ErrorKind::Timeout:

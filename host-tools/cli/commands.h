@@ -19,6 +19,16 @@ Command add_extract_command(CLI::App& app);
 Command add_ls_command(CLI::App& app);
 Command add_mkdisk_command(CLI::App& app);
 Command add_qemu_run_command(CLI::App& app);
+// The trace database.
+Command add_load_command(CLI::App& app);
+Command add_query_command(CLI::App& app);
+Command add_sql_command(CLI::App& app);
+Command add_label_command(CLI::App& app);
+Command add_synth_command(CLI::App& app);
+// Analysis and export of loaded traces.
+Command add_analyze_command(CLI::App& app);
+Command add_export_command(CLI::App& app);
+Command add_report_command(CLI::App& app);
 
 // Prints "ett: <message>" on stderr and returns the exit status for the error's kind.
 int report(const host::HostError& error);

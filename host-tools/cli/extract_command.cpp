@@ -109,7 +109,10 @@ Command add_extract_command(CLI::App& app) {
                   "tsc_hz), e.g. 2.4G");
   sub->add_option("--session", options->session, "Session number (default: the newest)");
   sub->add_flag("--force", options->force, "Overwrite an existing output file");
-  sub->footer("A partial session (dump cut off) is extracted with a warning. Exit status: 0 ok, 1 error.");
+  sub->footer(
+      "A partial session (dump cut off) is extracted with a warning. A serial log of dump=serial is read\n"
+      "like a disk. Exit status: 0 ok, 1 usage or I/O error, 10 not a trace disk, 11 unknown format version,\n"
+      "12 bad CRC, 13 truncated image, 14 empty disk, 15 no such session.");
   return {sub, [options] { return run_extract(*options); }};
 }
 

@@ -77,7 +77,8 @@ Command add_ls_command(CLI::App& app) {
   sub->add_flag("--json", options->json, "Print a JSON array of sessions");
   sub->footer(
       "Status: ok, partial (dump cut off; recovered/expected events), corrupt (which chunk), truncated.\n"
-      "Exit status: 0 listed, 1 error (not a trace disk, unknown version, bad label CRC, ...).");
+      "Exit status: 0 listed, 1 usage or I/O error, 10 not a trace disk, 11 unknown format version, 12 bad\n"
+      "label CRC, 13 truncated image. A serial log of dump=serial is read like a disk.");
   return {sub, [options] { return run_ls(*options); }};
 }
 

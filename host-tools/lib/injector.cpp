@@ -113,6 +113,15 @@ PlayResult play_scenario(const Scenario& scenario, uint8_t* lines, const std::fu
   if (heartbeat) beat.emplace(*heartbeat);
   uint32_t beat_at_last_write = 0;
   bool wrote_before = false;
+  // Now and then while waiting: keep the real-time budget, ask the caller whether to go on.
+  auto checkpoint = [&](uint64_t now) {
+    last_check = now;
+    realtime.pace(now);
+    if (keep_going()) return true;
+    result.stopped_early = true;
+    result.duration_ns = monotonic_ns() - start;
+    return false;
+  };
 
   for (const ScenarioWrite& write : scenario.writes) {
     const uint64_t target = start + write.time_ns;
@@ -122,15 +131,7 @@ PlayResult play_scenario(const Scenario& scenario, uint8_t* lines, const std::fu
       while (beat->load(std::memory_order_acquire) - beat_at_last_write < vprobe::kPaceBeats) {
         const uint64_t now = monotonic_ns();
         held_back = held_back || now >= target;
-        if (now - last_check >= kCheckEveryNs) {
-          last_check = now;
-          realtime.pace(now);
-          if (!keep_going()) {
-            result.stopped_early = true;
-            result.duration_ns = monotonic_ns() - start;
-            return result;
-          }
-        }
+        if (now - last_check >= kCheckEveryNs && !checkpoint(now)) return result;
         _mm_pause();
       }
       if (held_back) ++result.paced_writes;
@@ -140,13 +141,7 @@ PlayResult play_scenario(const Scenario& scenario, uint8_t* lines, const std::fu
       if (now >= target) break;
       const uint64_t remaining = target - now;
       if (remaining > kNoCheckNs && now - last_check >= kCheckEveryNs) {
-        last_check = now;
-        realtime.pace(now);
-        if (!keep_going()) {
-          result.stopped_early = true;
-          result.duration_ns = monotonic_ns() - start;
-          return result;
-        }
+        if (!checkpoint(now)) return result;
         continue;
       }
       if (remaining > kSpinNs)
@@ -154,7 +149,8 @@ PlayResult play_scenario(const Scenario& scenario, uint8_t* lines, const std::fu
       else
         _mm_pause();
     }
-    line_byte.store(write.lines, std::memory_order_seq_cst);  // seq_cst: the store is visible before the beat read
+    // seq_cst: the store is globally visible before the heartbeat is read below.
+    line_byte.store(write.lines, std::memory_order_seq_cst);
     const uint64_t tsc = __rdtsc();
     if (beat) beat_at_last_write = beat->load(std::memory_order_acquire);
     wrote_before = true;

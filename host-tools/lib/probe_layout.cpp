@@ -16,17 +16,7 @@ int ProbeLayout::probe_count() const {
 }
 
 int ProbeLayout::bits_per_probe() const {
-  switch (m_layout) {
-    case format::Layout::Double2x4:
-      return 4;
-    case format::Layout::Single8x1:
-      return 1;
-    case format::Layout::Quad4x2:
-      return 2;
-    case format::Layout::Byte1x8:
-      return 8;
-  }
-  return 4;
+  return static_cast<int>(format::layout_bits_per_probe(static_cast<uint32_t>(m_layout)));
 }
 
 }  // namespace ett::host

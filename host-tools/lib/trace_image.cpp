@@ -14,6 +14,7 @@
 
 #include "ett/crc32c.h"
 #include "fast_crc32c.h"
+#include "serial_dump.h"
 
 namespace ett::host {
 
@@ -109,6 +110,27 @@ Expected<TraceImage> TraceImage::open(const std::string& path) {
   }
   ::posix_fadvise(image.m_fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
 
+  // Detected by content: a disk image starts with its label; a serial log is text with ETTX lines.
+  char head[sizeof(format::kDiskMagic)] = {};
+  const ssize_t head_bytes = ::pread(image.m_fd.get(), head, sizeof(head), 0);
+  const bool labelled = head_bytes == static_cast<ssize_t>(sizeof(head)) &&
+                        std::memcmp(head, format::kDiskMagic, sizeof(head)) == 0;
+  constexpr uint64_t kMaxLogBytes = 1ull << 30;
+  if (!labelled && S_ISREG(st.st_mode) && image.m_size > 0 && image.m_size <= kMaxLogBytes) {
+    std::string text(image.m_size, '\0');
+    auto read = image.read_exact(text.data(), text.size(), 0);
+    if (!read) return read.failure();
+    if (looks_like_serial_log(text)) {
+      auto decoded = decode_serial_log(text, path);
+      if (!decoded) return decoded.failure();
+      if (decoded->bad_lines)
+        image.m_size_warning = fmt::format("{}: {} damaged ETTX lines dropped (their chunks show as bad)", path,
+                                           decoded->bad_lines);
+      image.m_memory = std::move(decoded->bytes);
+      image.m_size = image.m_memory->size();
+    }
+  }
+
   auto label = image.read_label();
   if (!label) return label.failure();
   auto walk = image.walk_sessions();
@@ -118,6 +140,14 @@ Expected<TraceImage> TraceImage::open(const std::string& path) {
 
 Status TraceImage::read_exact(void* buffer, size_t size, uint64_t offset) const {
   auto* bytes = static_cast<uint8_t*>(buffer);
+  if (m_memory) {
+    if (offset > m_memory->size() || size > m_memory->size() - offset)
+      return make_error(ErrorKind::Truncated,
+                        fmt::format("{}: serial log truncated: it describes {} bytes, reading {} bytes at {}",
+                                    m_path, m_memory->size(), size, offset));
+    std::memcpy(bytes, m_memory->data() + offset, size);
+    return {};
+  }
   size_t done = 0;
   while (done < size) {
     ssize_t got = ::pread(m_fd.get(), bytes + done, size - done, static_cast<off_t>(offset + done));

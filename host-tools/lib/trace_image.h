@@ -60,7 +60,10 @@ struct SessionData {
 class TraceImage {
  public:
   // Opens read-only, validates the label and walks the session chain (headers only; chunks are read later).
+  // A file that is not a disk image but a serial log of dump=serial (ETTX lines) is decoded into the image
+  // it describes and read the same way.
   static Expected<TraceImage> open(const std::string& path);
+  bool is_serial_log() const { return m_memory.has_value(); }
 
   const std::string& path() const { return m_path; }
   uint64_t size_bytes() const { return m_size; }
@@ -90,6 +93,7 @@ class TraceImage {
 
   std::string m_path;
   UniqueFd m_fd;
+  std::optional<std::vector<uint8_t>> m_memory;  // the decoded serial log, when it is one
   uint64_t m_size = 0;
   format::DiskLabel m_label{};
   std::vector<format::SessionHeader> m_sessions;

@@ -24,17 +24,9 @@ struct ProbeLayout {
 };
 
 constexpr ProbeLayout probe_layout(format::Layout layout) {
-  switch (layout) {
-    case format::Layout::Double2x4:
-      return {2, 4};
-    case format::Layout::Single8x1:
-      return {8, 1};
-    case format::Layout::Quad4x2:
-      return {4, 2};
-    case format::Layout::Byte1x8:
-      return {1, 8};
-  }
-  return {0, 0};
+  const uint32_t bits = format::layout_bits_per_probe(static_cast<uint32_t>(layout));
+  if (bits == 0) return {0, 0};
+  return {static_cast<uint8_t>(8 / bits), static_cast<uint8_t>(bits)};
 }
 
 // Every layout splits all eight lines among its probes.

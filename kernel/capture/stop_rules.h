@@ -1,4 +1,4 @@
-// stop_rules.h: the capture loop's StopCheck: a stop request from the host, and the limit= deadline.
+// stop_rules.h: the capture loop's StopCheck: a stop request from the host, the limit= deadline, a key.
 #pragma once
 
 #include <stdint.h>
@@ -7,19 +7,27 @@
 
 namespace ett::capture {
 
-// Clock: uint64_t now() (TSC ticks).
-// Host:  void capture_started(uint64_t start_tsc)  -- the initial lines are sampled; tell the host
-//        bool stop_requested()
-template <typename Clock, typename Host>
+// No keyboard check (keyboard=1 not given, or the host tests).
+struct NoKeyboard {
+  bool key_pending() const { return false; }
+};
+
+// Clock:    uint64_t now() (TSC ticks).
+// Host:     void capture_started(uint64_t start_tsc)  -- the initial lines are sampled; tell the host
+//           bool stop_requested()
+// Keyboard: bool key_pending()  -- consulted only when keyboard=1 asked for it
+template <typename Clock, typename Host, typename Keyboard = NoKeyboard>
 class StopRules {
  public:
   // The loop consults check() once every 2^kPollIntervalLog2 polls: ~20-40 us under QEMU, ~1 ms on a
-  // parallel port; how late a stop request or the deadline is noticed, never how late an event is.
+  // parallel port; how late a stop request, the deadline or a key is noticed, never how late an event is.
+  // The check is the slowest step of the loop: with keyboard=1 it adds one read of the PS/2 controller's
+  // status port (an I/O cycle on the LPC bus, ~1-2 us on real PCs; measured under QEMU in README.md).
   static constexpr uint32_t kPollIntervalLog2 = 10;
 
   // limit_ticks == 0: no deadline.
-  StopRules(Clock& clock, Host& host, uint64_t limit_ticks)
-      : m_clock(clock), m_host(host), m_limit_ticks(limit_ticks) {}
+  StopRules(Clock& clock, Host& host, uint64_t limit_ticks, Keyboard* keyboard = nullptr)
+      : m_clock(clock), m_host(host), m_keyboard(keyboard), m_limit_ticks(limit_ticks) {}
 
   void begin(uint64_t start_tsc) {
     m_deadline = m_limit_ticks != 0 ? start_tsc + m_limit_ticks : UINT64_MAX;
@@ -29,12 +37,14 @@ class StopRules {
   format::StopReason check() {
     if (m_host.stop_requested()) return format::StopReason::HostRequest;
     if (m_clock.now() >= m_deadline) return format::StopReason::Deadline;
+    if (m_keyboard != nullptr && m_keyboard->key_pending()) return format::StopReason::Keyboard;
     return format::StopReason::None;
   }
 
  private:
   Clock& m_clock;
   Host& m_host;
+  Keyboard* m_keyboard;
   uint64_t m_limit_ticks;
   uint64_t m_deadline = UINT64_MAX;
 };

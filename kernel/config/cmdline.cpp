@@ -3,6 +3,7 @@
 
 #include <stddef.h>
 
+#include "capture/trit_pattern.h"
 #include "lib/format.h"
 #include "lib/text.h"
 
@@ -98,13 +99,16 @@ bool choose(Word word, const Choice<T> (&choices)[N], T& out) {
 // The names are the ones trace_format.h gives the host tools (layout_name, mode_name, ...).
 constexpr Choice<format::ProbeSource> kProbes[] = {{"ivshmem", format::ProbeSource::Ivshmem},
                                                    {"lpt", format::ProbeSource::Lpt},
-                                                   {"pci-lpt", format::ProbeSource::PciLpt}};
+                                                   {"pci-lpt", format::ProbeSource::PciLpt},
+                                                   {"lpt-loopback", format::ProbeSource::LptLoopback}};
 constexpr Choice<format::Layout> kLayouts[] = {{"2x4", format::Layout::Double2x4},
                                                {"8x1", format::Layout::Single8x1},
                                                {"4x2", format::Layout::Quad4x2},
                                                {"1x8", format::Layout::Byte1x8}};
 constexpr Choice<ExitAction> kExits[] = {{"qemu", ExitAction::Qemu}, {"halt", ExitAction::Halt}};
-constexpr Choice<DumpTarget> kDumps[] = {{"ata", DumpTarget::Ata}, {"none", DumpTarget::None}};
+constexpr Choice<DumpTarget> kDumps[] = {
+    {"ata", DumpTarget::Ata}, {"serial", DumpTarget::Serial}, {"none", DumpTarget::None}};
+constexpr Choice<bool> kAutos[] = {{"0", false}, {"1", true}};
 constexpr Choice<format::CaptureMode> kModes[] = {{"capture", format::CaptureMode::Capture},
                                                   {"calibrate", format::CaptureMode::Calibrate},
                                                   {"hwlat", format::CaptureMode::HwLat}};
@@ -113,7 +117,7 @@ constexpr Choice<format::CaptureMode> kModes[] = {{"capture", format::CaptureMod
 ParseResult parse_probe(Word value, Config& config) {
   if (choose(value, kProbes, config.probe)) return {};
   if (!value.starts_with("lpt:"))
-    return error("probe: unknown source '%.*s' (expected ivshmem, lpt, lpt:BASE or pci-lpt)",
+    return error("probe: unknown source '%.*s' (expected ivshmem, lpt, lpt:BASE, pci-lpt or lpt-loopback)",
                  value.printable_length(), value.text);
   const Word base = value.drop(4);
   const bool hex = base.starts_with("0x") || base.starts_with("0X");
@@ -169,13 +173,95 @@ ParseResult parse_exit(Word value, Config& config) {
 
 ParseResult parse_dump(Word value, Config& config) {
   if (choose(value, kDumps, config.dump)) return {};
-  return error("dump: unknown target '%.*s' (expected ata or none)", value.printable_length(), value.text);
+  return error("dump: unknown target '%.*s' (expected ata, serial or none)", value.printable_length(),
+               value.text);
+}
+
+ParseResult parse_auto(Word value, Config& config) {
+  if (choose(value, kAutos, config.auto_start)) return {};
+  return error("auto: '%.*s' must be 0 or 1", value.printable_length(), value.text);
 }
 
 ParseResult parse_mode(Word value, Config& config) {
   if (choose(value, kModes, config.mode)) return {};
   return error("mode: unknown mode '%.*s' (expected capture, calibrate or hwlat)", value.printable_length(),
                value.text);
+}
+
+// trigger=/filter=: eight trits, D7 first (capture/trit_pattern.h).
+ParseResult parse_pattern(const char* key, Word value, bool allow_zero, capture::TritPattern& out) {
+  const capture::TritError e = capture::parse_trits(value.text, value.length, allow_zero, out);
+  if (e == capture::TritError::Length)
+    return error("%s: '%.*s' must be 8 trits, D7 first (e.g. 1X0XXXXX)", key, value.printable_length(),
+                 value.text);
+  if (e != capture::TritError::None)
+    return error(allow_zero ? "%s: '%.*s' may hold only 1, 0 and X" : "%s: '%.*s' may hold only 1 and X", key,
+                 value.printable_length(), value.text);
+  return {};
+}
+
+ParseResult parse_trigger(Word value, Config& config) {
+  capture::TritPattern pattern;
+  ETT_TRY(parse_pattern("trigger", value, true, pattern));
+  if (pattern.mask == 0)
+    return error("trigger: '%.*s' has no 1 or 0: it would match always", value.printable_length(), value.text);
+  config.trigger_enabled = true;
+  config.trigger_mask = pattern.mask;
+  config.trigger_match = pattern.match;
+  return {};
+}
+
+ParseResult parse_filter(Word value, Config& config) {
+  capture::TritPattern pattern;
+  ETT_TRY(parse_pattern("filter", value, false, pattern));
+  if (pattern.mask == 0)
+    return error("filter: '%.*s' has no 1: no line would give events", value.printable_length(), value.text);
+  config.filter_mask = pattern.mask;
+  return {};
+}
+
+ParseResult parse_pretrigger(Word value, Config& config) {
+  if (!parse_unsigned(value, 10, 0xFFFFFFFFu, config.pretrigger))
+    return error("pretrigger: '%.*s' is not a number of events", value.printable_length(), value.text);
+  return {};
+}
+
+// stop=zero | stop=code:P:C (P a probe number, C a code; decimal or 0x-hex).
+ParseResult parse_stop(Word value, Config& config) {
+  if (value.is("zero")) {
+    config.stop_rule = format::StopReason::ZeroCode;
+    return {};
+  }
+  if (!value.starts_with("code:"))
+    return error("stop: unknown rule '%.*s' (expected zero or code:P:C)", value.printable_length(), value.text);
+  const Word rest = value.drop(5);
+  uint32_t colon = 0;
+  while (colon < rest.length && rest.text[colon] != ':') ++colon;
+  const Word probe{rest.text, colon};
+  const Word code = colon < rest.length ? rest.drop(colon + 1) : Word{rest.text + rest.length, 0};
+  const bool hex = code.starts_with("0x") || code.starts_with("0X");
+  uint32_t p = 0, c = 0;
+  if (colon == rest.length || !parse_unsigned(probe, 10, 8, p) || p == 0 ||
+      !parse_unsigned(hex ? code.drop(2) : code, hex ? 16 : 10, 255, c))
+    return error("stop: '%.*s' is not code:PROBE:CODE (e.g. code:2:15)", value.printable_length(), value.text);
+  config.stop_rule = format::StopReason::CodeMatch;
+  config.stop_probe = static_cast<uint8_t>(p);
+  config.stop_code = static_cast<uint8_t>(c);
+  return {};
+}
+
+ParseResult parse_keyboard(Word value, Config& config) {
+  if (value.is("1")) config.keyboard = true;
+  else if (value.is("0")) config.keyboard = false;
+  else return error("keyboard: '%.*s' must be 0 or 1", value.printable_length(), value.text);
+  return {};
+}
+
+ParseResult parse_threshold(Word value, Config& config) {
+  if (!parse_unsigned(value, 10, 1'000'000'000u, config.hwlat_threshold_ns) || config.hwlat_threshold_ns == 0)
+    return error("threshold: '%.*s' is not a number of nanoseconds (1 to 1000000000)", value.printable_length(),
+                 value.text);
+  return {};
 }
 
 struct Option {
@@ -186,6 +272,9 @@ struct Option {
 constexpr Option kOptions[] = {
     {"probe", parse_probe}, {"layout", parse_layout}, {"limit", parse_limit},
     {"exit", parse_exit},   {"dump", parse_dump},     {"mode", parse_mode},
+    {"auto", parse_auto},
+    {"trigger", parse_trigger}, {"pretrigger", parse_pretrigger}, {"filter", parse_filter},
+    {"stop", parse_stop},       {"keyboard", parse_keyboard},     {"threshold", parse_threshold},
 };
 constexpr uint32_t kOptionCount = sizeof(kOptions) / sizeof(kOptions[0]);
 
@@ -207,13 +296,23 @@ ParseResult parse_word(Word word, Config& config, bool (&seen)[kOptionCount]) {
   return error("unknown option '%.*s'", word.printable_length(), word.text);
 }
 
-// Settings that parse but that this kernel cannot run yet.
+// Combinations that parse word by word but make no sense together.
 ParseResult check_supported(const Config& config) {
-  if (config.probe != format::ProbeSource::Ivshmem)
-    return error("probe=%s is not supported yet",
-                 format::probe_source_name(static_cast<uint32_t>(config.probe)));
-  if (config.mode != format::CaptureMode::Capture)
-    return error("mode=%s is not supported yet", format::mode_name(static_cast<uint32_t>(config.mode)));
+  const bool capture = config.mode == format::CaptureMode::Capture;
+  if (!capture && (config.trigger_enabled || config.filter_mask != 0xFF ||
+                   config.stop_rule != format::StopReason::None))
+    return error("trigger=, filter= and stop= apply to mode=capture only, not mode=%s",
+                 format::mode_name(static_cast<uint32_t>(config.mode)));
+  if (config.pretrigger != 0 && !config.trigger_enabled) return error("pretrigger= needs a trigger=");
+  if (config.stop_rule == format::StopReason::CodeMatch) {
+    const uint32_t bits = format::layout_bits_per_probe(static_cast<uint32_t>(config.layout));
+    const uint32_t probes = bits ? 8 / bits : 0;
+    if (config.stop_probe > probes || config.stop_code >= (1u << bits))
+      return error("stop=code:%u:%u does not exist under layout=%s (%u probes of %u bits)", config.stop_probe,
+                   config.stop_code, format::layout_name(static_cast<uint32_t>(config.layout)), probes, bits);
+  }
+  if (config.hwlat_threshold_ns != 0 && config.mode != format::CaptureMode::HwLat)
+    return error("threshold= applies to mode=hwlat only");
   return {};
 }
 

@@ -7,8 +7,14 @@
 //   layout=2x4|8x1|4x2|1x8               (default 2x4)
 //   limit=SECONDS                        (> 0, up to 3 decimals; default: no limit)
 //   exit=qemu|halt                       (default halt)
-//   dump=ata|none                        (default ata)
-//   mode=capture                         (calibrate and hwlat parse but are not supported yet)
+//   dump=ata|serial|none                 (default ata)
+//   auto=0|1                             (default 0: the start screen waits for Enter; exit=qemu implies 1)
+//   mode=capture|calibrate|hwlat         (default capture)
+//   trigger=PATTERN  pretrigger=N        (8 trits D7..D0 of 1/0/X; N events before it kept; default none)
+//   filter=PATTERN                       (8 trits of 1/X: only the lines marked 1 give events; default all)
+//   stop=zero|code:P:C                   (a zero code on any probe / code C on probe P ends the capture)
+//   keyboard=0|1                         (a key press ends the capture; default 0)
+//   threshold=NS                         (mode=hwlat: gaps above NS ns are recorded; default 1000)
 #pragma once
 
 #include <stdint.h>
@@ -19,7 +25,7 @@
 namespace ett::config {
 
 enum class ExitAction : uint8_t { Halt, Qemu };
-enum class DumpTarget : uint8_t { Ata, None };
+enum class DumpTarget : uint8_t { Ata, None, Serial };
 
 struct Config {
   format::ProbeSource probe = format::ProbeSource::Ivshmem;
@@ -28,8 +34,26 @@ struct Config {
   uint32_t limit_ms = 0;  // 0 = no limit
   ExitAction exit = ExitAction::Halt;
   DumpTarget dump = DumpTarget::Ata;
+  bool auto_start = false;  // auto=1: start at once and dump by itself (unattended); see unattended()
   format::CaptureMode mode = format::CaptureMode::Capture;
+  // Issue 3: triggers, filters, stop rules, hwlat.
+  bool trigger_enabled = false;
+  uint8_t trigger_mask = 0;
+  uint8_t trigger_match = 0;
+  uint32_t pretrigger = 0;
+  uint8_t filter_mask = 0xFF;  // 0xFF = every line
+  format::StopReason stop_rule = format::StopReason::None;  // None, ZeroCode or CodeMatch
+  uint8_t stop_probe = 0;                                   // stop=code:P:C
+  uint8_t stop_code = 0;
+  bool keyboard = false;
+  uint32_t hwlat_threshold_ns = 0;  // 0: not given (mode=hwlat then uses kDefaultHwlatThresholdNs)
 };
+
+inline constexpr uint32_t kDefaultHwlatThresholdNs = 1000;
+
+// An unattended run (auto=1 or exit=qemu) starts capturing at once and dumps by itself; otherwise the start
+// screen waits for Enter and the analysis stage saves on `S`.
+inline bool unattended(const Config& config) { return config.auto_start || config.exit == ExitAction::Qemu; }
 
 // A message naming the offending word, e.g. "unknown option 'foo=1'".
 struct CmdlineError {

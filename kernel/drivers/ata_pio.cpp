@@ -1,4 +1,4 @@
-// ata_pio.cpp: PIO data transfers with the primary master, one DRQ block (one sector) at a time.
+// ata_pio.cpp: PIO data transfers with one IDE disk, one DRQ block (1 to 16 sectors) at a time.
 #include "drivers/ata_pio.h"
 
 #include "arch/x86/cpu.h"
@@ -13,10 +13,9 @@ constexpr uint32_t kFlushTimeoutMs = 30'000;
 constexpr uint32_t kWordsPerSector = AtaPio::kSectorSize / 2;
 }  // namespace
 
-const AtaPio::Op AtaPio::kIdentifyOp{
-    "ata: timed out waiting for BSY to clear after IDENTIFY of the primary master",
-    "ata: timed out waiting for DRQ (IDENTIFY data) from the primary master",
-    "ata: the primary master aborted IDENTIFY (ERR): not an ATA disk"};
+const AtaPio::Op AtaPio::kIdentifyOp{"ata: timed out waiting for BSY to clear after IDENTIFY",
+                                     "ata: timed out waiting for DRQ (IDENTIFY data)",
+                                     "ata: the drive aborted IDENTIFY (ERR): not an ATA disk"};
 const AtaPio::Op AtaPio::kReadOp{"ata: timed out waiting for BSY to clear during READ SECTORS",
                                  "ata: timed out waiting for DRQ during READ SECTORS",
                                  "ata: READ SECTORS failed (ERR or DF set)"};
@@ -28,10 +27,29 @@ const AtaPio::Op AtaPio::kSetMultipleOp{"ata: timed out waiting for BSY to clear
 const AtaPio::Op AtaPio::kFlushOp{"ata: timed out waiting for BSY to clear after FLUSH CACHE", nullptr,
                                   "ata: FLUSH CACHE failed (ERR or DF set)"};
 
-AtaPio::AtaPio(uint64_t tsc_hz) : m_tsc_hz(tsc_hz) {}
+const char* AtaPio::position_name(Position position) {
+  switch (position) {
+    case Position::PrimaryMaster:
+      return "primary master";
+    case Position::PrimarySlave:
+      return "primary slave";
+    case Position::SecondaryMaster:
+      return "secondary master";
+    case Position::SecondarySlave:
+      return "secondary slave";
+  }
+  return "?";
+}
 
-Result<AtaPio> AtaPio::open_primary_master(uint64_t tsc_hz) {
-  AtaPio ata(tsc_hz);
+AtaPio::AtaPio(Position position, uint64_t tsc_hz)
+    : m_command_block(position <= Position::PrimarySlave ? kPrimaryCommandBase : kSecondaryCommandBase),
+      m_control_block(position <= Position::PrimarySlave ? kPrimaryControlBase : kSecondaryControlBase),
+      m_select((position == Position::PrimarySlave || position == Position::SecondarySlave) ? kSelectSlave
+                                                                                             : kSelectMaster),
+      m_tsc_hz(tsc_hz) {}
+
+Result<AtaPio> AtaPio::open(Position position, uint64_t tsc_hz) {
+  AtaPio ata(position, tsc_hz);
   ETT_TRY(ata.identify());
   return ata;
 }
@@ -75,21 +93,22 @@ Status AtaPio::wait_data_request(const Op& op, uint32_t timeout_ms) const {
 }
 
 Status AtaPio::identify() {
-  if (m_command_block.in8(kStatus) == 0xFF)
-    return fail("ata: no IDE controller at 0x1F0 (the status register floats at 0xFF)");
   m_control_block.out8(kDeviceControl, kInterruptDisable);
-  m_command_block.out8(kDriveSelect, kSelectMaster);
+  m_command_block.out8(kDriveSelect, m_select);
   delay_400ns();
+  const uint8_t selected = m_command_block.in8(kStatus);
+  // A channel with no drive floats at 0xFF; a missing slave next to a master reads 0.
+  if (selected == 0xFF || selected == 0) return fail("ata: no drive");
   m_command_block.out8(kSectorCount, 0);
   m_command_block.out8(kLbaLow, 0);
   m_command_block.out8(kLbaMid, 0);
   m_command_block.out8(kLbaHigh, 0);
   m_command_block.out8(kCommand, kIdentify);
   delay_400ns();
-  if (m_command_block.in8(kStatus) == 0) return fail("ata: no drive at the primary master");
+  if (m_command_block.in8(kStatus) == 0) return fail("ata: no drive");
   ETT_TRY(wait_not_busy(kIdentifyOp, kIdentifyTimeoutMs));
   if (m_command_block.in8(kLbaMid) != 0 || m_command_block.in8(kLbaHigh) != 0)
-    return fail("ata: the primary master is not an ATA disk (ATAPI or SATA signature)");
+    return fail("ata: not an ATA disk (ATAPI or SATA signature)");
   ETT_TRY(wait_data_request(kIdentifyOp, kIdentifyTimeoutMs));
 
   uint16_t words[kWordsPerSector];
@@ -108,16 +127,19 @@ Status AtaPio::identify() {
   }
   if (m_sector_count == 0)
     m_sector_count = (uint32_t{words[kIdLba28Sectors + 1]} << 16) | words[kIdLba28Sectors];
-  if (m_sector_count == 0) return fail("ata: the primary master reports no LBA sectors (CHS-only disk)");
-  enable_multiple_mode(words[kIdMaxMultiple] & 0xFF);
+  if (m_sector_count == 0) return fail("ata: the disk reports no LBA sectors (CHS-only disk)");
+  m_max_multiple = words[kIdMaxMultiple] & 0xFF;
   return {};
 }
 
 // Without multiple mode (none offered, or refused) writes go one sector per data request.
-void AtaPio::enable_multiple_mode(uint16_t max_multiple) {
+void AtaPio::enable_multiple_mode() {
   uint32_t block = 1;
-  while (block * 2 <= max_multiple && block * 2 <= kMaxBlockSectors) block *= 2;
-  if (block == 1) return;
+  while (block * 2 <= m_max_multiple && block * 2 <= kMaxBlockSectors) block *= 2;
+  if (block == 1 || block == m_block_sectors) return;
+  if (!wait_not_busy(kSetMultipleOp, kIdentifyTimeoutMs)) return;
+  m_command_block.out8(kDriveSelect, m_select);
+  delay_400ns();
   m_command_block.out8(kSectorCount, static_cast<uint8_t>(block));
   m_command_block.out8(kCommand, kSetMultipleMode);
   delay_400ns();
@@ -128,8 +150,7 @@ Status AtaPio::issue(const Op& op, uint64_t lba, uint32_t count, Command lba28_c
                      Command lba48_command) {
   ETT_TRY(wait_not_busy(op, kTransferTimeoutMs));
   if (lba + count <= kLba28Limit && count <= 256) {
-    m_command_block.out8(kDriveSelect,
-                         static_cast<uint8_t>(kSelectMaster | kSelectLba | ((lba >> 24) & 0x0F)));
+    m_command_block.out8(kDriveSelect, static_cast<uint8_t>(m_select | kSelectLba | ((lba >> 24) & 0x0F)));
     delay_400ns();
     m_command_block.out8(kSectorCount, static_cast<uint8_t>(count));  // 0 means 256
     m_command_block.out8(kLbaLow, static_cast<uint8_t>(lba));
@@ -138,7 +159,7 @@ Status AtaPio::issue(const Op& op, uint64_t lba, uint32_t count, Command lba28_c
     m_command_block.out8(kCommand, lba28_command);
   } else {
     if (!m_lba48) return fail("ata: the sectors lie beyond LBA28 and the drive has no LBA48");
-    m_command_block.out8(kDriveSelect, kSelectMaster | kSelectLba);
+    m_command_block.out8(kDriveSelect, static_cast<uint8_t>(m_select | kSelectLba));
     delay_400ns();
     // Each register is a two-deep FIFO: the high-order bytes go first.
     m_command_block.out8(kSectorCount, static_cast<uint8_t>(count >> 8));
@@ -194,6 +215,8 @@ Status AtaPio::write(uint64_t lba, uint32_t count, const void* data) {
 
 Status AtaPio::flush_cache() {
   ETT_TRY(wait_not_busy(kFlushOp, kTransferTimeoutMs));
+  m_command_block.out8(kDriveSelect, m_select);  // the other drive of the channel may have been selected
+  delay_400ns();
   m_command_block.out8(kCommand, kFlushCache);
   delay_400ns();
   return wait_complete(kFlushOp, kFlushTimeoutMs);

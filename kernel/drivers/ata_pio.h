@@ -1,4 +1,5 @@
-// ata_pio.h: the primary IDE master through programmed I/O: IDENTIFY, read, write, flush. Polled, no IRQs;
+// ata_pio.h: one legacy IDE disk (either channel, master or slave) through programmed I/O: IDENTIFY, read,
+// write, flush. Polled, no IRQs;
 // every wait has a TSC deadline and fails with a message naming what timed out. Writes move up to 16 sectors
 // per data request (WRITE MULTIPLE) when the drive supports it: under QEMU each data request costs one
 // round trip to the image file, so this is what sets the dump rate.
@@ -15,8 +16,20 @@ class AtaPio {
  public:
   static constexpr uint32_t kSectorSize = 512;
 
-  // IDENTIFYs the primary master (command block 0x1F0, control block 0x3F6). `tsc_hz` sets the deadlines.
-  static Result<AtaPio> open_primary_master(uint64_t tsc_hz);
+  // The four legacy IDE positions, in the order the kernel searches them for a trace disk.
+  enum class Position : uint8_t { PrimaryMaster, PrimarySlave, SecondaryMaster, SecondarySlave };
+  static constexpr uint32_t kPositionCount = 4;
+  static const char* position_name(Position position);
+
+  // IDENTIFYs the disk at `position` (primary: command block 0x1F0, control 0x3F6; secondary: 0x170,
+  // 0x376). Sends nothing but drive select and IDENTIFY: a disk is only read until its label is checked.
+  // `tsc_hz` sets the deadlines.
+  static Result<AtaPio> open(Position position, uint64_t tsc_hz);
+  static Result<AtaPio> open_primary_master(uint64_t tsc_hz) { return open(Position::PrimaryMaster, tsc_hz); }
+
+  // SET MULTIPLE MODE (up to 16 sectors per data request). Changes the drive's settings, so the caller
+  // does it only once the disk is known to be a trace disk; until then writes go one sector per request.
+  void enable_multiple_mode();
 
   // `count` sectors (any number; split into commands of at most 256) at `lba`.
   Status read(uint64_t lba, uint32_t count, void* buffer);
@@ -54,6 +67,7 @@ class AtaPio {
   };
   enum DriveSelectBit : uint8_t {
     kSelectMaster = 0xA0,  // bits 7 and 5 are obsolete but set by convention
+    kSelectSlave = 0xB0,   // the same with DEV (bit 4) set
     kSelectLba = 1u << 6,
   };
   enum DeviceControlBit : uint8_t {
@@ -81,6 +95,8 @@ class AtaPio {
   static constexpr uint16_t kCommandSetLba48 = 1u << 10;
   static constexpr uint16_t kPrimaryCommandBase = 0x1F0;
   static constexpr uint16_t kPrimaryControlBase = 0x3F6;
+  static constexpr uint16_t kSecondaryCommandBase = 0x170;
+  static constexpr uint16_t kSecondaryControlBase = 0x376;
   static constexpr uint64_t kLba28Limit = 1ull << 28;
   static constexpr uint32_t kMaxBlockSectors = 16;
 
@@ -96,9 +112,8 @@ class AtaPio {
   static const Op kFlushOp;
   static const Op kSetMultipleOp;
 
-  explicit AtaPio(uint64_t tsc_hz);
+  AtaPio(Position position, uint64_t tsc_hz);
   Status identify();
-  void enable_multiple_mode(uint16_t max_multiple);
   void delay_400ns() const;
   uint64_t deadline_after_ms(uint32_t ms) const;
   // Waits for BSY to clear and returns the status (before a command; ERR may be left from the last one).
@@ -108,9 +123,11 @@ class AtaPio {
   Status wait_data_request(const Op& op, uint32_t timeout_ms) const;
   Status issue(const Op& op, uint64_t lba, uint32_t count, Command lba28_command, Command lba48_command);
 
-  x86::IoWindow m_command_block{kPrimaryCommandBase};
-  x86::IoWindow m_control_block{kPrimaryControlBase};
+  x86::IoWindow m_command_block;
+  x86::IoWindow m_control_block;
+  uint8_t m_select;  // kSelectMaster or kSelectSlave
   uint64_t m_tsc_hz;
+  uint16_t m_max_multiple = 0;  // IDENTIFY word 47
   uint64_t m_sector_count = 0;
   bool m_lba48 = false;
   uint32_t m_block_sectors = 1;  // sectors per data request of a write: > 1 in multiple mode

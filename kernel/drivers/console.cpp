@@ -13,16 +13,22 @@ namespace ett::console {
 namespace {
 drivers::SerialPort g_serial{drivers::SerialPort::kCom1};
 drivers::VgaText g_screen;
+bool g_screen_output = true;
 
 void write_both(const char* text, size_t length) {
   g_serial.write(text, length);
-  g_screen.write(text, length);
+  if (g_screen_output) g_screen.write(text, length);
 }
 }  // namespace
 
 void init() {
   g_serial.init();
   g_screen.clear();
+}
+
+void set_screen_output(bool on) {
+  if (on && !g_screen_output) g_screen.clear();  // whatever was drawn is not the console's
+  g_screen_output = on;
 }
 
 void write(const char* text) {

@@ -6,6 +6,9 @@
 namespace ett::console {
 
 void init();
+// Whether lines also go to the VGA screen (on by default). The start screen and the analysis stage draw the
+// screen themselves and turn it off; serial keeps every line.
+void set_screen_output(bool on);
 void write(const char* text);
 [[gnu::format(printf, 1, 2)]] void print(const char* format, ...);
 

@@ -11,8 +11,7 @@
 
 namespace ett::dump {
 
-inline constexpr const char* kNotATraceDisk =
-    "disk at primary master is not an ETT trace disk (run `ett mkdisk`)";
+inline constexpr const char* kNotATraceDisk = "the disk is not an ETT trace disk (run `ett mkdisk`)";
 
 // The CRC32C both DiskLabel and SessionHeader carry in their last four bytes.
 template <typename Sector>

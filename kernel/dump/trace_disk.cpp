@@ -1,8 +1,9 @@
-// trace_disk.cpp: label check, session-chain walk, and the session writer with its staging chunk.
+// trace_disk.cpp: the search for a labelled disk, the session-chain walk, and the session writer.
 #include "dump/trace_disk.h"
 
 #include "arch/x86/cpu.h"
 #include "drivers/console.h"
+#include "lib/format.h"
 #include "lib/tsc_math.h"
 
 namespace ett::dump {
@@ -18,7 +19,48 @@ Status write_header(drivers::AtaPio& ata, format::SessionHeader& header, format:
 }
 }  // namespace
 
-Result<TraceDisk> TraceDisk::open(drivers::AtaPio& ata) {
+Result<TraceDisk> TraceDisk::find(uint64_t tsc_hz) {
+  using drivers::AtaPio;
+  const char* label_problem = nullptr;  // a labelled disk that this kernel cannot use says why
+  for (uint32_t i = 0; i < AtaPio::kPositionCount; ++i) {
+    const auto position = static_cast<AtaPio::Position>(i);
+    const char* name = AtaPio::position_name(position);
+    auto ata = AtaPio::open(position, tsc_hz);
+    if (!ata) {
+      console::print("ETT: ide %s: %s\n", name, ata.error().message);
+      continue;
+    }
+    auto disk = open(*ata);
+    if (!disk) {
+      console::print("ETT: ide %s: disk \"%s\", %llu sectors: %s; not touched\n", name, ata->model(),
+                     ata->sector_count(), disk.error().message);
+      if (label_problem == nullptr && disk.error().message != kNotATraceDisk)
+        label_problem = disk.error().message;
+      continue;
+    }
+    console::print("ETT: ide %s: disk \"%s\", %llu sectors%s: ETT trace disk\n", name, ata->model(),
+                   ata->sector_count(), ata->has_lba48() ? ", LBA48" : "");
+    disk->m_position = position;
+    disk->m_ata.enable_multiple_mode();
+    return disk;
+  }
+  if (label_problem) return fail(label_problem);
+  return fail(
+      "no ETT trace disk on either IDE channel; a disk that is not an ETT trace disk is never written "
+      "(make one with `ett mkdisk`)");
+}
+
+Status TraceDisk::check_room(uint64_t event_count) const {
+  if (format::session_sectors(event_count) <= m_end_lba - m_append.lba) return {};
+  static char message[192];
+  lib::format(message, sizeof(message),
+              "the trace disk is full: room for %llu events, the capture has %llu; nothing was written",
+              max_events(), event_count);
+  return fail(message);
+}
+
+Result<TraceDisk> TraceDisk::open(const drivers::AtaPio& ata_in) {
+  drivers::AtaPio ata = ata_in;
   format::DiskLabel label;
   ETT_TRY(ata.read(0, 1, &label));
   ETT_TRY(check_label(label));
@@ -33,29 +75,28 @@ Result<TraceDisk> TraceDisk::open(drivers::AtaPio& ata) {
 
 Result<DumpStats> TraceDisk::write_session(format::SessionHeader& header, const format::EventRecord* events,
                                            uint64_t event_count, uint64_t tsc_hz) {
-  if (format::session_sectors(event_count) > m_end_lba - m_append.lba)
-    return fail("the session does not fit in the free space of the trace disk");
+  ETT_TRY(check_room(event_count));
   start_session_header(header, m_label, m_append, event_count);
   const uint64_t chunk_count = header.chunk_count;
   console::print("ETT: dump session %u at LBA %llu: %llu events in %llu chunks\n", header.session_number,
                  header.start_lba, event_count, chunk_count);
 
   const uint64_t start = x86::rdtsc();
-  ETT_TRY(write_header(*m_ata, header, format::SessionStatus::Writing));
+  ETT_TRY(write_header(m_ata, header, format::SessionStatus::Writing));
   uint64_t next_report = chunk_count / 10;
   for (uint64_t index = 0; index < chunk_count; ++index) {
     build_chunk(g_chunk, header.session_number, index, events, event_count);
     ETT_TRY(
-        m_ata->write(header.start_lba + 1 + index * format::kChunkSectors, format::kChunkSectors, g_chunk));
+        m_ata.write(header.start_lba + 1 + index * format::kChunkSectors, format::kChunkSectors, g_chunk));
     if (chunk_count >= 20 && index + 1 == next_report && index + 1 < chunk_count) {
       console::print("ETT: dump %llu%% (%llu/%llu chunks)\n", (index + 1) * 100 / chunk_count, index + 1,
                      chunk_count);
       next_report += chunk_count / 10;
     }
   }
-  ETT_TRY(m_ata->flush_cache());
-  ETT_TRY(write_header(*m_ata, header, format::SessionStatus::Complete));
-  ETT_TRY(m_ata->flush_cache());
+  ETT_TRY(m_ata.flush_cache());
+  ETT_TRY(write_header(m_ata, header, format::SessionStatus::Complete));
+  ETT_TRY(m_ata.flush_cache());
   const uint64_t ticks = x86::rdtsc() - start;
 
   m_append = {header.start_lba + header.reserved_sectors, header.session_number + 1,

@@ -127,10 +127,11 @@ TEST(KernelCmdline, DuplicateKey) {
 TEST(KernelCmdline, BadValues) {
   EXPECT_EQ(parse_error("layout=3x3"), "layout: unknown layout '3x3' (expected 2x4, 8x1, 4x2 or 1x8)");
   EXPECT_EQ(parse_error("exit=reboot"), "exit: unknown action 'reboot' (expected qemu or halt)");
-  EXPECT_EQ(parse_error("dump=serial"), "dump: unknown target 'serial' (expected ata or none)");
+  EXPECT_EQ(parse_error("dump=tape"), "dump: unknown target 'tape' (expected ata, serial or none)");
+  EXPECT_EQ(parse_error("auto=yes"), "auto: 'yes' must be 0 or 1");
   EXPECT_EQ(parse_error("mode=fast"), "mode: unknown mode 'fast' (expected capture, calibrate or hwlat)");
   EXPECT_EQ(parse_error("probe=usb"),
-            "probe: unknown source 'usb' (expected ivshmem, lpt, lpt:BASE or pci-lpt)");
+            "probe: unknown source 'usb' (expected ivshmem, lpt, lpt:BASE, pci-lpt or lpt-loopback)");
   EXPECT_EQ(parse_error("probe=lpt:"), "probe: 'lpt:' is not an I/O port base (e.g. lpt:0x378)");
   EXPECT_EQ(parse_error("probe=lpt:0xZZ"), "probe: 'lpt:0xZZ' is not an I/O port base (e.g. lpt:0x378)");
   EXPECT_EQ(parse_error("probe=lpt:0x10000"),
@@ -142,16 +143,65 @@ TEST(KernelCmdline, ValuesAreCaseSensitive) {
   EXPECT_EQ(parse_error("exit=QEMU"), "exit: unknown action 'QEMU' (expected qemu or halt)");
 }
 
-TEST(KernelCmdline, ParallelPortSourcesParseButAreNotSupportedYet) {
-  EXPECT_EQ(parse_error("probe=lpt"), "probe=lpt is not supported yet");
-  EXPECT_EQ(parse_error("probe=lpt:0x378"), "probe=lpt is not supported yet");
-  EXPECT_EQ(parse_error("probe=lpt:888"), "probe=lpt is not supported yet");
-  EXPECT_EQ(parse_error("probe=pci-lpt"), "probe=pci-lpt is not supported yet");
+TEST(KernelCmdline, ParallelPortSources) {
+  EXPECT_EQ(parse_ok("probe=lpt").probe, format::ProbeSource::Lpt);
+  EXPECT_EQ(parse_ok("probe=lpt").probe_io_base, 0);
+  EXPECT_EQ(parse_ok("probe=lpt:0x278").probe_io_base, 0x278);
+  EXPECT_EQ(parse_ok("probe=lpt:888").probe_io_base, 888);
+  EXPECT_EQ(parse_ok("probe=pci-lpt").probe, format::ProbeSource::PciLpt);
+  EXPECT_EQ(parse_ok("probe=lpt-loopback").probe, format::ProbeSource::LptLoopback);
 }
 
-TEST(KernelCmdline, OtherModesParseButAreNotSupportedYet) {
-  EXPECT_EQ(parse_error("mode=calibrate"), "mode=calibrate is not supported yet");
-  EXPECT_EQ(parse_error("mode=hwlat"), "mode=hwlat is not supported yet");
+TEST(KernelCmdline, Modes) {
+  EXPECT_EQ(parse_ok("mode=calibrate").mode, CaptureMode::Calibrate);
+  EXPECT_EQ(parse_ok("mode=hwlat").mode, CaptureMode::HwLat);
+  EXPECT_EQ(parse_ok("mode=hwlat threshold=2500").hwlat_threshold_ns, 2500u);
+  EXPECT_EQ(parse_error("threshold=0 mode=hwlat"),
+            "threshold: '0' is not a number of nanoseconds (1 to 1000000000)");
+  EXPECT_EQ(parse_error("threshold=10us mode=hwlat"),
+            "threshold: '10us' is not a number of nanoseconds (1 to 1000000000)");
+  EXPECT_EQ(parse_error("threshold=100"), "threshold= applies to mode=hwlat only");
+}
+
+TEST(KernelCmdline, TriggerAndPretrigger) {
+  const Config config = parse_ok("trigger=1X0XXXXx pretrigger=16");
+  EXPECT_TRUE(config.trigger_enabled);
+  EXPECT_EQ(config.trigger_mask, 0xA0);
+  EXPECT_EQ(config.trigger_match, 0x80);
+  EXPECT_EQ(config.pretrigger, 16u);
+  EXPECT_FALSE(parse_ok("").trigger_enabled);
+  EXPECT_EQ(parse_error("trigger=1X0"), "trigger: '1X0' must be 8 trits, D7 first (e.g. 1X0XXXXX)");
+  EXPECT_EQ(parse_error("trigger=1X0XXXX2"), "trigger: '1X0XXXX2' may hold only 1, 0 and X");
+  EXPECT_EQ(parse_error("trigger=XXXXXXXX"), "trigger: 'XXXXXXXX' has no 1 or 0: it would match always");
+  EXPECT_EQ(parse_error("pretrigger=8"), "pretrigger= needs a trigger=");
+  EXPECT_EQ(parse_error("trigger=1XXXXXXX pretrigger=-1"), "pretrigger: '-1' is not a number of events");
+  EXPECT_EQ(parse_error("trigger=1XXXXXXX mode=calibrate"),
+            "trigger=, filter= and stop= apply to mode=capture only, not mode=calibrate");
+}
+
+TEST(KernelCmdline, Filter) {
+  EXPECT_EQ(parse_ok("filter=XXXX1111").filter_mask, 0x0F);
+  EXPECT_EQ(parse_ok("").filter_mask, 0xFF);
+  EXPECT_EQ(parse_error("filter=XXXX0111"), "filter: 'XXXX0111' may hold only 1 and X");
+  EXPECT_EQ(parse_error("filter=XXXXXXXX"), "filter: 'XXXXXXXX' has no 1: no line would give events");
+  EXPECT_EQ(parse_error("filter=111"), "filter: '111' must be 8 trits, D7 first (e.g. 1X0XXXXX)");
+}
+
+TEST(KernelCmdline, StopRulesAndKeyboard) {
+  EXPECT_EQ(parse_ok("stop=zero").stop_rule, format::StopReason::ZeroCode);
+  const Config code = parse_ok("stop=code:2:15");
+  EXPECT_EQ(code.stop_rule, format::StopReason::CodeMatch);
+  EXPECT_EQ(code.stop_probe, 2);
+  EXPECT_EQ(code.stop_code, 15);
+  EXPECT_EQ(parse_ok("layout=1x8 stop=code:1:0xC8").stop_code, 0xC8);
+  EXPECT_EQ(parse_error("stop=one"), "stop: unknown rule 'one' (expected zero or code:P:C)");
+  EXPECT_EQ(parse_error("stop=code:2"), "stop: 'code:2' is not code:PROBE:CODE (e.g. code:2:15)");
+  EXPECT_EQ(parse_error("stop=code:0:1"), "stop: 'code:0:1' is not code:PROBE:CODE (e.g. code:2:15)");
+  EXPECT_EQ(parse_error("stop=code:3:1"), "stop=code:3:1 does not exist under layout=2x4 (2 probes of 4 bits)");
+  EXPECT_EQ(parse_error("stop=code:1:16"), "stop=code:1:16 does not exist under layout=2x4 (2 probes of 4 bits)");
+  EXPECT_TRUE(parse_ok("keyboard=1").keyboard);
+  EXPECT_FALSE(parse_ok("keyboard=0").keyboard);
+  EXPECT_EQ(parse_error("keyboard=yes"), "keyboard: 'yes' must be 0 or 1");
 }
 
 TEST(KernelCmdline, SyntaxErrorsWinOverUnsupportedSettings) {

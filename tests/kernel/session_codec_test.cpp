@@ -76,7 +76,7 @@ TEST(KernelSessionCodec, LabelWithoutMagicIsNotATraceDisk) {
   seal(label);
   ASSERT_FALSE(check_label(label).ok());
   EXPECT_STREQ(check_label(label).error().message,
-               "disk at primary master is not an ETT trace disk (run `ett mkdisk`)");
+               "the disk is not an ETT trace disk (run `ett mkdisk`)");
   DiskLabel zero{};
   EXPECT_STREQ(check_label(zero).error().message, kNotATraceDisk);
 }

@@ -166,6 +166,7 @@ struct LayoutCase {
   const char* layout;
   int probes;
   int bits;
+  friend void PrintTo(const LayoutCase& c, std::ostream* out) { *out << "layout=" << c.layout; }
 };
 
 class LayoutTest : public ::testing::TestWithParam<LayoutCase> {};

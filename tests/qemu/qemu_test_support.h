@@ -2,15 +2,21 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace ett::test {
@@ -113,5 +119,91 @@ inline CsvTable read_csv(const fs::path& path) {
     if (!line.empty()) table.rows.push_back(split_csv_line(line));
   return table;
 }
+
+// QEMU started directly (not through `ett qemu run`), for what the runner cannot do: a monitor socket to set
+// the parallel port's data register (`o/b 0x378 V`) or press keys (`sendkey`). No ivshmem device: the kernel
+// runs without a host stop, so the command line must end the capture by itself (stop=, limit=, keyboard=1).
+class DirectQemu {
+ public:
+  DirectQemu(const fs::path& dir, const fs::path& disk, const std::string& append) : m_dir(dir) {
+    m_serial = dir / "serial.log";
+    m_monitor = dir / "monitor.sock";
+    std::vector<std::string> argv = {"qemu-system-i386", "-M", "pc", "-accel", "tcg", "-m", "256", "-display",
+                                     "none", "-monitor", "unix:" + m_monitor.string() + ",server=on,wait=off",
+                                     "-serial", "file:" + m_serial.string(), "-no-reboot", "-drive",
+                                     "file=" + disk.string() + ",format=raw,if=ide,index=0", "-device",
+                                     "isa-debug-exit,iobase=0xf4,iosize=0x04", "-kernel",
+                                     std::string(ETT_BIN_DIR) + "/ett-kernel.elf", "-append", "exit=qemu " + append};
+    m_pid = fork();
+    if (m_pid == 0) {
+      std::vector<char*> args;
+      for (auto& arg : argv) args.push_back(arg.data());
+      args.push_back(nullptr);
+      freopen("/dev/null", "w", stdout);
+      execvp(args[0], args.data());
+      _exit(127);
+    }
+  }
+  ~DirectQemu() {
+    if (m_pid > 0 && m_status < 0) {
+      kill(m_pid, SIGKILL);
+      waitpid(m_pid, nullptr, 0);
+    }
+    if (m_fd >= 0) close(m_fd);
+  }
+  std::string serial() const { return read_file(m_serial); }
+  // Waits until the serial log contains `text`.
+  bool wait_for_serial(const std::string& text, double timeout_s = 20) {
+    for (int i = 0; i < timeout_s * 100; ++i) {
+      if (serial().find(text) != std::string::npos) return true;
+      if (exited()) return serial().find(text) != std::string::npos;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+  // Sends one monitor command (e.g. "o/b 0x378 0x11" or "sendkey a").
+  bool monitor(const std::string& command) {
+    if (m_fd < 0) {
+      for (int i = 0; i < 200 && m_fd < 0; ++i) {
+        int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        std::snprintf(address.sun_path, sizeof(address.sun_path), "%s", m_monitor.c_str());
+        if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) {
+          m_fd = fd;
+        } else {
+          close(fd);
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+      }
+      if (m_fd < 0) return false;
+    }
+    const std::string line = command + "\n";
+    return write(m_fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  }
+  bool exited() {
+    if (m_status >= 0) return true;
+    int status = 0;
+    if (waitpid(m_pid, &status, WNOHANG) == m_pid) {
+      m_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      return true;
+    }
+    return false;
+  }
+  // QEMU's exit status (33 = the kernel's success through isa-debug-exit), or -1 on timeout.
+  int wait_exit(double timeout_s = 30) {
+    for (int i = 0; i < timeout_s * 100; ++i) {
+      if (exited()) return m_status;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return -1;
+  }
+
+ private:
+  fs::path m_dir, m_serial, m_monitor;
+  pid_t m_pid = -1;
+  int m_status = -1;
+  int m_fd = -1;
+};
 
 }  // namespace ett::test

@@ -1,4 +1,4 @@
-// test_disk_writer.h: test-side trace writer: lays sessions onto an image as trace_format.h describes.
+// test_disk_writer.h: test-side trace writer: sessions through host::SessionWriter, plus byte-level damage.
 #pragma once
 
 #include <fcntl.h>
@@ -7,12 +7,14 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "ett/crc32c.h"
 #include "ett/trace_format.h"
+#include "session_writer.h"
 
 namespace ett::test {
 
@@ -49,70 +51,36 @@ class TestDiskWriter {
     m_fd = ::open(path.c_str(), O_RDWR);
     if (m_fd < 0) throw std::runtime_error("cannot open " + path);
     read_at(&m_label, sizeof(m_label), 0);
-    m_next_lba = m_label.first_session_lba;
   }
   ~TestDiskWriter() { ::close(m_fd); }
   TestDiskWriter(const TestDiskWriter&) = delete;
   TestDiskWriter& operator=(const TestDiskWriter&) = delete;
 
-  // Appends a session; returns its header's LBA.
+  // Appends a session through the host library's SessionWriter (the one `ett synth` uses); returns its
+  // header's LBA. The writer finds the end of the session chain when the first session is appended.
   uint64_t append(const SessionSpec& spec) {
-    const uint64_t lba = m_next_lba;
-    const uint64_t events = spec.records.size();
-    f::SessionHeader header;
-    std::memset(&header, 0, sizeof(header));
-    std::memcpy(header.magic, f::kSessionMagic, sizeof(header.magic));
-    header.format_version = f::kFormatVersion;
-    header.status = static_cast<uint32_t>(spec.status);
-    header.session_number = ++m_sessions;
-    header.record_size = sizeof(f::EventRecord);
-    header.chunk_sectors = f::kChunkSectors;
-    header.start_lba = lba;
-    header.reserved_sectors = f::session_sectors(events);
-    header.event_count = events;
-    header.chunk_count = f::chunks_for(events);
-    header.tsc_hz = spec.tsc_hz;
-    header.tsc_method = static_cast<uint32_t>(f::TscMethod::Pit);
-    header.capture_start_tsc = spec.capture_start_tsc;
-    header.capture_end_tsc = events ? spec.records.back().tsc + 10 : spec.capture_start_tsc;
-    header.captured_at_unix = 1'700'000'000 + m_sessions;
-    header.stop_reason = static_cast<uint32_t>(f::StopReason::HostRequest);
-    header.probe_source = static_cast<uint32_t>(f::ProbeSource::Ivshmem);
-    header.layout = static_cast<uint32_t>(f::Layout::Double2x4);
-    header.mode = static_cast<uint32_t>(f::CaptureMode::Capture);
-    header.initial_lines = spec.initial_lines;
-    header.filter_mask = 0xFF;
-    std::memcpy(header.disk_uuid, spec.uuid_override ? spec.uuid_override : m_label.disk_uuid, 16);
-    std::strcpy(header.cmdline, "exit=qemu");
-    header.crc = ett::crc32c(&header, f::kSectorSize - 4);
-    write_at(&header, sizeof(header), lba * f::kSectorSize);
-
-    if (spec.write_chunks) {
-      for (uint64_t c = 0; c < header.chunk_count; ++c) {
-        if (c < spec.skip_chunk.size() && spec.skip_chunk[c]) continue;
-        std::vector<uint8_t> chunk(f::kChunkBytes, 0);
-        f::ChunkHeader chunk_header;
-        std::memset(&chunk_header, 0, sizeof(chunk_header));
-        std::memcpy(chunk_header.magic, f::kChunkMagic, sizeof(chunk_header.magic));
-        chunk_header.session_number = header.session_number;
-        chunk_header.chunk_index = c;
-        chunk_header.first_seq = c * f::kRecordsPerChunk;
-        const uint64_t count = std::min<uint64_t>(f::kRecordsPerChunk, events - chunk_header.first_seq);
-        chunk_header.record_count = static_cast<uint32_t>(count);
-        std::memcpy(chunk.data(), &chunk_header, sizeof(chunk_header));
-        std::memcpy(chunk.data() + sizeof(chunk_header), spec.records.data() + chunk_header.first_seq,
-                    count * sizeof(f::EventRecord));
-        chunk_header.crc = ett::crc32c(chunk.data(), chunk.size());  // crc field is still zero here
-        std::memcpy(chunk.data(), &chunk_header, sizeof(chunk_header));
-        write_at(chunk.data(), chunk.size(), chunk_lba(lba, c) * f::kSectorSize);
-      }
+    if (!m_writer) {
+      auto opened = host::SessionWriter::open(m_path);
+      if (!opened) throw std::runtime_error(opened.error().message);
+      m_writer.emplace(std::move(*opened));
     }
-    m_next_lba = lba + header.reserved_sectors;
-    return lba;
+    host::SessionSpec host_spec;
+    host_spec.records = spec.records;
+    host_spec.status = spec.status;
+    host_spec.tsc_hz = spec.tsc_hz;
+    host_spec.capture_start_tsc = spec.capture_start_tsc;
+    host_spec.captured_at_unix = 1'700'000'000 + m_writer->last_session() + 1;
+    host_spec.initial_lines = spec.initial_lines;
+    host_spec.write_chunks = spec.write_chunks;
+    host_spec.skip_chunk = spec.skip_chunk;
+    host_spec.uuid_override = spec.uuid_override;
+    auto lba = m_writer->append(host_spec);
+    if (!lba) throw std::runtime_error(lba.error().message);
+    return *lba;
   }
 
   static uint64_t chunk_lba(uint64_t session_lba, uint64_t chunk) {
-    return session_lba + 1 + chunk * f::kChunkSectors;
+    return host::SessionWriter::chunk_lba(session_lba, chunk);
   }
 
   void write_at(const void* data, size_t size, uint64_t offset) {
@@ -136,8 +104,7 @@ class TestDiskWriter {
   std::string m_path;
   int m_fd = -1;
   f::DiskLabel m_label{};
-  uint64_t m_next_lba = 0;
-  uint32_t m_sessions = 0;
+  std::optional<host::SessionWriter> m_writer;
 };
 
 // A fresh directory under the system temp dir, removed with everything in it.

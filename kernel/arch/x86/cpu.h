@@ -74,8 +74,24 @@ enum CpuidLeaf : uint32_t {
 
 enum CpuidFeatureEdx : uint32_t {
   kFeatureTsc = 1u << 4,
+  kFeatureMsr = 1u << 5,
   kFeatureSse2 = 1u << 26,
 };
+
+enum CpuidFeatureEcx : uint32_t {
+  kFeatureHypervisor = 1u << 31,
+};
+
+// Model-specific registers the kernel reads. Only read one that CPUID says exists: an unknown MSR faults.
+enum Msr : uint32_t {
+  kMsrSmiCount = 0x34,  // Intel Nehalem and later: SMIs since reset (low 32 bits)
+};
+
+inline uint64_t rdmsr(Msr msr) {
+  uint32_t low, high;
+  asm volatile("rdmsr" : "=a"(low), "=d"(high) : "c"(static_cast<uint32_t>(msr)));
+  return (static_cast<uint64_t>(high) << 32) | low;
+}
 
 enum CpuidPowerManagementEdx : uint32_t {
   kInvariantTsc = 1u << 8,

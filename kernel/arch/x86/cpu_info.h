@@ -9,6 +9,10 @@ struct CpuInfo {
   bool has_tsc;
   bool has_sse2;       // lfence is available
   bool invariant_tsc;  // the TSC runs at a constant rate in every P-/C-state
+  bool hypervisor;     // CPUID.1:ECX[31]: running under a hypervisor or emulator
+  // MSR 0x34 (MSR_SMI_COUNT) exists: GenuineIntel, family 6, model >= 0x1A (Nehalem and later), RDMSR
+  // available, and no hypervisor (emulators such as QEMU fault on unknown MSRs; no handler recovers here).
+  bool has_smi_count;
 };
 
 CpuInfo read_cpu_info();

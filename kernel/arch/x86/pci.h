@@ -18,6 +18,9 @@ enum Register : uint8_t {
   kVendorId = 0x00,
   kDeviceId = 0x02,
   kCommand = 0x04,
+  kProgIf = 0x09,
+  kSubclass = 0x0A,
+  kClassCode = 0x0B,
   kHeaderType = 0x0E,
   kBar0 = 0x10,
 };
@@ -48,6 +51,8 @@ void write16(Address address, uint8_t offset, uint16_t value);
 
 // Scans every bus, slot and function; the first match in bus/slot/function order.
 Result<Address> find_device(uint16_t vendor, uint16_t device);
+// The same scan by class and subclass (e.g. 0x07/0x01: parallel port).
+Result<Address> find_class(uint8_t class_code, uint8_t subclass);
 
 struct Bar {
   uint64_t address;  // flags masked off

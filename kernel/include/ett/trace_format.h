@@ -77,6 +77,7 @@ enum class TscMethod : uint32_t {
 enum SessionFlags : uint32_t {
   kFlagInvariantTsc = 1u << 0,  // CPUID.80000007H:EDX[8]
   kFlagTriggered = 1u << 1,     // a trigger= pattern was set and matched
+  kFlagSmiCount = 1u << 2,      // smi_count is valid (MSR 0x34, Intel)
 };
 
 struct DiskLabel {
@@ -133,7 +134,14 @@ struct SessionHeader {
   char cpu_vendor[16];             // CPUID leaf 0, NUL-terminated
   char cpu_brand[48];              // CPUID leaves 0x80000002-4
   char cmdline[192];               // the kernel command line, NUL-terminated (truncated if longer)
-  uint8_t reserved[84];
+  // Issue 3 (additive, carved from the reserved bytes; all 0 in sessions written before):
+  uint64_t armed_tsc;              // trigger=: when the initial lines were read; capture_start_tsc is the trigger
+  uint64_t pretrigger_events;      // the first N events are from before the trigger (negative times)
+  uint64_t loop_iterations;        // polls (capture, calibrate) or clock reads (hwlat) during the run
+  uint32_t floor_milliticks;       // mode=calibrate: the bare poll loop's ticks per poll x 1000, same boot
+  uint32_t smi_count;              // mode=hwlat: SMIs during the run, when kFlagSmiCount
+  uint64_t tsc_hz_pit;             // the PIT's calibration when tsc_method is another timer (else = tsc_hz)
+  uint8_t reserved[44];
   uint32_t crc;                    // CRC32C of bytes [0, 508)
 };
 static_assert(sizeof(SessionHeader) == kSectorSize);
@@ -146,6 +154,11 @@ struct EventRecord {
   uint8_t lines;   // all eight data lines D7..D0 after the change
   uint8_t flags;   // reserved, 0
   uint32_t aux;    // mode-specific: 0 in capture mode
+  // mode=calibrate: one record per loop step: probe 0, code = lines = the lines read in that step, tsc = the
+  //   TSC read after the lines, aux = ticks since the previous record (the first: since capture_start_tsc),
+  //   saturated at 0xFFFFFFFF. The loop-step distribution is the distribution of aux (or of tsc differences).
+  // mode=hwlat: one record per gap: probe 0, code = lines = 0, tsc = the TSC read before the gap,
+  //   aux = the gap in ticks (> threshold), saturated at 0xFFFFFFFF.
 };
 static_assert(sizeof(EventRecord) == 16);
 
@@ -168,6 +181,17 @@ constexpr uint64_t chunks_for(uint64_t event_count) {
 }
 constexpr uint64_t session_sectors(uint64_t event_count) {
   return 1 + chunks_for(event_count) * kChunkSectors;
+}
+
+// Lines per probe under a layout (probe k, 1-based, owns lines D((k-1)*bits) upwards); 0 for an unknown layout.
+constexpr uint32_t layout_bits_per_probe(uint32_t layout) {
+  switch (static_cast<Layout>(layout)) {
+    case Layout::Double2x4: return 4;
+    case Layout::Single8x1: return 1;
+    case Layout::Quad4x2: return 2;
+    case Layout::Byte1x8: return 8;
+  }
+  return 0;
 }
 
 // Human-readable names, used by the kernel's screen and the host's reports alike.

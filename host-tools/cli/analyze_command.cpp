@@ -1,0 +1,204 @@
+// analyze_command.cpp: `ett analyze precision|durations|intervals|histogram|align`: analyses of loaded traces.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+#include "analysis_input.h"
+#include "analysis_output.h"
+#include "commands.h"
+
+namespace ett::cli {
+
+namespace {
+
+using namespace ett::host;
+
+struct AnalyzeOptions {
+  std::string db = default_db_url();
+  std::optional<int64_t> trace;
+  std::string format = "text";
+  // precision
+  int bins = 40;
+  bool no_store = false;
+  // durations
+  std::string from, to, size_of_code, fit;
+  std::string pair = "same-code";
+  std::optional<double> pi_ns;
+  // intervals
+  std::optional<double> tau_ns;
+  // histogram
+  std::string by = "code";
+  std::string match;
+  // align
+  std::vector<int64_t> traces;
+  int sync = 0;
+};
+
+int print(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return 0;
+}
+
+int run_precision(const AnalyzeOptions& o, OutputFormat format) {
+  auto loaded = open_trace(o.db, o.trace);
+  if (!loaded) return report(loaded.error());
+  PrecisionOptions options;
+  options.bins = o.bins;
+  auto result = analyze_precision(loaded->capture, options);
+  if (!result) return report(result.error());
+  if (!o.no_store) {
+    auto stored = store_precision(*loaded->db, loaded->capture.info.trace_id, *result);
+    if (!stored) return report(stored.error());
+  }
+  if (format == OutputFormat::Text) std::printf("%s\n", loaded->capture.info.name.c_str());
+  return print(format_precision(*result, format));
+}
+
+int run_durations(const AnalyzeOptions& o, OutputFormat format) {
+  auto from = parse_endpoint(o.from);
+  if (!from) return report(from.error());
+  auto to = parse_endpoint(o.to);
+  if (!to) return report(to.error());
+  auto rule = parse_pair_rule(o.pair);
+  if (!rule) return report(rule.error());
+  std::optional<std::map<uint8_t, double>> sizes;
+  if (!o.fit.empty() && o.fit != "linear") return report({ErrorKind::Usage, "--fit '" + o.fit + "': only linear"});
+  if (!o.fit.empty() && o.size_of_code.empty())
+    return report({ErrorKind::Usage, "--fit linear needs --size-of-code CODE=SIZE,..."});
+  if (!o.size_of_code.empty()) {
+    auto parsed = parse_size_of_code(o.size_of_code);
+    if (!parsed) return report(parsed.error());
+    sizes = *parsed;
+  }
+  auto loaded = open_trace(o.db, o.trace);
+  if (!loaded) return report(loaded.error());
+  auto pi = resolve_pi(*loaded->db, loaded->capture.info.trace_id, o.pi_ns);
+  if (!pi) return report(pi.error());
+  auto result = pair_actions(loaded->capture.events, *from, *to, *pi, *rule);
+  if (!result) return report(result.error());
+  std::optional<FitResult> fit;
+  if (sizes) {
+    auto fitted = fit_durations(result->actions, *sizes);
+    if (!fitted) return report(fitted.error());
+    fit = *fitted;
+  }
+  if (format == OutputFormat::Text) std::printf("%s\n", loaded->capture.info.name.c_str());
+  return print(format_durations(*result, fit ? &*fit : nullptr, format));
+}
+
+int run_intervals(const AnalyzeOptions& o, OutputFormat format) {
+  auto loaded = open_trace(o.db, o.trace);
+  if (!loaded) return report(loaded.error());
+  double tau = 0;
+  if (o.tau_ns) {
+    tau = *o.tau_ns;
+  } else {
+    auto stored = find_precision(*loaded->db, loaded->capture.info.trace_id);
+    if (!stored) return report(stored.error());
+    if (*stored) tau = (*stored)->tau_ns;
+  }
+  if (format == OutputFormat::Text) std::printf("%s\n", loaded->capture.info.name.c_str());
+  return print(format_intervals(analyze_intervals(loaded->capture.events, tau), format));
+}
+
+int run_histogram(const AnalyzeOptions& o, OutputFormat format) {
+  auto spec = parse_histogram_by(o.by);
+  if (!spec) return report(spec.error());
+  std::optional<TritPattern> filter;
+  if (!o.match.empty()) {
+    auto pattern = parse_trits(o.match);
+    if (!pattern) return report(pattern.error());
+    filter = *pattern;
+  }
+  auto loaded = open_trace(o.db, o.trace);
+  if (!loaded) return report(loaded.error());
+  if (format == OutputFormat::Text) std::printf("%s\n", loaded->capture.info.name.c_str());
+  return print(format_histogram(histogram(loaded->capture.events, *spec, filter), format));
+}
+
+int run_align(const AnalyzeOptions& o, OutputFormat format) {
+  if (o.traces.size() < 2)
+    return report({ErrorKind::Usage, "align needs two or more traces: --traces REF,T2,... (the first is the reference)"});
+  auto db = open_database(o.db);
+  if (!db) return report(db.error());
+  std::vector<Capture> captures;
+  for (int64_t id : o.traces) {
+    auto resolved = resolve_trace(**db, id);
+    if (!resolved) return report(resolved.error());
+    auto capture = load_capture(**db, id);
+    if (!capture) return report(capture.error());
+    captures.push_back(std::move(*capture));
+  }
+  auto result = align_captures(captures, static_cast<uint8_t>(o.sync));
+  if (!result) return report(result.error());
+  return print(format_align(*result, o.traces, format));
+}
+
+CLI::App* add_common(CLI::App* sub, AnalyzeOptions& o, bool with_trace = true) {
+  if (with_trace) sub->add_option("--trace", o.trace, "Trace id (default: the most recently loaded trace)");
+  sub->add_option("--format", o.format, "text, csv or json")->capture_default_str();
+  sub->add_option("--db", o.db, "sqlite:FILE or postgresql://... (default: $ETT_DB or sqlite:traces.db)")
+      ->capture_default_str();
+  return sub;
+}
+
+}  // namespace
+
+Command add_analyze_command(CLI::App& app) {
+  auto o = std::make_shared<AnalyzeOptions>();
+  CLI::App* sub = app.add_subcommand("analyze", "Analyse a loaded trace: precision, durations, intervals, histogram, align");
+  sub->require_subcommand(1);
+
+  CLI::App* precision = add_common(
+      sub->add_subcommand("precision", "Loop-step distribution of a mode=calibrate capture: tau, epsilon and pi at "
+                                       "95.5 %, 99.7 % and 100 % coverage (stored for the machine's other traces)"),
+      *o);
+  precision->add_option("--bins", o->bins, "Histogram bins")->capture_default_str()->check(CLI::Range(1, 1000));
+  precision->add_flag("--no-store", o->no_store, "Do not store the result in the database");
+
+  CLI::App* durations = add_common(
+      sub->add_subcommand("durations", "Durations of actions from start events (--from) to end events (--to), "
+                                       "with the ±pi bound; --size-of-code with --fit linear fits a + b * size"),
+      *o);
+  durations->add_option("--from", o->from, "Start events: PROBE or PROBE:CODE")->required();
+  durations->add_option("--to", o->to,
+                        "End events: PROBE or PROBE:CODE (without a code: the same code as the start)")
+      ->required();
+  durations->add_option("--pair", o->pair,
+                        "same-code: an end closes the oldest open start with its code; fifo: the oldest, any code")
+      ->capture_default_str();
+  durations->add_option("--size-of-code", o->size_of_code, "The size each start code stands for: \"1=16,2=500\"");
+  durations->add_option("--fit", o->fit, "linear: least-squares duration = a + b * size");
+  durations->add_option("--pi-ns", o->pi_ns, "Precision bound to quote (default: the stored one of this machine)");
+
+  CLI::App* intervals = add_common(
+      sub->add_subcommand("intervals", "Inter-arrival statistics per probe and the events closer than tau"), *o);
+  intervals->add_option("--tau-ns", o->tau_ns, "Threshold (default: the stored 100 % tau of this machine)");
+
+  CLI::App* hist = add_common(
+      sub->add_subcommand("histogram", "Event counters by code, probe or time bucket, with a mask/match filter"), *o);
+  hist->add_option("--by", o->by, "code, probe or time:BUCKET (e.g. time:1ms)")->capture_default_str();
+  hist->add_option("--match", o->match, "Eight trits D7..D0, each 1, 0 or X: only events whose lines match");
+
+  CLI::App* align = add_common(
+      sub->add_subcommand("align", "Fit the clocks of captures sharing a sync line against the first, and merge "
+                                   "their events (--format csv: the merged timeline)"),
+      *o, false);
+  align->add_option("--traces", o->traces, "Trace ids, the reference first")->delimiter(',')->required();
+  align->add_option("--sync", o->sync, "The probe carrying the shared sync line")->required()->check(CLI::Range(1, 8));
+
+  return {sub, [o, precision, durations, intervals, hist, align] {
+            auto format = parse_output_format(o->format);
+            if (!format) return report(format.error());
+            if (precision->parsed()) return run_precision(*o, *format);
+            if (durations->parsed()) return run_durations(*o, *format);
+            if (intervals->parsed()) return run_intervals(*o, *format);
+            if (hist->parsed()) return run_histogram(*o, *format);
+            if (align->parsed()) return run_align(*o, *format);
+            return 1;
+          }};
+}
+
+}  // namespace ett::cli

@@ -1,0 +1,75 @@
+// query_command.cpp: `ett query NAME [PARAMS]`: runs one of the project's named, prepared queries.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+#include "commands.h"
+#include "db_output.h"
+#include "db_queries.h"
+
+namespace ett::cli {
+
+namespace {
+
+struct QueryOptions {
+  std::string name;
+  std::vector<std::string> args;
+  std::optional<int64_t> trace;
+  bool csv = false;
+  std::string db = host::default_db_url();
+};
+
+std::string query_list() {
+  std::string out = "named queries (ett query NAME [PARAMS]; --trace T, default the newest trace):\n";
+  for (const host::NamedQuery& query : host::named_queries()) {
+    std::string usage = query.name;
+    for (const char* param : query.params) usage += std::string(" ") + param;
+    out += fmt::format("  {:<22} {}\n", usage, query.description);
+  }
+  return out;
+}
+
+int run_query(const QueryOptions& options) {
+  using namespace ett::host;
+  if (options.name.empty() || options.name == "list") {
+    std::fputs(query_list().c_str(), stdout);
+    return 0;
+  }
+  const NamedQuery* query = find_named_query(options.name);
+  if (!query) return report({ErrorKind::Usage, "no query named '" + options.name + "'\n" + query_list()});
+  auto db = open_database(options.db);
+  if (!db) return report(db.error());
+  int64_t trace = 0;
+  if (query->takes_trace) {
+    if (options.trace) {
+      trace = *options.trace;
+    } else {
+      auto latest = latest_trace(**db);
+      if (!latest) return report(latest.error());
+      trace = *latest;
+    }
+  }
+  auto table = run_named_query(**db, *query, trace, options.args);
+  if (!table) return report(table.error());
+  const std::string text = options.csv ? format_csv(*table) : format_table(*table);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return 0;
+}
+
+}  // namespace
+
+Command add_query_command(CLI::App& app) {
+  auto options = std::make_shared<QueryOptions>();
+  CLI::App* sub = app.add_subcommand("query", "Run a named query on the trace database (without NAME: list them)");
+  sub->add_option("NAME", options->name, "traces, event, window, probe, codes, probes");
+  sub->add_option("PARAMS", options->args, "The query's values, in order");
+  sub->add_option("--trace", options->trace, "Trace id (default: the most recently loaded trace)");
+  sub->add_flag("--csv", options->csv, "CSV instead of an aligned table");
+  sub->add_option("--db", options->db, "sqlite:FILE or postgresql://... (default: $ETT_DB or sqlite:traces.db)")
+      ->capture_default_str();
+  return {sub, [options] { return run_query(*options); }};
+}
+
+}  // namespace ett::cli

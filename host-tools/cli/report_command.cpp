@@ -1,0 +1,100 @@
+// report_command.cpp: `ett report -o report.html`: one self-contained HTML page about a loaded trace.
+#include <memory>
+#include <optional>
+
+#include "analysis_input.h"
+#include "commands.h"
+#include "export_file.h"
+#include "export_html.h"
+
+namespace ett::cli {
+
+namespace {
+
+using namespace ett::host;
+
+struct ReportOptions {
+  std::string db = default_db_url();
+  std::optional<int64_t> trace;
+  std::string output;
+  bool force = false;
+  std::string pair = "same-code";
+  std::string from, to, size_of_code;
+  std::optional<double> pi_ns;
+};
+
+int run_report(const ReportOptions& o) {
+  if (o.from.empty() != o.to.empty()) return report({ErrorKind::Usage, "--from and --to go together"});
+  if (!o.size_of_code.empty() && o.from.empty())
+    return report({ErrorKind::Usage, "--size-of-code needs actions: give --from and --to"});
+  auto loaded = open_trace(o.db, o.trace);
+  if (!loaded) return report(loaded.error());
+  const Capture& capture = loaded->capture;
+  const int64_t id = capture.info.trace_id;
+
+  // The precision table: this trace's own when it is a calibration, else the stored one of its machine.
+  std::optional<PrecisionResult> precision;
+  if (capture.info.mode == "calibrate") {
+    auto result = analyze_precision(capture);
+    if (!result) return report(result.error());
+    precision = *result;
+  } else {
+    auto calibration = find_precision(*loaded->db, id);
+    if (!calibration) return report(calibration.error());
+    if (*calibration) {
+      auto source = load_capture(*loaded->db, (*calibration)->trace_id);
+      if (!source) return report(source.error());
+      auto result = analyze_precision(*source);
+      if (!result) return report(result.error());
+      precision = *result;
+    }
+  }
+  std::optional<DurationsResult> durations;
+  std::optional<FitResult> fit;
+  if (!o.from.empty()) {
+    auto from = parse_endpoint(o.from);
+    if (!from) return report(from.error());
+    auto to = parse_endpoint(o.to);
+    if (!to) return report(to.error());
+    auto rule = parse_pair_rule(o.pair);
+    if (!rule) return report(rule.error());
+    auto pi = resolve_pi(*loaded->db, id, o.pi_ns);
+    if (!pi) return report(pi.error());
+    auto paired = pair_actions(capture.events, *from, *to, *pi, *rule);
+    if (!paired) return report(paired.error());
+    durations = *paired;
+    if (!o.size_of_code.empty()) {
+      auto sizes = parse_size_of_code(o.size_of_code);
+      if (!sizes) return report(sizes.error());
+      auto fitted = fit_durations(durations->actions, *sizes);
+      if (!fitted) return report(fitted.error());
+      fit = *fitted;
+    }
+  }
+  const std::string html = export_html({&capture, precision ? &*precision : nullptr,
+                                        durations ? &*durations : nullptr, fit ? &*fit : nullptr});
+  auto written = write_output(o.output, html, o.force);
+  if (!written) return report(written.error());
+  return 0;
+}
+
+}  // namespace
+
+Command add_report_command(CLI::App& app) {
+  auto o = std::make_shared<ReportOptions>();
+  CLI::App* sub = app.add_subcommand("report", "Write a self-contained HTML report of a loaded trace: summary, "
+                                               "precision, timeline, durations, fit");
+  sub->add_option("-o,--output", o->output, "The HTML file")->required();
+  sub->add_flag("--force", o->force, "Overwrite an existing output file");
+  sub->add_option("--from", o->from, "Start events of actions, PROBE[:CODE]");
+  sub->add_option("--pair", o->pair, "Action pairing: same-code or fifo")->capture_default_str();
+  sub->add_option("--to", o->to, "End events of actions, PROBE[:CODE]");
+  sub->add_option("--size-of-code", o->size_of_code, "The size each start code stands for: \"1=16,2=500\" (fit plot)");
+  sub->add_option("--pi-ns", o->pi_ns, "Precision bound to quote (default: the stored one of this machine)");
+  sub->add_option("--trace", o->trace, "Trace id (default: the most recently loaded trace)");
+  sub->add_option("--db", o->db, "sqlite:FILE or postgresql://... (default: $ETT_DB or sqlite:traces.db)")
+      ->capture_default_str();
+  return {sub, [o] { return run_report(*o); }};
+}
+
+}  // namespace ett::cli

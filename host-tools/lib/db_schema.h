@@ -1,0 +1,38 @@
+// db_schema.h: the trace database's tables, the same on SQLite and PostgreSQL (README "Trace database").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "db_database.h"
+#include "trace_image.h"
+
+namespace ett::host {
+
+enum class ColumnType { Integer, Text };
+
+struct ColumnDef {
+  const char* name;
+  ColumnType type;
+};
+
+// The columns of `traces` after trace_id: identity, what was loaded, then every session-header field.
+const std::vector<ColumnDef>& trace_columns();
+
+// CREATE TABLE / INDEX statements for an engine, run in order.
+std::vector<std::string> schema_statements(DbEngine engine);
+
+// INSERT INTO traces (...) VALUES ($1, ...) RETURNING trace_id
+std::string insert_trace_sql();
+
+// A 64-bit hash of the session header and every decoded event, as 16 hex digits.
+std::string content_hash(const format::SessionHeader& header, std::span<const Event> events);
+
+// "01234567-89ab-cdef-0123-456789abcdef"
+std::string format_uuid(const uint8_t (&uuid)[16]);
+
+// The traces row for a decoded session of a disk.
+TraceRow make_trace_row(const format::DiskLabel& label, const SessionSummary& summary,
+                        std::span<const Event> events);
+
+}  // namespace ett::host

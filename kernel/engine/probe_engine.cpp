@@ -1,0 +1,192 @@
+// probe_engine.cpp: probe sources, and one loop instantiation per source, clock, layout and filter setting.
+#include "engine/probe_engine.h"
+
+#include "arch/x86/cpu.h"
+#include "arch/x86/tsc_clock.h"
+#include "capture/stop_rules.h"
+#include "drivers/console.h"
+#include "drivers/ivshmem_probe.h"
+#include "drivers/parallel_port.h"
+#include "drivers/pci_lpt.h"
+#include "drivers/ps2_keyboard.h"
+#include "drivers/ps2_stop_key.h"
+#include "lib/tsc_math.h"
+#include "runtime/panic.h"
+
+namespace ett::engine {
+
+namespace {
+
+using capture::CaptureResult;
+using drivers::ParallelPort;
+
+// The control block for runs without a virtual probe: the loop's host stop reads it and never sees a request.
+vprobe::Control g_no_host_control{};
+
+struct RunSetup {
+  const config::Config& config;
+  capture::CaptureOptions options;
+  uint64_t limit_ticks;
+  uint64_t hwlat_threshold_ticks;
+  volatile vprobe::Control* control;
+  capture::EventBuffer buffer;
+};
+
+template <typename Clock>
+struct Loops {
+  using Stop = capture::StopRules<x86::TscClock, drivers::IvshmemHost, drivers::Ps2StopKey>;
+
+  template <format::Layout kLayout, bool kFiltered, typename Source>
+  static CaptureResult capture_with(const RunSetup& setup, Source source, Stop& stop) {
+    return capture::run_capture<kLayout, kFiltered>(source, Clock{}, stop, setup.buffer, setup.options);
+  }
+
+  template <bool kFiltered, typename Source>
+  static CaptureResult capture_layout(const RunSetup& setup, Source source, Stop& stop) {
+    switch (setup.config.layout) {
+      case format::Layout::Double2x4:
+        return capture_with<format::Layout::Double2x4, kFiltered>(setup, source, stop);
+      case format::Layout::Single8x1:
+        return capture_with<format::Layout::Single8x1, kFiltered>(setup, source, stop);
+      case format::Layout::Quad4x2:
+        return capture_with<format::Layout::Quad4x2, kFiltered>(setup, source, stop);
+      case format::Layout::Byte1x8:
+        return capture_with<format::Layout::Byte1x8, kFiltered>(setup, source, stop);
+    }
+    panic("unknown layout");
+  }
+
+  template <typename Source>
+  static EngineResult run(const RunSetup& setup, Source source, const x86::CpuInfo& cpu) {
+    x86::TscClock deadline_clock;
+    drivers::IvshmemHost host{setup.control};
+    drivers::Ps2StopKey key;
+    Stop stop(deadline_clock, host, setup.limit_ticks, setup.config.keyboard ? &key : nullptr);
+    EngineResult result{};
+    switch (setup.config.mode) {
+      case format::CaptureMode::Calibrate: {
+        constexpr uint32_t kFloorPolls = 1u << 20;
+        const uint64_t ticks = capture::bare_poll_ticks(source, Clock{}, kFloorPolls);
+        result.floor_milliticks = static_cast<uint32_t>(ticks * 1000 / kFloorPolls);
+        result.capture = capture::run_calibrate(source, Clock{}, stop, setup.buffer);
+        break;
+      }
+      case format::CaptureMode::HwLat: {
+        const uint32_t smi_before = cpu.has_smi_count ? static_cast<uint32_t>(x86::rdmsr(x86::kMsrSmiCount)) : 0;
+        result.capture = capture::run_hwlat(x86::TscClock{}, stop, setup.buffer, setup.hwlat_threshold_ticks);
+        result.smi_valid = cpu.has_smi_count;
+        if (cpu.has_smi_count) result.smi_count = static_cast<uint32_t>(x86::rdmsr(x86::kMsrSmiCount)) - smi_before;
+        break;
+      }
+      case format::CaptureMode::Capture:
+        result.capture = setup.config.filter_mask == 0xFF ? capture_layout<false>(setup, source, stop)
+                                                           : capture_layout<true>(setup, source, stop);
+        break;
+    }
+    return result;
+  }
+};
+
+template <typename Clock>
+EngineResult run_with_clock(const RunSetup& setup, const Probe& probe, const x86::CpuInfo& cpu) {
+  if (probe.source == format::ProbeSource::Ivshmem)
+    return Loops<Clock>::run(setup, drivers::IvshmemLines{probe.ivshmem_lines}, cpu);
+  return Loops<Clock>::run(setup, drivers::PortLines{probe.io_base}, cpu);
+}
+
+}  // namespace
+
+Result<Probe> open_probe(const config::Config& config) {
+  Probe probe{};
+  probe.source = config.probe;
+  probe.control = nullptr;
+  auto ivshmem = drivers::IvshmemProbe::find();
+  if (ivshmem) {
+    probe.control = ivshmem->control();
+    probe.ivshmem_lines = ivshmem->lines();
+    probe.pci = ivshmem->pci_address();
+  }
+  switch (config.probe) {
+    case format::ProbeSource::Ivshmem:
+      if (!ivshmem) return ivshmem.failure();
+      probe.address = ivshmem->physical_address();
+      console::print("ETT: probe ivshmem at PCI %02x:%02x.%x, shared memory at 0x%08x (%llu KiB)\n", probe.pci.bus,
+                     probe.pci.slot, probe.pci.function, probe.address, ivshmem->size() / 1024);
+      return probe;
+    case format::ProbeSource::PciLpt: {
+      ETT_TRY_ASSIGN(const drivers::PciLpt card, drivers::PciLpt::find());
+      probe.pci = card.pci;
+      probe.io_base = card.io_base;
+      break;
+    }
+    case format::ProbeSource::Lpt:
+    case format::ProbeSource::LptLoopback:
+      probe.io_base = config.probe_io_base ? config.probe_io_base : ParallelPort::kDefaultBase;
+      break;
+  }
+  const bool loopback = config.probe == format::ProbeSource::LptLoopback;
+  auto port = ParallelPort::open(probe.io_base, loopback ? ParallelPort::Mode::Loopback : ParallelPort::Mode::Input);
+  if (!port) return port.failure();
+  probe.saved_control = port->saved_control();
+  probe.address = probe.io_base;
+  console::print("ETT: probe %s at I/O 0x%03x%s (control was 0x%02x)%s\n",
+                 format::probe_source_name(static_cast<uint32_t>(config.probe)), probe.io_base,
+                 loopback ? ", direction bit clear: TEST-ONLY loopback, the data register reads back what was "
+                            "written to it"
+                          : ", bidirectional input (control bit 5 set)",
+                 probe.saved_control, probe.control ? "; host stop through the ivshmem control block" : "");
+  return probe;
+}
+
+void close_probe(const Probe& probe) {
+  if (probe.source == format::ProbeSource::Ivshmem) return;
+  ParallelPort::restore(probe.io_base, probe.saved_control);
+}
+
+EngineResult run_engine(const config::Config& config, const Probe& probe, const x86::CpuInfo& cpu, uint64_t tsc_hz,
+                        volatile vprobe::Control* control, capture::EventBuffer buffer) {
+  capture::CaptureOptions options;
+  options.filter_mask = config.filter_mask;
+  options.trigger_enabled = config.trigger_enabled;
+  options.trigger = capture::TritPattern{config.trigger_mask, config.trigger_match};
+  options.pretrigger = config.pretrigger;
+  if (config.stop_rule == format::StopReason::ZeroCode) options.event_stop = capture::EventStop::zero_code();
+  if (config.stop_rule == format::StopReason::CodeMatch)
+    options.event_stop = capture::EventStop::code_on_probe(config.stop_probe, config.stop_code);
+  const uint32_t threshold_ns = config.hwlat_threshold_ns ? config.hwlat_threshold_ns : config::kDefaultHwlatThresholdNs;
+  const RunSetup setup{config,
+                       options,
+                       config.limit_ms ? lib::ticks_for_ms(config.limit_ms, tsc_hz) : 0,
+                       tsc_hz * threshold_ns / 1'000'000'000,
+                       control ? control : &g_no_host_control,
+                       buffer};
+  if (config.keyboard) drivers::Ps2Keyboard{}.drain();
+  x86::cli();
+  return cpu.has_sse2 ? run_with_clock<x86::OrderedTscClock>(setup, probe, cpu)
+                      : run_with_clock<x86::TscClock>(setup, probe, cpu);
+}
+
+void describe(const config::Config& config, const Probe& probe, const EngineResult& result,
+              format::SessionHeader& header) {
+  const CaptureResult& r = result.capture;
+  header.probe_address = probe.address;
+  header.filter_mask = config.filter_mask;
+  header.trigger_mask = config.trigger_mask;
+  header.trigger_match = config.trigger_match;
+  header.pretrigger = config.pretrigger;
+  header.stop_probe = config.stop_probe;
+  header.stop_code = config.stop_code;
+  header.hwlat_threshold_ns =
+      config.mode == format::CaptureMode::HwLat
+          ? (config.hwlat_threshold_ns ? config.hwlat_threshold_ns : config::kDefaultHwlatThresholdNs)
+          : 0;
+  header.armed_tsc = r.armed_tsc;
+  header.pretrigger_events = r.pretrigger_events;
+  header.loop_iterations = r.iterations;
+  header.floor_milliticks = result.floor_milliticks;
+  header.smi_count = result.smi_count;
+  if (r.triggered) header.flags |= format::kFlagTriggered;
+  if (result.smi_valid) header.flags |= format::kFlagSmiCount;
+}
+
+}  // namespace ett::engine

@@ -1,0 +1,48 @@
+// probe_engine.h: the capture engine's hardware side: opens the probe= source and runs the chosen loop
+// (capture with trigger/filter/stop rules, calibrate, hwlat) with interrupts off; restores the port afterwards.
+#pragma once
+
+#include <stdint.h>
+
+#include "arch/x86/cpu_info.h"
+#include "arch/x86/pci.h"
+#include "capture/capture_loop.h"
+#include "config/cmdline.h"
+#include "ett/result.h"
+#include "ett/trace_format.h"
+#include "ett/virtual_probe.h"
+
+namespace ett::engine {
+
+struct Probe {
+  format::ProbeSource source;
+  uint32_t address;                   // header.probe_address: shared memory, or the port's I/O base
+  volatile uint8_t* ivshmem_lines;    // probe=ivshmem
+  volatile vprobe::Control* control;  // the virtual probe's control block when one exists (host stop)
+  uint16_t io_base;                   // lpt sources
+  uint8_t saved_control;              // the port's control register before the capture
+  x86::pci::Address pci;              // ivshmem or pci-lpt
+};
+
+// Finds and opens the source; with an lpt source the ivshmem device, when present, still carries the host's
+// stop request and the state handshake.
+Result<Probe> open_probe(const config::Config& config);
+// Puts the parallel port's control register back (no-op for ivshmem).
+void close_probe(const Probe& probe);
+
+struct EngineResult {
+  capture::CaptureResult capture;
+  uint32_t floor_milliticks;  // mode=calibrate: the bare poll loop, ticks per poll x 1000
+  uint32_t smi_count;         // mode=hwlat with cpu.has_smi_count
+  bool smi_valid;
+};
+
+// Runs the loop the configuration asks for into `buffer`. Disables interrupts; leaves them off.
+EngineResult run_engine(const config::Config& config, const Probe& probe, const x86::CpuInfo& cpu,
+                        uint64_t tsc_hz, volatile vprobe::Control* control, capture::EventBuffer buffer);
+
+// Fills the issue-3 fields of the session header from the configuration and the result.
+void describe(const config::Config& config, const Probe& probe, const EngineResult& result,
+              format::SessionHeader& header);
+
+}  // namespace ett::engine

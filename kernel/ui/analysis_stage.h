@@ -1,0 +1,42 @@
+// analysis_stage.h: the ETT paper's user interface (its section 3.3) on the VGA text screen: a start screen
+// that waits for Enter, and after a capture a scroll box with one event per line, S to save, ESC to go back.
+#pragma once
+
+#include <stdint.h>
+
+#include "ett/trace_format.h"
+
+namespace ett::ui {
+
+// A status line's text, NUL included.
+inline constexpr uint32_t kStatusLength = 81;
+
+// What a save attempt says; `message` is shown on the status line (and on serial).
+struct SaveOutcome {
+  bool saved;
+  const char* message;
+};
+using SaveFunction = SaveOutcome (*)(void* context);
+
+struct CaptureView {
+  const format::EventRecord* events;
+  uint64_t event_count;
+  uint64_t start_tsc;  // time 0 of the timestamps shown
+  uint64_t tsc_hz;
+  uint32_t stop_reason;  // format::StopReason
+  bool saved;            // already saved (the automatic dump of an unattended run)
+  const char* status;    // the first status line ("" for none)
+};
+
+// Shows `lines` (nullptr-terminated) under a title and waits for Enter. Keys pressed before are dropped.
+void run_start_screen(const char* const* lines);
+
+// The scroll box over `view`, until ESC. `save` runs on S (nullptr: saving is off, say so).
+void run_analysis_stage(const CaptureView& view, SaveFunction save, void* context);
+
+// Nanoseconds in `ticks` at `tsc_hz` without overflow for any realistic capture.
+constexpr uint64_t ns_for_ticks(uint64_t ticks, uint64_t tsc_hz) {
+  return ticks / tsc_hz * 1'000'000'000 + ticks % tsc_hz * 1'000'000'000 / tsc_hz;
+}
+
+}  // namespace ett::ui

@@ -1,0 +1,30 @@
+// text_screen.h: whole-row drawing on the 80x25 VGA text screen for the start screen and the analysis stage
+// (the console's VgaText is a scrolling terminal; these screens place every row themselves).
+#pragma once
+
+#include <stdint.h>
+
+namespace ett::ui {
+
+class TextScreen {
+ public:
+  static constexpr uint32_t kColumns = 80;
+  static constexpr uint32_t kRows = 25;
+  enum Attribute : uint8_t {
+    kNormal = 0x07,   // light grey on black
+    kInverse = 0x70,  // black on light grey: title and key lines
+    kBright = 0x0F,   // white on black: messages
+  };
+
+  // Writes `text` at the start of `row`, cut at 80 columns, and fills the rest of the row with spaces.
+  static void draw_row(uint32_t row, const char* text, Attribute attribute = kNormal);
+  // printf-style, then draw_row.
+  [[gnu::format(printf, 3, 4)]] static void print_row(uint32_t row, Attribute attribute, const char* format,
+                                                     ...);
+  static void clear();
+
+ private:
+  static constexpr uintptr_t kBufferAddress = 0xB8000;
+};
+
+}  // namespace ett::ui

@@ -1,0 +1,205 @@
+// trace_disk_test.cpp: boot tests of the trace disk: found on any IDE position next to an unlabelled disk
+// that stays byte-for-byte identical, a full disk refused, a dump cut off by killing QEMU.
+#include <fcntl.h>
+#include <signal.h>
+
+#include <cstring>
+
+#include "ett/trace_format.h"
+#include "qemu_direct.h"
+
+namespace ett::test {
+namespace {
+
+constexpr double kBootSeconds = 30;
+const int kSuccess = vprobe::qemu_status_for(vprobe::kExitSuccess);
+const int kFailure = vprobe::qemu_status_for(vprobe::kExitFailure);
+
+std::string make_trace_disk(const fs::path& path, const std::string& size = "16M") {
+  auto made = run_ett({"mkdisk", path.string(), "--size", size});
+  EXPECT_EQ(made.exit_code, 0) << made.output;
+  return read_file(path);
+}
+
+// `count` changes of probe 1, each one seen by the kernel before the next (two heartbeats apart).
+void play_changes(QemuMachine& qemu, int count) {
+  for (int i = 0; i < count; ++i) {
+    qemu.set_lines(static_cast<uint8_t>((i % 15) + 1));
+    const uint32_t beat = qemu.heartbeat();
+    qemu.wait_until([&] { return qemu.heartbeat() - beat >= vprobe::kPaceBeats; }, 5);
+  }
+}
+
+// Boots, plays `changes`, stops, and returns QEMU's exit status (-1: no exit).
+int capture_and_stop(QemuMachine& qemu, int changes) {
+  if (!qemu.wait_state(KernelState::Capturing, kBootSeconds)) return -1;
+  play_changes(qemu, changes);
+  qemu.request_stop();
+  auto exit = qemu.wait_exit(60);
+  return exit && exit->exited ? exit->status : -1;
+}
+
+struct PositionCase {
+  int index;
+  const char* name;
+};
+
+class TraceDiskPosition : public ::testing::TestWithParam<PositionCase> {};
+
+// The kernel searches both channels, master and slave; the unlabelled disk at index 0 (primary master,
+// searched first) is never written.
+TEST_P(TraceDiskPosition, IsFoundAndTheUnlabelledDiskIsLeftIdentical) {
+  ScratchDir dir;
+  const std::string other = write_random_image(dir / "other.img", 2 << 20, 7);
+  make_trace_disk(dir / "trace.img");
+  QemuMachine qemu({.append = "exit=qemu",
+                   .disks = {{0, (dir / "other.img").string()}, {GetParam().index, (dir / "trace.img").string()}}},
+                  dir / "");
+  ASSERT_EQ(capture_and_stop(qemu, 5), kSuccess) << qemu.serial();
+  EXPECT_NE(qemu.serial().find(std::string("ide ") + GetParam().name + ": disk"), std::string::npos)
+      << qemu.serial();
+  EXPECT_NE(qemu.serial().find("ide primary master: disk \"QEMU HARDDISK\""), std::string::npos);
+  EXPECT_NE(qemu.serial().find("not an ETT trace disk (run `ett mkdisk`); not touched"), std::string::npos);
+  EXPECT_TRUE(read_file(dir / "other.img") == other) << "the unlabelled disk was modified";
+  auto ls = run_ett({"ls", (dir / "trace.img").string(), "--json"});
+  ASSERT_EQ(ls.exit_code, 0) << ls.output;
+  EXPECT_NE(ls.output.find("\"events\":5,"), std::string::npos) << ls.output;
+  EXPECT_NE(ls.output.find("\"status\":\"ok\""), std::string::npos) << ls.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(Positions, TraceDiskPosition,
+                         ::testing::Values(PositionCase{1, "primary slave"}, PositionCase{2, "secondary master"},
+                                           PositionCase{3, "secondary slave"}),
+                         [](const auto& info) { return std::string("Index") + std::to_string(info.param.index); });
+
+// The ISO boot puts the CD-ROM at index 2 (secondary master, ATAPI): the search skips it and finds the trace
+// disk at index 3.
+TEST(TraceDisk, IsoBootFindsTheDiskNextToTheCdrom) {
+  ScratchDir dir;
+  const std::string other = write_random_image(dir / "other.img", 1 << 20, 8);
+  make_trace_disk(dir / "trace.img");
+  QemuMachine qemu({.iso = std::string(ETT_BIN_DIR) + "/ett.iso",
+                   .disks = {{0, (dir / "other.img").string()}, {3, (dir / "trace.img").string()}}},
+                  dir / "");
+  ASSERT_EQ(capture_and_stop(qemu, 3), kSuccess) << qemu.serial();
+  EXPECT_NE(qemu.serial().find("ide secondary master: ata: not an ATA disk"), std::string::npos)
+      << qemu.serial();
+  EXPECT_TRUE(read_file(dir / "other.img") == other);
+  auto ls = run_ett({"ls", (dir / "trace.img").string(), "--json"});
+  EXPECT_NE(ls.output.find("\"events\":3,"), std::string::npos) << ls.output;
+}
+
+// Two unlabelled disks and no trace disk: refused before capturing, both disks untouched.
+TEST(TraceDisk, NoLabelledDiskAnywhereIsRefusedAndNothingIsWritten) {
+  ScratchDir dir;
+  const std::string first = write_random_image(dir / "a.img", 1 << 20, 1);
+  const std::string second = write_random_image(dir / "b.img", 1 << 20, 2);
+  QemuMachine qemu({.append = "exit=qemu", .disks = {{0, (dir / "a.img").string()}, {3, (dir / "b.img").string()}}},
+                  dir / "");
+  auto exit = qemu.wait_exit(kBootSeconds);
+  ASSERT_TRUE(exit && exit->exited) << qemu.serial();
+  EXPECT_EQ(exit->status, kFailure);
+  EXPECT_NE(qemu.serial().find("RESULT FAILED no ETT trace disk on either IDE channel"), std::string::npos)
+      << qemu.serial();
+  EXPECT_TRUE(read_file(dir / "a.img") == first);
+  EXPECT_TRUE(read_file(dir / "b.img") == second);
+}
+
+// The smallest trace disk holds one session of one chunk. Once it is used, the next capture still runs
+// (in RAM), its dump is refused with a message that names the numbers, and the disk is not written.
+TEST(TraceDisk, FullDiskRefusesTheDumpAndWritesNothing) {
+  ScratchDir dir;
+  const fs::path trace = dir / "trace.img";
+  make_trace_disk(trace, "37376");  // label + 7 sectors + one session header + one chunk
+  {
+    QemuMachine qemu({.append = "exit=qemu", .disks = {{0, trace.string()}}}, dir / "");
+    ASSERT_EQ(capture_and_stop(qemu, 2), kSuccess) << qemu.serial();
+  }
+  const std::string before = read_file(trace);
+  QemuMachine qemu({.append = "exit=qemu", .disks = {{0, trace.string()}}}, dir / "");
+  ASSERT_EQ(capture_and_stop(qemu, 4), kFailure) << qemu.serial();
+  const std::string serial = qemu.serial();
+  EXPECT_NE(serial.find("the trace disk is full (room for 0 events): the capture will stay in RAM"),
+            std::string::npos)
+      << serial;
+  EXPECT_NE(serial.find("ETT: captured 4 events"), std::string::npos) << serial;
+  EXPECT_NE(serial.find("RESULT FAILED the trace disk is full: room for 0 events, the capture has 4; nothing "
+                        "was written"),
+            std::string::npos)
+      << serial;
+  EXPECT_TRUE(read_file(trace) == before) << "the full disk was written";
+}
+
+// Reads sector `lba` of an image into `out`.
+bool read_sector(const fs::path& image, uint64_t lba, void* out) {
+  const int fd = ::open(image.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = ::pread(fd, out, format::kSectorSize, static_cast<off_t>(lba * format::kSectorSize)) ==
+                  static_cast<ssize_t>(format::kSectorSize);
+  ::close(fd);
+  return ok;
+}
+
+// Power loss during a dump: QEMU is killed (SIGKILL) while the kernel writes the chunks of a large session.
+// The earlier session stays intact, the cut one is listed as partial with what was lost, and its complete
+// chunks are extracted. The disk is throttled (a slow disk) so that the cut lands between two chunks
+// however loaded the host is; layout 8x1 and all eight lines flipping give eight events per change.
+TEST(TraceDisk, DumpCutOffByKillingQemuLeavesAPartialSession) {
+  ScratchDir dir;
+  const fs::path trace = dir / "trace.img";
+  make_trace_disk(trace, "64M");
+  {
+    QemuMachine qemu({.append = "exit=qemu", .disks = {{0, trace.string()}}}, dir / "");
+    ASSERT_EQ(capture_and_stop(qemu, 6), kSuccess) << qemu.serial();
+  }
+  const std::string first_session = read_file(trace).substr(0, (8 + 1 + 64) * 512);
+
+  QemuMachine qemu({.append = "exit=qemu layout=8x1",
+                   .disks = {{0, trace.string()}},
+                   .drive_options = ",throttling.bps-write=262144"},
+                  dir / "");
+  ASSERT_TRUE(qemu.wait_state(KernelState::Capturing, kBootSeconds)) << qemu.serial();
+  // Free-running flips, as fast as the host can: the kernel sees a part of them.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2500);
+  for (uint32_t i = 0; std::chrono::steady_clock::now() < until; ++i) qemu.set_lines(i & 1 ? 0xFF : 0x00);
+  qemu.request_stop();
+  ASSERT_TRUE(qemu.wait_state(KernelState::Dumping, 30)) << qemu.serial();
+  const uint64_t events = std::atomic_ref<uint64_t>(qemu.control()->event_count).load();
+  ASSERT_GT(events, format::kRecordsPerChunk) << "too few events for a dump of two chunks or more";
+
+  // Cut once chunk 1 has begun (so chunk 0 is whole on the image), then check that the header still says
+  // Writing: the kernel had not finished.
+  const uint64_t header_lba = 8 + 1 + 64;
+  auto chunk_begun = [&](uint64_t index) {
+    format::ChunkHeader chunk{};
+    uint8_t sector[512];
+    if (!read_sector(trace, header_lba + 1 + index * 64, sector)) return false;
+    std::memcpy(&chunk, sector, sizeof(chunk));
+    return std::memcmp(chunk.magic, format::kChunkMagic, 4) == 0 && chunk.session_number == 2;
+  };
+  ASSERT_TRUE(qemu.wait_until([&] { return chunk_begun(1); }, 30)) << qemu.serial();
+  ::kill(qemu.process().pid(), SIGKILL);
+  qemu.process().kill_and_wait();
+  format::SessionHeader header{};
+  ASSERT_TRUE(read_sector(trace, header_lba, &header));
+  ASSERT_EQ(header.status, static_cast<uint32_t>(format::SessionStatus::Writing))
+      << "the dump finished before it could be cut";
+
+  EXPECT_TRUE(read_file(trace).substr(0, first_session.size()) == first_session) << "session 1 was changed";
+  auto ls = run_ett({"ls", trace.string()});
+  ASSERT_EQ(ls.exit_code, 0) << ls.output;
+  EXPECT_NE(ls.output.find("ok"), std::string::npos) << ls.output;
+  EXPECT_NE(ls.output.find("partial: "), std::string::npos) << ls.output;
+  EXPECT_NE(ls.output.find(" of " + std::to_string(events) + " events recovered"), std::string::npos)
+      << ls.output;
+  auto extract = run_ett({"extract", trace.string(), "--session", "2", "-o", (dir / "cut.csv").string()});
+  ASSERT_EQ(extract.exit_code, 0) << extract.output;
+  EXPECT_NE(extract.output.find("session 2 is partial"), std::string::npos) << extract.output;
+  const CsvTable cut = read_csv(dir / "cut.csv");
+  EXPECT_GE(cut.rows.size(), format::kRecordsPerChunk);
+  EXPECT_LT(cut.rows.size(), events);
+  EXPECT_EQ(cut.rows.size() % format::kRecordsPerChunk, 0u) << "only whole chunks are recovered";
+}
+
+}  // namespace
+}  // namespace ett::test
