@@ -42,6 +42,7 @@ int capture_and_stop(QemuMachine& qemu, int changes) {
 struct PositionCase {
   int index;
   const char* name;
+  friend void PrintTo(const PositionCase& c, std::ostream* out) { *out << "ide index " << c.index; }
 };
 
 class TraceDiskPosition : public ::testing::TestWithParam<PositionCase> {};
@@ -199,6 +200,32 @@ TEST(TraceDisk, DumpCutOffByKillingQemuLeavesAPartialSession) {
   EXPECT_GE(cut.rows.size(), format::kRecordsPerChunk);
   EXPECT_LT(cut.rows.size(), events);
   EXPECT_EQ(cut.rows.size() % format::kRecordsPerChunk, 0u) << "only whole chunks are recovered";
+}
+
+// dump=serial: the session streamed over COM1 in the same format; `ett ls` and `ett extract` read the saved
+// serial log and give back exactly the events that were sent.
+TEST(TraceDisk, SerialDumpIsDecodedFromTheSavedSerialLog) {
+  ScratchDir dir;
+  {
+    std::ofstream scenario(dir / "s.scn");
+    for (int i = 0; i < 40; ++i) scenario << i * 300 << ' ' << 1 + i % 2 << ' ' << 1 + (i / 2) % 15 << '\n';
+  }
+  auto run = run_ett({"qemu", "run", "--disk", (dir / "unused.img").string(), "--scenario", (dir / "s.scn").string(),
+                      "--append", "dump=serial", "--serial-log", (dir / "serial.log").string(), "--sent-log",
+                      (dir / "sent.csv").string()});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  auto ls = run_ett({"ls", (dir / "serial.log").string()});
+  ASSERT_EQ(ls.exit_code, 0) << ls.output;
+  EXPECT_NE(ls.output.find(" ok"), std::string::npos) << ls.output;
+  auto extract = run_ett({"extract", (dir / "serial.log").string(), "-o", (dir / "events.csv").string()});
+  ASSERT_EQ(extract.exit_code, 0) << extract.output;
+  const CsvTable events = read_csv(dir / "events.csv"), sent = read_csv(dir / "sent.csv");
+  ASSERT_EQ(events.rows.size(), 40u);
+  ASSERT_EQ(sent.rows.size(), 40u);
+  for (size_t i = 0; i < 40; ++i) {
+    EXPECT_EQ(events.number(i, "probe"), sent.number(i, "probe")) << "event " << i;
+    EXPECT_EQ(events.number(i, "code"), sent.number(i, "code")) << "event " << i;
+  }
 }
 
 }  // namespace
