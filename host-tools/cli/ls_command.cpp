@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "db_schema.h"
 #include "trace_image.h"
 
 namespace ett::cli {
@@ -15,24 +16,30 @@ struct LsOptions {
   bool json = false;
 };
 
-std::string session_json(const host::SessionSummary& summary) {
+// ls's own keys (status = ok/partial/corrupt), then every session-header field under its database name.
+std::string session_json(const format::DiskLabel& label, const host::SessionSummary& summary) {
   const auto& h = summary.header;
   const uint64_t ticks =
       h.capture_end_tsc >= h.capture_start_tsc ? h.capture_end_tsc - h.capture_start_tsc : 0;
   const uint64_t duration_ns =
       h.tsc_hz ? static_cast<uint64_t>(static_cast<long double>(ticks) * 1e9L / h.tsc_hz + 0.5L) : 0;
-  return fmt::format(
-      "{{\"session\":{},\"start_lba\":{},\"captured_at_unix\":{},\"captured_at\":{},\"events\":{},"
-      "\"recovered_events\":{},\"chunks\":{},\"good_chunks\":{},\"stop_reason\":{},\"status\":{},\"detail\":{"
-      "},"
-      "\"layout\":{},\"probe_source\":{},\"mode\":{},\"tsc_hz\":{},\"duration_ns\":{}}}",
-      h.session_number, h.start_lba, h.captured_at_unix,
-      h.captured_at_unix ? json_escape(format_unix_time(h.captured_at_unix)) : "null", h.event_count,
-      summary.recovered_events, h.chunk_count, summary.good_chunks,
-      json_escape(format::stop_reason_name(h.stop_reason)), json_escape(host::health_name(summary.health)),
-      json_escape(summary.describe()), json_escape(format::layout_name(h.layout)),
-      json_escape(format::probe_source_name(h.probe_source)), json_escape(format::mode_name(h.mode)),
-      h.tsc_hz, duration_ns);
+  std::string json = fmt::format(
+      "{{\"session\":{},\"events\":{},\"recovered_events\":{},\"good_chunks\":{},\"status\":{},"
+      "\"detail\":{},\"duration_ns\":{}",
+      h.session_number, h.event_count, summary.recovered_events, summary.good_chunks,
+      json_escape(host::health_name(summary.health)), json_escape(summary.describe()), duration_ns);
+  for (const auto& [column, value] : host::session_fields(label, summary)) {
+    const std::string_view name = column.name;
+    if (name == "session" || name == "status") continue;  // ls's own keys above
+    json += fmt::format(",\"{}\":", name);
+    if (const auto* number = std::get_if<int64_t>(&value))
+      json += std::to_string(*number);
+    else if (const auto* text = std::get_if<std::string>(&value))
+      json += json_escape(*text);
+    else
+      json += "null";
+  }
+  return json + "}";
 }
 
 int run_ls(const LsOptions& options) {
@@ -50,7 +57,7 @@ int run_ls(const LsOptions& options) {
   if (options.json) {
     fmt::print("[");
     for (size_t i = 0; i < summaries.size(); ++i)
-      fmt::print("{}\n  {}", i ? "," : "", session_json(summaries[i]));
+      fmt::print("{}\n  {}", i ? "," : "", session_json(image->label(), summaries[i]));
     fmt::print("{}]\n", summaries.empty() ? "" : "\n");
   } else if (summaries.empty() && image->chain_problem().empty()) {
     fmt::print("{}: empty trace disk (no sessions)\n", options.image);

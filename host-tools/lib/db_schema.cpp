@@ -85,6 +85,12 @@ const std::vector<TraceColumn>& columns() {
       ETT_INT("limit_ms", integer(h.limit_ms)),
       ETT_INT("pretrigger", integer(h.pretrigger)),
       ETT_INT("hwlat_threshold_ns", integer(h.hwlat_threshold_ns)),
+      ETT_INT("armed_tsc", integer(h.armed_tsc)),
+      ETT_INT("pretrigger_events", integer(h.pretrigger_events)),
+      ETT_INT("loop_iterations", integer(h.loop_iterations)),
+      ETT_INT("floor_milliticks", integer(h.floor_milliticks)),
+      ETT_INT("smi_count", integer(h.smi_count)),
+      ETT_INT("tsc_hz_pit", integer(h.tsc_hz_pit)),
       ETT_TEXT("cpu_vendor", text(h.cpu_vendor, sizeof(h.cpu_vendor))),
       ETT_TEXT("cpu_brand", text(h.cpu_brand, sizeof(h.cpu_brand))),
       ETT_TEXT("cmdline", text(h.cmdline, sizeof(h.cmdline))),
@@ -181,6 +187,19 @@ std::string format_uuid(const uint8_t (&uuid)[16]) {
     out += fmt::format("{:02x}", uuid[i]);
   }
   return out;
+}
+
+std::vector<std::pair<ColumnDef, SqlValue>> session_fields(const format::DiskLabel& label,
+                                                           const SessionSummary& summary) {
+  const std::string no_hash;
+  const TraceSource source{label, summary, summary.header.event_count, no_hash};
+  std::vector<std::pair<ColumnDef, SqlValue>> fields;
+  for (const TraceColumn& column : columns()) {
+    const std::string_view name = column.def.name;
+    if (name == "content_hash" || name == "loaded_at") continue;
+    fields.emplace_back(column.def, column.value(source));
+  }
+  return fields;
 }
 
 TraceRow make_trace_row(const format::DiskLabel& label, const SessionSummary& summary,

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "db_database.h"
@@ -30,6 +31,11 @@ std::string content_hash(const format::SessionHeader& header, std::span<const Ev
 
 // "01234567-89ab-cdef-0123-456789abcdef"
 std::string format_uuid(const uint8_t (&uuid)[16]);
+
+// Every session-header field under its traces-column name (`ett ls --json` prints these too); event_count is
+// the header's count, and the load-only columns (content_hash, loaded_at) are left out.
+std::vector<std::pair<ColumnDef, SqlValue>> session_fields(const format::DiskLabel& label,
+                                                           const SessionSummary& summary);
 
 // The traces row for a decoded session of a disk.
 TraceRow make_trace_row(const format::DiskLabel& label, const SessionSummary& summary,

@@ -1,5 +1,6 @@
-// cli_exit_codes_test.cpp: `ett ls` and `ett extract` give each class of bad trace disk its documented exit
-// code (README, "The `ett` command") and a message that names the problem; the real binary, real images.
+// cli_exit_codes_test.cpp: `ett ls` and `ett extract` on real images through the real binary: each class of bad
+// trace disk gets its documented exit code (README, "The `ett` command") and a message naming the problem, and
+// `ls --json` carries the session header.
 #include <cstring>
 
 #include "ett/crc32c.h"
@@ -96,6 +97,29 @@ TEST(CliExitCodes, NoSuchSession) {
   auto outcome = ls_and_extract(dir, dir / "t.img", {"--session", "9"});
   EXPECT_EQ(outcome.ls.exit_code, 0) << outcome.ls.output;
   EXPECT_EQ(outcome.extract.exit_code, 15) << outcome.extract.output;
+}
+
+// ls --json holds every session-header field under the database's column names, with the header's values.
+TEST(CliLs, JsonHoldsTheSessionHeader) {
+  ScratchDir dir;
+  const std::string disk = synth_disk(dir / "t.img", 100);
+  f::SessionHeader header;
+  std::memcpy(&header, disk.data() + f::kFirstSessionLba * f::kSectorSize, sizeof header);
+  auto ls = run_ett({"ls", (dir / "t.img").string(), "--json"});
+  ASSERT_EQ(ls.exit_code, 0) << ls.output;
+  auto has = [&](const std::string& key, const std::string& value) {
+    EXPECT_NE(ls.output.find("\"" + key + "\":" + value), std::string::npos) << key << " in " << ls.output;
+  };
+  has("event_count", "100");
+  has("tsc_hz", std::to_string(header.tsc_hz));
+  has("capture_start_tsc", std::to_string(header.capture_start_tsc));
+  has("buffer_capacity", std::to_string(header.buffer_capacity));
+  has("stop_reason", "\"" + std::string(f::stop_reason_name(header.stop_reason)) + "\"");
+  has("status", "\"ok\"");
+  has("layout", "\"2x4\"");
+  for (const char* key : {"disk_uuid", "tsc_method", "initial_lines", "filter_mask", "cpu_brand", "cmdline",
+                          "loop_iterations", "smi_count"})
+    EXPECT_NE(ls.output.find(std::string("\"") + key + "\":"), std::string::npos) << key;
 }
 
 }  // namespace
