@@ -22,6 +22,8 @@ iso: build
 
 demo: build
 	qemu/demo.sh $(BUILD)/bin
+	@echo
+	qemu/demo-udp.sh $(BUILD)/bin
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

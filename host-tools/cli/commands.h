@@ -19,6 +19,7 @@ Command add_extract_command(CLI::App& app);
 Command add_ls_command(CLI::App& app);
 Command add_mkdisk_command(CLI::App& app);
 Command add_qemu_run_command(CLI::App& app);
+Command add_signal_command(CLI::App& app);  // libettprobe from the shell
 // The trace database.
 Command add_load_command(CLI::App& app);
 Command add_query_command(CLI::App& app);

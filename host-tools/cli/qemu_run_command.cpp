@@ -18,6 +18,16 @@ std::string microseconds(uint64_t ns) {
   return fmt::format("{:.1f} us", static_cast<double>(ns) / 1e3);
 }
 
+// --run: the command's own failure, distinct from the run's (1-4, 130).
+constexpr int kCommandFailedStatus = 5;
+
+void print_live_summary(const host::RunReport& r) {
+  fmt::print("  signals:        {} by the --run command in {} ({}; each waited for a kernel poll)\n",
+             r.events_sent, milliseconds(r.playback_ns),
+             r.command_terminated ? "stopped when the kernel stopped"
+                                  : (r.command_failure.empty() ? "exit status 0" : r.command_failure));
+}
+
 struct QemuRunOptions {
   host::RunOptions run;
   unsigned initial_lines = 0;
@@ -29,11 +39,14 @@ int run_qemu_run(QemuRunOptions& options, const CLI::App& sub) {
   auto result = host::run_qemu(options.run, stderr);
   if (!result) return report(result.error());
   const host::RunReport& r = *result;
-  fmt::print("ett: run OK\n");
-  fmt::print("  events sent:    {} of {} in {} (lateness: median {}, max {}; {})\n", r.events_sent,
-             r.scenario_events, milliseconds(r.playback_ns), microseconds(r.median_late_ns),
-             microseconds(r.max_late_ns), r.realtime ? "SCHED_FIFO" : "normal priority");
-  if (r.paced)
+  fmt::print("ett: run {}\n", r.command_failure.empty() ? "OK" : "captured, but the --run command failed");
+  if (r.live)
+    print_live_summary(r);
+  else
+    fmt::print("  events sent:    {} of {} in {} (lateness: median {}, max {}; {})\n", r.events_sent,
+               r.scenario_events, milliseconds(r.playback_ns), microseconds(r.median_late_ns),
+               microseconds(r.max_late_ns), r.realtime ? "SCHED_FIFO" : "normal priority");
+  if (r.paced && !r.live)
     fmt::print("  pacing:         {} write(s) held back until the kernel had polled (emulator stalls)\n",
                r.paced_writes);
   fmt::print("  kernel events:  {}{}\n", r.kernel_events,
@@ -42,7 +55,15 @@ int run_qemu_run(QemuRunOptions& options, const CLI::App& sub) {
              format::stop_reason_name(r.stop_reason), static_cast<double>(r.tsc_hz) / 1e6);
   fmt::print("  duration:       {} total (boot to capturing {})\n", milliseconds(r.total_ns),
              milliseconds(r.boot_ns));
-  if (r.kernel_stopped_early) warn("the kernel stopped capturing before the scenario ended");
+  if (r.kernel_stopped_early)
+    warn(r.live ? "the kernel stopped capturing before the --run command ended"
+                : "the kernel stopped capturing before the scenario ended");
+  if (!r.command_failure.empty()) {
+    fmt::print(stderr,
+               "ett: the --run command failed ({}); the capture was stopped and dumped all the same\n",
+               r.command_failure);
+    return kCommandFailedStatus;
+  }
   return 0;
 }
 
@@ -54,12 +75,18 @@ Command add_qemu_run_command(CLI::App& app) {
   qemu->require_subcommand(1);
   CLI::App* sub = qemu->add_subcommand(
       "run",
-      "Boot the kernel under QEMU (TCG), play a scenario into the virtual probe, stop and dump to --disk");
+      "Boot the kernel under QEMU (TCG), play a scenario (or run a command that signals) into the virtual "
+      "probe, stop and dump to --disk");
   auto& run = options->run;
   sub->add_option("--disk", run.disk, "Trace disk image (made as a 64 MiB trace disk when missing)")
       ->required();
-  sub->add_option("--scenario", run.scenario, "Scenario file: '<time_us> <probe> <code>' per line")
-      ->required();
+  auto* scenario =
+      sub->add_option("--scenario", run.scenario, "Scenario file: '<time_us> <probe> <code>' per line");
+  sub->add_option("--run", run.run_command,
+                  "Live mode instead of a scenario: run CMD with /bin/sh once the kernel captures, with "
+                  "ETT_PROBE_URL (the virtual probe for libettprobe / `ett signal`) in its environment; "
+                  "stop the capture when CMD exits")
+      ->excludes(scenario);
   auto* kernel =
       sub->add_option("--kernel", run.kernel, "Multiboot kernel ELF (default: ett-kernel.elf next to ett)");
   sub->add_option("--iso", run.iso, "Boot this GRUB ISO instead (its QEMU menu entry sets the arguments)")
@@ -87,7 +114,8 @@ Command add_qemu_run_command(CLI::App& app) {
       "Success needs QEMU exit status 33, an 'ETT: RESULT OK' serial line and the kernel in state Done.\n"
       "Exit status: 0 ok, 1 bad usage or input, 2 the kernel reported a failure, 3 timeout (boot, capture "
       "or\n"
-      "dump phase), 4 QEMU failed to start or exited unexpectedly, 130 interrupted.");
+      "dump phase), 4 QEMU failed to start or exited unexpectedly, 5 the --run command failed (the capture\n"
+      "is dumped all the same), 130 interrupted.");
   return {sub, [options, sub] { return run_qemu_run(*options, *sub); }};
 }
 

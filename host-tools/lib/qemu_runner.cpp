@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "ett/trace_format.h"
 #include "ett/virtual_probe.h"
 #include "injector.h"
+#include "live_command.h"
 #include "probe_layout.h"
 #include "qemu_process.h"
 #include "scenario.h"
@@ -189,6 +191,74 @@ struct RunState {
   std::vector<SentEvent> sent;
 };
 
+// --- live mode (--run CMD) ---
+
+enum class LiveEnd { CommandExited, Interrupted, QemuExited, KernelLeftCapturing, Timeout };
+
+// A temporary file removed when it goes out of scope: the signal log libettprobe appends to.
+class TemporaryFile {
+ public:
+  static Expected<TemporaryFile> create() {
+    std::string path = (std::filesystem::temp_directory_path() / "ett-signals-XXXXXX").string();
+    const int fd = mkstemp(path.data());
+    if (fd < 0) return make_error(ErrorKind::Io, errno_message("--run: a temporary signal log", errno));
+    ::close(fd);
+    return TemporaryFile(path);
+  }
+  TemporaryFile(TemporaryFile&& other) noexcept : m_path(std::move(other.m_path)) { other.m_path.clear(); }
+  TemporaryFile& operator=(TemporaryFile&&) = delete;
+  ~TemporaryFile() {
+    if (!m_path.empty()) ::unlink(m_path.c_str());
+  }
+  const std::string& path() const { return m_path; }
+
+ private:
+  explicit TemporaryFile(std::string path) : m_path(std::move(path)) {}
+  std::string m_path;
+};
+
+// Runs the --run command while the kernel captures: it signals through libettprobe (ETT_PROBE_URL), which
+// paces each write on the kernel's heartbeat and logs it (ETT_PROBE_LOG). Returns how the wait ended; the
+// command's signals become the run's sent events, in host-TSC order.
+Expected<LiveEnd> run_live_command(const RunOptions& options, const SharedMemoryFile& shm,
+                                   const ProbeLayout& layout, QemuProcess& qemu, std::optional<int> cpu,
+                                   uint64_t deadline, RunReport& report, RunState& state) {
+  report.live = true;
+  report.paced = true;
+  ETT_TRY_ASSIGN(TemporaryFile log, TemporaryFile::create());
+  const std::vector<std::string> environment = {
+      fmt::format("ETT_PROBE_URL=shm:{}?layout={}", shm.path(), layout.name()),
+      fmt::format("ETT_PROBE_LAYOUT={}", layout.name()), "ETT_PROBE_LOG=" + log.path()};
+  // The command gets the injector's CPU: QEMU's vCPU thread keeps its own CPU, as with a scenario.
+  ETT_TRY_ASSIGN(LiveCommand command, LiveCommand::start(options.run_command, environment, cpu));
+  Control* control = shm.control();
+  LiveEnd end = LiveEnd::CommandExited;
+  for (;;) {
+    if (std::optional<int> status = command.poll()) {
+      report.command_failure = command_failure(*status);
+      break;
+    }
+    if (g_interrupted.load())
+      end = LiveEnd::Interrupted;
+    else if (qemu.poll())
+      end = LiveEnd::QemuExited;
+    else if (state_of(control) != KernelState::Capturing)
+      end = LiveEnd::KernelLeftCapturing;
+    else if (monotonic_ns() >= deadline)
+      end = LiveEnd::Timeout;
+    if (end != LiveEnd::CommandExited) {
+      command.terminate();
+      report.command_terminated = true;
+      break;
+    }
+    sleep_ns(kPollNs);
+  }
+  report.playback_ns = monotonic_ns() - command.start_ns();
+  ETT_TRY_ASSIGN(state.sent, read_signal_log(log.path(), command.start_ns()));
+  report.events_sent = report.scenario_events = state.sent.size();
+  return end;
+}
+
 Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState& state) {
   const uint64_t run_start = monotonic_ns();
   const uint64_t deadline = run_start + static_cast<uint64_t>(options.timeout_s * 1e9);
@@ -203,6 +273,9 @@ Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState
                       "kernel arguments");
   if (options.timeout_s <= 0 || options.boot_timeout_s <= 0)
     return make_error(ErrorKind::Usage, "timeouts must be positive");
+  const bool live = !options.run_command.empty();
+  if (live == !options.scenario.empty())
+    return make_error(ErrorKind::Usage, "give either --scenario FILE or --run CMD (one of them, not both)");
   std::string kernel = options.kernel;
   if (options.iso.empty()) {
     if (kernel.empty()) kernel = default_kernel_path();
@@ -223,7 +296,11 @@ Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState
           fmt::format("--append: unknown layout '{}' (use 2x4, 8x1, 4x2 or 1x8)", word.substr(7)));
     layout = *parsed;
   }
-  ETT_TRY_ASSIGN(Scenario scenario, load_scenario(options.scenario, layout, options.initial_lines));
+  Scenario scenario;
+  scenario.initial_lines = options.initial_lines;
+  if (!live) {
+    ETT_TRY_ASSIGN(scenario, load_scenario(options.scenario, layout, options.initial_lines));
+  }
   report.scenario_events = scenario.events.size();
 
   // --- the trace disk ---
@@ -269,7 +346,7 @@ Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState
   for (;;) {
     if (g_interrupted.load()) return interrupted().failure();
     if (kernel_found_probe(control)) {
-      shm.unlink();  // QEMU has it mapped: the name is no longer needed
+      if (!live) shm.unlink();  // QEMU has it mapped: the name is no longer needed (--run: the command's URL)
       KernelState kernel_state = state_of(control);
       if (kernel_state == KernelState::Capturing) break;
       if (kernel_state == KernelState::Failed)
@@ -298,6 +375,37 @@ Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState
   std::optional<QemuExit> exit = qemu.poll();
   if (exit) {
     report.kernel_stopped_early = true;  // it finished before the scenario could start
+  } else if (live) {
+    // --- capture: the --run command signals through libettprobe ---
+    ETT_TRY_ASSIGN(LiveEnd end,
+                   run_live_command(options, shm, layout, qemu, injector_cpu, deadline, report, state));
+    switch (end) {
+      case LiveEnd::CommandExited:
+        break;
+      case LiveEnd::Interrupted:
+        return interrupted().failure();
+      case LiveEnd::QemuExited:
+        return ett::Failure<HostError>{
+            failure_after_exit(*qemu.poll(), qemu, "the --run command was running")};
+      case LiveEnd::Timeout:
+        qemu.kill_and_wait();
+        return make_error(
+            ErrorKind::Timeout,
+            fmt::format("timeout in the capture phase: the --run command was still running after "
+                        "{} (it was stopped); raise --timeout",
+                        seconds(static_cast<uint64_t>(options.timeout_s * 1e9))));
+      case LiveEnd::KernelLeftCapturing:
+        report.kernel_stopped_early = true;
+        if (state_of(control) == KernelState::Failed)
+          return ett::Failure<HostError>{wait_for_failed_kernel("the --run command was running")};
+        if (progress)
+          fmt::print(
+              progress,
+              "ett: warning: the kernel stopped capturing (reason: {}) while the --run command was running; "
+              "the command was stopped\n",
+              format::stop_reason_name(load(control->stop_reason)));
+        break;
+    }
   } else {
     // --- capture: play the scenario ---
     enum class Abort { None, Interrupted, QemuExited, KernelLeftCapturing, Timeout } abort = Abort::None;
@@ -355,7 +463,8 @@ Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState
       report.max_late_ns = late.back();
       report.median_late_ns = late[late.size() / 2];
     }
-
+  }
+  if (!exit) {
     // --- stop and dump ---
     sleep_ns(kSettleNs);
     std::atomic_ref<uint32_t>(control->command)

@@ -24,6 +24,9 @@ struct RunOptions {
   bool verbose = false;        // copy the serial output to stdout as it arrives
   std::string qemu = "qemu-system-i386";
   bool free_run = false;  // do not pace writes on the kernel's heartbeat (see play_scenario)
+  // Live mode (instead of a scenario): run this through /bin/sh once the kernel captures, with
+  // ETT_PROBE_URL=shm:<the probe file>?layout=L in its environment; stop the capture when it exits.
+  std::string run_command;
 };
 
 struct RunReport {
@@ -43,6 +46,11 @@ struct RunReport {
   bool realtime = false;  // the injector ran under SCHED_FIFO
   bool paced = false;       // writes waited for the kernel's heartbeat
   size_t paced_writes = 0;  // writes held back past their time by an emulator stall
+
+  // --run (live mode)
+  bool live = false;                // --run: events_sent counts the command's signals
+  std::string command_failure;      // --run: "exit status 3" when the command failed ("" = exit 0)
+  bool command_terminated = false;  // --run: the kernel stopped first and the command was ended
 };
 
 // Errors: Usage (bad options or input), KernelFailure, Timeout, QemuFailure, Interrupted, Io.
