@@ -39,6 +39,9 @@ struct Options {
   std::vector<size_t> sizes = {16, 256, 1024, 4096, 16384, 32768, 60000};
   int rounds = 50;
   int port = 0;  // server/client roles: the server's UDP port on 127.0.0.1
+  // Pause between requests. libettprobe paces each cable's writes on the kernel's heartbeat (two stop checks,
+  // about 30 us under TCG); without a pause the server's signal would wait for it inside the measured action.
+  int gap_us = 200;
 };
 
 [[noreturn]] void fail(const std::string& message) {
@@ -146,6 +149,8 @@ void run_client(const Options& options, int port) {
       const uint64_t rtt = monotonic_ns() - start;
       total_ns += rtt;
       min_ns = std::min(min_ns, rtt);
+      const timespec gap{0, options.gap_us * 1000L};
+      nanosleep(&gap, nullptr);
     }
     std::printf("%10zu %8d %11.1f us %11.1f us\n", size, options.rounds,
                 static_cast<double>(total_ns) / options.rounds / 1e3, static_cast<double>(min_ns) / 1e3);
@@ -212,12 +217,14 @@ int parse_int(const std::string& flag, const char* text, int low, int high) {
 }
 
 constexpr const char* kUsage =
-    "usage: ett-udp-demo [pair|server|client] [--url URL] [--sizes S1,S2,...] [--rounds N] [--port P]\n"
+    "usage: ett-udp-demo [pair|server|client] [--url URL] [--sizes S1,S2,...] [--rounds N] [--gap-us G] "
+    "[--port P]\n"
     "       ett-udp-demo --size-map [--sizes S1,S2,...]\n"
     "  pair (default): the server in a child process and the client here, on a free loopback port\n"
     "  --url: the probe cable (default: $ETT_PROBE_URL, set by `ett qemu run --run`)\n"
     "  --sizes: message sizes in bytes, at most 7 (default 16,256,1024,4096,16384,32768,60000)\n"
     "  --rounds: requests per size (default 50); --port: the server's port for server/client\n"
+    "  --gap-us: pause between requests (default 200), so that probe pacing never waits inside an action\n"
     "  --size-map: print the --size-of-code mapping for `ett analyze durations` and exit\n";
 
 }  // namespace
@@ -241,6 +248,8 @@ int main(int argc, char** argv) {
         options.sizes = parse_sizes(value());
       else if (arg == "--rounds")
         options.rounds = parse_int(arg, value(), 1, 1'000'000);
+      else if (arg == "--gap-us")
+        options.gap_us = parse_int(arg, value(), 0, 999'999);
       else if (arg == "--port")
         options.port = parse_int(arg, value(), 1, 65535);
       else if (arg == "--size-map")

@@ -4,6 +4,8 @@
 // the message size.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -77,11 +79,12 @@ TEST(ProbeLive, FailingCommandFailsTheRunAfterTheDump) {
   EXPECT_EQ(both.exit_code, 1) << both.output;
 }
 
-// The demo pipeline, short: every request is one action (client send on probe 1 -> server receive on probe
-// 2), and the least-squares line over the sizes has a positive slope. The slope is not a timing threshold: a
-// 60 KB datagram is copied twice more than a 16-byte one, thousands of nanoseconds of work that the capture
-// sees in every one of its 40 actions, while emulator stalls only add scattered outliers.
-TEST(ProbeLive, UdpDemoGivesOneActionPerMessageAndAPositiveSlope) {
+// The demo pipeline, short: every request is one action (client send on probe 1 -> server receive on probe 2)
+// and the least-squares fit covers all of them. Its slope is not asserted: on a busy 2-core machine one stall
+// of QEMU's vCPU thread (milliseconds) inside an action outweighs the whole size effect. The medians per size
+// are robust to such stalls, and a 60,000-byte datagram (copied into and out of the kernel) takes longer than
+// a 16-byte one in the median of 40 actions by thousands of nanoseconds: that is what is checked.
+TEST(ProbeLive, UdpDemoGivesOneActionPerMessageAndSlowerLargeMessages) {
   ScratchDir dir;
   constexpr int kRounds = 40;
   const std::string sizes = "16,60000";
@@ -109,7 +112,24 @@ TEST(ProbeLive, UdpDemoGivesOneActionPerMessageAndAPositiveSlope) {
   EXPECT_NE(json.find("\"unmatched_starts\":[]"), std::string::npos) << json;
   EXPECT_NE(json.find("\"unmatched_ends\":[]"), std::string::npos) << json;
   EXPECT_EQ(json_number(json, "points", json.find("\"fit\"")), 2 * kRounds) << json;
-  EXPECT_GT(json_number(json, "slope_ns"), 0) << json;
+
+  const fs::path csv = dir / "durations.csv";
+  CommandResult rows =
+      run_ett({"analyze", "durations", "--db", db, "--from", "1", "--to", "2", "--format", "csv"});
+  ASSERT_EQ(rows.exit_code, 0) << rows.output;
+  { std::ofstream(csv) << rows.output; }
+  const CsvTable actions = read_csv(csv);
+  std::vector<double> small, large;
+  for (size_t i = 0; i < actions.rows.size(); ++i)
+    (actions.number(i, "start_code") % 8 == 1 ? small : large)
+        .push_back(std::stod(actions.rows[i].at(actions.column("duration_ns"))));
+  ASSERT_EQ(small.size(), static_cast<size_t>(kRounds));
+  ASSERT_EQ(large.size(), static_cast<size_t>(kRounds));
+  auto median = [](std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    return (values[values.size() / 2 - 1] + values[values.size() / 2]) / 2;
+  };
+  EXPECT_GT(median(large), median(small)) << rows.output;
 }
 
 }  // namespace
