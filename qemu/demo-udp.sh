@@ -52,3 +52,29 @@ echo "== 8. robust to stalls: median per size and the least-squares line through
     slope = (m * sxy - sx * sy) / (m * sxx - sx * sx); intercept = (sy - slope * sx) / m
     printf "medians: one-way latency = %.1f ns + %.4f ns x size (%.2f GB/s)\n", intercept, slope, (slope > 0 ? 1 / slope : 0)
   }'
+
+# Under TCG the guest's TSC is the host's TSC minus a constant, so each mark's signal-to-stamp latency is its
+# stamp minus the host TSC read right after its store (the sent log's host_tsc), up to that constant: the
+# smallest difference of the run is taken as zero. Ticks become ns at the session's TSC rate (time_ns / tsc).
+# Marks are matched per probe (each process's own marks keep their order; two marks stamped in one poll are
+# recorded in probe order, whatever order they were written in).
+echo
+echo "== 9. signal-to-stamp latency of the marks (stamp - host TSC after the store, minus the run's smallest)"
+"$ett" extract "$disk" --format csv -o "$work/udp-events.csv" --force
+awk -F, '
+  FNR == 1 { next }
+  FILENAME ~ /udp-sent.csv$/ { k = $2 SUBSEP (++ns[$2]); sent[k] = $7; scode[k] = $3; next }
+  {
+    k = $2 SUBSEP (++ne[$2])
+    if (!(k in sent) || scode[k] != $3) { printf "mark %d of probe %d does not match the sent log\n", ne[$2], $2; bad = 1; exit 1 }
+    if (!n) { tsc0 = $4; ns0 = $5 } tsc1 = $4; ns1 = $5
+    d[++n] = $4 - sent[k]; if (n == 1 || d[n] < lo) lo = d[n]
+  }
+  END {
+    if (bad) exit 1
+    ns_per_tick = (ns1 - ns0) / (tsc1 - tsc0)
+    for (i = 1; i <= n; i++) { l[i] = (d[i] - lo) * ns_per_tick; if (l[i] <= 100000) within++ }
+    for (i = 2; i <= n; i++) { v = l[i]; j = i - 1; while (j > 0 && l[j] > v) { l[j + 1] = l[j]; j-- } l[j + 1] = v }
+    printf "%d marks: median %.2f us, p90 %.1f us, p99 %.1f us, max %.1f us; %.1f %% within 100 us\n", n,
+      l[int(n / 2) + 1] / 1e3, l[int(n * 0.9)] / 1e3, l[int(n * 0.99)] / 1e3, l[n] / 1e3, 100 * within / n
+  }' "$work/udp-sent.csv" "$work/udp-events.csv"
