@@ -22,10 +22,11 @@ std::string microseconds(uint64_t ns) {
 constexpr int kCommandFailedStatus = 5;
 
 void print_live_summary(const host::RunReport& r) {
-  fmt::print("  signals:        {} by the --run command in {} ({}; each waited for a kernel poll)\n",
-             r.events_sent, milliseconds(r.playback_ns),
+  fmt::print("  signals:        {} by the --run command in {} ({}; {})\n", r.events_sent,
+             milliseconds(r.playback_ns),
              r.command_terminated ? "stopped when the kernel stopped"
-                                  : (r.command_failure.empty() ? "exit status 0" : r.command_failure));
+                                  : (r.command_failure.empty() ? "exit status 0" : r.command_failure),
+             r.paced ? "each waited for a kernel poll" : "--free-run: unpaced");
 }
 
 struct QemuRunOptions {
@@ -105,9 +106,11 @@ Command add_qemu_run_command(CLI::App& app) {
   sub->add_option("--sent-log", run.sent_log,
                   "Write CSV index,probe,code,lines,scheduled_ns,sent_ns,host_tsc");
   sub->add_option("--serial-log", run.serial_log, "Save the guest's serial output to FILE");
-  sub->add_flag("--free-run", run.free_run,
-                "Write on the scenario's clock alone; by default each write waits until the kernel has polled "
-                "since the previous one, so that an emulator stall delays events instead of merging them");
+  sub->add_flag(
+      "--free-run", run.free_run,
+      "Write on the scenario's clock alone (--run: ETT_PROBE_URL gets pace=0); by default each write waits "
+      "until the kernel has polled since the previous one, so that an emulator stall delays events instead "
+      "of merging them");
   sub->add_flag("--verbose", run.verbose, "Copy the guest's serial output to standard output as it arrives");
   sub->add_option("--qemu", run.qemu, "QEMU binary")->capture_default_str();
   sub->footer(

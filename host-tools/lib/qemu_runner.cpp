@@ -224,11 +224,12 @@ Expected<LiveEnd> run_live_command(const RunOptions& options, const SharedMemory
                                    const ProbeLayout& layout, QemuProcess& qemu, std::optional<int> cpu,
                                    uint64_t deadline, RunReport& report, RunState& state) {
   report.live = true;
-  report.paced = true;
+  report.paced = !options.free_run;
   ETT_TRY_ASSIGN(TemporaryFile log, TemporaryFile::create());
-  const std::vector<std::string> environment = {
-      fmt::format("ETT_PROBE_URL=shm:{}?layout={}", shm.path(), layout.name()),
-      fmt::format("ETT_PROBE_LAYOUT={}", layout.name()), "ETT_PROBE_LOG=" + log.path()};
+  const std::vector<std::string> environment = {fmt::format("ETT_PROBE_URL=shm:{}?layout={}{}", shm.path(),
+                                                            layout.name(), options.free_run ? "&pace=0" : ""),
+                                                fmt::format("ETT_PROBE_LAYOUT={}", layout.name()),
+                                                "ETT_PROBE_LOG=" + log.path()};
   // The command gets the injector's CPU: QEMU's vCPU thread keeps its own CPU, as with a scenario.
   ETT_TRY_ASSIGN(LiveCommand command, LiveCommand::start(options.run_command, environment, cpu));
   Control* control = shm.control();
