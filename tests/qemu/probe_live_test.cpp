@@ -57,6 +57,23 @@ TEST(ProbeLive, ShellSignalsAreCapturedExactlyInOrder) {
   }
 }
 
+// The layout of --append reaches the command through ETT_PROBE_URL: under 8x1 probe 8 is D7 alone.
+TEST(ProbeLive, TheKernelsLayoutReachesTheCommand) {
+  ScratchDir dir;
+  const fs::path disk = dir / "trace.img";
+  const std::string signal = quote(kBin + "/ett") + " signal \"$ETT_PROBE_URL\" ";
+  CommandResult run = run_ett({"qemu", "run", "--disk", disk.string(), "--append", "layout=8x1", "--run",
+                               "test \"$ETT_PROBE_LAYOUT\" = 8x1 && " + signal + "8 1 && " + signal + "3 1"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  CommandResult extract =
+      run_ett({"extract", disk.string(), "--format", "jsonl", "-o", (dir / "e.jsonl").string()});
+  ASSERT_EQ(extract.exit_code, 0) << extract.output;
+  const std::string events = read_file(dir / "e.jsonl");
+  EXPECT_NE(events.find("\"probe\":8,\"code\":1"), std::string::npos) << events;
+  EXPECT_NE(events.find("\"probe\":3,\"code\":1"), std::string::npos) << events;
+  EXPECT_NE(events.find("\"lines\":132"), std::string::npos) << events;  // D7 and D2
+}
+
 TEST(ProbeLive, FailingCommandFailsTheRunAfterTheDump) {
   ScratchDir dir;
   const fs::path disk = dir / "trace.img";
