@@ -10,8 +10,10 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ett/virtual_probe.h"
@@ -194,6 +196,44 @@ TEST(SignalLog, LinesOfSeveralProcessesAreOrderedByTsc) {
   auto bad = ett::host::read_signal_log(dir.file("bad.csv"), 0);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("line 1"), std::string::npos);
+}
+
+// Pacing: a stand-in for the capture kernel polls the line byte, then bumps the heartbeat, as the kernel's
+// stop check does, slowly (every 200 us). Back-to-back signals on one probe must each be seen by a poll: the
+// cable waits for two bumps after each write, so none is merged with the next.
+TEST_F(EttProbeTest, PacedSignalsAreEachSeenByAPoll) {
+  const std::string file = make_probe_file(m_dir);
+  const int fd = ::open(file.c_str(), O_RDWR);
+  auto* map = static_cast<uint8_t*>(mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+  ::close(fd);
+  ASSERT_NE(map, MAP_FAILED);
+  auto* control = reinterpret_cast<ett::vprobe::Control*>(map + ett::vprobe::kControlOffset);
+  std::atomic_ref<uint32_t>(control->state).store(static_cast<uint32_t>(ett::vprobe::KernelState::Capturing));
+  std::atomic<bool> stop{false};
+  std::vector<uint8_t> seen;  // every change of the byte a poll found
+  std::thread kernel([&] {
+    uint8_t last = 0;
+    while (!stop.load()) {
+      const uint8_t now = std::atomic_ref<uint8_t>(map[0]).load(std::memory_order_seq_cst);
+      if (now != last) seen.push_back(now);
+      last = now;
+      std::atomic_ref<uint32_t>(control->heartbeat).fetch_add(1, std::memory_order_seq_cst);
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  });
+  constexpr int kSignals = 30;
+  {
+    ett::Probe probe("shm:" + file);
+    for (int i = 0; i < kSignals; ++i) probe.signal(1, 1 + i % 2);
+    // Until the kernel has polled the last write too (ett_probe_signal only waits before a write).
+    const uint32_t beat = std::atomic_ref<uint32_t>(control->heartbeat).load();
+    while (std::atomic_ref<uint32_t>(control->heartbeat).load() - beat < 2) std::this_thread::yield();
+  }
+  stop.store(true);
+  kernel.join();
+  ASSERT_EQ(seen.size(), static_cast<size_t>(kSignals));
+  for (int i = 0; i < kSignals; ++i) EXPECT_EQ(seen[i], 1 + i % 2) << i;
+  munmap(map, 8192);
 }
 
 // Two processes, each owning one probe of a 2x4 cable, write as fast as they can. After every write each
