@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string_view>
@@ -89,6 +90,18 @@ void LiveCommand::terminate() {
     waitpid(m_pid, &status, 0);
     m_status = status;
   }
+}
+
+Expected<TemporaryFile> TemporaryFile::create() {
+  std::string path = (std::filesystem::temp_directory_path() / "ett-signals-XXXXXX").string();
+  const int fd = mkstemp(path.data());
+  if (fd < 0) return make_error(ErrorKind::Io, errno_message("--run: a temporary signal log", errno));
+  ::close(fd);
+  return TemporaryFile(path);
+}
+
+TemporaryFile::~TemporaryFile() {
+  if (!m_path.empty()) ::unlink(m_path.c_str());
 }
 
 std::string command_failure(int wait_status) {

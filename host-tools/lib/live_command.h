@@ -37,6 +37,20 @@ class LiveCommand {
   std::optional<int> m_status;
 };
 
+// A temporary file removed when it goes out of scope: the signal log libettprobe appends to.
+class TemporaryFile {
+ public:
+  static Expected<TemporaryFile> create();  // an empty file in the temporary directory
+  TemporaryFile(TemporaryFile&& other) noexcept : m_path(std::move(other.m_path)) { other.m_path.clear(); }
+  TemporaryFile& operator=(TemporaryFile&&) = delete;
+  ~TemporaryFile();
+  const std::string& path() const { return m_path; }
+
+ private:
+  explicit TemporaryFile(std::string path) : m_path(std::move(path)) {}
+  std::string m_path;
+};
+
 // "exit status 3", "killed by signal 15"; empty for exit status 0.
 std::string command_failure(int wait_status);
 

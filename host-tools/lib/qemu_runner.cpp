@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -194,28 +193,6 @@ struct RunState {
 // --- live mode (--run CMD) ---
 
 enum class LiveEnd { CommandExited, Interrupted, QemuExited, KernelLeftCapturing, Timeout };
-
-// A temporary file removed when it goes out of scope: the signal log libettprobe appends to.
-class TemporaryFile {
- public:
-  static Expected<TemporaryFile> create() {
-    std::string path = (std::filesystem::temp_directory_path() / "ett-signals-XXXXXX").string();
-    const int fd = mkstemp(path.data());
-    if (fd < 0) return make_error(ErrorKind::Io, errno_message("--run: a temporary signal log", errno));
-    ::close(fd);
-    return TemporaryFile(path);
-  }
-  TemporaryFile(TemporaryFile&& other) noexcept : m_path(std::move(other.m_path)) { other.m_path.clear(); }
-  TemporaryFile& operator=(TemporaryFile&&) = delete;
-  ~TemporaryFile() {
-    if (!m_path.empty()) ::unlink(m_path.c_str());
-  }
-  const std::string& path() const { return m_path; }
-
- private:
-  explicit TemporaryFile(std::string path) : m_path(std::move(path)) {}
-  std::string m_path;
-};
 
 // Runs the --run command while the kernel captures: it signals through libettprobe (ETT_PROBE_URL), which
 // paces each write on the kernel's heartbeat and logs it (ETT_PROBE_LOG). Returns how the wait ended; the
