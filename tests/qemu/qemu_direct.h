@@ -32,6 +32,7 @@ struct DirectOptions {
   std::vector<std::pair<int, std::string>> disks;  // IDE index (0-3) and raw image
   std::string drive_options;  // appended to every -drive, e.g. ",throttling.bps-write=N"
   bool monitor = false;
+  std::vector<std::string> qemu_args;  // more QEMU options, e.g. {"-cpu", "max"}
 };
 
 class QemuMachine {
@@ -52,6 +53,7 @@ class QemuMachine {
                              "memory-backend-file,id=shm0,mem-path=" + m_shm->path() + ",size=1M,share=on",
                              "-device", "ivshmem-plain,memdev=shm0", "-device",
                              "isa-debug-exit,iobase=0xf4,iosize=0x04"});
+    argv.insert(argv.end(), options.qemu_args.begin(), options.qemu_args.end());
     for (const auto& [index, image] : options.disks)
       argv.insert(argv.end(),
                   {"-drive", "file=" + image + ",format=raw,if=ide,index=" + std::to_string(index) +
