@@ -136,6 +136,15 @@ class QemuMachine {
     return rows;
   }
   void send_key(const std::string& key) { monitor("sendkey " + key); }
+  // Waits (10 s at most) until screen row `row` holds `text`.
+  bool screen_has(const fs::path& scratch, uint32_t row, const std::string& text) {
+    return wait_until(
+        [&] {
+          auto rows = screen(scratch);
+          return rows.size() == 25 && rows[row].find(text) != std::string::npos;
+        },
+        10);
+  }
 
  private:
   std::string read_to_prompt() {

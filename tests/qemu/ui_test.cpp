@@ -6,12 +6,7 @@ namespace ett::test {
 namespace {
 
 bool screen_has(QemuMachine& qemu, const fs::path& dir, uint32_t row, const std::string& text) {
-  return qemu.wait_until(
-      [&] {
-        auto rows = qemu.screen(dir);
-        return rows.size() == 25 && rows[row].find(text) != std::string::npos;
-      },
-      10);
+  return qemu.screen_has(dir, row, text);
 }
 
 std::string screen_text(QemuMachine& qemu, const fs::path& dir) {
