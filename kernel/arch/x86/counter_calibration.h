@@ -13,10 +13,14 @@ namespace ett::x86 {
 constexpr uint32_t kCounterRounds = 5;
 constexpr uint32_t kCounterWindowMs = 50;
 
-// `Counter` has `uint32_t read() const` (the counter's low 32 bits, or all of a 24-bit one). Each window ends
-// at the first read `window_counts` or more after its start; the window whose two reads were bracketed most
-// tightly (least disturbed by an SMI or, under QEMU, by the host descheduling the vCPU) gives the estimate.
-// A window longer than `deadline_ticks` means the counter stopped; a counter that steps back is broken.
+// Reads taken at each end of a window; the one bracketed most tightly by its two TSC reads is kept, so that a
+// read stretched by an SMI (or under QEMU by the host descheduling the vCPU) does not widen the result.
+constexpr uint32_t kReadsPerEnd = 32;
+
+// `Counter` has `uint32_t read() const` (the counter's low 32 bits, or all of a 24-bit one). A window runs from
+// the tightest of kReadsPerEnd reads at its start to the tightest of kReadsPerEnd reads once `window_counts`
+// have passed; the window with the narrowest total bracket gives the estimate. A window longer than
+// `deadline_ticks` means the counter stopped; a counter that steps back is broken.
 template <typename Counter>
 Result<lib::TscEstimate> calibrate_against_counter(const Counter& counter, uint32_t bits, uint32_t window_counts,
                                                    uint64_t deadline_ticks, lib::ReferenceRate rate) {
@@ -28,25 +32,34 @@ Result<lib::TscEstimate> calibrate_against_counter(const Counter& counter, uint3
     r.tsc_after = rdtsc();
     return r;
   };
+  auto tightest = [&read] {
+    lib::CounterRead best = read();
+    for (uint32_t i = 1; i < kReadsPerEnd; ++i) {
+      const lib::CounterRead r = read();
+      if (r.tsc_after - r.tsc_before < best.tsc_after - best.tsc_before) best = r;
+    }
+    return best;
+  };
   lib::Bracket best{};
   uint64_t best_width = UINT64_MAX;
   for (uint32_t round = 0; round < kCounterRounds; ++round) {
-    const lib::CounterRead start = read();
+    const lib::CounterRead first = read();
+    const lib::CounterRead start = tightest();
     uint32_t last_elapsed = 0;
     for (;;) {
       const lib::CounterRead now = read();
       const uint32_t elapsed = (now.counter - start.counter) & mask;
       if (elapsed < last_elapsed) return fail("the counter went backwards");
       last_elapsed = elapsed;
-      if (elapsed >= window_counts) {
-        const uint64_t width = (start.tsc_after - start.tsc_before) + (now.tsc_after - now.tsc_before);
-        if (width < best_width) {
-          best_width = width;
-          best = lib::counter_bracket(start, now, bits);
-        }
-        break;
-      }
-      if (now.tsc_after - start.tsc_before > deadline_ticks) return fail("timed out: the counter does not count");
+      if (elapsed >= window_counts) break;
+      if (now.tsc_after - first.tsc_before > deadline_ticks) return fail("timed out: the counter does not count");
+    }
+    const lib::CounterRead end = tightest();
+    if (((end.counter - start.counter) & mask) < last_elapsed) return fail("the counter went backwards");
+    const uint64_t width = (start.tsc_after - start.tsc_before) + (end.tsc_after - end.tsc_before);
+    if (width < best_width) {
+      best_width = width;
+      best = lib::counter_bracket(start, end, bits);
     }
   }
   return lib::estimate_tsc(best, rate);
