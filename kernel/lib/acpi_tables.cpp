@@ -9,7 +9,9 @@ namespace {
 uint32_t le32(const uint8_t* p) {
   return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
 }
-uint64_t le64(const uint8_t* p) { return uint64_t{le32(p)} | uint64_t{le32(p + 4)} << 32; }
+uint64_t le64(const uint8_t* p) {
+  return uint64_t{le32(p)} | uint64_t{le32(p + 4)} << 32;
+}
 
 bool same_signature(const uint8_t* bytes, const char* signature, uint32_t length) {
   for (uint32_t i = 0; i < length; ++i)
@@ -26,10 +28,12 @@ bool read_rsdp(const PhysicalMemory& memory, uint64_t address, Rsdp& out) {
   out = Rsdp{address, p[kRsdpRevision], le32(p + kRsdpRsdtAddress), 0};
   if (out.revision >= 2) {
     const uint8_t* v2 = memory.map(address, kRsdpV2Length);
-    // A revision-2 RSDP whose extended part is unreadable or damaged still has a valid ACPI 1.0 part: use the RSDT.
+    // A revision-2 RSDP whose extended part is unreadable or damaged still has a valid ACPI 1.0 part: use the
+    // RSDT.
     if (v2) {
       const uint32_t length = le32(v2 + kRsdpLength);
-      const uint8_t* whole = length >= kRsdpV2Length && length <= 4096 ? memory.map(address, length) : nullptr;
+      const uint8_t* whole =
+          length >= kRsdpV2Length && length <= 4096 ? memory.map(address, length) : nullptr;
       if (whole && checksum(whole, length) == 0) out.xsdt = le64(v2 + kRsdpXsdtAddress);
     }
   }
@@ -114,7 +118,8 @@ Result<uint64_t> parse_hpet_base(const uint8_t* hpet, uint32_t length) {
   if (hpet[kHpetBaseAddress + kGasSpaceId] != kGasSystemMemory)
     return fail("the HPET table's registers are not in system memory");
   const uint64_t base = le64(hpet + kHpetBaseAddress + kGasAddress);
-  if (base == 0 || (base & 0x3FF) != 0) return fail("the HPET table's register address is 0 or not 1 KiB aligned");
+  if (base == 0 || (base & 0x3FF) != 0)
+    return fail("the HPET table's register address is 0 or not 1 KiB aligned");
   return base;
 }
 
@@ -122,8 +127,8 @@ namespace {
 
 // The table signed `signature`, parsed by `parse` into `out`; nullptr, or the message saying why not.
 template <typename T, typename Parse>
-const char* read_table(const PhysicalMemory& memory, const Rsdp& rsdp, const char* signature, const char* missing,
-                       Parse parse, T& out) {
+const char* read_table(const PhysicalMemory& memory, const Rsdp& rsdp, const char* signature,
+                       const char* missing, Parse parse, T& out) {
   auto address = find_table(memory, rsdp, signature);
   if (!address) return missing;
   uint32_t length = 0;
@@ -144,8 +149,8 @@ Timers find_timers(const PhysicalMemory& memory) {
     timers.pm_timer_missing = timers.hpet_missing = rsdp.error().message;
     return timers;
   }
-  timers.pm_timer_missing = read_table(memory, *rsdp, "FACP", "no ACPI FADT (\"FACP\") table", parse_pm_timer,
-                                       timers.pm_timer);
+  timers.pm_timer_missing =
+      read_table(memory, *rsdp, "FACP", "no ACPI FADT (\"FACP\") table", parse_pm_timer, timers.pm_timer);
   timers.hpet_missing =
       read_table(memory, *rsdp, "HPET", "no ACPI \"HPET\" table", parse_hpet_base, timers.hpet_base);
   return timers;

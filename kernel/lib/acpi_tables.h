@@ -1,6 +1,6 @@
-// acpi_tables.h: finds the ACPI tables the TSC calibration needs (RSDP -> RSDT/XSDT -> FADT and HPET) and reads
-// the PM timer's port and the HPET's address from them. Hardware-free: it reads physical memory through a
-// PhysicalMemory window, which the kernel maps 1:1 and the host tests fill with made-up tables.
+// acpi_tables.h: finds the ACPI tables the TSC calibration needs (RSDP -> RSDT/XSDT -> FADT and HPET) and
+// reads the PM timer's port and the HPET's address from them. Hardware-free: it reads physical memory through
+// a PhysicalMemory window, which the kernel maps 1:1 and the host tests fill with made-up tables.
 #pragma once
 
 #include <stdint.h>
@@ -23,9 +23,9 @@ class PhysicalMemory {
 enum RsdpField : uint32_t {
   kRsdpChecksumLength = 20,  // the ACPI 1.0 part, covered by the first checksum
   kRsdpRevision = 15,
-  kRsdpRsdtAddress = 16,     // u32
-  kRsdpLength = 20,          // u32, revision >= 2: the whole structure, covered by the extended checksum
-  kRsdpXsdtAddress = 24,     // u64, revision >= 2
+  kRsdpRsdtAddress = 16,  // u32
+  kRsdpLength = 20,       // u32, revision >= 2: the whole structure, covered by the extended checksum
+  kRsdpXsdtAddress = 24,  // u64, revision >= 2
   kRsdpV2Length = 36,
 };
 
@@ -36,10 +36,10 @@ enum SdtField : uint32_t {
 };
 
 enum FadtField : uint32_t {
-  kFadtPmTimerBlock = 76,   // u32 PM_TMR_BLK: I/O port of the 4-byte PM timer register (0 = none)
-  kFadtPmTimerLength = 91,  // u8 PM_TMR_LEN: 4 when the timer exists
-  kFadtFlags = 112,         // u32
-  kFadtXPmTimerBlock = 208, // Generic Address Structure, ACPI 2.0+: used when PM_TMR_BLK is 0
+  kFadtPmTimerBlock = 76,    // u32 PM_TMR_BLK: I/O port of the 4-byte PM timer register (0 = none)
+  kFadtPmTimerLength = 91,   // u8 PM_TMR_LEN: 4 when the timer exists
+  kFadtFlags = 112,          // u32
+  kFadtXPmTimerBlock = 208,  // Generic Address Structure, ACPI 2.0+: used when PM_TMR_BLK is 0
   kFadtXPmTimerEnd = 220,
 };
 
@@ -67,7 +67,7 @@ constexpr uint64_t kEbdaSegmentPointer = 0x40E;
 constexpr uint32_t kEbdaSearchLength = 1024;
 constexpr uint64_t kBiosAreaStart = 0xE0000;
 constexpr uint32_t kBiosAreaLength = 0x20000;
-constexpr uint32_t kPmTimerHz = 3'579'545;  // the ACPI PM timer's rate, fixed by the specification
+constexpr uint32_t kPmTimerHz = 3'579'545;      // the ACPI PM timer's rate, fixed by the specification
 constexpr uint32_t kMaxTableLength = 1u << 20;  // larger is a corrupt length field, not a table
 
 // The sum of `length` bytes modulo 256: an ACPI structure is valid when the sum over it is 0.
@@ -76,8 +76,8 @@ uint8_t checksum(const uint8_t* bytes, uint32_t length);
 struct Rsdp {
   uint64_t address;  // where it was found
   uint8_t revision;
-  uint64_t rsdt;     // 0 when none
-  uint64_t xsdt;     // 0 when none (revision < 2)
+  uint64_t rsdt;  // 0 when none
+  uint64_t xsdt;  // 0 when none (revision < 2)
 };
 
 // Searches the EBDA and the BIOS area for a structure signed "RSD PTR " whose checksum(s) hold.

@@ -39,8 +39,8 @@ uint64_t mul_div(uint64_t a, uint64_t b, uint64_t c) {
 }
 
 Result<TscEstimate> estimate_tsc(const Bracket& bracket, ReferenceRate rate) {
-  if (bracket.counts_low == 0 || bracket.counts_high < bracket.counts_low || bracket.tsc_high < bracket.tsc_low ||
-      rate.numerator == 0 || rate.denominator == 0)
+  if (bracket.counts_low == 0 || bracket.counts_high < bracket.counts_low ||
+      bracket.tsc_high < bracket.tsc_low || rate.numerator == 0 || rate.denominator == 0)
     return fail("the reference timer did not advance during the measurement");
   const uint64_t low = mul_div(bracket.tsc_low, rate.numerator, bracket.counts_high * rate.denominator);
   const uint64_t high = mul_div(bracket.tsc_high, rate.numerator, bracket.counts_low * rate.denominator);
@@ -102,9 +102,12 @@ ReferenceChoice choose_reference(const ReferenceResult (&results)[kReferenceCoun
 
 const char* reference_name(Reference reference) {
   switch (reference) {
-    case Reference::Hpet: return "HPET";
-    case Reference::PmTimer: return "ACPI PM timer";
-    case Reference::Pit: return "PIT";
+    case Reference::Hpet:
+      return "HPET";
+    case Reference::PmTimer:
+      return "ACPI PM timer";
+    case Reference::Pit:
+      return "PIT";
   }
   return "?";
 }

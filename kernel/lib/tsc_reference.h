@@ -9,8 +9,8 @@
 
 namespace ett::lib {
 
-// a * b / c rounded down, without overflow (a 128-bit product; i686 has no __int128). c must be non-zero and the
-// quotient must fit in 64 bits.
+// a * b / c rounded down, without overflow (a 128-bit product; i686 has no __int128). c must be non-zero and
+// the quotient must fit in 64 bits.
 uint64_t mul_div(uint64_t a, uint64_t b, uint64_t c);
 
 // A reference timer's rate as a fraction, counts per second = numerator / denominator: the PIT 1193182 / 1,
@@ -66,11 +66,11 @@ struct ReferenceResult {
 };
 
 struct ReferenceChoice {
-  bool found;                // false: no reference worked
-  Reference reference;       // the one used
-  TscEstimate estimate;      // its result, with the uncertainty raised to the disagreement when nothing agrees
-  bool disagree;             // several references worked and no two of them agree
-  uint32_t disagreement_ppm; // the largest difference between the chosen reference and a working other one
+  bool found;            // false: no reference worked
+  Reference reference;   // the one used
+  TscEstimate estimate;  // its result, with the uncertainty raised to the disagreement when nothing agrees
+  bool disagree;         // several references worked and no two of them agree
+  uint32_t disagreement_ppm;  // the largest difference between the chosen reference and a working other one
 };
 
 // The difference between two estimates relative to their mean, in ppm, rounded down.

@@ -1,7 +1,8 @@
-// tsc_warning.h: the loud warning for a TSC that is not invariant (CPUID 80000007H:EDX[8] clear): its rate may
-// follow the CPU's P-states and it may stop in deep C-states, so every time computed from it may be wrong.
-// The capture still runs (the loop holds one P-state with interrupts off), but nobody may miss the warning:
-// boot log (screen and serial), the start screen and the analysis stage (in red), and the session flags.
+// tsc_warning.h: the loud warning for a TSC that is not invariant (CPUID 80000007H:EDX[8] clear): its rate
+// may follow the CPU's P-states and it may stop in deep C-states, so every time computed from it may be
+// wrong. The capture still runs (the loop holds one P-state with interrupts off), but nobody may miss the
+// warning: boot log (screen and serial), the start screen and the analysis stage (in red), and the session
+// flags.
 #pragma once
 
 namespace ett::lib {
@@ -21,10 +22,13 @@ inline const char* const* tsc_warning_lines(bool invariant_tsc) {
 
 // The start screen's red row, or nullptr.
 inline const char* tsc_screen_warning(bool invariant_tsc) {
-  return invariant_tsc ? nullptr : " WARNING: THE TSC IS NOT INVARIANT: times may be wrong (see the boot log)";
+  return invariant_tsc ? nullptr
+                       : " WARNING: THE TSC IS NOT INVARIANT: times may be wrong (see the boot log)";
 }
 
 // The analysis stage's title-row mark, or nullptr.
-inline const char* tsc_title_warning(bool invariant_tsc) { return invariant_tsc ? nullptr : "TSC NOT INVARIANT!"; }
+inline const char* tsc_title_warning(bool invariant_tsc) {
+  return invariant_tsc ? nullptr : "TSC NOT INVARIANT!";
+}
 
 }  // namespace ett::lib

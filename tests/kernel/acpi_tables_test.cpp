@@ -1,5 +1,5 @@
-// acpi_tables_test.cpp: RSDP search, RSDT/XSDT walk, checksums and the FADT/HPET fields (kernel/lib/acpi_tables)
-// on made-up physical memory laid out like a PC's first MiB.
+// acpi_tables_test.cpp: RSDP search, RSDT/XSDT walk, checksums and the FADT/HPET fields
+// (kernel/lib/acpi_tables) on made-up physical memory laid out like a PC's first MiB.
 #include "lib/acpi_tables.h"
 
 #include <gtest/gtest.h>
@@ -55,8 +55,10 @@ class FakeMemory final : public PhysicalMemory {
     const uint32_t size = std::string(signature) == "XSDT" ? 8 : 4;
     table(address, signature, kSdtHeaderLength + size * static_cast<uint32_t>(entries.size()));
     for (size_t i = 0; i < entries.size(); ++i) {
-      if (size == 8) put64(address + kSdtHeaderLength + 8 * i, entries[i]);
-      else put32(address + kSdtHeaderLength + 4 * i, static_cast<uint32_t>(entries[i]));
+      if (size == 8)
+        put64(address + kSdtHeaderLength + 8 * i, entries[i]);
+      else
+        put32(address + kSdtHeaderLength + 4 * i, static_cast<uint32_t>(entries[i]));
     }
     seal(address);
   }

@@ -1,19 +1,22 @@
 // tsc_reference_test.cpp: the TSC calibration arithmetic (rate and uncertainty from a bracket, counter
 // wrap-around, 128-bit mul_div) and the choice among PIT, PM timer and HPET (kernel/lib/tsc_reference).
 #include "lib/tsc_reference.h"
-#include "lib/tsc_warning.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 #include <string>
 
+#include "lib/tsc_warning.h"
+
 namespace ett::lib {
 namespace {
 
 constexpr ReferenceRate kPit{1'193'182, 1};
 constexpr ReferenceRate kPmTimer{3'579'545, 1};
-constexpr ReferenceRate hpet(uint64_t period_fs) { return {1'000'000'000'000'000ull, period_fs}; }
+constexpr ReferenceRate hpet(uint64_t period_fs) {
+  return {1'000'000'000'000'000ull, period_fs};
+}
 
 TEST(KernelTscReference, MulDivMatchesA128BitReference) {
   std::mt19937_64 random(7);
@@ -42,7 +45,7 @@ TEST(KernelTscReference, TheUncertaintyIsHalfTheRangeOfRatesTheBracketAllows) {
   // PM timer: the readings differ by 178,977 counts, so 178,976 to 178,978 elapsed.
   auto pm = estimate_tsc({112'500'000, 112'500'000, 178'976, 178'978}, kPmTimer);
   ASSERT_TRUE(pm);
-  EXPECT_EQ(pm->hz, 2'250'003'142u);  // (2249990571 + 2250015714) / 2, each bound rounded down
+  EXPECT_EQ(pm->hz, 2'250'003'142u);   // (2249990571 + 2250015714) / 2, each bound rounded down
   EXPECT_EQ(pm->uncertainty_ppm, 6u);  // 25143 / 2 / 2.25e9 = 5.59 ppm, rounded up
 
   // PIT: OUT2 rose 59,659 to 59,660 clocks after the count was written, 112,499,000 to 112,501,000 ticks.
@@ -62,9 +65,9 @@ TEST(KernelTscReference, AWiderBracketGivesALargerUncertainty) {
 }
 
 TEST(KernelTscReference, BrokenMeasurementsAreErrors) {
-  EXPECT_FALSE(estimate_tsc({1000, 2000, 0, 1}, kPmTimer));        // the counter did not move
-  EXPECT_FALSE(estimate_tsc({2000, 1000, 10, 11}, kPmTimer));      // inverted TSC bracket
-  EXPECT_FALSE(estimate_tsc({1000, 1000, 11, 10}, kPmTimer));      // inverted counts
+  EXPECT_FALSE(estimate_tsc({1000, 2000, 0, 1}, kPmTimer));            // the counter did not move
+  EXPECT_FALSE(estimate_tsc({2000, 1000, 10, 11}, kPmTimer));          // inverted TSC bracket
+  EXPECT_FALSE(estimate_tsc({1000, 1000, 11, 10}, kPmTimer));          // inverted counts
   auto slow = estimate_tsc({1000, 1000, 178'977, 178'977}, kPmTimer);  // 20 kHz: a timer running wild
   ASSERT_FALSE(slow);
   EXPECT_STREQ(slow.error().message, "the reference timer gave a TSC rate below 1 MHz (a broken timer)");
@@ -84,8 +87,12 @@ TEST(KernelTscReference, CounterBracketHandlesWrapAround) {
   EXPECT_EQ(counter_bracket({0, 0xFFFFFFFE, 0}, {1, 3, 1}, 32).counts_high, 6u);
 }
 
-ReferenceResult ok(uint64_t hz, uint32_t ppm) { return {nullptr, {hz, ppm}}; }
-ReferenceResult broken(const char* why) { return {why, {}}; }
+ReferenceResult ok(uint64_t hz, uint32_t ppm) {
+  return {nullptr, {hz, ppm}};
+}
+ReferenceResult broken(const char* why) {
+  return {why, {}};
+}
 
 TEST(KernelTscReference, TheHpetIsPreferredWhenTheReferencesAgree) {
   const ReferenceResult results[kReferenceCount] = {ok(2'250'000'100, 1), ok(2'250'000'900, 9),
@@ -100,9 +107,11 @@ TEST(KernelTscReference, TheHpetIsPreferredWhenTheReferencesAgree) {
 }
 
 TEST(KernelTscReference, AMissingTimerFallsBackInOrder) {
-  const ReferenceResult no_hpet[kReferenceCount] = {broken("no HPET"), ok(2'250'000'000, 9), ok(2'250'000'000, 20)};
+  const ReferenceResult no_hpet[kReferenceCount] = {broken("no HPET"), ok(2'250'000'000, 9),
+                                                    ok(2'250'000'000, 20)};
   EXPECT_EQ(choose_reference(no_hpet).reference, Reference::PmTimer);
-  const ReferenceResult pit_only[kReferenceCount] = {broken("no HPET"), broken("no FADT"), ok(2'250'000'000, 20)};
+  const ReferenceResult pit_only[kReferenceCount] = {broken("no HPET"), broken("no FADT"),
+                                                     ok(2'250'000'000, 20)};
   const ReferenceChoice lone = choose_reference(pit_only);
   ASSERT_TRUE(lone.found);
   EXPECT_EQ(lone.reference, Reference::Pit);
@@ -124,7 +133,8 @@ TEST(KernelTscReference, AReferenceThatDisagreesWithTheOthersIsPassedOver) {
 }
 
 TEST(KernelTscReference, WhenNothingAgreesTheUncertaintyCoversTheSpread) {
-  const ReferenceResult results[kReferenceCount] = {ok(2'272'500'000, 1), broken("no FADT"), ok(2'250'000'000, 20)};
+  const ReferenceResult results[kReferenceCount] = {ok(2'272'500'000, 1), broken("no FADT"),
+                                                    ok(2'250'000'000, 20)};
   const ReferenceChoice choice = choose_reference(results);
   EXPECT_EQ(choice.reference, Reference::Hpet);
   EXPECT_TRUE(choice.disagree);

@@ -1,7 +1,7 @@
-// tsc_calibration_test.cpp: boot tests of the TSC calibration (issue 3): under QEMU `-M pc` the kernel finds the
-// HPET and the ACPI PM timer through the ACPI tables, calibrates against them and the PIT, records the HPET in
-// the session header (`ett ls --json`), and every reference agrees with the host's own TSC rate; a CPU without
-// the invariant-TSC flag gets the warning on serial and on both screens.
+// tsc_calibration_test.cpp: boot tests of the TSC calibration (issue 3): under QEMU `-M pc` the kernel finds
+// the HPET and the ACPI PM timer through the ACPI tables, calibrates against them and the PIT, records the
+// HPET in the session header (`ett ls --json`), and every reference agrees with the host's own TSC rate; a
+// CPU without the invariant-TSC flag gets the warning on serial and on both screens.
 #include <cmath>
 #include <iostream>
 #include <regex>
@@ -45,11 +45,12 @@ double host_tsc_hz(const CsvTable& sent) {
 TEST(TscCalibration, QemuPcUsesTheHpetAndEveryReferenceAgreesWithTheHostTsc) {
   ScratchDir dir;
   std::vector<ScenarioEvent> events;
-  for (int i = 0; i < 500; ++i) events.push_back({i * 2000.0, 1, 1 + i % 2});  // 1 s of writes: the host's rate
+  for (int i = 0; i < 500; ++i)
+    events.push_back({i * 2000.0, 1, 1 + i % 2});  // 1 s of writes: the host's rate
   write_scenario(dir / "scenario.txt", events);
   auto run = run_ett({"qemu", "run", "--disk", (dir / "trace.img").string(), "--scenario",
-                      (dir / "scenario.txt").string(), "--sent-log", (dir / "sent.csv").string(), "--serial-log",
-                      (dir / "serial.log").string(), "--timeout", "120"});
+                      (dir / "scenario.txt").string(), "--sent-log", (dir / "sent.csv").string(),
+                      "--serial-log", (dir / "serial.log").string(), "--timeout", "120"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const std::string serial = read_file(dir / "serial.log");
 
@@ -59,8 +60,8 @@ TEST(TscCalibration, QemuPcUsesTheHpetAndEveryReferenceAgreesWithTheHostTsc) {
   ASSERT_GT(pit.hz, 0u) << serial;
   ASSERT_GT(pm.hz, 0u) << serial;
   ASSERT_GT(hpet.hz, 0u) << serial;
-  const std::string chosen = "ETT: tsc " + std::to_string(hpet.hz) + " Hz +-" + std::to_string(hpet.ppm) +
-                             " ppm from the HPET";
+  const std::string chosen =
+      "ETT: tsc " + std::to_string(hpet.hz) + " Hz +-" + std::to_string(hpet.ppm) + " ppm from the HPET";
   EXPECT_NE(serial.find(chosen), std::string::npos) << serial;
 
   auto ls = run_ett({"ls", (dir / "trace.img").string(), "--json"});
@@ -74,7 +75,8 @@ TEST(TscCalibration, QemuPcUsesTheHpetAndEveryReferenceAgreesWithTheHostTsc) {
   const CsvTable sent = read_csv(dir / "sent.csv");
   ASSERT_EQ(sent.rows.size(), events.size());
   const double host_hz = host_tsc_hz(sent);
-  for (const auto& [name, reference] : {std::pair{"PIT", pit}, std::pair{"PM timer", pm}, std::pair{"HPET", hpet}}) {
+  for (const auto& [name, reference] :
+       {std::pair{"PIT", pit}, std::pair{"PM timer", pm}, std::pair{"HPET", hpet}}) {
     const double error_ppm = (double(reference.hz) - host_hz) / host_hz * 1e6;
     std::cout << "[ tsc      ] " << name << " " << reference.hz << " Hz +-" << reference.ppm << " ppm, host "
               << uint64_t(host_hz) << " Hz: " << error_ppm << " ppm\n";
@@ -82,9 +84,10 @@ TEST(TscCalibration, QemuPcUsesTheHpetAndEveryReferenceAgreesWithTheHostTsc) {
   }
 }
 
-// QEMU's default CPU (qemu32) has no invariant TSC: the warning is in the boot log, in red on the start screen's
-// status row and on the analysis stage's title row. (QEMU 7.2's TCG cannot set the flag, "TCG doesn't support
-// requested feature: CPUID.80000007H:EDX.invtsc", so the flag-present side is a unit test: KernelTscWarning.)
+// QEMU's default CPU (qemu32) has no invariant TSC: the warning is in the boot log, in red on the start
+// screen's status row and on the analysis stage's title row. (QEMU 7.2's TCG cannot set the flag, "TCG
+// doesn't support requested feature: CPUID.80000007H:EDX.invtsc", so the flag-present side is a unit test:
+// KernelTscWarning.)
 TEST(TscCalibration, ANonInvariantTscIsWarnedAboutOnSerialAndOnBothScreens) {
   ScratchDir dir;
   const fs::path d = dir / "";

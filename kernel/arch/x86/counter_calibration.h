@@ -1,5 +1,5 @@
-// counter_calibration.h: TSC calibration against a free-running counter (ACPI PM timer, HPET): the best of five
-// ~50 ms windows, each end a counter read bracketed by two TSC reads.
+// counter_calibration.h: TSC calibration against a free-running counter (ACPI PM timer, HPET): the best of
+// five ~50 ms windows, each end a counter read bracketed by two TSC reads.
 #pragma once
 
 #include <stdint.h>
@@ -17,13 +17,14 @@ constexpr uint32_t kCounterWindowMs = 50;
 // read stretched by an SMI (or under QEMU by the host descheduling the vCPU) does not widen the result.
 constexpr uint32_t kReadsPerEnd = 32;
 
-// `Counter` has `uint32_t read() const` (the counter's low 32 bits, or all of a 24-bit one). A window runs from
-// the tightest of kReadsPerEnd reads at its start to the tightest of kReadsPerEnd reads once `window_counts`
-// have passed; the window with the narrowest total bracket gives the estimate. A window longer than
-// `deadline_ticks` means the counter stopped; a counter that steps back is broken.
+// `Counter` has `uint32_t read() const` (the counter's low 32 bits, or all of a 24-bit one). A window runs
+// from the tightest of kReadsPerEnd reads at its start to the tightest of kReadsPerEnd reads once
+// `window_counts` have passed; the window with the narrowest total bracket gives the estimate. A window
+// longer than `deadline_ticks` means the counter stopped; a counter that steps back is broken.
 template <typename Counter>
-Result<lib::TscEstimate> calibrate_against_counter(const Counter& counter, uint32_t bits, uint32_t window_counts,
-                                                   uint64_t deadline_ticks, lib::ReferenceRate rate) {
+Result<lib::TscEstimate> calibrate_against_counter(const Counter& counter, uint32_t bits,
+                                                   uint32_t window_counts, uint64_t deadline_ticks,
+                                                   lib::ReferenceRate rate) {
   const uint32_t mask = bits >= 32 ? 0xFFFFFFFFu : (1u << bits) - 1;
   auto read = [&counter] {
     lib::CounterRead r;
@@ -52,7 +53,8 @@ Result<lib::TscEstimate> calibrate_against_counter(const Counter& counter, uint3
       if (elapsed < last_elapsed) return fail("the counter went backwards");
       last_elapsed = elapsed;
       if (elapsed >= window_counts) break;
-      if (now.tsc_after - first.tsc_before > deadline_ticks) return fail("timed out: the counter does not count");
+      if (now.tsc_after - first.tsc_before > deadline_ticks)
+        return fail("timed out: the counter does not count");
     }
     const lib::CounterRead end = tightest();
     if (((end.counter - start.counter) & mask) < last_elapsed) return fail("the counter went backwards");

@@ -6,7 +6,8 @@
 namespace ett::x86 {
 
 Result<Hpet> Hpet::open(uint64_t base) {
-  if (base > 0xFFFFF000u) return fail("the HPET's registers are above 4 GiB (this kernel runs without paging)");
+  if (base > 0xFFFFF000u)
+    return fail("the HPET's registers are above 4 GiB (this kernel runs without paging)");
   auto* registers = reinterpret_cast<volatile uint32_t*>(static_cast<uintptr_t>(base));
   const uint32_t capabilities = registers[kCapabilitiesLow / 4];
   const uint32_t period_fs = registers[kCapabilitiesHigh / 4];
@@ -18,7 +19,8 @@ Result<Hpet> Hpet::open(uint64_t base) {
 
 Result<lib::TscEstimate> Hpet::calibrate_tsc(uint64_t deadline_ticks) const {
   // 50 ms in counts; the low 32 bits of the counter wrap after 2^32 counts (42 s at 100 MHz).
-  const uint32_t window_counts = static_cast<uint32_t>(uint64_t{kCounterWindowMs} * 1'000'000'000'000ull / m_period_fs);
+  const uint32_t window_counts =
+      static_cast<uint32_t>(uint64_t{kCounterWindowMs} * 1'000'000'000'000ull / m_period_fs);
   const uint32_t saved = reg(kConfiguration);
   if (!(saved & kEnable)) set_reg(kConfiguration, saved | kEnable);
   auto estimate = calibrate_against_counter(*this, 32, window_counts, deadline_ticks,

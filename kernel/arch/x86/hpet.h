@@ -1,5 +1,6 @@
 // hpet.h: the High Precision Event Timer's main counter (MMIO at the address of the ACPI "HPET" table), used
-// only to calibrate the TSC. The kernel runs without paging: the register block is read at its physical address.
+// only to calibrate the TSC. The kernel runs without paging: the register block is read at its physical
+// address.
 #pragma once
 
 #include <stdint.h>

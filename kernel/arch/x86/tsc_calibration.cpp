@@ -34,9 +34,12 @@ lib::ReferenceResult result_of(const Result<lib::TscEstimate>& estimate) {
 
 format::TscMethod method_of(lib::Reference reference) {
   switch (reference) {
-    case lib::Reference::Hpet: return format::TscMethod::Hpet;
-    case lib::Reference::PmTimer: return format::TscMethod::PmTimer;
-    case lib::Reference::Pit: break;
+    case lib::Reference::Hpet:
+      return format::TscMethod::Hpet;
+    case lib::Reference::PmTimer:
+      return format::TscMethod::PmTimer;
+    case lib::Reference::Pit:
+      break;
   }
   return format::TscMethod::Pit;
 }
@@ -53,8 +56,10 @@ Result<TscCalibration> calibrate_tsc() {
   const IdentityMemory memory;
   out.timers = acpi::find_timers(memory);
   const uint64_t deadline = window_deadline_ticks(pit);
-  if (out.timers.pm_timer_missing) pm.problem = out.timers.pm_timer_missing;
-  else pm = result_of(PmTimer(out.timers.pm_timer).calibrate_tsc(deadline));
+  if (out.timers.pm_timer_missing)
+    pm.problem = out.timers.pm_timer_missing;
+  else
+    pm = result_of(PmTimer(out.timers.pm_timer).calibrate_tsc(deadline));
 
   if (out.timers.hpet_missing) {
     hpet.problem = out.timers.hpet_missing;
@@ -66,7 +71,8 @@ Result<TscCalibration> calibrate_tsc() {
   }
 
   out.choice = lib::choose_reference(out.results);
-  if (!out.choice.found) return fail("no timer to calibrate the TSC against (PIT, ACPI PM timer and HPET all failed)");
+  if (!out.choice.found)
+    return fail("no timer to calibrate the TSC against (PIT, ACPI PM timer and HPET all failed)");
   out.hz = out.choice.estimate.hz;
   out.uncertainty_ppm = out.choice.estimate.uncertainty_ppm;
   out.method = method_of(out.choice.reference);
