@@ -136,6 +136,15 @@ class QemuMachine {
     return rows;
   }
   void send_key(const std::string& key) { monitor("sendkey " + key); }
+  // Presses Enter on the start screen until the capture starts: the start screen drops keys pressed before it
+  // reads the keyboard (just after its serial line), and Enter does nothing during a capture.
+  bool start_capture() {
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      send_key("ret");
+      if (wait_state(KernelState::Capturing, 2)) return true;
+    }
+    return false;
+  }
   // Waits (10 s at most) until screen row `row` holds `text`.
   bool screen_has(const fs::path& scratch, uint32_t row, const std::string& text) {
     return wait_until(

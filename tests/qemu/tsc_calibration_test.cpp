@@ -100,14 +100,7 @@ TEST(TscCalibration, ANonInvariantTscIsWarnedAboutOnSerialAndOnBothScreens) {
   EXPECT_EQ(serial.find("invariant-tsc"), std::string::npos) << serial;
   EXPECT_TRUE(qemu.screen_has(d, 23, "WARNING: THE TSC IS NOT INVARIANT")) << qemu.screen(d)[23];
 
-  // The start screen drops keys pressed before it reads the keyboard (after its serial line): press until it
-  // starts; Enter does nothing during the capture.
-  bool started = false;
-  for (int attempt = 0; attempt < 5 && !started; ++attempt) {
-    qemu.send_key("ret");
-    started = qemu.wait_state(KernelState::Capturing, 2);
-  }
-  ASSERT_TRUE(started) << qemu.serial();
+  ASSERT_TRUE(qemu.start_capture()) << qemu.serial();
   qemu.request_stop();
   ASSERT_TRUE(qemu.wait_serial("ETT: analysis stage:", 20)) << qemu.serial();
   EXPECT_TRUE(qemu.screen_has(d, 0, "TSC NOT INVARIANT!")) << qemu.screen(d)[0];
