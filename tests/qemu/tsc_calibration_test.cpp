@@ -84,6 +84,50 @@ TEST(TscCalibration, QemuPcUsesTheHpetAndEveryReferenceAgreesWithTheHostTsc) {
   }
 }
 
+// A machine without an HPET, or without ACPI tables at all: the missing timer is named in the boot log and
+// the next reference is used and recorded.
+struct Fallback {
+  const char* machine;
+  const char* method;
+  const char* message;
+};
+
+class TscFallback : public ::testing::TestWithParam<Fallback> {};
+
+TEST_P(TscFallback, AMissingTimerFallsBackToTheNextReference) {
+  const Fallback& fallback = GetParam();
+  ScratchDir dir;
+  auto made = run_ett({"mkdisk", (dir / "trace.img").string(), "--size", "4M"});
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  {
+    QemuMachine qemu({.append = "exit=qemu",
+                      .disks = {{0, (dir / "trace.img").string()}},
+                      .qemu_args = {"-M", fallback.machine}},
+                     dir / "");
+    ASSERT_TRUE(qemu.wait_state(KernelState::Capturing, 30)) << qemu.serial();
+    qemu.request_stop();
+    ASSERT_TRUE(qemu.wait_exit(30));
+    const std::string serial = qemu.serial();
+    EXPECT_NE(serial.find(fallback.message), std::string::npos) << serial;
+    EXPECT_NE(serial.find("ETT: RESULT OK"), std::string::npos) << serial;
+  }
+  auto ls = run_ett({"ls", (dir / "trace.img").string(), "--json"});
+  ASSERT_EQ(ls.exit_code, 0) << ls.output;
+  EXPECT_EQ(json_field(ls.output, "tsc_method"), std::string("\"") + fallback.method + "\"") << ls.output;
+  const std::string pit_hz = json_field(ls.output, "tsc_hz_pit");
+  ASSERT_FALSE(pit_hz.empty()) << ls.output;
+  EXPECT_GT(std::stoull(pit_hz), 1'000'000u) << ls.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Machines, TscFallback,
+    ::testing::Values(Fallback{"pc,hpet=off", "pm-timer",
+                               "ETT: tsc vs HPET: not available: no ACPI \"HPET\" table"},
+                      Fallback{"pc,acpi=off", "pit",
+                               "ETT: tsc vs ACPI PM timer: not available: no ACPI RSDP in the EBDA or at "
+                               "0xE0000-0xFFFFF"}),
+    [](const auto& info) { return std::string(info.param.method) == "pit" ? "NoAcpi" : "NoHpet"; });
+
 // QEMU's default CPU (qemu32) has no invariant TSC: the warning is in the boot log, in red on the start
 // screen's status row and on the analysis stage's title row. (QEMU 7.2's TCG cannot set the flag, "TCG
 // doesn't support requested feature: CPUID.80000007H:EDX.invtsc", so the flag-present side is a unit test:
