@@ -293,7 +293,7 @@ Status run(const Boot& boot, const config::Config& config) {
   if (!machine.cpu.has_tsc) return fail("this CPU has no time-stamp counter");
 
   warn_if_tsc_not_invariant(machine.cpu);
-  ETT_TRY_ASSIGN(machine.tsc, x86::calibrate_tsc());
+  ETT_TRY_ASSIGN(machine.tsc, x86::calibrate_tsc(machine.cpu.has_sse2));
   report_calibration(machine.tsc);
 
   ETT_TRY_ASSIGN(machine.probe, engine::open_probe(config));

@@ -17,20 +17,28 @@ constexpr uint32_t kCounterWindowMs = 50;
 // read stretched by an SMI (or under QEMU by the host descheduling the vCPU) does not widen the result.
 constexpr uint32_t kReadsPerEnd = 32;
 
+// How a window is bounded and read.
+struct CounterTiming {
+  uint64_t deadline_ticks;  // a window longer than this means the counter stopped
+  // lfence before each TSC read (SSE2 CPUs): an uncached MMIO load (the HPET) may otherwise complete after
+  // the following RDTSC, or start before the preceding one, and the bracket would not contain the read.
+  bool ordered;
+};
+
 // `Counter` has `uint32_t read() const` (the counter's low 32 bits, or all of a 24-bit one). A window runs
 // from the tightest of kReadsPerEnd reads at its start to the tightest of kReadsPerEnd reads once
 // `window_counts` have passed; the window with the narrowest total bracket gives the estimate. A window
-// longer than `deadline_ticks` means the counter stopped; a counter that steps back is broken.
+// longer than `timing.deadline_ticks` means the counter stopped; a counter that steps back is broken.
 template <typename Counter>
 Result<lib::TscEstimate> calibrate_against_counter(const Counter& counter, uint32_t bits,
-                                                   uint32_t window_counts, uint64_t deadline_ticks,
+                                                   uint32_t window_counts, const CounterTiming& timing,
                                                    lib::ReferenceRate rate) {
   const uint32_t mask = bits >= 32 ? 0xFFFFFFFFu : (1u << bits) - 1;
-  auto read = [&counter] {
+  auto read = [&counter, ordered = timing.ordered] {
     lib::CounterRead r;
-    r.tsc_before = rdtsc();
+    r.tsc_before = ordered ? rdtsc_fenced() : rdtsc();
     r.counter = counter.read();
-    r.tsc_after = rdtsc();
+    r.tsc_after = ordered ? rdtsc_fenced() : rdtsc();
     return r;
   };
   auto tightest = [&read] {
@@ -53,7 +61,7 @@ Result<lib::TscEstimate> calibrate_against_counter(const Counter& counter, uint3
       if (elapsed < last_elapsed) return fail("the counter went backwards");
       last_elapsed = elapsed;
       if (elapsed >= window_counts) break;
-      if (now.tsc_after - first.tsc_before > deadline_ticks)
+      if (now.tsc_after - first.tsc_before > timing.deadline_ticks)
         return fail("timed out: the counter does not count");
     }
     const lib::CounterRead end = tightest();

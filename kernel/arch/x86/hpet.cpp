@@ -17,13 +17,13 @@ Result<Hpet> Hpet::open(uint64_t base) {
   return Hpet(registers, period_fs, capabilities & kCounterSize64);
 }
 
-Result<lib::TscEstimate> Hpet::calibrate_tsc(uint64_t deadline_ticks) const {
+Result<lib::TscEstimate> Hpet::calibrate_tsc(const CounterTiming& timing) const {
   // 50 ms in counts; the low 32 bits of the counter wrap after 2^32 counts (42 s at 100 MHz).
   const uint32_t window_counts =
       static_cast<uint32_t>(uint64_t{kCounterWindowMs} * 1'000'000'000'000ull / m_period_fs);
   const uint32_t saved = reg(kConfiguration);
   if (!(saved & kEnable)) set_reg(kConfiguration, saved | kEnable);
-  auto estimate = calibrate_against_counter(*this, 32, window_counts, deadline_ticks,
+  auto estimate = calibrate_against_counter(*this, 32, window_counts, timing,
                                             lib::ReferenceRate{1'000'000'000'000'000ull, m_period_fs});
   set_reg(kConfiguration, saved);
   return estimate;

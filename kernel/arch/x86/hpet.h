@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "arch/x86/counter_calibration.h"
 #include "ett/result.h"
 #include "lib/tsc_reference.h"
 
@@ -16,8 +17,9 @@ class Hpet {
   static Result<Hpet> open(uint64_t base);
 
   // Starts the main counter if the firmware left it halted, runs the best of five 50 ms windows, and puts the
-  // configuration register back as it was. `deadline_ticks` bounds each window.
-  Result<lib::TscEstimate> calibrate_tsc(uint64_t deadline_ticks) const;
+  // configuration register back as it was. `timing` bounds each window and says whether to fence the TSC
+  // reads.
+  Result<lib::TscEstimate> calibrate_tsc(const CounterTiming& timing) const;
   uint32_t read() const { return reg(kMainCounterLow); }
   uint32_t period_fs() const { return m_period_fs; }
   bool counter_64bit() const { return m_counter_64bit; }

@@ -11,10 +11,10 @@ uint32_t PmTimer::read() const {
   return m_block.bits >= 32 ? value : value & ((1u << m_block.bits) - 1);
 }
 
-Result<lib::TscEstimate> PmTimer::calibrate_tsc(uint64_t deadline_ticks) const {
+Result<lib::TscEstimate> PmTimer::calibrate_tsc(const CounterTiming& timing) const {
   // 50 ms is 178,977 counts: well inside the 24-bit counter's 4.7 s wrap.
   constexpr uint32_t kWindowCounts = acpi::kPmTimerHz / 1000 * kCounterWindowMs;
-  return calibrate_against_counter(*this, m_block.bits, kWindowCounts, deadline_ticks, kRate);
+  return calibrate_against_counter(*this, m_block.bits, kWindowCounts, timing, kRate);
 }
 
 }  // namespace ett::x86

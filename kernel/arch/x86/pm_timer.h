@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "arch/x86/counter_calibration.h"
 #include "ett/result.h"
 #include "lib/acpi_tables.h"
 #include "lib/tsc_reference.h"
@@ -14,8 +15,9 @@ class PmTimer {
  public:
   explicit PmTimer(acpi::PmTimerBlock block) : m_block(block) {}
 
-  // Best of five 50 ms windows; `deadline_ticks` bounds each window (a timer that does not count).
-  Result<lib::TscEstimate> calibrate_tsc(uint64_t deadline_ticks) const;
+  // Best of five 50 ms windows; `timing` bounds each window (a timer that does not count) and says whether to
+  // fence the TSC reads.
+  Result<lib::TscEstimate> calibrate_tsc(const CounterTiming& timing) const;
   uint32_t read() const;
 
   static constexpr lib::ReferenceRate kRate{acpi::kPmTimerHz, 1};

@@ -46,7 +46,7 @@ format::TscMethod method_of(lib::Reference reference) {
 
 }  // namespace
 
-Result<TscCalibration> calibrate_tsc() {
+Result<TscCalibration> calibrate_tsc(bool has_lfence) {
   TscCalibration out{};
   auto& pit = out.results[static_cast<uint32_t>(lib::Reference::Pit)];
   auto& pm = out.results[static_cast<uint32_t>(lib::Reference::PmTimer)];
@@ -55,11 +55,11 @@ Result<TscCalibration> calibrate_tsc() {
 
   const IdentityMemory memory;
   out.timers = acpi::find_timers(memory);
-  const uint64_t deadline = window_deadline_ticks(pit);
+  const CounterTiming timing{window_deadline_ticks(pit), has_lfence};
   if (out.timers.pm_timer_missing)
     pm.problem = out.timers.pm_timer_missing;
   else
-    pm = result_of(PmTimer(out.timers.pm_timer).calibrate_tsc(deadline));
+    pm = result_of(PmTimer(out.timers.pm_timer).calibrate_tsc(timing));
 
   if (out.timers.hpet_missing) {
     hpet.problem = out.timers.hpet_missing;
@@ -67,7 +67,7 @@ Result<TscCalibration> calibrate_tsc() {
     hpet.problem = opened.error().message;
   } else {
     out.hpet_period_fs = opened->period_fs();
-    hpet = result_of(opened->calibrate_tsc(deadline));
+    hpet = result_of(opened->calibrate_tsc(timing));
   }
 
   out.choice = lib::choose_reference(out.results);

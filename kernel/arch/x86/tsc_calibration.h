@@ -21,7 +21,7 @@ struct TscCalibration {
   uint32_t hpet_period_fs;
 };
 
-// Fails only when no reference works.
-Result<TscCalibration> calibrate_tsc();
+// Fails only when no reference works. `has_lfence`: the CPU has SSE2, so the counter reads can be fenced.
+Result<TscCalibration> calibrate_tsc(bool has_lfence);
 
 }  // namespace ett::x86
