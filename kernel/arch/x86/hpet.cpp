@@ -12,8 +12,8 @@ Result<Hpet> Hpet::open(uint64_t base) {
   const uint32_t capabilities = registers[kCapabilitiesLow / 4];
   const uint32_t period_fs = registers[kCapabilitiesHigh / 4];
   if (capabilities == 0xFFFFFFFFu) return fail("nothing answers at the HPET's address");
-  if (period_fs == 0 || period_fs > kMaxPeriodFs)
-    return fail("the HPET reports a period outside 0-100 ns (a broken HPET)");
+  if (period_fs < kMinPeriodFs || period_fs > kMaxPeriodFs)
+    return fail("the HPET reports a period outside 0.1-100 ns (a broken HPET)");
   return Hpet(registers, period_fs, capabilities & kCounterSize64);
 }
 

@@ -37,8 +37,10 @@ class Hpet {
   enum ConfigurationBit : uint32_t {
     kEnable = 1u << 0,  // ENABLE_CNF: the main counter runs
   };
-  // The specification bounds the period to at most 100 ns.
+  // The specification bounds the period to at most 100 ns; below 0.1 ns (a 10 GHz counter) is a broken
+  // register, and would overflow a 50 ms window's 32-bit count.
   static constexpr uint32_t kMaxPeriodFs = 100'000'000;
+  static constexpr uint32_t kMinPeriodFs = 100'000;
 
   Hpet(volatile uint32_t* registers, uint32_t period_fs, bool counter_64bit)
       : m_registers(registers), m_period_fs(period_fs), m_counter_64bit(counter_64bit) {}
