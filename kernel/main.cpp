@@ -7,7 +7,7 @@
 #include "arch/x86/cpu_info.h"
 #include "arch/x86/exceptions.h"
 #include "arch/x86/multiboot.h"
-#include "arch/x86/pit.h"
+#include "arch/x86/tsc_calibration.h"
 #include "arch/x86/tsc_clock.h"
 #include "capture/capture_loop.h"
 #include "capture/stop_rules.h"
@@ -26,6 +26,8 @@
 #include "lib/memory_map.h"
 #include "lib/text.h"
 #include "lib/tsc_math.h"
+#include "lib/tsc_reference.h"
+#include "lib/tsc_warning.h"
 #include "runtime/panic.h"
 #include "runtime/runtime.h"
 #include "ui/analysis_stage.h"
@@ -112,8 +114,10 @@ format::SessionHeader describe_session(const Boot& boot, const config::Config& c
                                        const capture::EventBuffer& buffer) {
   format::SessionHeader header{};
   header.tsc_hz = machine.tsc.hz;
-  header.tsc_method = static_cast<uint32_t>(format::TscMethod::Pit);
+  header.tsc_method = static_cast<uint32_t>(machine.tsc.method);
   header.tsc_uncertainty_ppm = machine.tsc.uncertainty_ppm;
+  const lib::ReferenceResult& pit = machine.tsc.results[static_cast<uint32_t>(lib::Reference::Pit)];
+  header.tsc_hz_pit = pit.problem ? 0 : pit.estimate.hz;
   header.buffer_capacity = buffer.capacity();
   header.probe_source = static_cast<uint32_t>(config.probe);
   header.layout = static_cast<uint32_t>(config.layout);
@@ -230,8 +234,41 @@ void report_ok(uint64_t events, uint32_t session) {
   if (g_exit_qemu) halt_or_exit(vprobe::kExitSuccess);
 }
 
+void warn_if_tsc_not_invariant(const x86::CpuInfo& cpu) {
+  if (const char* const* lines = lib::tsc_warning_lines(cpu.invariant_tsc))
+    for (; *lines; ++lines) console::print("%s\n", *lines);
+}
+
+// Every reference's result, so that they can be compared, then the one used.
+void report_calibration(const x86::TscCalibration& tsc) {
+  const acpi::Timers& timers = tsc.timers;
+  for (uint32_t i = lib::kReferenceCount; i-- > 0;) {  // PIT, PM timer, HPET: the order they ran in
+    const auto reference = static_cast<lib::Reference>(i);
+    const lib::ReferenceResult& result = tsc.results[i];
+    char where[64] = "";
+    if (reference == lib::Reference::PmTimer && !timers.pm_timer_missing)
+      lib::format(where, sizeof(where), " (port 0x%x, %u-bit)", timers.pm_timer.port, timers.pm_timer.bits);
+    if (reference == lib::Reference::Hpet && !timers.hpet_missing)
+      lib::format(where, sizeof(where), " (0x%08llx, period %u fs)", timers.hpet_base, tsc.hpet_period_fs);
+    if (result.problem) {
+      console::print("ETT: tsc vs %s%s: not available: %s\n", lib::reference_name(reference), where,
+                     result.problem);
+      continue;
+    }
+    console::print("ETT: tsc vs %s%s: %llu Hz +-%u ppm (best of 5 x 50 ms), %u ppm from the %s\n",
+                   lib::reference_name(reference), where, result.estimate.hz, result.estimate.uncertainty_ppm,
+                   lib::difference_ppm(result.estimate, tsc.choice.estimate), lib::reference_name(tsc.choice.reference));
+  }
+  if (tsc.choice.disagree)
+    console::print("ETT: WARNING: the reference timers disagree by up to %u ppm: the uncertainty is widened to it\n",
+                   tsc.choice.disagreement_ppm);
+  console::print("ETT: tsc %llu Hz +-%u ppm from the %s (preferred: HPET, ACPI PM timer, PIT; the first that "
+                 "agrees with another)\n",
+                 tsc.hz, tsc.uncertainty_ppm, lib::reference_name(tsc.choice.reference));
+}
+
 // The start screen's description of what will happen.
-void show_start_screen(const config::Config& config, const dump::TraceDisk* disk) {
+void show_start_screen(const config::Config& config, const dump::TraceDisk* disk, const char* warning) {
   static char target[ui::kStatusLength];
   if (disk)
     lib::format(target, sizeof(target), "  Trace disk: ide %s, \"%.40s\", next session %u, room for %llu events",
@@ -245,7 +282,7 @@ void show_start_screen(const config::Config& config, const dump::TraceDisk* disk
                          "  The capture polls the probe lines with interrupts off and stops on limit=,",
                          "  a host stop request or a full buffer; then the analysis stage shows the events.",
                          nullptr};
-  ui::run_start_screen(lines);
+  ui::run_start_screen(lines, warning);
 }
 
 Status run(const Boot& boot, const config::Config& config) {
@@ -255,9 +292,9 @@ Status run(const Boot& boot, const config::Config& config) {
                  machine.cpu.invariant_tsc ? " invariant-tsc" : "");
   if (!machine.cpu.has_tsc) return fail("this CPU has no time-stamp counter");
 
-  ETT_TRY_ASSIGN(machine.tsc, x86::Pit::calibrate_tsc());
-  console::print("ETT: tsc %llu Hz +-%u ppm (best of %u PIT one-shots of %llu us)\n", machine.tsc.hz,
-                 machine.tsc.uncertainty_ppm, machine.tsc.rounds, machine.tsc.window_us);
+  warn_if_tsc_not_invariant(machine.cpu);
+  ETT_TRY_ASSIGN(machine.tsc, x86::calibrate_tsc(machine.cpu.has_sse2));
+  report_calibration(machine.tsc);
 
   ETT_TRY_ASSIGN(machine.probe, engine::open_probe(config));
   static vprobe::Control no_virtual_probe{};  // lpt sources without ivshmem: nobody reads the handshake
@@ -283,12 +320,13 @@ Status run(const Boot& boot, const config::Config& config) {
   dump::SerialDump serial;
   const bool unattended = config::unattended(config);
   for (bool first = true;; first = false) {
-    if (!unattended || !first) show_start_screen(config, disk);
+    if (!unattended || !first) show_start_screen(config, disk, lib::tsc_screen_warning(machine.cpu.invariant_tsc));
     ETT_TRY_ASSIGN(Capture capture, capture_once(boot, config, machine, disk));
     SaveJob job{&capture, &config, &machine, disk,
                 config.dump == config::DumpTarget::Serial ? &serial : nullptr};
     ui::CaptureView view{capture.buffer.begin(), capture.event_count, capture.header.capture_start_tsc,
-                         machine.tsc.hz, capture.header.stop_reason, false, ""};
+                         machine.tsc.hz, capture.header.stop_reason, false, "",
+                         lib::tsc_title_warning(machine.cpu.invariant_tsc)};
     if (unattended && first) {
       // Unattended: the dump is automatic and the RESULT line is what the harness waits for.
       if (config.dump == config::DumpTarget::None) {

@@ -59,13 +59,14 @@ void set_status(const char* message) {
 
 }  // namespace
 
-void run_start_screen(const char* const* lines) {
+void run_start_screen(const char* const* lines, const char* warning) {
   drivers::Ps2Keyboard keyboard;
   console::set_screen_output(false);
   TextScreen::clear();
   TextScreen::draw_row(kTitleRow, " ETT - Event Timestamping Toolkit: capture stage", TextScreen::kInverse);
   uint32_t row = 2;
   for (const char* const* line = lines; *line && row < kStatusRow; ++line) TextScreen::draw_row(row++, *line);
+  if (warning) TextScreen::draw_row(kStatusRow, warning, TextScreen::kWarning);
   TextScreen::draw_row(kKeysRow, " Enter: start the capture", TextScreen::kInverse);
   console::write("ETT: start screen: press Enter to capture\n");
   keyboard.drain();
@@ -81,8 +82,12 @@ void run_analysis_stage(const CaptureView& view, SaveFunction save, void* contex
   bool saved = view.saved;
   console::set_screen_output(false);
   TextScreen::clear();
-  TextScreen::print_row(kTitleRow, TextScreen::kInverse, " ETT analysis stage: %llu events, stop: %s",
-                        view.event_count, format::stop_reason_name(view.stop_reason));
+  if (view.warning)
+    TextScreen::print_row(kTitleRow, TextScreen::kWarning, " ETT analysis stage: %llu events, stop: %s  %s",
+                          view.event_count, format::stop_reason_name(view.stop_reason), view.warning);
+  else
+    TextScreen::print_row(kTitleRow, TextScreen::kInverse, " ETT analysis stage: %llu events, stop: %s",
+                          view.event_count, format::stop_reason_name(view.stop_reason));
   TextScreen::draw_row(kHeaderRow, "         seq  probe  code  lines             time (ns)");
   draw_events(view, box);
   set_status(view.status);

@@ -26,10 +26,12 @@ struct CaptureView {
   uint32_t stop_reason;  // format::StopReason
   bool saved;            // already saved (the automatic dump of an unattended run)
   const char* status;    // the first status line ("" for none)
+  const char* warning;   // shown in red on the title row (nullptr for none)
 };
 
-// Shows `lines` (nullptr-terminated) under a title and waits for Enter. Keys pressed before are dropped.
-void run_start_screen(const char* const* lines);
+// Shows `lines` (nullptr-terminated) under a title, and `warning` (when not nullptr) in red above the key line,
+// and waits for Enter. Keys pressed before are dropped.
+void run_start_screen(const char* const* lines, const char* warning);
 
 // The scroll box over `view`, until ESC. `save` runs on S (nullptr: saving is off, say so).
 void run_analysis_stage(const CaptureView& view, SaveFunction save, void* context);

@@ -14,6 +14,7 @@ class TextScreen {
     kNormal = 0x07,   // light grey on black
     kInverse = 0x70,  // black on light grey: title and key lines
     kBright = 0x0F,   // white on black: messages
+    kWarning = 0x4F,  // white on red: what must not be missed (a TSC that is not invariant)
   };
 
   // Writes `text` at the start of `row`, cut at 80 columns, and fills the rest of the row with spaces.

@@ -21,8 +21,8 @@ namespace {
 constexpr double kMaxMedianLatencyNs = 20'000;
 constexpr double kLatencyBoundNs = 100'000;
 constexpr double kMinFractionWithinBound = 0.97;
-// The kernel converts stamps to ns with its PIT-calibrated rate (+-30 ppm seen); over the whole capture it must
-// agree with the host's clock.
+// The kernel converts stamps to ns with its calibrated rate (the HPET under QEMU: within 1 ppm of the host's
+// TSC rate seen; the PIT within 10); over the whole capture it must agree with the host's clock.
 constexpr double kMaxRateErrorPpm = 500;
 constexpr double kSpanSlackNs = 5'000;  // the host reads its clock and its TSC one after the other
 

@@ -189,9 +189,13 @@ TEST(Engine, LptReadPathThroughTheMonitor) {
   ASSERT_EQ(qemu.wait_exit(), 33) << qemu.serial();
   auto extract = run_ett({"extract", disk.string(), "-o", (dir / "events.csv").string()});
   ASSERT_EQ(extract.exit_code, 0) << extract.output;
-  EXPECT_EQ(events_of(read_csv(dir / "events.csv")),
-            (std::vector<Event>{{1, 1}, {2, 1}, {2, 2}, {1, 3}, {2, 5}, {1, 0}}));
   const std::string json = ls_json(disk);
+  // "ETT: capturing" comes just before the loop samples the lines: on a busy host the first write can land
+  // before that sample and become the initial state (0x11) instead of two events.
+  std::vector<Event> expected = {{1, 1}, {2, 1}, {2, 2}, {1, 3}, {2, 5}, {1, 0}};
+  if (json_field(json, "initial_lines") == "17") expected.erase(expected.begin(), expected.begin() + 2);
+  else EXPECT_EQ(json_field(json, "initial_lines"), "170") << "SeaBIOS's 0xAA";
+  EXPECT_EQ(events_of(read_csv(dir / "events.csv")), expected);
   EXPECT_EQ(json_field(json, "probe_source"), "\"lpt-loopback\"");
   EXPECT_EQ(json_field(json, "stop_reason"), "\"zero-code\"");
 }

@@ -32,6 +32,7 @@ struct DirectOptions {
   std::vector<std::pair<int, std::string>> disks;  // IDE index (0-3) and raw image
   std::string drive_options;  // appended to every -drive, e.g. ",throttling.bps-write=N"
   bool monitor = false;
+  std::vector<std::string> qemu_args;  // more QEMU options, e.g. {"-cpu", "max"}
 };
 
 class QemuMachine {
@@ -52,6 +53,7 @@ class QemuMachine {
                              "memory-backend-file,id=shm0,mem-path=" + m_shm->path() + ",size=1M,share=on",
                              "-device", "ivshmem-plain,memdev=shm0", "-device",
                              "isa-debug-exit,iobase=0xf4,iosize=0x04"});
+    argv.insert(argv.end(), options.qemu_args.begin(), options.qemu_args.end());
     for (const auto& [index, image] : options.disks)
       argv.insert(argv.end(),
                   {"-drive", "file=" + image + ",format=raw,if=ide,index=" + std::to_string(index) +
@@ -134,6 +136,24 @@ class QemuMachine {
     return rows;
   }
   void send_key(const std::string& key) { monitor("sendkey " + key); }
+  // Presses Enter on the start screen until the capture starts: the start screen drops keys pressed before it
+  // reads the keyboard (just after its serial line), and Enter does nothing during a capture.
+  bool start_capture() {
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      send_key("ret");
+      if (wait_state(KernelState::Capturing, 2)) return true;
+    }
+    return false;
+  }
+  // Waits (10 s at most) until screen row `row` holds `text`.
+  bool screen_has(const fs::path& scratch, uint32_t row, const std::string& text) {
+    return wait_until(
+        [&] {
+          auto rows = screen(scratch);
+          return rows.size() == 25 && rows[row].find(text) != std::string::npos;
+        },
+        10);
+  }
 
  private:
   std::string read_to_prompt() {

@@ -160,9 +160,14 @@ TEST(TraceDisk, DumpCutOffByKillingQemuLeavesAPartialSession) {
                    .drive_options = ",throttling.bps-write=262144"},
                   dir / "");
   ASSERT_TRUE(qemu.wait_state(KernelState::Capturing, kBootSeconds)) << qemu.serial();
-  // Free-running flips, as fast as the host can: the kernel sees a part of them.
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2500);
-  for (uint32_t i = 0; std::chrono::steady_clock::now() < until; ++i) qemu.set_lines(i & 1 ? 0xFF : 0x00);
+  // Flips paced on the kernel's heartbeat, so that each one is seen (free-running flips on a loaded host were
+  // seen 78 times in 2.5 s: too few for two chunks): 1,200 flips, 9,600 events, five chunks.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  for (uint32_t i = 0; i < 1200 && std::chrono::steady_clock::now() < until; ++i) {
+    qemu.set_lines(i & 1 ? 0xFF : 0x00);
+    const uint32_t beat = qemu.heartbeat();
+    qemu.wait_until([&] { return qemu.heartbeat() - beat >= vprobe::kPaceBeats; }, 5);
+  }
   qemu.request_stop();
   ASSERT_TRUE(qemu.wait_state(KernelState::Dumping, 30)) << qemu.serial();
   const uint64_t events = std::atomic_ref<uint64_t>(qemu.control()->event_count).load();

@@ -19,6 +19,13 @@ namespace ett::x86 {
   return (static_cast<uint64_t>(high) << 32) | low;
 }
 
+// RDTSC that neither earlier nor later instructions pass: brackets a device read on both sides (SSE2 CPUs).
+[[gnu::always_inline]] inline uint64_t rdtsc_fenced() {
+  uint32_t low, high;
+  asm volatile("lfence\n\trdtsc\n\tlfence" : "=a"(low), "=d"(high) : : "memory");
+  return (static_cast<uint64_t>(high) << 32) | low;
+}
+
 inline void cli() {
   asm volatile("cli" : : : "memory");
 }

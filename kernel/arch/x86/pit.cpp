@@ -27,7 +27,7 @@ Result<Pit::Round> Pit::measure_round() {
   return fail("timed out waiting for PIT channel 2 to reach terminal count");
 }
 
-Result<TscCalibration> Pit::calibrate_tsc() {
+Result<lib::TscEstimate> Pit::calibrate_tsc() {
   const uint8_t saved_port_b = in8(kPortB);
   Round best{0, UINT64_MAX};
   for (uint32_t i = 0; i < kRounds; ++i) {
@@ -39,13 +39,7 @@ Result<TscCalibration> Pit::calibrate_tsc() {
     if (round->high - round->low < best.high - best.low) best = *round;
   }
   out8(kPortB, saved_port_b);
-
-  const uint64_t ticks = best.low + (best.high - best.low) / 2;
-  const uint64_t hz = ticks * kInputHz / kCount;
-  if (hz < 1'000'000) return fail("TSC calibration gave an implausible frequency (below 1 MHz)");
-  const uint64_t ppm = (best.high - best.low) / 2 * 1'000'000 / ticks + (1'000'000 + kCount - 1) / kCount;
-  return TscCalibration{hz, static_cast<uint32_t>(ppm > 0xFFFFFFFFu ? 0xFFFFFFFFu : ppm), kRounds,
-                        uint64_t{kCount} * 1'000'000 / kInputHz};
+  return lib::estimate_tsc(lib::Bracket{best.low, best.high, kCount, uint64_t{kCount} + 1}, kRate);
 }
 
 }  // namespace ett::x86

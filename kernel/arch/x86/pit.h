@@ -4,27 +4,23 @@
 #include <stdint.h>
 
 #include "ett/result.h"
+#include "lib/tsc_reference.h"
 
 namespace ett::x86 {
-
-struct TscCalibration {
-  uint64_t hz;
-  uint32_t uncertainty_ppm;  // half the width of the best round's bracket, plus one PIT clock
-  uint32_t rounds;
-  uint64_t window_us;  // length of one round
-};
 
 class Pit {
  public:
   // Runs kRounds one-shots of ~50 ms each and keeps the one whose start and end are bracketed most tightly
   // by TSC reads (a round disturbed by an SMI, or under QEMU by the host descheduling the vCPU, has a wide
   // bracket). The PIT crystal's own tolerance (typically +-50..100 ppm on real boards) is not included: the
-  // TSC is calibrated against the PIT, not against UTC.
-  static Result<TscCalibration> calibrate_tsc();
+  // TSC is calibrated against the PIT, not against UTC. The uncertainty is half the range of rates the best
+  // round's bracket allows (mode 0 raises OUT2 N+1 clock edges after the count is written: N to N+1 periods).
+  static Result<lib::TscEstimate> calibrate_tsc();
 
   static constexpr uint32_t kInputHz = 1193182;  // 14.31818 MHz / 12
   static constexpr uint16_t kCount = 59659;      // 50 ms at kInputHz
   static constexpr uint32_t kRounds = 5;
+  static constexpr lib::ReferenceRate kRate{kInputHz, 1};
 
  private:
   enum Port : uint16_t {

@@ -140,7 +140,7 @@ struct SessionHeader {
   uint64_t loop_iterations;        // polls (capture, calibrate) or clock reads (hwlat) during the run
   uint32_t floor_milliticks;       // mode=calibrate: the bare poll loop's ticks per poll x 1000, same boot
   uint32_t smi_count;              // mode=hwlat: SMIs during the run, when kFlagSmiCount
-  uint64_t tsc_hz_pit;             // the PIT's calibration when tsc_method is another timer (else = tsc_hz)
+  uint64_t tsc_hz_pit;             // the PIT's own calibration, whichever timer tsc_method names (0: PIT failed)
   uint8_t reserved[44];
   uint32_t crc;                    // CRC32C of bytes [0, 508)
 };

@@ -1,0 +1,82 @@
+// tsc_calibration.cpp: runs the PIT, PM timer and HPET calibrations in turn; a missing or broken timer only
+// leaves its problem in the results.
+#include "arch/x86/tsc_calibration.h"
+
+#include "arch/x86/counter_calibration.h"
+#include "arch/x86/hpet.h"
+#include "arch/x86/pit.h"
+#include "arch/x86/pm_timer.h"
+
+namespace ett::x86 {
+
+namespace {
+
+// No paging: a physical address below 4 GiB is a pointer.
+class IdentityMemory final : public acpi::PhysicalMemory {
+ public:
+  const uint8_t* map(uint64_t address, uint32_t length) const override {
+    if (address == 0 || address + length > 0x100000000ull) return nullptr;
+    return reinterpret_cast<const uint8_t*>(static_cast<uintptr_t>(address));
+  }
+};
+
+// With the PIT's rate known, a window is late after 4x its length at twice that rate; without it, at 10 GHz
+// (faster than any TSC), so that a counter that never moves still ends in a bounded time.
+uint64_t window_deadline_ticks(const lib::ReferenceResult& pit) {
+  const uint64_t bound_hz = pit.problem ? 10'000'000'000ull : 2 * pit.estimate.hz;
+  return bound_hz / 1000 * kCounterWindowMs * 4;
+}
+
+lib::ReferenceResult result_of(const Result<lib::TscEstimate>& estimate) {
+  if (!estimate) return lib::ReferenceResult{estimate.error().message, {}};
+  return lib::ReferenceResult{nullptr, *estimate};
+}
+
+format::TscMethod method_of(lib::Reference reference) {
+  switch (reference) {
+    case lib::Reference::Hpet:
+      return format::TscMethod::Hpet;
+    case lib::Reference::PmTimer:
+      return format::TscMethod::PmTimer;
+    case lib::Reference::Pit:
+      break;
+  }
+  return format::TscMethod::Pit;
+}
+
+}  // namespace
+
+Result<TscCalibration> calibrate_tsc(bool has_lfence) {
+  TscCalibration out{};
+  auto& pit = out.results[static_cast<uint32_t>(lib::Reference::Pit)];
+  auto& pm = out.results[static_cast<uint32_t>(lib::Reference::PmTimer)];
+  auto& hpet = out.results[static_cast<uint32_t>(lib::Reference::Hpet)];
+  pit = result_of(Pit::calibrate_tsc());
+
+  const IdentityMemory memory;
+  out.timers = acpi::find_timers(memory);
+  const CounterTiming timing{window_deadline_ticks(pit), has_lfence};
+  if (out.timers.pm_timer_missing)
+    pm.problem = out.timers.pm_timer_missing;
+  else
+    pm = result_of(PmTimer(out.timers.pm_timer).calibrate_tsc(timing));
+
+  if (out.timers.hpet_missing) {
+    hpet.problem = out.timers.hpet_missing;
+  } else if (auto opened = Hpet::open(out.timers.hpet_base); !opened) {
+    hpet.problem = opened.error().message;
+  } else {
+    out.hpet_period_fs = opened->period_fs();
+    hpet = result_of(opened->calibrate_tsc(timing));
+  }
+
+  out.choice = lib::choose_reference(out.results);
+  if (!out.choice.found)
+    return fail("no timer to calibrate the TSC against (PIT, ACPI PM timer and HPET all failed)");
+  out.hz = out.choice.estimate.hz;
+  out.uncertainty_ppm = out.choice.estimate.uncertainty_ppm;
+  out.method = method_of(out.choice.reference);
+  return out;
+}
+
+}  // namespace ett::x86

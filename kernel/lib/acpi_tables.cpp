@@ -1,0 +1,159 @@
+// acpi_tables.cpp: RSDP search, RSDT/XSDT walk with checksums, and the FADT/HPET fields the calibration uses.
+#include "lib/acpi_tables.h"
+
+namespace ett::acpi {
+
+namespace {
+
+// Tables are byte-packed and may sit at any address: assemble little-endian values byte by byte.
+uint32_t le32(const uint8_t* p) {
+  return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
+}
+uint64_t le64(const uint8_t* p) {
+  return uint64_t{le32(p)} | uint64_t{le32(p + 4)} << 32;
+}
+
+bool same_signature(const uint8_t* bytes, const char* signature, uint32_t length) {
+  for (uint32_t i = 0; i < length; ++i)
+    if (bytes[i] != static_cast<uint8_t>(signature[i])) return false;
+  return true;
+}
+
+constexpr char kRsdpSignature[] = "RSD PTR ";
+
+// An RSDP at `address` whose checksums hold.
+bool read_rsdp(const PhysicalMemory& memory, uint64_t address, Rsdp& out) {
+  const uint8_t* p = memory.map(address, kRsdpChecksumLength);
+  if (!p || !same_signature(p, kRsdpSignature, 8) || checksum(p, kRsdpChecksumLength) != 0) return false;
+  out = Rsdp{address, p[kRsdpRevision], le32(p + kRsdpRsdtAddress), 0};
+  if (out.revision >= 2) {
+    const uint8_t* v2 = memory.map(address, kRsdpV2Length);
+    // A revision-2 RSDP whose extended part is unreadable or damaged still has a valid ACPI 1.0 part: use the
+    // RSDT.
+    if (v2) {
+      const uint32_t length = le32(v2 + kRsdpLength);
+      const uint8_t* whole =
+          length >= kRsdpV2Length && length <= 4096 ? memory.map(address, length) : nullptr;
+      if (whole && checksum(whole, length) == 0) out.xsdt = le64(v2 + kRsdpXsdtAddress);
+    }
+  }
+  return true;
+}
+
+bool search_rsdp(const PhysicalMemory& memory, uint64_t start, uint32_t length, Rsdp& out) {
+  for (uint32_t offset = 0; offset + kRsdpChecksumLength <= length; offset += 16)
+    if (read_rsdp(memory, start + offset, out)) return true;
+  return false;
+}
+
+// A whole system description table at `address` with a sane length and a valid checksum, or nullptr.
+const uint8_t* map_table(const PhysicalMemory& memory, uint64_t address, uint32_t& length) {
+  const uint8_t* header = memory.map(address, kSdtHeaderLength);
+  if (!header) return nullptr;
+  length = le32(header + kSdtLength);
+  if (length < kSdtHeaderLength || length > kMaxTableLength) return nullptr;
+  const uint8_t* table = memory.map(address, length);
+  return table && checksum(table, length) == 0 ? table : nullptr;
+}
+
+// Walks a root table (RSDT: 4-byte entries, XSDT: 8-byte entries) for `signature`.
+Result<uint64_t> search_root(const PhysicalMemory& memory, const uint8_t* root, uint32_t length,
+                             uint32_t entry_size, const char* signature) {
+  for (uint32_t offset = kSdtHeaderLength; offset + entry_size <= length; offset += entry_size) {
+    const uint64_t address = entry_size == 8 ? le64(root + offset) : le32(root + offset);
+    uint32_t table_length = 0;
+    const uint8_t* table = map_table(memory, address, table_length);
+    if (table && same_signature(table, signature, 4)) return address;
+  }
+  return fail("not listed (or its checksum is wrong)");
+}
+
+}  // namespace
+
+uint8_t checksum(const uint8_t* bytes, uint32_t length) {
+  uint8_t sum = 0;
+  for (uint32_t i = 0; i < length; ++i) sum = static_cast<uint8_t>(sum + bytes[i]);
+  return sum;
+}
+
+Result<Rsdp> find_rsdp(const PhysicalMemory& memory) {
+  Rsdp rsdp{};
+  if (const uint8_t* pointer = memory.map(kEbdaSegmentPointer, 2)) {
+    const uint64_t ebda = uint64_t{static_cast<uint16_t>(pointer[0] | pointer[1] << 8)} << 4;
+    // Zero or above 640 KiB is not an EBDA (some loaders leave the word unset).
+    if (ebda >= 0x400 && ebda < 0xA0000 && search_rsdp(memory, ebda, kEbdaSearchLength, rsdp)) return rsdp;
+  }
+  if (search_rsdp(memory, kBiosAreaStart, kBiosAreaLength, rsdp)) return rsdp;
+  return fail("no ACPI RSDP in the EBDA or at 0xE0000-0xFFFFF");
+}
+
+Result<uint64_t> find_table(const PhysicalMemory& memory, const Rsdp& rsdp, const char* signature) {
+  uint32_t length = 0;
+  if (rsdp.xsdt) {
+    const uint8_t* xsdt = map_table(memory, rsdp.xsdt, length);
+    if (xsdt && same_signature(xsdt, "XSDT", 4)) {
+      auto found = search_root(memory, xsdt, length, 8, signature);
+      if (found) return found;
+    }
+  }
+  const uint8_t* rsdt = rsdp.rsdt ? map_table(memory, rsdp.rsdt, length) : nullptr;
+  if (!rsdt || !same_signature(rsdt, "RSDT", 4)) return fail("no valid RSDT or XSDT");
+  return search_root(memory, rsdt, length, 4, signature);
+}
+
+Result<PmTimerBlock> parse_pm_timer(const uint8_t* fadt, uint32_t length) {
+  if (length <= kFadtFlags + 3) return fail("the FADT is too short to describe a PM timer");
+  const uint8_t bits = (le32(fadt + kFadtFlags) & kFadtTimerValueExtended) ? 32 : 24;
+  uint64_t port = le32(fadt + kFadtPmTimerBlock);
+  if (port != 0 && fadt[kFadtPmTimerLength] != 4) return fail("the FADT's PM_TMR_LEN is not 4");
+  if (port == 0 && length >= kFadtXPmTimerEnd && fadt[kFadtXPmTimerBlock + kGasSpaceId] == kGasSystemIo)
+    port = le64(fadt + kFadtXPmTimerBlock + kGasAddress);
+  if (port == 0) return fail("the FADT lists no PM timer");
+  if (port > 0xFFFC) return fail("the FADT's PM timer port is outside the I/O space");
+  return PmTimerBlock{static_cast<uint16_t>(port), bits};
+}
+
+Result<uint64_t> parse_hpet_base(const uint8_t* hpet, uint32_t length) {
+  if (length < kHpetTableEnd) return fail("the HPET table is too short");
+  if (hpet[kHpetBaseAddress + kGasSpaceId] != kGasSystemMemory)
+    return fail("the HPET table's registers are not in system memory");
+  const uint64_t base = le64(hpet + kHpetBaseAddress + kGasAddress);
+  if (base == 0 || (base & 0x3FF) != 0)
+    return fail("the HPET table's register address is 0 or not 1 KiB aligned");
+  return base;
+}
+
+namespace {
+
+// The table signed `signature`, parsed by `parse` into `out`; nullptr, or the message saying why not.
+template <typename T, typename Parse>
+const char* read_table(const PhysicalMemory& memory, const Rsdp& rsdp, const char* signature,
+                       const char* missing, Parse parse, T& out) {
+  auto address = find_table(memory, rsdp, signature);
+  if (!address) return missing;
+  uint32_t length = 0;
+  const uint8_t* table = map_table(memory, *address, length);  // sets length: not in the same expression
+  if (!table) return missing;
+  auto parsed = parse(table, length);
+  if (!parsed) return parsed.error().message;
+  out = *parsed;
+  return nullptr;
+}
+
+}  // namespace
+
+Timers find_timers(const PhysicalMemory& memory) {
+  Timers timers{};
+  auto rsdp = find_rsdp(memory);
+  if (!rsdp) {
+    timers.pm_timer_missing = timers.hpet_missing = rsdp.error().message;
+    return timers;
+  }
+  timers.pm_timer_missing =
+      read_table(memory, *rsdp, "FACP", "no ACPI FADT (\"FACP\") table", parse_pm_timer, timers.pm_timer);
+  timers.hpet_missing =
+      read_table(memory, *rsdp, "HPET", "no ACPI \"HPET\" table", parse_hpet_base, timers.hpet_base);
+  return timers;
+}
+
+}  // namespace ett::acpi

@@ -1,0 +1,111 @@
+// acpi_tables.h: finds the ACPI tables the TSC calibration needs (RSDP -> RSDT/XSDT -> FADT and HPET) and
+// reads the PM timer's port and the HPET's address from them. Hardware-free: it reads physical memory through
+// a PhysicalMemory window, which the kernel maps 1:1 and the host tests fill with made-up tables.
+#pragma once
+
+#include <stdint.h>
+
+#include "ett/result.h"
+
+namespace ett::acpi {
+
+// Physical memory as the parser sees it.
+class PhysicalMemory {
+ public:
+  // `length` readable bytes at physical `address`, or nullptr when that range cannot be read.
+  virtual const uint8_t* map(uint64_t address, uint32_t length) const = 0;
+
+ protected:
+  ~PhysicalMemory() = default;
+};
+
+// Byte offsets and constants from the ACPI specification (6.x, section 5.2), named once.
+enum RsdpField : uint32_t {
+  kRsdpChecksumLength = 20,  // the ACPI 1.0 part, covered by the first checksum
+  kRsdpRevision = 15,
+  kRsdpRsdtAddress = 16,  // u32
+  kRsdpLength = 20,       // u32, revision >= 2: the whole structure, covered by the extended checksum
+  kRsdpXsdtAddress = 24,  // u64, revision >= 2
+  kRsdpV2Length = 36,
+};
+
+enum SdtField : uint32_t {
+  kSdtSignature = 0,
+  kSdtLength = 4,  // u32, the whole table including this header
+  kSdtHeaderLength = 36,
+};
+
+enum FadtField : uint32_t {
+  kFadtPmTimerBlock = 76,    // u32 PM_TMR_BLK: I/O port of the 4-byte PM timer register (0 = none)
+  kFadtPmTimerLength = 91,   // u8 PM_TMR_LEN: 4 when the timer exists
+  kFadtFlags = 112,          // u32
+  kFadtXPmTimerBlock = 208,  // Generic Address Structure, ACPI 2.0+: used when PM_TMR_BLK is 0
+  kFadtXPmTimerEnd = 220,
+};
+
+enum FadtFlag : uint32_t {
+  kFadtTimerValueExtended = 1u << 8,  // TMR_VAL_EXT: the PM timer counts 32 bits, not 24
+};
+
+enum HpetField : uint32_t {
+  kHpetBaseAddress = 40,  // Generic Address Structure of the event timer block
+  kHpetTableEnd = 56,
+};
+
+// Generic Address Structure: space id, bit width, bit offset, access size, then the 64-bit address. Plain
+// constants, not an enum: they are added to the offset of the structure inside its table.
+constexpr uint32_t kGasSpaceId = 0;
+constexpr uint32_t kGasAddress = 4;
+enum GasSpace : uint8_t {
+  kGasSystemMemory = 0,
+  kGasSystemIo = 1,
+};
+
+// Where the BIOS may put the RSDP: the first KiB of the EBDA (its segment is the word at 0x40E) and the
+// BIOS area 0xE0000-0xFFFFF, on 16-byte boundaries.
+constexpr uint64_t kEbdaSegmentPointer = 0x40E;
+constexpr uint32_t kEbdaSearchLength = 1024;
+constexpr uint64_t kBiosAreaStart = 0xE0000;
+constexpr uint32_t kBiosAreaLength = 0x20000;
+constexpr uint32_t kPmTimerHz = 3'579'545;      // the ACPI PM timer's rate, fixed by the specification
+constexpr uint32_t kMaxTableLength = 1u << 20;  // larger is a corrupt length field, not a table
+
+// The sum of `length` bytes modulo 256: an ACPI structure is valid when the sum over it is 0.
+uint8_t checksum(const uint8_t* bytes, uint32_t length);
+
+struct Rsdp {
+  uint64_t address;  // where it was found
+  uint8_t revision;
+  uint64_t rsdt;  // 0 when none
+  uint64_t xsdt;  // 0 when none (revision < 2)
+};
+
+// Searches the EBDA and the BIOS area for a structure signed "RSD PTR " whose checksum(s) hold.
+Result<Rsdp> find_rsdp(const PhysicalMemory& memory);
+
+// The physical address of the first table signed `signature` (4 characters) listed in the XSDT (or, without
+// a usable XSDT, the RSDT) whose checksum holds.
+Result<uint64_t> find_table(const PhysicalMemory& memory, const Rsdp& rsdp, const char* signature);
+
+struct PmTimerBlock {
+  uint16_t port;
+  uint8_t bits;  // 24 or 32
+};
+
+// The PM timer described by a FADT of `length` bytes: PM_TMR_BLK, or X_PM_TMR_BLK when that is 0.
+Result<PmTimerBlock> parse_pm_timer(const uint8_t* fadt, uint32_t length);
+
+// The HPET's register block (system memory) from an "HPET" table of `length` bytes.
+Result<uint64_t> parse_hpet_base(const uint8_t* hpet, uint32_t length);
+
+// What the tables say about the two timers. A timer that is not there has a message saying why.
+struct Timers {
+  const char* pm_timer_missing;  // nullptr when pm_timer is valid
+  PmTimerBlock pm_timer;
+  const char* hpet_missing;  // nullptr when hpet_base is valid
+  uint64_t hpet_base;
+};
+
+Timers find_timers(const PhysicalMemory& memory);
+
+}  // namespace ett::acpi
