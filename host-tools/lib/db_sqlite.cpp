@@ -149,6 +149,11 @@ class SqliteDatabase final : public Database {
     // Big pages suit long sequential event tables; only a new, empty database takes the setting.
     ETT_TRY(exec("PRAGMA page_size = 65536"));
     for (const std::string& statement : schema_statements(DbEngine::Sqlite)) ETT_TRY(exec(statement));
+    // A table of that name would hide the bulk-load virtual table, and the load would read it instead.
+    ETT_TRY_ASSIGN(ResultTable own, query("SELECT name FROM sqlite_schema WHERE name = 'ett_load_events'", {}));
+    if (!own.rows.empty())
+      return make_error(ErrorKind::Usage, m_path + ": the database has its own 'ett_load_events', a name that ett "
+                                                   "reserves for its bulk load: rename it");
     return {};
   }
 

@@ -319,8 +319,12 @@ TEST(SqliteBulkLoad, ChunksJoinWithoutGapsAndNoRateGivesNullTimes) {
   const std::string untimed = std::to_string((*loaded)[1].trace_id);
   EXPECT_EQ(count(*db, "SELECT count(*) FROM events WHERE trace_id = " + untimed), 1'000);
   EXPECT_EQ(count(*db, "SELECT count(time_ns) FROM events WHERE trace_id = " + untimed), 0);
-  // The bulk-load table is empty outside a load.
+  // The bulk-load table is empty outside a load, and a database that has a table of that name is refused.
   EXPECT_EQ(count(*db, "SELECT count(*) FROM ett_load_events"), 0);
+  ASSERT_TRUE(db->run_script("CREATE TABLE ett_load_events (trace_id, seq, probe, code, tsc, time_ns, lines)"));
+  auto refused = open_database(url);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("reserves"), std::string::npos) << refused.error().message;
 }
 
 TEST(DbUrl, EnginesAndErrors) {
