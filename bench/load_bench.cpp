@@ -1,7 +1,7 @@
-// load_bench.cpp: `ett_load_bench [EVENTS]`: events/s of `ett load` into SQLite and PostgreSQL for a synthetic
-// capture (default 10 million events), next to the sqlite3 shell's .import of the same events as CSV.
-// Wall time is what a user waits; CPU time is printed next to it because on a shared machine the wall time
-// measures the other processes as much as the load.
+// load_bench.cpp: `ett_load_bench [EVENTS]`: events/s of `ett load` into SQLite and PostgreSQL for a
+// synthetic capture (default 10 million events), next to the sqlite3 shell's .import of the same events as
+// CSV. Wall time is what a user waits; CPU time is printed next to it because on a shared machine the wall
+// time measures the other processes as much as the load.
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -33,7 +33,9 @@ double seconds_since(Clock::time_point start) {
   std::exit(1);
 }
 
-double seconds(const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; }
+double seconds(const timeval& t) {
+  return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6;
+}
 
 // User + system CPU seconds of this process (RUSAGE_SELF) or of its waited-for children.
 double cpu_seconds(int who) {
@@ -141,7 +143,8 @@ int main(int argc, char** argv) {
   // What a user of the original tool would do: extract CSV, then the sqlite3 shell's .import.
   const std::string csv = (dir / "events.csv").string();
   double extract_cpu = 0, import_cpu = 0;
-  const double extract = shell(fmt::format("'{}' extract '{}' -o '{}' 2>/dev/null", ett, image, csv), extract_cpu);
+  const double extract =
+      shell(fmt::format("'{}' extract '{}' -o '{}' 2>/dev/null", ett, image, csv), extract_cpu);
   const double import = shell(
       fmt::format("sqlite3 '{}' '.import --csv {} events'", (dir / "import.db").string(), csv), import_cpu);
 
@@ -156,13 +159,16 @@ int main(int argc, char** argv) {
   row("ett load -> SQLite (database part)", events, sqlite.database.wall, sqlite.database.cpu);
   row("ett load -> SQLite (decode + load)", events, sqlite.total.wall, sqlite.total.cpu);
   row("ett load -> PostgreSQL COPY binary (database part)", events, pg.database.wall, pg.server_cpu);
-  row("ett load -> PostgreSQL COPY binary (decode + load)", events, pg.total.wall, pg.total.cpu + pg.server_cpu);
+  row("ett load -> PostgreSQL COPY binary (decode + load)", events, pg.total.wall,
+      pg.total.cpu + pg.server_cpu);
   row("sqlite3 .import of the CSV", events, import, import_cpu);
   row("ett extract to CSV + sqlite3 .import", events, extract + import, extract_cpu + import_cpu);
-  std::printf("(cpu: SQLite = this process; PostgreSQL database part = the server backend alone, decode + load = "
-              "backend + this process; .import = the sqlite3 shell)\n");
-  std::printf("SQLite: ett load (decode + load) is %.1fx the sqlite3 .import alone in wall time, %.1fx in cpu time\n",
-              import / sqlite.total.wall, import_cpu / sqlite.total.cpu);
+  std::printf(
+      "(cpu: SQLite = this process; PostgreSQL database part = the server backend alone, decode + load = "
+      "backend + this process; .import = the sqlite3 shell)\n");
+  std::printf(
+      "SQLite: ett load (decode + load) is %.1fx the sqlite3 .import alone in wall time, %.1fx in cpu time\n",
+      import / sqlite.total.wall, import_cpu / sqlite.total.cpu);
   std::printf("load average at the end: %s\n", load_average().c_str());
   std::error_code ignored;
   std::filesystem::remove_all(dir, ignored);

@@ -7,9 +7,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <new>
 #include <span>
-#include <cstring>
 
 #include "db_schema.h"
 #include "event_writer.h"
@@ -37,8 +37,8 @@ struct LoadSource {
   EventTiming timing;
 };
 
-// An eponymous, read-only virtual table over the LoadSource given to sqlite3_create_module as its client data:
-// the bulk path's INSERT ... SELECT reads the decoded events straight from memory.
+// An eponymous, read-only virtual table over the LoadSource given to sqlite3_create_module as its client
+// data: the bulk path's INSERT ... SELECT reads the decoded events straight from memory.
 namespace load_table {
 
 struct Cursor {
@@ -112,16 +112,30 @@ int column(sqlite3_vtab_cursor* cursor, sqlite3_context* context, int index) {
   const LoadSource& source = source_of(cursor);
   const Event& event = source.events[reinterpret_cast<Cursor*>(cursor)->row];
   switch (index) {
-    case TraceId: sqlite3_result_int64(context, source.trace_id); break;
-    case Seq: sqlite3_result_int64(context, static_cast<sqlite3_int64>(event.seq)); break;
-    case Probe: sqlite3_result_int(context, event.probe); break;
-    case Code: sqlite3_result_int(context, event.code); break;
-    case Tsc: sqlite3_result_int64(context, static_cast<sqlite3_int64>(event.tsc)); break;
-    case TimeNs:
-      if (source.timing.hz) sqlite3_result_int64(context, tsc_to_ns(event.tsc, source.timing));
-      else sqlite3_result_null(context);
+    case TraceId:
+      sqlite3_result_int64(context, source.trace_id);
       break;
-    default: sqlite3_result_int(context, event.lines); break;
+    case Seq:
+      sqlite3_result_int64(context, static_cast<sqlite3_int64>(event.seq));
+      break;
+    case Probe:
+      sqlite3_result_int(context, event.probe);
+      break;
+    case Code:
+      sqlite3_result_int(context, event.code);
+      break;
+    case Tsc:
+      sqlite3_result_int64(context, static_cast<sqlite3_int64>(event.tsc));
+      break;
+    case TimeNs:
+      if (source.timing.hz)
+        sqlite3_result_int64(context, tsc_to_ns(event.tsc, source.timing));
+      else
+        sqlite3_result_null(context);
+      break;
+    default:
+      sqlite3_result_int(context, event.lines);
+      break;
   }
   return SQLITE_OK;
 }
@@ -132,9 +146,19 @@ int rowid(sqlite3_vtab_cursor* cursor, sqlite3_int64* out) {
 }
 
 // xCreate null and xConnect set: eponymous-only, usable by name without CREATE VIRTUAL TABLE.
-const sqlite3_module kModule = {.iVersion = 0, .xCreate = nullptr, .xConnect = connect, .xBestIndex = best_index,
-                                 .xDisconnect = disconnect, .xDestroy = nullptr, .xOpen = open, .xClose = close,
-                                 .xFilter = filter, .xNext = next, .xEof = eof, .xColumn = column, .xRowid = rowid};
+const sqlite3_module kModule = {.iVersion = 0,
+                                .xCreate = nullptr,
+                                .xConnect = connect,
+                                .xBestIndex = best_index,
+                                .xDisconnect = disconnect,
+                                .xDestroy = nullptr,
+                                .xOpen = open,
+                                .xClose = close,
+                                .xFilter = filter,
+                                .xNext = next,
+                                .xEof = eof,
+                                .xColumn = column,
+                                .xRowid = rowid};
 
 }  // namespace load_table
 
@@ -150,10 +174,12 @@ class SqliteDatabase final : public Database {
     ETT_TRY(exec("PRAGMA page_size = 65536"));
     for (const std::string& statement : schema_statements(DbEngine::Sqlite)) ETT_TRY(exec(statement));
     // A table of that name would hide the bulk-load virtual table, and the load would read it instead.
-    ETT_TRY_ASSIGN(ResultTable own, query("SELECT name FROM sqlite_schema WHERE name = 'ett_load_events'", {}));
+    ETT_TRY_ASSIGN(ResultTable own,
+                   query("SELECT name FROM sqlite_schema WHERE name = 'ett_load_events'", {}));
     if (!own.rows.empty())
-      return make_error(ErrorKind::Usage, m_path + ": the database has its own 'ett_load_events', a name that ett "
-                                                   "reserves for its bulk load: rename it");
+      return make_error(ErrorKind::Usage, m_path +
+                                              ": the database has its own 'ett_load_events', a name that ett "
+                                              "reserves for its bulk load: rename it");
     return {};
   }
 
@@ -193,14 +219,15 @@ class SqliteDatabase final : public Database {
     Transaction transaction(*this);
 
     const SqlValue identity[] = {trace.disk_uuid, int64_t{trace.session}, trace.content_hash};
-    ETT_TRY_ASSIGN(ResultTable found,
-                   query("SELECT trace_id FROM traces WHERE disk_uuid = $1 AND session = $2 AND content_hash = $3",
-                         identity));
-    if (!found.rows.empty() && found.rows[0][0])
-      return LoadOutcome{std::stoll(*found.rows[0][0]), true};
+    ETT_TRY_ASSIGN(
+        ResultTable found,
+        query("SELECT trace_id FROM traces WHERE disk_uuid = $1 AND session = $2 AND content_hash = $3",
+              identity));
+    if (!found.rows.empty() && found.rows[0][0]) return LoadOutcome{std::stoll(*found.rows[0][0]), true};
 
     ETT_TRY_ASSIGN(ResultTable inserted, query(insert_trace_sql(), trace.values));
-    if (inserted.rows.empty() || !inserted.rows[0][0]) return error("INSERT INTO traces returned no trace_id");
+    if (inserted.rows.empty() || !inserted.rows[0][0])
+      return error("INSERT INTO traces returned no trace_id");
     const int64_t trace_id = std::stoll(*inserted.rows[0][0]);
 
     // INSERT ... SELECT from the virtual table over `events`, a chunk per step: the rows go from the decoded
@@ -229,7 +256,8 @@ class SqliteDatabase final : public Database {
     m_source = {};
     if (progress && !progress(events.size(), events.size()))
       return make_error(ErrorKind::Interrupted, "load abandoned; nothing of it was kept");
-    ETT_TRY_ASSIGN(SqliteStatement probe, prepare("INSERT INTO probes (trace_id, probe, label) VALUES (?1, ?2, NULL)"));
+    ETT_TRY_ASSIGN(SqliteStatement probe,
+                   prepare("INSERT INTO probes (trace_id, probe, label) VALUES (?1, ?2, NULL)"));
     for (int p = 1; p <= trace.probe_count; ++p) {
       sqlite3_bind_int64(probe.get(), 1, trace_id);
       sqlite3_bind_int(probe.get(), 2, p);
@@ -292,10 +320,12 @@ class SqliteDatabase final : public Database {
         return make_error(ErrorKind::Usage,
                           fmt::format("the query uses ${} but {} values were given", number, params.size()));
       const SqlValue& value = params[number - 1];
-      if (const auto* n = std::get_if<int64_t>(&value)) sqlite3_bind_int64(statement, i, *n);
+      if (const auto* n = std::get_if<int64_t>(&value))
+        sqlite3_bind_int64(statement, i, *n);
       else if (const auto* s = std::get_if<std::string>(&value))
         sqlite3_bind_text(statement, i, s->data(), static_cast<int>(s->size()), SQLITE_TRANSIENT);
-      else sqlite3_bind_null(statement, i);
+      else
+        sqlite3_bind_null(statement, i);
     }
     return {};
   }
@@ -312,8 +342,10 @@ class SqliteDatabase final : public Database {
       row.reserve(columns);
       for (int c = 0; c < columns; ++c) {
         const auto* text = sqlite3_column_text(statement, c);
-        if (text) row.emplace_back(std::string(reinterpret_cast<const char*>(text)));
-        else row.emplace_back(std::nullopt);
+        if (text)
+          row.emplace_back(std::string(reinterpret_cast<const char*>(text)));
+        else
+          row.emplace_back(std::nullopt);
       }
     }
     return table;
@@ -330,15 +362,16 @@ class SqliteDatabase final : public Database {
 
 Expected<std::unique_ptr<Database>> open_sqlite_database(const std::string& path) {
   sqlite3* raw = nullptr;
-  const int opened = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  const int opened = sqlite3_open_v2(
+      path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   SqliteHandle db(raw);
   if (opened != SQLITE_OK)
-    return make_error(ErrorKind::Io,
-                      fmt::format("{}: cannot open the database: {}", path, raw ? sqlite3_errmsg(raw) : "out of memory"));
+    return make_error(ErrorKind::Io, fmt::format("{}: cannot open the database: {}", path,
+                                                 raw ? sqlite3_errmsg(raw) : "out of memory"));
   sqlite3_busy_timeout(db.get(), 10'000);
   auto database = std::make_unique<SqliteDatabase>(std::move(db), path);
-  if (sqlite3_create_module(database->handle(), "ett_load_events", &load_table::kModule, &database->m_source) !=
-      SQLITE_OK)
+  if (sqlite3_create_module(database->handle(), "ett_load_events", &load_table::kModule,
+                            &database->m_source) != SQLITE_OK)
     return make_error(ErrorKind::Io, fmt::format("{}: cannot register the bulk-load table: {}", path,
                                                  sqlite3_errmsg(database->handle())));
   return std::unique_ptr<Database>(std::move(database));

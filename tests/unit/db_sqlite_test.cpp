@@ -38,7 +38,8 @@ TEST(SynthCapture, SameSeedSameEventsAndEveryChangeIsVisible) {
   ASSERT_EQ(a.records.size(), 5000u);
   EXPECT_EQ(0, std::memcmp(a.records.data(), b.records.data(), 5000 * sizeof(f::EventRecord)));
   EXPECT_NE(0, std::memcmp(a.records.data(), c.records.data(), 5000 * sizeof(f::EventRecord)));
-  for (f::Layout layout : {f::Layout::Double2x4, f::Layout::Single8x1, f::Layout::Quad4x2, f::Layout::Byte1x8}) {
+  for (f::Layout layout :
+       {f::Layout::Double2x4, f::Layout::Single8x1, f::Layout::Quad4x2, f::Layout::Byte1x8}) {
     const ProbeLayout probes(layout);
     const auto capture = synth_capture({3000, 1, layout});
     uint8_t lines = capture.initial_lines;
@@ -100,8 +101,9 @@ TEST_F(SqliteLoad, LoadsEveryEventWithItsTimeAndEveryHeaderField) {
 
   auto opened = TraceImage::open(image);
   const SessionData data = *opened->read_session(0);
-  auto rows = db->query("SELECT seq, probe, code, tsc, time_ns, lines FROM events WHERE trace_id = $1 ORDER BY seq",
-                        std::vector<SqlValue>{trace});
+  auto rows =
+      db->query("SELECT seq, probe, code, tsc, time_ns, lines FROM events WHERE trace_id = $1 ORDER BY seq",
+                std::vector<SqlValue>{trace});
   ASSERT_TRUE(rows);
   ASSERT_EQ(rows->rows.size(), data.events.size());
   const EventTiming timing{data.summary.header.capture_start_tsc, data.summary.header.tsc_hz};
@@ -214,7 +216,8 @@ TEST_F(SqliteLoad, NamedQueriesAnswerFromTheLoadedEvents) {
   ASSERT_EQ(event->rows.size(), 1u);
   EXPECT_EQ(*event->rows[0][6], std::to_string(data.events[12345].tsc));
 
-  const int64_t from = tsc_to_ns(data.events[1000].tsc, timing), to = tsc_to_ns(data.events[1100].tsc, timing);
+  const int64_t from = tsc_to_ns(data.events[1000].tsc, timing),
+                to = tsc_to_ns(data.events[1100].tsc, timing);
   const std::vector<std::string> window = {std::to_string(from), std::to_string(to)};
   auto in_window = run_named_query(*db, *find_named_query("window"), trace, window);
   ASSERT_TRUE(in_window) << in_window.error().message;
@@ -247,8 +250,9 @@ TEST_F(SqliteLoad, NamedQueriesAnswerFromTheLoadedEvents) {
   EXPECT_FALSE(run_named_query(*db, *find_named_query("window"), trace, seq));
 }
 
-// More events than one INSERT ... SELECT chunk (64 Ki events): the chunks join without gap or overlap, progress
-// comes between chunks, abandoning there keeps nothing; a session without a TSC rate loads NULL times.
+// More events than one INSERT ... SELECT chunk (64 Ki events): the chunks join without gap or overlap,
+// progress comes between chunks, abandoning there keeps nothing; a session without a TSC rate loads NULL
+// times.
 TEST(SqliteBulkLoad, ChunksJoinWithoutGapsAndNoRateGivesNullTimes) {
   ett::test::TempDir dir;
   const std::string image = dir.file("big.img");
@@ -296,7 +300,9 @@ TEST(SqliteBulkLoad, ChunksJoinWithoutGapsAndNoRateGivesNullTimes) {
   auto stats = db->query(
       "SELECT count(*), count(DISTINCT seq), min(seq), max(seq), sum(tsc % 1000003), "
       "sum(probe * 65536 + code * 256 + lines), sum(time_ns % 1000003), count(time_ns) FROM events "
-      "WHERE trace_id = " + trace, {});
+      "WHERE trace_id = " +
+          trace,
+      {});
   ASSERT_TRUE(stats) << stats.error().message;
   const auto& s = stats->rows.at(0);
   EXPECT_EQ(*s[0], "150000");
@@ -321,7 +327,8 @@ TEST(SqliteBulkLoad, ChunksJoinWithoutGapsAndNoRateGivesNullTimes) {
   EXPECT_EQ(count(*db, "SELECT count(time_ns) FROM events WHERE trace_id = " + untimed), 0);
   // The bulk-load table is empty outside a load, and a database that has a table of that name is refused.
   EXPECT_EQ(count(*db, "SELECT count(*) FROM ett_load_events"), 0);
-  ASSERT_TRUE(db->run_script("CREATE TABLE ett_load_events (trace_id, seq, probe, code, tsc, time_ns, lines)"));
+  ASSERT_TRUE(
+      db->run_script("CREATE TABLE ett_load_events (trace_id, seq, probe, code, tsc, time_ns, lines)"));
   auto refused = open_database(url);
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("reserves"), std::string::npos) << refused.error().message;
@@ -344,7 +351,8 @@ TEST(DbUrl, EnginesAndErrors) {
 TEST(DbOutput, AlignedTableAndCsv) {
   ResultTable table;
   table.columns = {"seq", "label"};
-  table.rows = {{std::string("5"), std::string("node A")}, {std::string("12345"), std::nullopt},
+  table.rows = {{std::string("5"), std::string("node A")},
+                {std::string("12345"), std::nullopt},
                 {std::string("7"), std::string("a,\"b\"")}};
   EXPECT_EQ(format_table(table),
             "  seq  label\n"
