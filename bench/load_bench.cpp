@@ -1,12 +1,18 @@
-// load_bench.cpp: `ett_load_bench [EVENTS]`: events/s of `ett load` into SQLite and PostgreSQL for a synthetic
-// capture (default 10 million events), next to the sqlite3 shell's .import of the same events as CSV.
+// load_bench.cpp: `ett_load_bench [EVENTS]`: events/s of `ett load` into SQLite and PostgreSQL for a
+// synthetic capture (default 10 million events), next to the sqlite3 shell's .import of the same events as
+// CSV. Wall time is what a user waits; CPU time is printed next to it because on a shared machine the wall
+// time measures the other processes as much as the load.
 #include <fmt/format.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "db_loader.h"
@@ -27,74 +33,143 @@ double seconds_since(Clock::time_point start) {
   std::exit(1);
 }
 
-double shell(const std::string& command) {
+double seconds(const timeval& t) {
+  return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6;
+}
+
+// User + system CPU seconds of this process (RUSAGE_SELF) or of its waited-for children.
+double cpu_seconds(int who) {
+  rusage usage{};
+  ::getrusage(who, &usage);
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+// User + system CPU seconds of another process (the PostgreSQL backend serving our connection), from /proc.
+double process_cpu_seconds(long pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t after_name = stat.rfind(')');
+  if (after_name == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(after_name + 2));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 3; fields >> field; ++i) {  // field 3 is the state; utime and stime are fields 14 and 15
+    if (i == 14) utime = std::stoull(field);
+    if (i == 15) {
+      stime = std::stoull(field);
+      break;
+    }
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  in >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
+}
+
+// Runs a shell command; returns its wall time and adds its CPU time to `cpu`.
+double shell(const std::string& command, double& cpu) {
+  const double children_before = cpu_seconds(RUSAGE_CHILDREN);
   const auto start = Clock::now();
   const int status = std::system(command.c_str());
   if (status != 0) die("failed: " + command);
-  return seconds_since(start);
+  const double wall = seconds_since(start);
+  cpu += cpu_seconds(RUSAGE_CHILDREN) - children_before;
+  return wall;
 }
 
-void row(const char* what, uint64_t events, double seconds) {
-  std::printf("%-52s %8.2f s  %6.2f M events/s\n", what, seconds, events / seconds / 1e6);
+void row(const std::string& what, uint64_t events, double wall, double cpu) {
+  std::printf("%-50s %7.2f s %6.2f M events/s   cpu %6.2f s %6.2f M events/cpu-s\n", what.c_str(), wall,
+              events / wall / 1e6, cpu, cpu > 0 ? events / cpu / 1e6 : 0.0);
+}
+
+struct Timed {
+  double wall = 0;
+  double cpu = 0;
+};
+
+// Opens `url`, loads the image's newest session; the database part (LoadedSession::seconds) and the whole.
+struct LoadTimes {
+  Timed database;  // cpu: ours in the database part; PostgreSQL's own work is in `server_cpu`
+  Timed total;
+  double server_cpu = 0;
+};
+
+LoadTimes timed_load(const std::string& url, const std::string& image, bool postgres) {
+  LoadTimes times;
+  auto db = open_database(url);
+  if (!db) die(db.error().message);
+  long backend = 0;
+  if (postgres) {
+    auto pid = (*db)->query("SELECT pg_backend_pid()", {});
+    if (!pid) die(pid.error().message);
+    backend = std::stol(pid->rows.at(0).at(0).value());
+  }
+  const double server_before = backend ? process_cpu_seconds(backend) : 0;
+  const double cpu_before = cpu_seconds(RUSAGE_SELF);
+  const auto start = Clock::now();
+  auto loaded = load_image(**db, {image, std::nullopt, false});
+  if (!loaded) die(loaded.error().message);
+  times.total = {seconds_since(start), cpu_seconds(RUSAGE_SELF) - cpu_before};
+  times.database = {(*loaded)[0].seconds, (*loaded)[0].cpu_seconds};
+  if (backend) times.server_cpu = process_cpu_seconds(backend) - server_before;
+  return times;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const uint64_t events = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 10'000'000;
+  if (events == 0) die("EVENTS must be a positive number");
   std::string pattern = (std::filesystem::temp_directory_path() / "ett-bench-XXXXXX").string();
   if (!::mkdtemp(pattern.data())) die("mkdtemp failed");
   const std::filesystem::path dir = pattern;
   const std::string image = (dir / "trace.img").string();
   const std::string ett = std::string(ETT_BIN_DIR) + "/ett";
 
-  std::printf("ett_load_bench: %llu synthetic events (ett synth --seed 1), in %s\n",
-              static_cast<unsigned long long>(events), dir.c_str());
+  std::printf("ett_load_bench: %llu synthetic events (ett synth --seed 1), in %s; load average %s\n",
+              static_cast<unsigned long long>(events), dir.c_str(), load_average().c_str());
   auto start = Clock::now();
   auto written = write_synth_capture(image, {events, 1, ett::format::Layout::Double2x4});
   if (!written) die(written.error().message);
-  std::printf("%-52s %8.2f s\n", "synth (write the trace disk)", seconds_since(start));
+  std::printf("%-50s %7.2f s\n", "synth (write the trace disk)", seconds_since(start));
 
-  // ett load into SQLite, end to end (decode + load) and the database part alone.
-  const std::string sqlite_db = (dir / "ett.db").string();
-  start = Clock::now();
-  double sqlite_load = 0;
-  {
-    auto db = open_database("sqlite:" + sqlite_db);
-    if (!db) die(db.error().message);
-    auto loaded = load_image(**db, {image, std::nullopt, false});
-    if (!loaded) die(loaded.error().message);
-    sqlite_load = (*loaded)[0].seconds;
-  }
-  const double sqlite_total = seconds_since(start);
+  // ett load into SQLite: end to end (decode + load) and the database part alone.
+  const LoadTimes sqlite = timed_load("sqlite:" + (dir / "ett.db").string(), image, false);
 
   // What a user of the original tool would do: extract CSV, then the sqlite3 shell's .import.
   const std::string csv = (dir / "events.csv").string();
-  const double extract = shell(fmt::format("'{}' extract '{}' -o '{}' 2>/dev/null", ett, image, csv));
-  const double import =
-      shell(fmt::format("sqlite3 '{}' '.import --csv {} events'", (dir / "import.db").string(), csv));
+  double extract_cpu = 0, import_cpu = 0;
+  const double extract =
+      shell(fmt::format("'{}' extract '{}' -o '{}' 2>/dev/null", ett, image, csv), extract_cpu);
+  const double import = shell(
+      fmt::format("sqlite3 '{}' '.import --csv {} events'", (dir / "import.db").string(), csv), import_cpu);
 
   // PostgreSQL: a throwaway server (fsync off, unix socket), binary COPY.
-  double pg_load = 0, pg_total = 0;
+  LoadTimes pg;
   {
     auto server = ThrowawayPostgres::start();
     if (!server) die(server.error().message);
-    start = Clock::now();
-    auto db = open_database(server->uri());
-    if (!db) die(db.error().message);
-    auto loaded = load_image(**db, {image, std::nullopt, false});
-    if (!loaded) die(loaded.error().message);
-    pg_load = (*loaded)[0].seconds;
-    pg_total = seconds_since(start);
+    pg = timed_load(server->uri(), image, true);
   }
 
-  row("ett load -> SQLite (database part)", events, sqlite_load);
-  row("ett load -> SQLite (decode + load)", events, sqlite_total);
-  row("ett load -> PostgreSQL, binary COPY (database part)", events, pg_load);
-  row("ett load -> PostgreSQL, binary COPY (decode + load)", events, pg_total);
-  row("sqlite3 .import of the CSV", events, import);
-  row("ett extract to CSV + sqlite3 .import", events, extract + import);
-  std::printf("SQLite: ett load (decode + load) is %.1fx the sqlite3 .import alone\n", import / sqlite_total);
+  row("ett load -> SQLite (database part)", events, sqlite.database.wall, sqlite.database.cpu);
+  row("ett load -> SQLite (decode + load)", events, sqlite.total.wall, sqlite.total.cpu);
+  row("ett load -> PostgreSQL COPY binary (database part)", events, pg.database.wall, pg.server_cpu);
+  row("ett load -> PostgreSQL COPY binary (decode + load)", events, pg.total.wall,
+      pg.total.cpu + pg.server_cpu);
+  row("sqlite3 .import of the CSV", events, import, import_cpu);
+  row("ett extract to CSV + sqlite3 .import", events, extract + import, extract_cpu + import_cpu);
+  std::printf(
+      "(cpu: SQLite = this process; PostgreSQL database part = the server backend alone, decode + load = "
+      "backend + this process; .import = the sqlite3 shell)\n");
+  std::printf(
+      "SQLite: ett load (decode + load) is %.1fx the sqlite3 .import alone in wall time, %.1fx in cpu time\n",
+      import / sqlite.total.wall, import_cpu / sqlite.total.cpu);
+  std::printf("load average at the end: %s\n", load_average().c_str());
   std::error_code ignored;
   std::filesystem::remove_all(dir, ignored);
   return 0;

@@ -1,12 +1,25 @@
 // db_loader.cpp: image -> decoded session -> traces row + events, one transaction per session.
 #include "db_loader.h"
 
+#include <sys/resource.h>
+
 #include <chrono>
 
 #include "db_schema.h"
 #include "trace_image.h"
 
 namespace ett::host {
+
+namespace {
+
+double thread_cpu_seconds() {
+  rusage usage{};
+  ::getrusage(RUSAGE_THREAD, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+}  // namespace
 
 Expected<std::vector<LoadedSession>> load_image(Database& db, const LoadRequest& request,
                                                 const SessionProgress& progress) {
@@ -44,9 +57,11 @@ Expected<std::vector<LoadedSession>> load_image(Database& db, const LoadRequest&
     if (progress)
       on_progress = [&](uint64_t done, uint64_t total) { return progress(result.session, done, total); };
     const auto start = std::chrono::steady_clock::now();
+    const double cpu_start = thread_cpu_seconds();
     ETT_TRY_ASSIGN(LoadOutcome outcome, db.load_trace(row, data->events, summary.header.capture_start_tsc,
                                                       summary.header.tsc_hz, on_progress));
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    result.cpu_seconds = thread_cpu_seconds() - cpu_start;
     result.trace_id = outcome.trace_id;
     result.already_loaded = outcome.already_loaded;
     result.events = data->events.size();

@@ -24,6 +24,7 @@ struct LoadedSession {
   std::string health;            // "ok", "partial"
   std::string skipped;           // why the session was not loaded (--all only; "" when it was)
   double seconds = 0;            // time spent in the database
+  double cpu_seconds = 0;        // CPU time of this thread in the database part (user + system)
 };
 
 // Called with the session being loaded and the load's progress; returning false abandons the load.

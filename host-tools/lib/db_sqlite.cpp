@@ -5,8 +5,11 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <new>
+#include <span>
 
 #include "db_schema.h"
 #include "event_writer.h"
@@ -24,16 +27,159 @@ struct StatementFinalizer {
 using SqliteHandle = std::unique_ptr<sqlite3, SqliteCloser>;
 using SqliteStatement = std::unique_ptr<sqlite3_stmt, StatementFinalizer>;
 
+// What the virtual table `ett_load_events` shows: events[begin, end) of the load in progress as rows of
+// `events`. Empty outside a load.
+struct LoadSource {
+  std::span<const Event> events;
+  size_t begin = 0;
+  size_t end = 0;
+  int64_t trace_id = 0;
+  EventTiming timing;
+};
+
+// An eponymous, read-only virtual table over the LoadSource given to sqlite3_create_module as its client
+// data: the bulk path's INSERT ... SELECT reads the decoded events straight from memory.
+namespace load_table {
+
+struct Cursor {
+  sqlite3_vtab_cursor base{};
+  size_t row = 0;
+};
+
+struct Table {
+  sqlite3_vtab base{};
+  const LoadSource* source = nullptr;
+};
+
+enum Column { TraceId, Seq, Probe, Code, Tsc, TimeNs, Lines };
+
+int connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out, char**) {
+  const int declared =
+      sqlite3_declare_vtab(db, "CREATE TABLE x(trace_id, seq, probe, code, tsc, time_ns, lines)");
+  if (declared != SQLITE_OK) return declared;
+  // Only a statement of ours may read it: not a trigger or a view of a database someone else wrote.
+  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+  auto* table = new (std::nothrow) Table;
+  if (!table) return SQLITE_NOMEM;
+  table->source = static_cast<const LoadSource*>(aux);
+  *out = &table->base;
+  return SQLITE_OK;
+}
+
+int disconnect(sqlite3_vtab* table) {
+  delete reinterpret_cast<Table*>(table);
+  return SQLITE_OK;
+}
+
+int best_index(sqlite3_vtab* table, sqlite3_index_info* info) {
+  const LoadSource& source = *reinterpret_cast<Table*>(table)->source;
+  info->estimatedRows = static_cast<sqlite3_int64>(source.end - source.begin);
+  info->estimatedCost = static_cast<double>(info->estimatedRows);
+  return SQLITE_OK;
+}
+
+int open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
+  auto* cursor = new (std::nothrow) Cursor;
+  if (!cursor) return SQLITE_NOMEM;
+  *out = &cursor->base;
+  return SQLITE_OK;
+}
+
+int close(sqlite3_vtab_cursor* cursor) {
+  delete reinterpret_cast<Cursor*>(cursor);
+  return SQLITE_OK;
+}
+
+const LoadSource& source_of(sqlite3_vtab_cursor* cursor) {
+  return *reinterpret_cast<Table*>(cursor->pVtab)->source;
+}
+
+int filter(sqlite3_vtab_cursor* cursor, int, const char*, int, sqlite3_value**) {
+  reinterpret_cast<Cursor*>(cursor)->row = source_of(cursor).begin;
+  return SQLITE_OK;
+}
+
+int next(sqlite3_vtab_cursor* cursor) {
+  ++reinterpret_cast<Cursor*>(cursor)->row;
+  return SQLITE_OK;
+}
+
+int eof(sqlite3_vtab_cursor* cursor) {
+  return reinterpret_cast<Cursor*>(cursor)->row >= source_of(cursor).end;
+}
+
+int column(sqlite3_vtab_cursor* cursor, sqlite3_context* context, int index) {
+  const LoadSource& source = source_of(cursor);
+  const Event& event = source.events[reinterpret_cast<Cursor*>(cursor)->row];
+  switch (index) {
+    case TraceId:
+      sqlite3_result_int64(context, source.trace_id);
+      break;
+    case Seq:
+      sqlite3_result_int64(context, static_cast<sqlite3_int64>(event.seq));
+      break;
+    case Probe:
+      sqlite3_result_int(context, event.probe);
+      break;
+    case Code:
+      sqlite3_result_int(context, event.code);
+      break;
+    case Tsc:
+      sqlite3_result_int64(context, static_cast<sqlite3_int64>(event.tsc));
+      break;
+    case TimeNs:
+      if (source.timing.hz)
+        sqlite3_result_int64(context, tsc_to_ns(event.tsc, source.timing));
+      else
+        sqlite3_result_null(context);
+      break;
+    default:
+      sqlite3_result_int(context, event.lines);
+      break;
+  }
+  return SQLITE_OK;
+}
+
+int rowid(sqlite3_vtab_cursor* cursor, sqlite3_int64* out) {
+  *out = static_cast<sqlite3_int64>(reinterpret_cast<Cursor*>(cursor)->row);
+  return SQLITE_OK;
+}
+
+// xCreate null and xConnect set: eponymous-only, usable by name without CREATE VIRTUAL TABLE.
+const sqlite3_module kModule = {.iVersion = 0,
+                                .xCreate = nullptr,
+                                .xConnect = connect,
+                                .xBestIndex = best_index,
+                                .xDisconnect = disconnect,
+                                .xDestroy = nullptr,
+                                .xOpen = open,
+                                .xClose = close,
+                                .xFilter = filter,
+                                .xNext = next,
+                                .xEof = eof,
+                                .xColumn = column,
+                                .xRowid = rowid};
+
+}  // namespace load_table
+
 class SqliteDatabase final : public Database {
  public:
   SqliteDatabase(SqliteHandle db, std::string path) : m_db(std::move(db)), m_path(std::move(path)) {}
 
   DbEngine engine() const override { return DbEngine::Sqlite; }
+  sqlite3* handle() const { return m_db.get(); }
 
   Status ensure_schema() override {
     // Big pages suit long sequential event tables; only a new, empty database takes the setting.
     ETT_TRY(exec("PRAGMA page_size = 65536"));
     for (const std::string& statement : schema_statements(DbEngine::Sqlite)) ETT_TRY(exec(statement));
+    // A table of that name would hide the bulk-load virtual table, and the load would read it instead.
+    ETT_TRY_ASSIGN(ResultTable own,
+                   query("SELECT name FROM sqlite_schema WHERE name = 'ett_load_events'", {}));
+    if (!own.rows.empty())
+      return make_error(ErrorKind::Usage, m_path +
+                                              ": the database has its own 'ett_load_events', a name that ett "
+                                              "reserves for its bulk load: rename it");
     return {};
   }
 
@@ -73,55 +219,45 @@ class SqliteDatabase final : public Database {
     Transaction transaction(*this);
 
     const SqlValue identity[] = {trace.disk_uuid, int64_t{trace.session}, trace.content_hash};
-    ETT_TRY_ASSIGN(ResultTable found,
-                   query("SELECT trace_id FROM traces WHERE disk_uuid = $1 AND session = $2 AND content_hash = $3",
-                         identity));
-    if (!found.rows.empty() && found.rows[0][0])
-      return LoadOutcome{std::stoll(*found.rows[0][0]), true};
+    ETT_TRY_ASSIGN(
+        ResultTable found,
+        query("SELECT trace_id FROM traces WHERE disk_uuid = $1 AND session = $2 AND content_hash = $3",
+              identity));
+    if (!found.rows.empty() && found.rows[0][0]) return LoadOutcome{std::stoll(*found.rows[0][0]), true};
 
     ETT_TRY_ASSIGN(ResultTable inserted, query(insert_trace_sql(), trace.values));
-    if (inserted.rows.empty() || !inserted.rows[0][0]) return error("INSERT INTO traces returned no trace_id");
+    if (inserted.rows.empty() || !inserted.rows[0][0])
+      return error("INSERT INTO traces returned no trace_id");
     const int64_t trace_id = std::stoll(*inserted.rows[0][0]);
 
-    // One prepared statement inserts kBatchRows events (few statement executions: the per-step overhead
-    // dominates single-row inserts); a single-row statement takes the remainder.
-    constexpr size_t kBatchRows = 128;
-    std::string values;
-    for (size_t r = 0; r < kBatchRows; ++r) values += r ? ",(?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?)";
-    const std::string insert_sql = "INSERT INTO events (trace_id, seq, probe, code, tsc, time_ns, lines) VALUES ";
-    ETT_TRY_ASSIGN(SqliteStatement batch, prepare(insert_sql + values));
-    ETT_TRY_ASSIGN(SqliteStatement single, prepare(insert_sql + "(?,?,?,?,?,?,?)"));
-    const EventTiming timing{start_tsc, tsc_hz};
-    auto bind_event = [&](sqlite3_stmt* statement, int first, const Event& event) {
-      sqlite3_bind_int64(statement, first, trace_id);
-      sqlite3_bind_int64(statement, first + 1, static_cast<int64_t>(event.seq));
-      sqlite3_bind_int(statement, first + 2, event.probe);
-      sqlite3_bind_int(statement, first + 3, event.code);
-      sqlite3_bind_int64(statement, first + 4, static_cast<int64_t>(event.tsc));
-      if (tsc_hz) sqlite3_bind_int64(statement, first + 5, tsc_to_ns(event.tsc, timing));
-      else sqlite3_bind_null(statement, first + 5);
-      sqlite3_bind_int(statement, first + 6, event.lines);
-    };
-    auto run = [&](sqlite3_stmt* statement, uint64_t seq) -> Status {
-      if (sqlite3_step(statement) != SQLITE_DONE) return error(fmt::format("inserting event {}", seq));
-      sqlite3_reset(statement);
-      return {};
-    };
-    constexpr uint64_t kProgressStep = kBatchRows * 16;
-    size_t i = 0;
-    for (; i + kBatchRows <= events.size(); i += kBatchRows) {
-      for (size_t r = 0; r < kBatchRows; ++r) bind_event(batch.get(), static_cast<int>(7 * r + 1), events[i + r]);
-      ETT_TRY(run(batch.get(), events[i].seq));
-      if (progress && (i + kBatchRows) % kProgressStep == 0 && !progress(i + kBatchRows, events.size()))
+    // INSERT ... SELECT from the virtual table over `events`, a chunk per step: the rows go from the decoded
+    // array into the b-tree inside one statement (no bind/step/reset per row), and the progress callback runs
+    // between chunks.
+    constexpr size_t kChunkRows = size_t{1} << 16;
+    ETT_TRY_ASSIGN(SqliteStatement insert,
+                   prepare("INSERT INTO events (trace_id, seq, probe, code, tsc, time_ns, lines) "
+                           "SELECT trace_id, seq, probe, code, tsc, time_ns, lines FROM ett_load_events"));
+    m_source = LoadSource{events, 0, 0, trace_id, EventTiming{start_tsc, tsc_hz}};
+    for (size_t begin = 0; begin < events.size(); begin += kChunkRows) {
+      const size_t end = std::min(events.size(), begin + kChunkRows);
+      m_source.begin = begin;
+      m_source.end = end;
+      const int step = sqlite3_step(insert.get());
+      sqlite3_reset(insert.get());
+      if (step != SQLITE_DONE) {
+        m_source = {};
+        return error(fmt::format("inserting events {}..{}", events[begin].seq, events[end - 1].seq));
+      }
+      if (progress && end < events.size() && !progress(end, events.size())) {
+        m_source = {};
         return make_error(ErrorKind::Interrupted, "load abandoned; nothing of it was kept");
+      }
     }
-    for (; i < events.size(); ++i) {
-      bind_event(single.get(), 1, events[i]);
-      ETT_TRY(run(single.get(), events[i].seq));
-    }
+    m_source = {};
     if (progress && !progress(events.size(), events.size()))
       return make_error(ErrorKind::Interrupted, "load abandoned; nothing of it was kept");
-    ETT_TRY_ASSIGN(SqliteStatement probe, prepare("INSERT INTO probes (trace_id, probe, label) VALUES (?1, ?2, NULL)"));
+    ETT_TRY_ASSIGN(SqliteStatement probe,
+                   prepare("INSERT INTO probes (trace_id, probe, label) VALUES (?1, ?2, NULL)"));
     for (int p = 1; p <= trace.probe_count; ++p) {
       sqlite3_bind_int64(probe.get(), 1, trace_id);
       sqlite3_bind_int(probe.get(), 2, p);
@@ -184,10 +320,12 @@ class SqliteDatabase final : public Database {
         return make_error(ErrorKind::Usage,
                           fmt::format("the query uses ${} but {} values were given", number, params.size()));
       const SqlValue& value = params[number - 1];
-      if (const auto* n = std::get_if<int64_t>(&value)) sqlite3_bind_int64(statement, i, *n);
+      if (const auto* n = std::get_if<int64_t>(&value))
+        sqlite3_bind_int64(statement, i, *n);
       else if (const auto* s = std::get_if<std::string>(&value))
         sqlite3_bind_text(statement, i, s->data(), static_cast<int>(s->size()), SQLITE_TRANSIENT);
-      else sqlite3_bind_null(statement, i);
+      else
+        sqlite3_bind_null(statement, i);
     }
     return {};
   }
@@ -204,8 +342,10 @@ class SqliteDatabase final : public Database {
       row.reserve(columns);
       for (int c = 0; c < columns; ++c) {
         const auto* text = sqlite3_column_text(statement, c);
-        if (text) row.emplace_back(std::string(reinterpret_cast<const char*>(text)));
-        else row.emplace_back(std::nullopt);
+        if (text)
+          row.emplace_back(std::string(reinterpret_cast<const char*>(text)));
+        else
+          row.emplace_back(std::nullopt);
       }
     }
     return table;
@@ -213,19 +353,28 @@ class SqliteDatabase final : public Database {
 
   SqliteHandle m_db;
   std::string m_path;
+
+ public:
+  LoadSource m_source;  // read by the ett_load_events virtual table (its client data)
 };
 
 }  // namespace
 
 Expected<std::unique_ptr<Database>> open_sqlite_database(const std::string& path) {
   sqlite3* raw = nullptr;
-  const int opened = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  const int opened = sqlite3_open_v2(
+      path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   SqliteHandle db(raw);
   if (opened != SQLITE_OK)
-    return make_error(ErrorKind::Io,
-                      fmt::format("{}: cannot open the database: {}", path, raw ? sqlite3_errmsg(raw) : "out of memory"));
+    return make_error(ErrorKind::Io, fmt::format("{}: cannot open the database: {}", path,
+                                                 raw ? sqlite3_errmsg(raw) : "out of memory"));
   sqlite3_busy_timeout(db.get(), 10'000);
-  return std::unique_ptr<Database>(new SqliteDatabase(std::move(db), path));
+  auto database = std::make_unique<SqliteDatabase>(std::move(db), path);
+  if (sqlite3_create_module(database->handle(), "ett_load_events", &load_table::kModule,
+                            &database->m_source) != SQLITE_OK)
+    return make_error(ErrorKind::Io, fmt::format("{}: cannot register the bulk-load table: {}", path,
+                                                 sqlite3_errmsg(database->handle())));
+  return std::unique_ptr<Database>(std::move(database));
 }
 
 }  // namespace ett::host

@@ -38,7 +38,8 @@ TEST(SynthCapture, SameSeedSameEventsAndEveryChangeIsVisible) {
   ASSERT_EQ(a.records.size(), 5000u);
   EXPECT_EQ(0, std::memcmp(a.records.data(), b.records.data(), 5000 * sizeof(f::EventRecord)));
   EXPECT_NE(0, std::memcmp(a.records.data(), c.records.data(), 5000 * sizeof(f::EventRecord)));
-  for (f::Layout layout : {f::Layout::Double2x4, f::Layout::Single8x1, f::Layout::Quad4x2, f::Layout::Byte1x8}) {
+  for (f::Layout layout :
+       {f::Layout::Double2x4, f::Layout::Single8x1, f::Layout::Quad4x2, f::Layout::Byte1x8}) {
     const ProbeLayout probes(layout);
     const auto capture = synth_capture({3000, 1, layout});
     uint8_t lines = capture.initial_lines;
@@ -100,8 +101,9 @@ TEST_F(SqliteLoad, LoadsEveryEventWithItsTimeAndEveryHeaderField) {
 
   auto opened = TraceImage::open(image);
   const SessionData data = *opened->read_session(0);
-  auto rows = db->query("SELECT seq, probe, code, tsc, time_ns, lines FROM events WHERE trace_id = $1 ORDER BY seq",
-                        std::vector<SqlValue>{trace});
+  auto rows =
+      db->query("SELECT seq, probe, code, tsc, time_ns, lines FROM events WHERE trace_id = $1 ORDER BY seq",
+                std::vector<SqlValue>{trace});
   ASSERT_TRUE(rows);
   ASSERT_EQ(rows->rows.size(), data.events.size());
   const EventTiming timing{data.summary.header.capture_start_tsc, data.summary.header.tsc_hz};
@@ -214,7 +216,8 @@ TEST_F(SqliteLoad, NamedQueriesAnswerFromTheLoadedEvents) {
   ASSERT_EQ(event->rows.size(), 1u);
   EXPECT_EQ(*event->rows[0][6], std::to_string(data.events[12345].tsc));
 
-  const int64_t from = tsc_to_ns(data.events[1000].tsc, timing), to = tsc_to_ns(data.events[1100].tsc, timing);
+  const int64_t from = tsc_to_ns(data.events[1000].tsc, timing),
+                to = tsc_to_ns(data.events[1100].tsc, timing);
   const std::vector<std::string> window = {std::to_string(from), std::to_string(to)};
   auto in_window = run_named_query(*db, *find_named_query("window"), trace, window);
   ASSERT_TRUE(in_window) << in_window.error().message;
@@ -247,6 +250,90 @@ TEST_F(SqliteLoad, NamedQueriesAnswerFromTheLoadedEvents) {
   EXPECT_FALSE(run_named_query(*db, *find_named_query("window"), trace, seq));
 }
 
+// More events than one INSERT ... SELECT chunk (64 Ki events): the chunks join without gap or overlap,
+// progress comes between chunks, abandoning there keeps nothing; a session without a TSC rate loads NULL
+// times.
+TEST(SqliteBulkLoad, ChunksJoinWithoutGapsAndNoRateGivesNullTimes) {
+  ett::test::TempDir dir;
+  const std::string image = dir.file("big.img");
+  ASSERT_TRUE(write_synth_capture(image, {150'000, 5, f::Layout::Double2x4}));
+  {
+    ett::test::TestDiskWriter writer(image);
+    ett::test::SessionSpec spec;
+    spec.records = ett::test::make_records(1'000);
+    spec.tsc_hz = 0;
+    writer.append(spec);
+  }
+  const std::string url = "sqlite:" + dir.file("traces.db");
+
+  std::vector<uint64_t> reported;
+  auto abandoned = load_image(*open_db(url), {image, 1, false}, [&](uint32_t, uint64_t done, uint64_t) {
+    reported.push_back(done);
+    return false;
+  });
+  ASSERT_FALSE(abandoned);
+  EXPECT_EQ(abandoned.error().kind, ErrorKind::Interrupted);
+  EXPECT_EQ(reported, std::vector<uint64_t>{65'536});
+  auto db = open_db(url);
+  EXPECT_EQ(count(*db, "SELECT count(*) FROM traces"), 0);
+  EXPECT_EQ(count(*db, "SELECT count(*) FROM events"), 0);
+
+  reported.clear();
+  auto loaded = load_image(*db, {image, std::nullopt, true}, [&](uint32_t session, uint64_t done, uint64_t) {
+    if (session == 1) reported.push_back(done);
+    return true;
+  });
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  ASSERT_EQ(loaded->size(), 2u);
+  EXPECT_EQ(reported, (std::vector<uint64_t>{65'536, 131'072, 150'000}));
+
+  const SessionData data = *TraceImage::open(image)->read_session(0);
+  ASSERT_EQ(data.events.size(), 150'000u);
+  const EventTiming timing{data.summary.header.capture_start_tsc, data.summary.header.tsc_hz};
+  int64_t tsc_sum = 0, field_sum = 0, ns_sum = 0;
+  for (const Event& e : data.events) {
+    tsc_sum += static_cast<int64_t>(e.tsc % 1'000'003);
+    field_sum += e.probe * 65'536 + e.code * 256 + e.lines;
+    ns_sum += tsc_to_ns(e.tsc, timing) % 1'000'003;
+  }
+  const std::string trace = std::to_string((*loaded)[0].trace_id);
+  auto stats = db->query(
+      "SELECT count(*), count(DISTINCT seq), min(seq), max(seq), sum(tsc % 1000003), "
+      "sum(probe * 65536 + code * 256 + lines), sum(time_ns % 1000003), count(time_ns) FROM events "
+      "WHERE trace_id = " +
+          trace,
+      {});
+  ASSERT_TRUE(stats) << stats.error().message;
+  const auto& s = stats->rows.at(0);
+  EXPECT_EQ(*s[0], "150000");
+  EXPECT_EQ(*s[1], "150000");
+  EXPECT_EQ(*s[2], std::to_string(data.events.front().seq));
+  EXPECT_EQ(*s[3], std::to_string(data.events.back().seq));
+  EXPECT_EQ(*s[4], std::to_string(tsc_sum));
+  EXPECT_EQ(*s[5], std::to_string(field_sum));
+  EXPECT_EQ(*s[6], std::to_string(ns_sum));
+  EXPECT_EQ(*s[7], "150000");
+  for (size_t i : {size_t{65'535}, size_t{65'536}, size_t{131'072}}) {
+    auto at = db->query("SELECT tsc, code FROM events WHERE trace_id = " + trace + " AND seq = $1",
+                        std::vector<SqlValue>{static_cast<int64_t>(data.events[i].seq)});
+    ASSERT_TRUE(at);
+    ASSERT_EQ(at->rows.size(), 1u) << "event " << i;
+    EXPECT_EQ(*at->rows[0][0], std::to_string(data.events[i].tsc));
+    EXPECT_EQ(*at->rows[0][1], std::to_string(data.events[i].code));
+  }
+
+  const std::string untimed = std::to_string((*loaded)[1].trace_id);
+  EXPECT_EQ(count(*db, "SELECT count(*) FROM events WHERE trace_id = " + untimed), 1'000);
+  EXPECT_EQ(count(*db, "SELECT count(time_ns) FROM events WHERE trace_id = " + untimed), 0);
+  // The bulk-load table is empty outside a load, and a database that has a table of that name is refused.
+  EXPECT_EQ(count(*db, "SELECT count(*) FROM ett_load_events"), 0);
+  ASSERT_TRUE(
+      db->run_script("CREATE TABLE ett_load_events (trace_id, seq, probe, code, tsc, time_ns, lines)"));
+  auto refused = open_database(url);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("reserves"), std::string::npos) << refused.error().message;
+}
+
 TEST(DbUrl, EnginesAndErrors) {
   auto sqlite = parse_db_url("sqlite:traces.db");
   ASSERT_TRUE(sqlite);
@@ -264,7 +351,8 @@ TEST(DbUrl, EnginesAndErrors) {
 TEST(DbOutput, AlignedTableAndCsv) {
   ResultTable table;
   table.columns = {"seq", "label"};
-  table.rows = {{std::string("5"), std::string("node A")}, {std::string("12345"), std::nullopt},
+  table.rows = {{std::string("5"), std::string("node A")},
+                {std::string("12345"), std::nullopt},
                 {std::string("7"), std::string("a,\"b\"")}};
   EXPECT_EQ(format_table(table),
             "  seq  label\n"
