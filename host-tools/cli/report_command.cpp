@@ -58,6 +58,8 @@ int run_report(const ReportOptions& o) {
     if (!to) return report(to.error());
     auto rule = parse_pair_rule(o.pair);
     if (!rule) return report(rule.error());
+    auto checked = check_endpoints(capture.info, *from, *to);
+    if (!checked) return report(checked.error());
     auto pi = resolve_pi(*loaded->db, id, o.pi_ns);
     if (!pi) return report(pi.error());
     auto paired = pair_actions(capture.events, *from, *to, *pi, *rule);

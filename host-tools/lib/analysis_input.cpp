@@ -133,6 +133,25 @@ Expected<std::optional<StoredPrecision>> find_precision(Database& db, int64_t tr
       StoredPrecision{as_int(r[0]), as_double(r[1]), as_double(r[2]), as_double(r[3]), as_double(r[4])}};
 }
 
+Status check_endpoint(const CaptureInfo& info, const Endpoint& endpoint, std::string_view option) {
+  if (info.probe_count <= 0) return {};  // unknown layout: nothing to check against
+  if (endpoint.probe > info.probe_count)
+    return make_error(ErrorKind::Usage,
+                      fmt::format("{} {}: trace {} has layout {}: probes 1-{}", option, endpoint_text(endpoint),
+                                  info.trace_id, info.layout, info.probe_count));
+  const unsigned max_code = (1u << (8 / info.probe_count)) - 1;
+  if (endpoint.code && *endpoint.code > max_code)
+    return make_error(ErrorKind::Usage,
+                      fmt::format("{} {}: a probe of layout {} has codes 0-{}", option, endpoint_text(endpoint),
+                                  info.layout, max_code));
+  return {};
+}
+
+Status check_endpoints(const CaptureInfo& info, const Endpoint& from, const Endpoint& to) {
+  auto checked = check_endpoint(info, from, "--from");
+  return checked ? check_endpoint(info, to, "--to") : checked;
+}
+
 Expected<LoadedTrace> open_trace(const std::string& db_url, std::optional<int64_t> trace) {
   auto db = open_database(db_url);
   if (!db) return db.failure();
@@ -140,6 +159,8 @@ Expected<LoadedTrace> open_trace(const std::string& db_url, std::optional<int64_
   if (!id) return id.failure();
   auto capture = load_capture(**db, *id);
   if (!capture) return capture.failure();
+  if (capture->events.empty())
+    return make_error(ErrorKind::Usage, fmt::format("{} has no events: nothing to analyse or export", capture->info.name));
   return LoadedTrace{std::move(*db), std::move(*capture)};
 }
 

@@ -168,7 +168,8 @@ std::string format_intervals(const IntervalsResult& r, OutputFormat format) {
     return out;
   }
   if (format == OutputFormat::Json) {
-    std::string out = fmt::format("{{\"tau_ns\":{},\"probes\":[", num(r.tau_ns));
+    std::string out = fmt::format("{{\"tau_ns\":{},\"tau_from_trace\":{},\"probes\":[", num(r.tau_ns),
+                                  r.tau_trace_id ? fmt::format("{}", r.tau_trace_id) : "null");
     for (size_t i = 0; i < r.probes.size(); ++i) {
       const ProbeIntervals& p = r.probes[i];
       out += fmt::format("{}{{\"probe\":{},\"events\":{},\"interarrival\":{},\"closer_than_tau\":[", i ? "," : "",
@@ -192,7 +193,9 @@ std::string format_intervals(const IntervalsResult& r, OutputFormat format) {
   }
   size_t close = 0;
   for (const ProbeIntervals& p : r.probes) close += p.close.size();
-  out += fmt::format("events closer than tau = {:.1f} ns (an event may have been lost between them): {}\n", r.tau_ns,
+  out += fmt::format("events closer than tau = {:.1f} ns ({}an event may have been lost between them): {}\n", r.tau_ns,
+                     r.tau_trace_id ? fmt::format("the 100 % tau of this CPU, measured on trace {}; ", r.tau_trace_id)
+                                    : "",
                      close);
   size_t shown = 0;
   for (const ProbeIntervals& p : r.probes)
