@@ -2,6 +2,7 @@
 #include "analysis_output.h"
 
 #include <cmath>
+#include <set>
 #include <fmt/format.h>
 
 namespace ett::host {
@@ -109,18 +110,22 @@ std::string format_precision(const PrecisionResult& r, OutputFormat format) {
 
 std::string format_durations(const DurationsResult& r, const FitResult* fit, OutputFormat format) {
   if (format == OutputFormat::Csv) {
-    // One row per action; the fit (if any) has its own command: --format json.
-    std::string out = "start_seq,end_seq,start_code,end_code,start_ns,end_ns,duration_ns\n";
+    // One row per action (pairing: in-order or out-of-order), then one per unmatched start or end (the other
+    // columns empty); the fit (if any) is in --format json.
+    std::string out = "start_seq,end_seq,start_code,end_code,start_ns,end_ns,duration_ns,pairing\n";
+    const std::set<uint64_t> reordered(r.out_of_order.begin(), r.out_of_order.end());
     for (const Action& a : r.actions)
-      out += fmt::format("{},{},{},{},{:.1f},{:.1f},{:.1f}\n", a.start_seq, a.end_seq, a.start_code, a.end_code,
-                         a.start_ns, a.end_ns, a.duration_ns);
+      out += fmt::format("{},{},{},{},{:.1f},{:.1f},{:.1f},{}\n", a.start_seq, a.end_seq, a.start_code, a.end_code,
+                         a.start_ns, a.end_ns, a.duration_ns, reordered.count(a.end_seq) ? "out-of-order" : "in-order");
+    for (uint64_t seq : r.unmatched_starts) out += fmt::format("{},,,,,,,unmatched-start\n", seq);
+    for (uint64_t seq : r.unmatched_ends) out += fmt::format(",{},,,,,,unmatched-end\n", seq);
     return out;
   }
   if (format == OutputFormat::Json) {
     std::string out = fmt::format("{{\"from\":\"{}\",\"to\":\"{}\",\"pi_ns\":{},\"durations\":{},"
                                   "\"unmatched_starts\":{},\"unmatched_ends\":{},\"out_of_order\":{}",
                                   endpoint_text(r.from), endpoint_text(r.to), num(r.pi_ns), summary_json(r.summary),
-                                  json_seqs(r.unmatched_starts), json_seqs(r.unmatched_ends), r.out_of_order);
+                                  json_seqs(r.unmatched_starts), json_seqs(r.unmatched_ends), json_seqs(r.out_of_order));
     if (fit) out += ",\"fit\":" + fit_json(*fit);
     return out + "}\n";
   }
@@ -141,8 +146,8 @@ std::string format_durations(const DurationsResult& r, const FitResult* fit, Out
                      r.unmatched_starts.empty() ? "" : " (seq " + seq_list(r.unmatched_starts, 10) + ")");
   out += fmt::format("unmatched ends: {}{}\n", r.unmatched_ends.size(),
                      r.unmatched_ends.empty() ? "" : " (seq " + seq_list(r.unmatched_ends, 10) + ")");
-  out += fmt::format("out of order: {} (ends that closed a start while an older one was still open)\n",
-                     r.out_of_order);
+  out += fmt::format("out of order: {} (ends that closed a start while an older one was still open{})\n",
+                     r.out_of_order.size(), r.out_of_order.empty() ? "" : ": seq " + seq_list(r.out_of_order, 10));
   if (fit) {
     const LinearFit& f = fit->fit;
     out += fmt::format("\nleast-squares fit over {} actions: duration = ({:.1f} ± {:.1f}) ns + ({:.6g} ± {:.2g}) ns "
