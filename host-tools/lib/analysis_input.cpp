@@ -95,9 +95,9 @@ Expected<Capture> load_capture(Database& db, int64_t trace_id) {
   return capture;
 }
 
-Status store_precision(Database& db, int64_t trace_id, const PrecisionResult& result) {
-  auto created = db.run_script(precision_table_sql(db.engine()));
-  if (!created) return created.failure();
+namespace {
+
+Status replace_precision(Database& db, int64_t trace_id, const PrecisionResult& result) {
   const SqlValue id[] = {trace_id};
   auto removed = db.query("DELETE FROM analysis_precision WHERE trace_id = $1", id);
   if (!removed) return removed.failure();
@@ -114,6 +114,20 @@ Status store_precision(Database& db, int64_t trace_id, const PrecisionResult& re
     if (!inserted) return inserted.failure();
   }
   return {};
+}
+
+}  // namespace
+
+Status store_precision(Database& db, int64_t trace_id, const PrecisionResult& result) {
+  auto created = db.run_script(precision_table_sql(db.engine()));
+  if (!created) return created.failure();
+  // One transaction: a failed insert must not leave the trace's earlier result deleted.
+  auto begun = db.run_script("BEGIN");
+  if (!begun) return begun.failure();
+  auto replaced = replace_precision(db, trace_id, result);
+  auto ended = db.run_script(replaced ? "COMMIT" : "ROLLBACK");
+  if (!replaced) return replaced;
+  return ended ? Status{} : Status{ended.failure()};
 }
 
 Expected<std::optional<StoredPrecision>> find_precision(Database& db, int64_t trace_id, double coverage) {
