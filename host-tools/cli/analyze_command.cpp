@@ -78,8 +78,9 @@ int run_durations(const AnalyzeOptions& o, OutputFormat format) {
   if (!checked) return report(checked.error());
   auto pi = resolve_pi(*loaded->db, loaded->capture.info.trace_id, o.pi_ns);
   if (!pi) return report(pi.error());
-  auto result = pair_actions(loaded->capture.events, *from, *to, *pi, *rule);
+  auto result = pair_actions(loaded->capture.events, *from, *to, pi->pi_ns, *rule);
   if (!result) return report(result.error());
+  result->pi_trace_id = pi->trace_id;
   std::optional<FitResult> fit;
   if (sizes) {
     auto fitted = fit_durations(result->actions, *sizes);

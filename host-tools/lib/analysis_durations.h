@@ -51,6 +51,7 @@ struct DurationsResult {
   std::vector<uint64_t> out_of_order;      // seq of ends that closed a start while an older one was open
   Summary summary;  // of duration_ns
   double pi_ns = 0;  // every duration and statistic is within ±pi of the real one (0: unknown)
+  int64_t pi_trace_id = 0;  // the calibration capture pi was measured on (0: given by hand, or unknown)
 };
 
 enum class PairRule {

@@ -178,11 +178,11 @@ Expected<LoadedTrace> open_trace(const std::string& db_url, std::optional<int64_
   return LoadedTrace{std::move(*db), std::move(*capture)};
 }
 
-Expected<double> resolve_pi(Database& db, int64_t trace_id, std::optional<double> override_ns) {
-  if (override_ns) return *override_ns;
+Expected<QuotedPi> resolve_pi(Database& db, int64_t trace_id, std::optional<double> override_ns) {
+  if (override_ns) return QuotedPi{*override_ns, 0};
   auto stored = find_precision(db, trace_id);
   if (!stored) return stored.failure();
-  return *stored ? (*stored)->pi_ns : 0.0;
+  return *stored ? QuotedPi{(*stored)->pi_ns, (*stored)->trace_id} : QuotedPi{};
 }
 
 }  // namespace ett::host

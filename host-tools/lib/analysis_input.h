@@ -51,8 +51,12 @@ struct LoadedTrace {
 };
 Expected<LoadedTrace> open_trace(const std::string& db_url, std::optional<int64_t> trace);
 
-// The pi to quote for a trace: `override_ns` when given, else the stored 100 % precision of its machine, else 0
-// (unknown).
-Expected<double> resolve_pi(Database& db, int64_t trace_id, std::optional<double> override_ns);
+// The pi to quote for a trace: `override_ns` when given, else the stored 100 % precision of its machine (and the
+// calibration trace it was measured on), else 0 (unknown).
+struct QuotedPi {
+  double pi_ns = 0;
+  int64_t trace_id = 0;  // the calibration capture (0: given by hand, or unknown)
+};
+Expected<QuotedPi> resolve_pi(Database& db, int64_t trace_id, std::optional<double> override_ns);
 
 }  // namespace ett::host

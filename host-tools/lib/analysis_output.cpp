@@ -122,9 +122,10 @@ std::string format_durations(const DurationsResult& r, const FitResult* fit, Out
     return out;
   }
   if (format == OutputFormat::Json) {
-    std::string out = fmt::format("{{\"from\":\"{}\",\"to\":\"{}\",\"pi_ns\":{},\"durations\":{},"
+    std::string out = fmt::format("{{\"from\":\"{}\",\"to\":\"{}\",\"pi_ns\":{},\"pi_from_trace\":{},\"durations\":{},"
                                   "\"unmatched_starts\":{},\"unmatched_ends\":{},\"out_of_order\":{}",
-                                  endpoint_text(r.from), endpoint_text(r.to), num(r.pi_ns), summary_json(r.summary),
+                                  endpoint_text(r.from), endpoint_text(r.to), num(r.pi_ns),
+                                  r.pi_trace_id ? fmt::format("{}", r.pi_trace_id) : "null", summary_json(r.summary),
                                   json_seqs(r.unmatched_starts), json_seqs(r.unmatched_ends), json_seqs(r.out_of_order));
     if (fit) out += ",\"fit\":" + fit_json(*fit);
     return out + "}\n";
@@ -139,7 +140,8 @@ std::string format_durations(const DurationsResult& r, const FitResult* fit, Out
     out += fmt::format("  min     {:.1f} ns{}\n  p50     {:.1f} ns{}\n  p99     {:.1f} ns{}\n  max     {:.1f} ns{}\n",
                        s.min, pm, s.p50, pm, s.p99, pm, s.max, pm);
   }
-  out += r.pi_ns > 0 ? fmt::format("  each duration is within ±{:.1f} ns (pi) of the real one\n", r.pi_ns)
+  out += r.pi_ns > 0 ? fmt::format("  each duration is within ±{:.1f} ns (pi{}) of the real one\n", r.pi_ns,
+                                   r.pi_trace_id ? fmt::format(" of this CPU, measured on trace {}", r.pi_trace_id) : "")
                      : "  error bound unknown: no precision stored for this machine (ett analyze precision) and no "
                        "--pi-ns\n";
   out += fmt::format("unmatched starts: {}{}\n", r.unmatched_starts.size(),

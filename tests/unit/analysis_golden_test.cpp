@@ -73,6 +73,8 @@ TEST_F(AnalysisGolden, EveryCaseMatchesItsFile) {
 TEST_F(AnalysisGolden, TheFilesSayWhatTheDiskHolds) {
   const std::string intervals = read_file(golden::kDir / "intervals.json");
   EXPECT_NE(intervals.find("\"tau_from_trace\":2"), std::string::npos) << intervals;
+  const std::string durations = read_file(golden::kDir / "durations_fit.json");
+  EXPECT_NE(durations.find("\"pi_ns\":2000.3333,\"pi_from_trace\":2,"), std::string::npos) << durations;
   const std::string precision = read_file(golden::kDir / "precision.json");
   EXPECT_NE(precision.find("\"steps\":3000,"), std::string::npos) << precision;
   EXPECT_NE(precision.find("\"coverage\":1,\"tau_ns\":2000,"), std::string::npos) << precision;  // 6000 ticks
