@@ -138,7 +138,8 @@ int run_align(const AnalyzeOptions& o, OutputFormat format) {
     if (!resolved) return report(resolved.error());
     auto capture = load_capture(**db, id);
     if (!capture) return report(capture.error());
-    if (capture->events.empty()) return report({ErrorKind::Usage, capture->info.name + " has no events: nothing to align"});
+    if (capture->events.empty())
+      return report({ErrorKind::Usage, capture->info.name + " has no events: nothing to align"});
     auto sync = check_endpoint(capture->info, {static_cast<uint8_t>(o.sync), {}}, "--sync");
     if (!sync) return report(sync.error());
     captures.push_back(std::move(*capture));

@@ -6,9 +6,10 @@
 // open action that it can close: with no --to code, the oldest open start with the same code (the default rule:
 // "the next event with the same code on the other probe"); with a --to code, the oldest open start of any code.
 // An end that closes no open start is an unmatched end; starts still open at the end of the capture are
-// unmatched starts. An end that closes a start while an older start is still open is counted as out of order
-// (the actions overlapped and finished in a different order than they began); the action is kept. PairRule::Fifo drops the code
-// condition: any end closes the oldest open start (for traffic whose answers do not echo the request's code).
+// unmatched starts. An end that closes a start while an older start is still open makes an out-of-order action
+// (the actions overlapped and finished in a different order than they began): it is kept and its end listed.
+// PairRule::Fifo drops the code condition: any end closes the oldest open start (for traffic whose answers do not
+// echo the request's code).
 #pragma once
 
 #include <cstdint>

@@ -174,7 +174,8 @@ Expected<LoadedTrace> open_trace(const std::string& db_url, std::optional<int64_
   auto capture = load_capture(**db, *id);
   if (!capture) return capture.failure();
   if (capture->events.empty())
-    return make_error(ErrorKind::Usage, fmt::format("{} has no events: nothing to analyse or export", capture->info.name));
+    return make_error(ErrorKind::Usage,
+                      fmt::format("{} has no events: nothing to analyse or export", capture->info.name));
   return LoadedTrace{std::move(*db), std::move(*capture)};
 }
 
