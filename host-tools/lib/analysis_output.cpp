@@ -273,7 +273,15 @@ std::string format_align(const AlignResult& r, const std::vector<int64_t>& trace
       for (size_t k = 0; k < f.residuals_ns.size(); ++k) out += (k ? "," : "") + num(f.residuals_ns[k]);
       out += "]}";
     }
-    return out + fmt::format("],\"merged_events\":{}}}\n", r.timeline.size());
+    out += fmt::format("],\"merged_events\":{},\"timeline\":[", r.timeline.size());
+    for (size_t i = 0; i < r.timeline.size(); ++i) {
+      const MergedEvent& e = r.timeline[i];
+      out += fmt::format("{}{{\"trace_id\":{},\"seq\":{},\"probe\":{},\"code\":{},\"lines\":{},\"time_ns\":{},"
+                         "\"ref_time_ns\":{}}}",
+                         i ? "," : "", trace(e.capture), e.event.seq, e.event.probe, e.event.code, e.event.lines,
+                         num(e.event.time_ns), num(e.ref_time_ns));
+    }
+    return out + "]}\n";
   }
   std::string out = fmt::format("sync probe {}; reference: trace {}; t_ref = offset + slope x t\n", r.sync_probe,
                                 trace(0));

@@ -80,6 +80,24 @@ TEST_F(AnalysisGolden, TheFilesSayWhatTheDiskHolds) {
   EXPECT_NE(precision.find("\"coverage\":1,\"tau_ns\":2000,"), std::string::npos) << precision;  // 6000 ticks
   const std::string align = read_file(golden::kDir / "align.txt");
   EXPECT_NE(align.find("-50.0"), std::string::npos) << align;  // the second clock is 50 ppm fast
+  // The merged timeline puts each sync edge of trace 4 within the fit's residuals (jitter 0-14 ns) of trace
+  // 3's.
+  std::istringstream timeline(read_file(golden::kDir / "align.csv"));
+  std::string row;
+  std::getline(timeline, row);
+  std::vector<double> edges[2];
+  while (std::getline(timeline, row)) {
+    int trace = 0, seq = 0, probe = 0, code = 0, lines = 0;
+    double time_ns = 0, ref_ns = 0;
+    ASSERT_EQ(std::sscanf(row.c_str(), "%d,%d,%d,%d,%d,%lf,%lf", &trace, &seq, &probe, &code, &lines,
+                          &time_ns, &ref_ns),
+              7)
+        << row;
+    if (probe == 1) edges[trace - 3].push_back(ref_ns);
+  }
+  ASSERT_EQ(edges[0].size(), 20u);
+  ASSERT_EQ(edges[1].size(), 20u);
+  for (size_t k = 0; k < 20; ++k) EXPECT_NEAR(edges[1][k], edges[0][k], 10) << "edge " << k;
   const std::string vcd = read_file(golden::kDir / "export.vcd");
   EXPECT_NE(vcd.find("$timescale 1 ns $end"), std::string::npos);
 }
