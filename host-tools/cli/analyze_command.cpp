@@ -74,10 +74,13 @@ int run_durations(const AnalyzeOptions& o, OutputFormat format) {
   }
   auto loaded = open_trace(o.db, o.trace);
   if (!loaded) return report(loaded.error());
+  auto checked = check_endpoints(loaded->capture.info, *from, *to);
+  if (!checked) return report(checked.error());
   auto pi = resolve_pi(*loaded->db, loaded->capture.info.trace_id, o.pi_ns);
   if (!pi) return report(pi.error());
-  auto result = pair_actions(loaded->capture.events, *from, *to, *pi, *rule);
+  auto result = pair_actions(loaded->capture.events, *from, *to, pi->pi_ns, *rule);
   if (!result) return report(result.error());
+  result->pi_trace_id = pi->trace_id;
   std::optional<FitResult> fit;
   if (sizes) {
     auto fitted = fit_durations(result->actions, *sizes);
@@ -92,15 +95,21 @@ int run_intervals(const AnalyzeOptions& o, OutputFormat format) {
   auto loaded = open_trace(o.db, o.trace);
   if (!loaded) return report(loaded.error());
   double tau = 0;
+  int64_t tau_trace = 0;
   if (o.tau_ns) {
     tau = *o.tau_ns;
   } else {
     auto stored = find_precision(*loaded->db, loaded->capture.info.trace_id);
     if (!stored) return report(stored.error());
-    if (*stored) tau = (*stored)->tau_ns;
+    if (*stored) {
+      tau = (*stored)->tau_ns;
+      tau_trace = (*stored)->trace_id;
+    }
   }
+  IntervalsResult result = analyze_intervals(loaded->capture.events, tau);
+  result.tau_trace_id = tau_trace;
   if (format == OutputFormat::Text) std::printf("%s\n", loaded->capture.info.name.c_str());
-  return print(format_intervals(analyze_intervals(loaded->capture.events, tau), format));
+  return print(format_intervals(result, format));
 }
 
 int run_histogram(const AnalyzeOptions& o, OutputFormat format) {
@@ -129,6 +138,10 @@ int run_align(const AnalyzeOptions& o, OutputFormat format) {
     if (!resolved) return report(resolved.error());
     auto capture = load_capture(**db, id);
     if (!capture) return report(capture.error());
+    if (capture->events.empty())
+      return report({ErrorKind::Usage, capture->info.name + " has no events: nothing to align"});
+    auto sync = check_endpoint(capture->info, {static_cast<uint8_t>(o.sync), {}}, "--sync");
+    if (!sync) return report(sync.error());
     captures.push_back(std::move(*capture));
   }
   auto result = align_captures(captures, static_cast<uint8_t>(o.sync));

@@ -53,6 +53,8 @@ int run_export(const ExportOptions& o) {
   } else {
     std::vector<Action> actions;
     if (from) {
+      auto checked = check_endpoints(capture.info, *from, *to);
+      if (!checked) return report(checked.error());
       auto paired = pair_actions(capture.events, *from, *to, 0, *rule);
       if (!paired) return report(paired.error());
       actions = paired->actions;

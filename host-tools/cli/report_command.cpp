@@ -58,10 +58,13 @@ int run_report(const ReportOptions& o) {
     if (!to) return report(to.error());
     auto rule = parse_pair_rule(o.pair);
     if (!rule) return report(rule.error());
+    auto checked = check_endpoints(capture.info, *from, *to);
+    if (!checked) return report(checked.error());
     auto pi = resolve_pi(*loaded->db, id, o.pi_ns);
     if (!pi) return report(pi.error());
-    auto paired = pair_actions(capture.events, *from, *to, *pi, *rule);
+    auto paired = pair_actions(capture.events, *from, *to, pi->pi_ns, *rule);
     if (!paired) return report(paired.error());
+    paired->pi_trace_id = pi->trace_id;
     durations = *paired;
     if (!o.size_of_code.empty()) {
       auto sizes = parse_size_of_code(o.size_of_code);

@@ -66,7 +66,7 @@ Expected<DurationsResult> pair_actions(std::span<const AnalysisEvent> events, co
       if (it == open.end()) {
         result.unmatched_ends.push_back(event.seq);
       } else {
-        if (it != open.begin()) result.out_of_order++;
+        if (it != open.begin()) result.out_of_order.push_back(event.seq);
         const AnalysisEvent& start = **it;
         result.actions.push_back({start.seq, event.seq, start.code, event.code, start.time_ns, event.time_ns,
                                   event.time_ns - start.time_ns});

@@ -6,9 +6,10 @@
 // open action that it can close: with no --to code, the oldest open start with the same code (the default rule:
 // "the next event with the same code on the other probe"); with a --to code, the oldest open start of any code.
 // An end that closes no open start is an unmatched end; starts still open at the end of the capture are
-// unmatched starts. An end that closes a start while an older start is still open is counted as out of order
-// (the actions overlapped and finished in a different order than they began). PairRule::Fifo drops the code
-// condition: any end closes the oldest open start (for traffic whose answers do not echo the request's code).
+// unmatched starts. An end that closes a start while an older start is still open makes an out-of-order action
+// (the actions overlapped and finished in a different order than they began): it is kept and its end listed.
+// PairRule::Fifo drops the code condition: any end closes the oldest open start (for traffic whose answers do not
+// echo the request's code).
 #pragma once
 
 #include <cstdint>
@@ -48,9 +49,10 @@ struct DurationsResult {
   std::vector<Action> actions;           // in order of their end events
   std::vector<uint64_t> unmatched_starts;  // seq of starts never closed
   std::vector<uint64_t> unmatched_ends;    // seq of ends with no open start
-  uint64_t out_of_order = 0;
+  std::vector<uint64_t> out_of_order;      // seq of ends that closed a start while an older one was open
   Summary summary;  // of duration_ns
   double pi_ns = 0;  // every duration and statistic is within ±pi of the real one (0: unknown)
+  int64_t pi_trace_id = 0;  // the calibration capture pi was measured on (0: given by hand, or unknown)
 };
 
 enum class PairRule {

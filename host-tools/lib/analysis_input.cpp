@@ -95,9 +95,9 @@ Expected<Capture> load_capture(Database& db, int64_t trace_id) {
   return capture;
 }
 
-Status store_precision(Database& db, int64_t trace_id, const PrecisionResult& result) {
-  auto created = db.run_script(precision_table_sql(db.engine()));
-  if (!created) return created.failure();
+namespace {
+
+Status replace_precision(Database& db, int64_t trace_id, const PrecisionResult& result) {
   const SqlValue id[] = {trace_id};
   auto removed = db.query("DELETE FROM analysis_precision WHERE trace_id = $1", id);
   if (!removed) return removed.failure();
@@ -114,6 +114,20 @@ Status store_precision(Database& db, int64_t trace_id, const PrecisionResult& re
     if (!inserted) return inserted.failure();
   }
   return {};
+}
+
+}  // namespace
+
+Status store_precision(Database& db, int64_t trace_id, const PrecisionResult& result) {
+  auto created = db.run_script(precision_table_sql(db.engine()));
+  if (!created) return created.failure();
+  // One transaction: a failed insert must not leave the trace's earlier result deleted.
+  auto begun = db.run_script("BEGIN");
+  if (!begun) return begun.failure();
+  auto replaced = replace_precision(db, trace_id, result);
+  auto ended = db.run_script(replaced ? "COMMIT" : "ROLLBACK");
+  if (!replaced) return replaced;
+  return ended ? Status{} : Status{ended.failure()};
 }
 
 Expected<std::optional<StoredPrecision>> find_precision(Database& db, int64_t trace_id, double coverage) {
@@ -133,6 +147,25 @@ Expected<std::optional<StoredPrecision>> find_precision(Database& db, int64_t tr
       StoredPrecision{as_int(r[0]), as_double(r[1]), as_double(r[2]), as_double(r[3]), as_double(r[4])}};
 }
 
+Status check_endpoint(const CaptureInfo& info, const Endpoint& endpoint, std::string_view option) {
+  if (info.probe_count <= 0) return {};  // unknown layout: nothing to check against
+  if (endpoint.probe > info.probe_count)
+    return make_error(ErrorKind::Usage,
+                      fmt::format("{} {}: trace {} has layout {}: probes 1-{}", option, endpoint_text(endpoint),
+                                  info.trace_id, info.layout, info.probe_count));
+  const unsigned max_code = (1u << (8 / info.probe_count)) - 1;
+  if (endpoint.code && *endpoint.code > max_code)
+    return make_error(ErrorKind::Usage,
+                      fmt::format("{} {}: a probe of layout {} has codes 0-{}", option, endpoint_text(endpoint),
+                                  info.layout, max_code));
+  return {};
+}
+
+Status check_endpoints(const CaptureInfo& info, const Endpoint& from, const Endpoint& to) {
+  auto checked = check_endpoint(info, from, "--from");
+  return checked ? check_endpoint(info, to, "--to") : checked;
+}
+
 Expected<LoadedTrace> open_trace(const std::string& db_url, std::optional<int64_t> trace) {
   auto db = open_database(db_url);
   if (!db) return db.failure();
@@ -140,14 +173,17 @@ Expected<LoadedTrace> open_trace(const std::string& db_url, std::optional<int64_
   if (!id) return id.failure();
   auto capture = load_capture(**db, *id);
   if (!capture) return capture.failure();
+  if (capture->events.empty())
+    return make_error(ErrorKind::Usage,
+                      fmt::format("{} has no events: nothing to analyse or export", capture->info.name));
   return LoadedTrace{std::move(*db), std::move(*capture)};
 }
 
-Expected<double> resolve_pi(Database& db, int64_t trace_id, std::optional<double> override_ns) {
-  if (override_ns) return *override_ns;
+Expected<QuotedPi> resolve_pi(Database& db, int64_t trace_id, std::optional<double> override_ns) {
+  if (override_ns) return QuotedPi{*override_ns, 0};
   auto stored = find_precision(db, trace_id);
   if (!stored) return stored.failure();
-  return *stored ? (*stored)->pi_ns : 0.0;
+  return *stored ? QuotedPi{(*stored)->pi_ns, (*stored)->trace_id} : QuotedPi{};
 }
 
 }  // namespace ett::host

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "analysis_capture.h"
+#include "analysis_durations.h"
 #include "analysis_precision.h"
 #include "db_database.h"
 
@@ -36,15 +37,26 @@ struct StoredPrecision {
 // the traces rows) as `trace_id`; nullopt when none is stored.
 Expected<std::optional<StoredPrecision>> find_precision(Database& db, int64_t trace_id, double coverage = 1.0);
 
+// Refuses a probe or code the trace's layout cannot have ("--from 5: trace 1 has layout 2x4: probes 1-2"): such an
+// endpoint would select nothing, and an empty result would look like a measurement.
+Status check_endpoint(const CaptureInfo& info, const Endpoint& endpoint, std::string_view option);
+// Both ends of the actions (--from and --to).
+Status check_endpoints(const CaptureInfo& info, const Endpoint& from, const Endpoint& to);
+
 // Opens the database and reads one trace (resolve_trace's rule): what every `ett analyze/export/report` starts with.
+// A trace without events is refused with a message naming it: there is nothing to analyse or export.
 struct LoadedTrace {
   std::unique_ptr<Database> db;
   Capture capture;
 };
 Expected<LoadedTrace> open_trace(const std::string& db_url, std::optional<int64_t> trace);
 
-// The pi to quote for a trace: `override_ns` when given, else the stored 100 % precision of its machine, else 0
-// (unknown).
-Expected<double> resolve_pi(Database& db, int64_t trace_id, std::optional<double> override_ns);
+// The pi to quote for a trace: `override_ns` when given, else the stored 100 % precision of its machine (and the
+// calibration trace it was measured on), else 0 (unknown).
+struct QuotedPi {
+  double pi_ns = 0;
+  int64_t trace_id = 0;  // the calibration capture (0: given by hand, or unknown)
+};
+Expected<QuotedPi> resolve_pi(Database& db, int64_t trace_id, std::optional<double> override_ns);
 
 }  // namespace ett::host

@@ -26,6 +26,7 @@ struct ProbeIntervals {
 
 struct IntervalsResult {
   double tau_ns = 0;  // 0: no threshold, no close events
+  int64_t tau_trace_id = 0;  // the calibration capture tau was measured on (0: given by hand, or none)
   std::vector<ProbeIntervals> probes;  // ascending probe number, only probes with events
 };
 

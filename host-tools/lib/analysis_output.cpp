@@ -2,6 +2,7 @@
 #include "analysis_output.h"
 
 #include <cmath>
+#include <set>
 #include <fmt/format.h>
 
 namespace ett::host {
@@ -109,18 +110,23 @@ std::string format_precision(const PrecisionResult& r, OutputFormat format) {
 
 std::string format_durations(const DurationsResult& r, const FitResult* fit, OutputFormat format) {
   if (format == OutputFormat::Csv) {
-    // One row per action; the fit (if any) has its own command: --format json.
-    std::string out = "start_seq,end_seq,start_code,end_code,start_ns,end_ns,duration_ns\n";
+    // One row per action (pairing: in-order or out-of-order), then one per unmatched start or end (the other
+    // columns empty); the fit (if any) is in --format json.
+    std::string out = "start_seq,end_seq,start_code,end_code,start_ns,end_ns,duration_ns,pairing\n";
+    const std::set<uint64_t> reordered(r.out_of_order.begin(), r.out_of_order.end());
     for (const Action& a : r.actions)
-      out += fmt::format("{},{},{},{},{:.1f},{:.1f},{:.1f}\n", a.start_seq, a.end_seq, a.start_code, a.end_code,
-                         a.start_ns, a.end_ns, a.duration_ns);
+      out += fmt::format("{},{},{},{},{:.1f},{:.1f},{:.1f},{}\n", a.start_seq, a.end_seq, a.start_code, a.end_code,
+                         a.start_ns, a.end_ns, a.duration_ns, reordered.count(a.end_seq) ? "out-of-order" : "in-order");
+    for (uint64_t seq : r.unmatched_starts) out += fmt::format("{},,,,,,,unmatched-start\n", seq);
+    for (uint64_t seq : r.unmatched_ends) out += fmt::format(",{},,,,,,unmatched-end\n", seq);
     return out;
   }
   if (format == OutputFormat::Json) {
-    std::string out = fmt::format("{{\"from\":\"{}\",\"to\":\"{}\",\"pi_ns\":{},\"durations\":{},"
+    std::string out = fmt::format("{{\"from\":\"{}\",\"to\":\"{}\",\"pi_ns\":{},\"pi_from_trace\":{},\"durations\":{},"
                                   "\"unmatched_starts\":{},\"unmatched_ends\":{},\"out_of_order\":{}",
-                                  endpoint_text(r.from), endpoint_text(r.to), num(r.pi_ns), summary_json(r.summary),
-                                  json_seqs(r.unmatched_starts), json_seqs(r.unmatched_ends), r.out_of_order);
+                                  endpoint_text(r.from), endpoint_text(r.to), num(r.pi_ns),
+                                  r.pi_trace_id ? fmt::format("{}", r.pi_trace_id) : "null", summary_json(r.summary),
+                                  json_seqs(r.unmatched_starts), json_seqs(r.unmatched_ends), json_seqs(r.out_of_order));
     if (fit) out += ",\"fit\":" + fit_json(*fit);
     return out + "}\n";
   }
@@ -134,15 +140,16 @@ std::string format_durations(const DurationsResult& r, const FitResult* fit, Out
     out += fmt::format("  min     {:.1f} ns{}\n  p50     {:.1f} ns{}\n  p99     {:.1f} ns{}\n  max     {:.1f} ns{}\n",
                        s.min, pm, s.p50, pm, s.p99, pm, s.max, pm);
   }
-  out += r.pi_ns > 0 ? fmt::format("  each duration is within ±{:.1f} ns (pi) of the real one\n", r.pi_ns)
+  out += r.pi_ns > 0 ? fmt::format("  each duration is within ±{:.1f} ns (pi{}) of the real one\n", r.pi_ns,
+                                   r.pi_trace_id ? fmt::format(" of this CPU, measured on trace {}", r.pi_trace_id) : "")
                      : "  error bound unknown: no precision stored for this machine (ett analyze precision) and no "
                        "--pi-ns\n";
   out += fmt::format("unmatched starts: {}{}\n", r.unmatched_starts.size(),
                      r.unmatched_starts.empty() ? "" : " (seq " + seq_list(r.unmatched_starts, 10) + ")");
   out += fmt::format("unmatched ends: {}{}\n", r.unmatched_ends.size(),
                      r.unmatched_ends.empty() ? "" : " (seq " + seq_list(r.unmatched_ends, 10) + ")");
-  out += fmt::format("out of order: {} (ends that closed a start while an older one was still open)\n",
-                     r.out_of_order);
+  out += fmt::format("out of order: {} (ends that closed a start while an older one was still open{})\n",
+                     r.out_of_order.size(), r.out_of_order.empty() ? "" : ": seq " + seq_list(r.out_of_order, 10));
   if (fit) {
     const LinearFit& f = fit->fit;
     out += fmt::format("\nleast-squares fit over {} actions: duration = ({:.1f} ± {:.1f}) ns + ({:.6g} ± {:.2g}) ns "
@@ -168,7 +175,8 @@ std::string format_intervals(const IntervalsResult& r, OutputFormat format) {
     return out;
   }
   if (format == OutputFormat::Json) {
-    std::string out = fmt::format("{{\"tau_ns\":{},\"probes\":[", num(r.tau_ns));
+    std::string out = fmt::format("{{\"tau_ns\":{},\"tau_from_trace\":{},\"probes\":[", num(r.tau_ns),
+                                  r.tau_trace_id ? fmt::format("{}", r.tau_trace_id) : "null");
     for (size_t i = 0; i < r.probes.size(); ++i) {
       const ProbeIntervals& p = r.probes[i];
       out += fmt::format("{}{{\"probe\":{},\"events\":{},\"interarrival\":{},\"closer_than_tau\":[", i ? "," : "",
@@ -192,7 +200,9 @@ std::string format_intervals(const IntervalsResult& r, OutputFormat format) {
   }
   size_t close = 0;
   for (const ProbeIntervals& p : r.probes) close += p.close.size();
-  out += fmt::format("events closer than tau = {:.1f} ns (an event may have been lost between them): {}\n", r.tau_ns,
+  out += fmt::format("events closer than tau = {:.1f} ns ({}an event may have been lost between them): {}\n", r.tau_ns,
+                     r.tau_trace_id ? fmt::format("the 100 % tau of this CPU, measured on trace {}; ", r.tau_trace_id)
+                                    : "",
                      close);
   size_t shown = 0;
   for (const ProbeIntervals& p : r.probes)
@@ -263,7 +273,15 @@ std::string format_align(const AlignResult& r, const std::vector<int64_t>& trace
       for (size_t k = 0; k < f.residuals_ns.size(); ++k) out += (k ? "," : "") + num(f.residuals_ns[k]);
       out += "]}";
     }
-    return out + fmt::format("],\"merged_events\":{}}}\n", r.timeline.size());
+    out += fmt::format("],\"merged_events\":{},\"timeline\":[", r.timeline.size());
+    for (size_t i = 0; i < r.timeline.size(); ++i) {
+      const MergedEvent& e = r.timeline[i];
+      out += fmt::format("{}{{\"trace_id\":{},\"seq\":{},\"probe\":{},\"code\":{},\"lines\":{},\"time_ns\":{},"
+                         "\"ref_time_ns\":{}}}",
+                         i ? "," : "", trace(e.capture), e.event.seq, e.event.probe, e.event.code, e.event.lines,
+                         num(e.event.time_ns), num(e.ref_time_ns));
+    }
+    return out + "]}\n";
   }
   std::string out = fmt::format("sync probe {}; reference: trace {}; t_ref = offset + slope x t\n", r.sync_probe,
                                 trace(0));

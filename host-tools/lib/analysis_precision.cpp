@@ -10,11 +10,10 @@ namespace ett::host {
 std::vector<uint64_t> loop_steps_ticks(const Capture& capture) {
   std::vector<uint64_t> steps;
   steps.reserve(capture.events.size());
-  uint64_t previous = capture.info.capture_start_tsc;
-  for (const AnalysisEvent& event : capture.events) {
-    // A record at or before its predecessor (capture_start_tsc unknown, or a corrupt record) is no step.
-    if (previous != 0 && event.tsc > previous) steps.push_back(event.tsc - previous);
-    previous = event.tsc;
+  for (size_t i = 1; i < capture.events.size(); ++i) {
+    // A record at or before its predecessor (a corrupt record) is no step.
+    const uint64_t previous = capture.events[i - 1].tsc, tsc = capture.events[i].tsc;
+    if (tsc > previous) steps.push_back(tsc - previous);
   }
   return steps;
 }

@@ -47,7 +47,8 @@ struct PrecisionResult {
 };
 
 // Loop-step times in TSC ticks: in mode=calibrate every loop step is a record, so a step is the TSC difference
-// between consecutive records (the first: since capture_start_tsc, as the record's aux field says).
+// between consecutive records: N records give N-1 steps. The first record's gap since capture_start_tsc is left
+// out: it holds the capture's set-up (the stop rules' start), not a loop step.
 std::vector<uint64_t> loop_steps_ticks(const Capture& capture);
 
 // Errors: no TSC rate, a capture that is not mode=calibrate, or no steps.

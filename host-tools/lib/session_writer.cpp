@@ -80,7 +80,7 @@ Expected<uint64_t> SessionWriter::append(const SessionSpec& spec) {
   header.stop_reason = static_cast<uint32_t>(spec.stop_reason);
   header.probe_source = static_cast<uint32_t>(f::ProbeSource::Ivshmem);
   header.layout = static_cast<uint32_t>(spec.layout);
-  header.mode = static_cast<uint32_t>(f::CaptureMode::Capture);
+  header.mode = static_cast<uint32_t>(spec.mode);
   header.initial_lines = spec.initial_lines;
   header.final_lines = events ? spec.records.back().lines : spec.initial_lines;
   header.filter_mask = 0xFF;

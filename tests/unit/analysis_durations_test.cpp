@@ -6,6 +6,7 @@
 #include <random>
 
 #include "analysis_durations.h"
+#include "analysis_output.h"
 #include "analysis_fit.h"
 
 using namespace ett::host;
@@ -38,6 +39,18 @@ TEST(AnalysisDurations, ParsesEndpoints) {
     EXPECT_FALSE(parse_endpoint(bad)) << bad;
 }
 
+// The CSV names what became of every start and end: each action in or out of order, then the unmatched ones.
+TEST(AnalysisDurations, CsvListsEveryStartAndEnd) {
+  auto result = pair_actions(kEvents, {1, {}}, {2, {}}, 50);
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(format_durations(*result, nullptr, OutputFormat::Csv),
+            "start_seq,end_seq,start_code,end_code,start_ns,end_ns,duration_ns,pairing\n"
+            "1,2,2,2,100.0,250.0,150.0,out-of-order\n"
+            "0,3,1,1,0.0,400.0,400.0,in-order\n"
+            "5,,,,,,,unmatched-start\n"
+            ",4,,,,,,unmatched-end\n");
+}
+
 TEST(AnalysisDurations, DefaultRulePairsTheSameCodeOnTheOtherProbe) {
   auto result = pair_actions(kEvents, {1, {}}, {2, {}}, 50);
   ASSERT_TRUE(result) << result.error().message;
@@ -48,7 +61,7 @@ TEST(AnalysisDurations, DefaultRulePairsTheSameCodeOnTheOtherProbe) {
   EXPECT_EQ(result->actions[1].start_seq, 0u);
   EXPECT_EQ(result->actions[1].end_seq, 3u);
   EXPECT_DOUBLE_EQ(result->actions[1].duration_ns, 400);
-  EXPECT_EQ(result->out_of_order, 1u);
+  EXPECT_EQ(result->out_of_order, std::vector<uint64_t>{2}) << "end 2 closed start 1 while start 0 was open";
   EXPECT_EQ(result->unmatched_ends, std::vector<uint64_t>{4});
   EXPECT_EQ(result->unmatched_starts, std::vector<uint64_t>{5});
   const Summary& s = result->summary;
@@ -70,7 +83,7 @@ TEST(AnalysisDurations, ExplicitCodesCloseTheOldestOpenStart) {
   EXPECT_EQ(result->actions[0].end_seq, 4u);
   EXPECT_EQ(result->actions[0].end_code, 3);
   EXPECT_TRUE(result->unmatched_starts.empty());
-  EXPECT_EQ(result->out_of_order, 0u);
+  EXPECT_TRUE(result->out_of_order.empty());
 }
 
 TEST(AnalysisDurations, FifoRuleIgnoresCodes) {
@@ -83,7 +96,7 @@ TEST(AnalysisDurations, FifoRuleIgnoresCodes) {
   EXPECT_EQ(result->actions[1].end_seq, 3u);
   EXPECT_EQ(result->unmatched_ends, std::vector<uint64_t>{4});
   EXPECT_EQ(result->unmatched_starts, std::vector<uint64_t>{5});
-  EXPECT_EQ(result->out_of_order, 0u);
+  EXPECT_TRUE(result->out_of_order.empty());
   EXPECT_EQ(*parse_pair_rule("fifo"), PairRule::Fifo);
   EXPECT_FALSE(parse_pair_rule("nearest"));
 }

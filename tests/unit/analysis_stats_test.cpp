@@ -49,11 +49,13 @@ Capture paper_calibration() {
   capture.info.tsc_hz = 500'000'000;
   capture.info.capture_start_tsc = 1'000'000;
   capture.info.probe_count = 2;
-  uint64_t tsc = capture.info.capture_start_tsc;
+  // 1001 records, 1000 steps between them; the gap from capture_start_tsc to the first record is no loop step.
+  uint64_t tsc = capture.info.capture_start_tsc + 5000;
+  capture.events.push_back({0, 0, 0, 0, tsc, 0});
   for (int i = 0; i < 1000; ++i) {
     const uint64_t ticks = i % 333 == 7 ? 1040 : i % 23 == 5 && i < 42 * 23 ? 900 : 761;
     tsc += ticks;
-    capture.events.push_back({static_cast<uint64_t>(i), 0, 0, 0, tsc, 0});
+    capture.events.push_back({static_cast<uint64_t>(i + 1), 0, 0, 0, tsc, 0});
   }
   return capture;
 }

@@ -1,0 +1,108 @@
+// analysis_boot_test.cpp: `ett analyze precision` on a real mode=calibrate capture: the kernel under QEMU
+// fills a one-chunk trace disk with loop steps, `ett load` puts it in a database, and the precision table is
+// checked against the steps computed here from `ett extract`'s tsc column; a normal capture from the same CPU
+// then quotes the stored tau in `ett analyze intervals`.
+#include <algorithm>
+#include <regex>
+
+#include "qemu_test_support.h"
+
+namespace ett::test {
+namespace {
+
+// Every match of `pattern`'s groups in `text`, as numbers.
+std::vector<std::vector<double>> numbers(const std::string& text, const std::string& pattern) {
+  std::vector<std::vector<double>> found;
+  const std::regex re(pattern);
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it) {
+    std::vector<double> groups;
+    for (size_t i = 1; i < it->size(); ++i) groups.push_back(std::stod((*it)[i]));
+    found.push_back(groups);
+  }
+  return found;
+}
+
+const std::string kNumber = "(-?[0-9.]+)";
+
+// Boots `append` on `disk` with a one-event scenario (a calibrate capture ignores the lines; a capture
+// records the events of `scenario`).
+void boot(const ScratchDir& dir, const fs::path& disk, const std::string& append,
+          const std::vector<ScenarioEvent>& scenario) {
+  write_scenario(dir / "scenario.txt", scenario);
+  const auto run = run_ett({"qemu", "run", "--disk", disk.string(), "--scenario",
+                            (dir / "scenario.txt").string(), "--timeout", "60", "--append", append});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+}
+
+TEST(AnalysisBoot, PrecisionOfARealCalibrationCaptureAndTheTauItLeaves) {
+  ScratchDir dir;
+  const fs::path calibration = dir / "calibrate.img";
+  const std::string db = "sqlite:" + (dir / "traces.db").string();
+  // One chunk (2046 records): the calibrate loop fills it at once.
+  ASSERT_EQ(run_ett({"mkdisk", calibration.string(), "--size", std::to_string((8 + 1 + 64) * 512)}).exit_code,
+            0);
+  boot(dir, calibration, "mode=calibrate", {{0, 1, 1}});
+
+  // The steps, independently: consecutive differences of the extracted tsc column.
+  ASSERT_EQ(run_ett({"extract", calibration.string(), "-o", (dir / "calibrate.csv").string()}).exit_code, 0);
+  const CsvTable events = read_csv(dir / "calibrate.csv");
+  ASSERT_EQ(events.rows.size(), 2046u);
+  int64_t max_step = 0;
+  for (size_t i = 1; i < events.rows.size(); ++i)
+    max_step = std::max(max_step, events.number(i, "tsc") - events.number(i - 1, "tsc"));
+  const auto ls = run_ett({"ls", calibration.string(), "--json"});
+  const auto hz = numbers(ls.output, "\"tsc_hz\":" + kNumber);
+  ASSERT_EQ(hz.size(), 1u) << ls.output;
+  const double tsc_hz = hz[0][0];
+  ASSERT_GT(tsc_hz, 1e8);
+
+  const auto load = run_ett({"load", calibration.string(), "--db", db});
+  ASSERT_EQ(load.exit_code, 0) << load.output;
+  const auto precision = run_ett({"analyze", "precision", "--format", "json", "--db", db});
+  ASSERT_EQ(precision.exit_code, 0) << precision.output;
+  const std::string& json = precision.output;
+  const auto steps = numbers(json, "^\\{\"steps\":" + kNumber);
+  ASSERT_EQ(steps.size(), 1u) << json;
+  EXPECT_EQ(steps[0][0], 2045) << "events - 1";
+  const auto levels = numbers(json, "\"coverage\":" + kNumber + ",\"tau_ns\":" + kNumber +
+                                        ",\"epsilon_ns\":" + kNumber + ",\"pi_ns\":" + kNumber);
+  ASSERT_EQ(levels.size(), 3u) << json;
+  const double epsilon = 1e9 / tsc_hz;
+  // JSON numbers carry 4 decimals.
+  EXPECT_NEAR(levels[2][1], static_cast<double>(max_step) * 1e9 / tsc_hz, 1e-4)
+      << "tau_100 = the largest step";
+  for (const auto& level : levels) {
+    EXPECT_NEAR(level[2], epsilon, 1e-4) << "epsilon = 1/tsc_hz";
+    EXPECT_NEAR(level[3], level[1] + level[2], 2e-4) << "pi = tau + epsilon";
+    EXPECT_GT(level[1], 0);
+  }
+  EXPECT_EQ(levels[0][0], 0.955);
+  EXPECT_EQ(levels[1][0], 0.997);
+  EXPECT_EQ(levels[2][0], 1);
+  EXPECT_LE(levels[0][1], levels[1][1]);
+  EXPECT_LE(levels[1][1], levels[2][1]);
+  const double tau_100 = levels[2][1];
+
+  // A normal capture from the same (virtual) CPU, on its own disk, in the same database.
+  const fs::path capture = dir / "capture.img";
+  std::vector<ScenarioEvent> scenario;
+  for (int i = 0; i < 40; ++i) scenario.push_back({i * 300.0, 1 + i % 2, 1 + (i / 2) % 15});
+  boot(dir, capture, "", scenario);
+  const auto second = run_ett({"load", capture.string(), "--db", db});
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_NE(second.output.find("trace 2"), std::string::npos) << second.output;
+  const auto intervals = run_ett({"analyze", "intervals", "--format", "json", "--db", db});
+  ASSERT_EQ(intervals.exit_code, 0) << intervals.output;
+  const auto quoted = numbers(intervals.output, "\"tau_ns\":" + kNumber + ",\"tau_from_trace\":" + kNumber);
+  ASSERT_EQ(quoted.size(), 1u) << intervals.output;
+  EXPECT_NEAR(quoted[0][0], tau_100, 1e-4);
+  EXPECT_EQ(quoted[0][1], 1) << "measured on the calibration, trace 1";
+  const auto events_json = numbers(intervals.output, "\"probe\":" + kNumber + ",\"events\":" + kNumber);
+  ASSERT_EQ(events_json.size(), 2u) << intervals.output;
+  EXPECT_EQ(events_json[0][1] + events_json[1][1], 40);
+  const auto text = run_ett({"analyze", "intervals", "--db", db});
+  EXPECT_NE(text.output.find("measured on trace 1"), std::string::npos) << text.output;
+}
+
+}  // namespace
+}  // namespace ett::test
