@@ -101,18 +101,36 @@ std::optional<int> choose_injector_cpu() {
 
 PlayResult play_scenario(const Scenario& scenario, uint8_t* lines, const std::function<bool()>& keep_going,
                          std::optional<int> cpu, const uint32_t* heartbeat) {
+  PlayResult result = play_scenarios({PlayTarget{&scenario, lines, heartbeat}}, keep_going, cpu);
+  result.sent = std::move(result.sent_per_target.front());
+  result.sent_per_target.clear();
+  return result;
+}
+
+PlayResult play_scenarios(const std::vector<PlayTarget>& targets, const std::function<bool()>& keep_going,
+                          std::optional<int> cpu) {
   PlayResult result;
-  result.sent.reserve(scenario.events.size());
+  result.sent_per_target.resize(targets.size());
+  for (size_t t = 0; t < targets.size(); ++t) result.sent_per_target[t].reserve(targets[t].scenario->events.size());
   ScopedRealtime realtime(cpu);
   result.realtime = realtime.active();
-  std::atomic_ref<uint8_t> line_byte(*lines);
+  // Per target: its line byte, its heartbeat, the next write and the beat seen at its previous write.
+  struct Cursor {
+    std::atomic_ref<uint8_t> line_byte;
+    std::optional<std::atomic_ref<const uint32_t>> beat;
+    size_t next = 0;
+    uint32_t beat_at_last_write = 0;
+    bool wrote_before = false;
+  };
+  std::vector<Cursor> cursors;
+  cursors.reserve(targets.size());
+  for (const PlayTarget& target : targets) {
+    cursors.push_back(Cursor{std::atomic_ref<uint8_t>(*target.lines), std::nullopt});
+    if (target.heartbeat) cursors.back().beat.emplace(*target.heartbeat);
+  }
   const uint64_t start = monotonic_ns();
   result.start_monotonic_ns = start;
   uint64_t last_check = start;
-  std::optional<std::atomic_ref<const uint32_t>> beat;
-  if (heartbeat) beat.emplace(*heartbeat);
-  uint32_t beat_at_last_write = 0;
-  bool wrote_before = false;
   // Now and then while waiting: keep the real-time budget, ask the caller whether to go on.
   auto checkpoint = [&](uint64_t now) {
     last_check = now;
@@ -123,12 +141,24 @@ PlayResult play_scenario(const Scenario& scenario, uint8_t* lines, const std::fu
     return false;
   };
 
-  for (const ScenarioWrite& write : scenario.writes) {
+  for (;;) {
+    // The target whose next write is due first (the lowest target on a tie).
+    std::optional<size_t> due;
+    for (size_t t = 0; t < targets.size(); ++t) {
+      if (cursors[t].next >= targets[t].scenario->writes.size()) continue;
+      if (!due || targets[t].scenario->writes[cursors[t].next].time_ns <
+                      targets[*due].scenario->writes[cursors[*due].next].time_ns)
+        due = t;
+    }
+    if (!due) break;
+    Cursor& cursor = cursors[*due];
+    const Scenario& scenario = *targets[*due].scenario;
+    const ScenarioWrite& write = scenario.writes[cursor.next++];
     const uint64_t target = start + write.time_ns;
     // Pacing: the kernel must have polled since the previous write before this one may go out.
-    if (beat && wrote_before) {
+    if (cursor.beat && cursor.wrote_before) {
       bool held_back = false;
-      while (beat->load(std::memory_order_acquire) - beat_at_last_write < vprobe::kPaceBeats) {
+      while (cursor.beat->load(std::memory_order_acquire) - cursor.beat_at_last_write < vprobe::kPaceBeats) {
         const uint64_t now = monotonic_ns();
         held_back = held_back || now >= target;
         if (now - last_check >= kCheckEveryNs && !checkpoint(now)) return result;
@@ -150,14 +180,15 @@ PlayResult play_scenario(const Scenario& scenario, uint8_t* lines, const std::fu
         _mm_pause();
     }
     // seq_cst: the store is globally visible before the heartbeat is read below.
-    line_byte.store(write.lines, std::memory_order_seq_cst);
+    cursor.line_byte.store(write.lines, std::memory_order_seq_cst);
     const uint64_t tsc = __rdtsc();
-    if (beat) beat_at_last_write = beat->load(std::memory_order_acquire);
-    wrote_before = true;
+    if (cursor.beat) cursor.beat_at_last_write = cursor.beat->load(std::memory_order_acquire);
+    cursor.wrote_before = true;
     const uint64_t sent = monotonic_ns() - start;
     for (size_t i = write.first; i < write.first + write.count; ++i) {
       const ScenarioEvent& event = scenario.events[i];
-      result.sent.push_back(SentEvent{i, event.probe, event.code, event.lines, event.time_ns, sent, tsc});
+      result.sent_per_target[*due].push_back(
+          SentEvent{i, event.probe, event.code, event.lines, event.time_ns, sent, tsc});
     }
     ++result.writes_done;
   }

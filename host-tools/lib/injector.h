@@ -31,6 +31,15 @@ struct PlayResult {
   uint64_t duration_ns = 0;  // scenario start to the last write
   bool realtime = false;     // the playback ran under SCHED_FIFO
   size_t paced_writes = 0;   // writes held back past their time until the kernel had polled
+  // play_scenarios only: what went to each target, in target order (`sent` is then empty).
+  std::vector<std::vector<SentEvent>> sent_per_target;
+};
+
+// One probe to play into: several measurement PCs each get their own (`ett qemu run --machines N`).
+struct PlayTarget {
+  const Scenario* scenario = nullptr;
+  uint8_t* lines = nullptr;
+  const uint32_t* heartbeat = nullptr;  // pacing for this target's writes (see play_scenario); nullptr: free
 };
 
 // Busy-waits the last ~200 us before each write (sleeps before that) and stores each write's byte with one
@@ -45,6 +54,12 @@ struct PlayResult {
 // scenario's clock, which is what a loss test wants.
 PlayResult play_scenario(const Scenario& scenario, uint8_t* lines, const std::function<bool()>& keep_going,
                          std::optional<int> cpu = std::nullopt, const uint32_t* heartbeat = nullptr);
+
+// Plays several scenarios on one clock, each into its own probe: the writes of all targets are merged by
+// time; writes due at the same time go out back to back in target order (each target's store followed by its
+// own rdtsc). Pacing is per target: a write waits only for its own kernel's heartbeat.
+PlayResult play_scenarios(const std::vector<PlayTarget>& targets, const std::function<bool()>& keep_going,
+                          std::optional<int> cpu = std::nullopt);
 
 // A CPU for the injector alone: the highest-numbered one this process may use, when it may use at least two.
 std::optional<int> choose_injector_cpu();

@@ -218,5 +218,14 @@ TEST_F(QemuRunnerTest, DumpTimeoutNamesThePhase) {
             6);
 }
 
+// Several machines: one disk (and log) per machine, numbered before the extension.
+TEST(MachinePaths, NumberedBeforeTheExtension) {
+  EXPECT_EQ(machine_disk_path("dir/trace.img", 1, 1), "dir/trace.img");
+  EXPECT_EQ(machine_disk_path("dir/trace.img", 1, 2), "dir/trace-1.img");
+  EXPECT_EQ(machine_disk_path("dir/trace.img", 2, 2), "dir/trace-2.img");
+  EXPECT_EQ(machine_disk_path("trace", 3, 3), "trace-3");
+  EXPECT_EQ(machine_disk_path("sent.csv", 2, 4), "sent-2.csv");
+}
+
 }  // namespace
 }  // namespace ett::host
