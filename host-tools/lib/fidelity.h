@@ -14,8 +14,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "injector.h"
@@ -46,11 +48,20 @@ struct FidelityReport {
 struct CaptureWindow {
   uint64_t tsc_hz = 0;
   uint64_t end_tsc = 0;  // guest TSC when the capture ended (0: unknown, nothing is excluded)
+  // Bounds on C (low, high). High: the host's TSC when it saw the kernel in state Capturing minus the
+  // capture's start TSC the kernel had published before that state; low: the same from the host's previous
+  // look, when the state was not yet Capturing, less a margin. The runner knows them; without them the offset
+  // is estimated from a pairing by codes alone, which is right only when nothing was lost.
+  std::optional<std::pair<int64_t, int64_t>> offset_bounds;
 };
 
 // Pairs `captured` (in session order) with `sent` (in send order). A captured event on probe p with code c is
 // the write on p that was current when it was stamped: the latest send on p with host_tsc <= stamp + C, and
 // it must carry code c. Sends after the capture's end (stamp end_tsc + C) count as after_end, not as lost.
+// C starts at the offset most events agree with inside the bounds (or the code-only estimate) and is lowered
+// to the fastest detection of the pairs until it settles. The accounting is exact whatever C is: sent = matched + lost, captured = matched +
+// unexpected; C decides which send an ambiguous capture (a code repeated within the bound's slack, about
+// a millisecond) is paired with, so only the latencies of such events can be off.
 FidelityReport assess_fidelity(std::span<const SentEvent> sent, std::span<const Event> captured,
                                CaptureWindow window);
 

@@ -141,31 +141,36 @@ PlayResult play_scenarios(const std::vector<PlayTarget>& targets, const std::fun
     return false;
   };
 
+  std::vector<size_t> due;  // targets written at this step
   for (;;) {
-    // The target whose next write is due first (the lowest target on a tie).
-    std::optional<size_t> due;
-    for (size_t t = 0; t < targets.size(); ++t) {
-      if (cursors[t].next >= targets[t].scenario->writes.size()) continue;
-      if (!due || targets[t].scenario->writes[cursors[t].next].time_ns <
-                      targets[*due].scenario->writes[cursors[*due].next].time_ns)
-        due = t;
-    }
-    if (!due) break;
-    Cursor& cursor = cursors[*due];
-    const Scenario& scenario = *targets[*due].scenario;
-    const ScenarioWrite& write = scenario.writes[cursor.next++];
-    const uint64_t target = start + write.time_ns;
-    // Pacing: the kernel must have polled since the previous write before this one may go out.
-    if (cursor.beat && cursor.wrote_before) {
-      bool held_back = false;
+    // The writes due first: every target whose next write has the earliest time (a sync edge reaches all).
+    std::optional<uint64_t> due_ns;
+    for (size_t t = 0; t < targets.size(); ++t)
+      if (cursors[t].next < targets[t].scenario->writes.size()) {
+        const uint64_t time = targets[t].scenario->writes[cursors[t].next].time_ns;
+        due_ns = due_ns ? std::min(*due_ns, time) : time;
+      }
+    if (!due_ns) break;
+    due.clear();
+    for (size_t t = 0; t < targets.size(); ++t)
+      if (cursors[t].next < targets[t].scenario->writes.size() &&
+          targets[t].scenario->writes[cursors[t].next].time_ns == *due_ns)
+        due.push_back(t);
+    const uint64_t target = start + *due_ns;
+    // Pacing: each of these kernels must have polled since its previous write before any of them is written,
+    // so that writes due together (a sync edge on several machines) still go out together.
+    bool held_back = false;
+    for (size_t t : due) {
+      Cursor& cursor = cursors[t];
+      if (!cursor.beat || !cursor.wrote_before) continue;
       while (cursor.beat->load(std::memory_order_acquire) - cursor.beat_at_last_write < vprobe::kPaceBeats) {
         const uint64_t now = monotonic_ns();
         held_back = held_back || now >= target;
         if (now - last_check >= kCheckEveryNs && !checkpoint(now)) return result;
         _mm_pause();
       }
-      if (held_back) ++result.paced_writes;
     }
+    if (held_back) result.paced_writes += due.size();
     for (;;) {
       const uint64_t now = monotonic_ns();
       if (now >= target) break;
@@ -179,18 +184,22 @@ PlayResult play_scenarios(const std::vector<PlayTarget>& targets, const std::fun
       else
         _mm_pause();
     }
-    // seq_cst: the store is globally visible before the heartbeat is read below.
-    cursor.line_byte.store(write.lines, std::memory_order_seq_cst);
-    const uint64_t tsc = __rdtsc();
-    if (cursor.beat) cursor.beat_at_last_write = cursor.beat->load(std::memory_order_acquire);
-    cursor.wrote_before = true;
-    const uint64_t sent = monotonic_ns() - start;
-    for (size_t i = write.first; i < write.first + write.count; ++i) {
-      const ScenarioEvent& event = scenario.events[i];
-      result.sent_per_target[*due].push_back(
-          SentEvent{i, event.probe, event.code, event.lines, event.time_ns, sent, tsc});
+    for (size_t t : due) {
+      Cursor& cursor = cursors[t];
+      const Scenario& scenario = *targets[t].scenario;
+      const ScenarioWrite& write = scenario.writes[cursor.next++];
+      // seq_cst: the store is globally visible before the heartbeat is read below.
+      cursor.line_byte.store(write.lines, std::memory_order_seq_cst);
+      const uint64_t tsc = __rdtsc();
+      if (cursor.beat) cursor.beat_at_last_write = cursor.beat->load(std::memory_order_acquire);
+      cursor.wrote_before = true;
+      const uint64_t sent = monotonic_ns() - start;
+      for (size_t i = write.first; i < write.first + write.count; ++i) {
+        const ScenarioEvent& event = scenario.events[i];
+        result.sent_per_target[t].push_back(SentEvent{i, event.probe, event.code, event.lines, event.time_ns, sent, tsc});
+      }
+      ++result.writes_done;
     }
-    ++result.writes_done;
   }
   result.duration_ns = monotonic_ns() - start;
   return result;

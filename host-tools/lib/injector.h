@@ -57,7 +57,8 @@ PlayResult play_scenario(const Scenario& scenario, uint8_t* lines, const std::fu
 
 // Plays several scenarios on one clock, each into its own probe: the writes of all targets are merged by
 // time; writes due at the same time go out back to back in target order (each target's store followed by its
-// own rdtsc). Pacing is per target: a write waits only for its own kernel's heartbeat.
+// own rdtsc). Pacing is per target, but writes due together wait until every one of their kernels has polled,
+// so a sync edge still reaches all machines within nanoseconds of each other.
 PlayResult play_scenarios(const std::vector<PlayTarget>& targets, const std::function<bool()>& keep_going,
                           std::optional<int> cpu = std::nullopt);
 

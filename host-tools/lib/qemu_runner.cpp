@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 #include <algorithm>
 #include <atomic>
@@ -35,6 +36,7 @@ using vprobe::KernelState;
 
 constexpr uint64_t kPollNs = 1'000'000;
 constexpr uint64_t kSettleNs = 20'000'000;  // after the last write, before Stop: let the kernel see it
+constexpr uint64_t kOffsetMarginNs = 2'000'000;  // see Machine::offset_bounds
 constexpr uint64_t kFailedExitGraceNs = 10'000'000'000;  // a Failed kernel should leave QEMU by itself
 
 std::atomic<bool> g_interrupted{false};
@@ -194,6 +196,10 @@ struct Machine {
   Scenario scenario;  // what is played into its probe
   std::vector<SentEvent> sent;
   std::optional<QemuExit> exit;
+  // Bounds on the guest-to-host TSC offset (see fidelity.h): host TSC at the look before the kernel was seen
+  // Capturing and at the look that saw it, each minus the capture_start_tsc the kernel published.
+  uint64_t host_tsc_before_capturing = 0;
+  std::optional<std::pair<int64_t, int64_t>> offset_bounds;
 
   Control* control() const { return shm.control(); }
 };
@@ -243,7 +249,8 @@ Expected<FidelityReport> assess_machine(const Machine& machine, uint32_t session
   ETT_TRY_ASSIGN(size_t index, image.find_session(session));
   ETT_TRY_ASSIGN(SessionData data, image.read_session(index));
   const format::SessionHeader& header = data.summary.header;
-  return assess_fidelity(machine.sent, data.events, CaptureWindow{header.tsc_hz, header.capture_end_tsc});
+  return assess_fidelity(machine.sent, data.events,
+                         CaptureWindow{header.tsc_hz, header.capture_end_tsc, machine.offset_bounds});
 }
 
 Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState& state) {
@@ -331,6 +338,7 @@ Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState
     state.machines.push_back(std::move(machine));
   }
   for (auto& machine : state.machines) {
+    machine->host_tsc_before_capturing = __rdtsc();  // no kernel runs before its QEMU
     ETT_TRY_ASSIGN(machine->qemu,
                    QemuProcess::start(qemu_command(options, kernel, machine->shm.path(), machine->disk),
                                       options.verbose ? stdout : nullptr, injector_cpu));
@@ -364,13 +372,24 @@ Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState
       if (ready[k]) continue;
       Machine& machine = *state.machines[k];
       Control* control = machine.control();
+      const uint64_t looked = __rdtsc();
       if (kernel_found_probe(control)) {
         machine.shm.unlink();  // QEMU has it mapped: the name is no longer needed
         KernelState kernel_state = state_of(control);
-        if (kernel_state == KernelState::Capturing) ready[k] = true;
+        if (kernel_state == KernelState::Capturing) {
+          ready[k] = true;
+          const uint64_t seen = __rdtsc();
+          const uint64_t start_tsc = load(control->capture_start_tsc);
+          // The kernel could be descheduled between its start TSC and its state store: a margin on the low side.
+          const uint64_t margin = load(control->tsc_hz) * kOffsetMarginNs / 1'000'000'000;
+          machine.offset_bounds = std::pair<int64_t, int64_t>{
+              static_cast<int64_t>(machine.host_tsc_before_capturing - margin - start_tsc),
+              static_cast<int64_t>(seen - start_tsc)};
+        }
         if (kernel_state == KernelState::Failed)
           return ett::Failure<HostError>{wait_for_failed_kernel(machine, "booting")};
       }
+      if (!ready[k]) machine.host_tsc_before_capturing = looked;
       if (auto exit = machine.qemu->poll(); exit && !ready[k]) {
         // A short run (a tiny buffer, a short limit=) can capture, dump and exit between two of our polls.
         if (kernel_found_probe(control) && state_of(control) == KernelState::Done) {

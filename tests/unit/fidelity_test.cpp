@@ -152,5 +152,30 @@ TEST(Fidelity, NothingCapturedIsAllLost) {
   EXPECT_FALSE(r.clean());
 }
 
+// Bursts whose codes repeat (1..3 over and over) where each poll saw only a burst's last write: pairing by
+// codes alone takes the first send with the code, far too early. With the runner's upper bound on the offset
+// (+-1 ms here), every capture is paired with the last write of its burst.
+TEST(Fidelity, MergedBurstsArePairedThroughTheOffsetBound) {
+  std::vector<Send> list;
+  std::vector<Event> captured;
+  uint8_t code = 0;
+  for (uint64_t burst = 0; burst < 3; ++burst) {
+    const uint64_t begin = 100'000 + burst * 10'000'000;
+    for (uint64_t i = 0; i < 1000; ++i) {
+      code = static_cast<uint8_t>(code % 3 + 1);
+      list.push_back({begin + i * 50, 1, code});
+    }
+    captured.push_back(seen(burst, begin + 999 * 50, 40 + burst, 1, code));
+  }
+  auto sent = sends(list);
+  CaptureWindow window{kHz, 0, std::pair<int64_t, int64_t>{kOffset - 1'000'000, kOffset + 1'000'000}};
+  auto r = assess_fidelity(sent, captured, window);
+  EXPECT_EQ(r.matched, 3u);
+  EXPECT_EQ(r.unexpected, 0u);
+  EXPECT_EQ(r.lost, 2997u);
+  EXPECT_EQ(r.offset_ticks, kOffset - 40);
+  EXPECT_EQ(r.latencies_ns, (std::vector<double>{0, 1, 2}));
+}
+
 }  // namespace
 }  // namespace ett::host
