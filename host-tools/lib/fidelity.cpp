@@ -45,7 +45,7 @@ std::optional<int64_t> estimate_offset(std::span<const SentEvent> sent, std::spa
     for (size_t k = next[event.probe]; k < end; ++k) {
       const SentEvent& send = sent[list[k]];
       if (send.code != event.code) continue;
-      const int64_t candidate = static_cast<int64_t>(send.host_tsc - event.tsc);
+      const int64_t candidate = static_cast<int64_t>(send.host_tsc_before - event.tsc);
       offset = offset ? std::max(*offset, candidate) : candidate;
       next[event.probe] = k + 1;
       break;
@@ -73,11 +73,11 @@ std::optional<std::pair<int64_t, int64_t>> offset_by_consensus(std::span<const S
     if (event.probe >= kProbes) continue;
     const std::vector<size_t>& list = lists[event.probe];
     const int64_t g = static_cast<int64_t>(event.tsc);
-    auto h = [&](size_t k) { return static_cast<int64_t>(sent[list[k]].host_tsc); };
+    auto h = [&](size_t k) { return static_cast<int64_t>(sent[list[k]].host_tsc_before); };
     // The first send whose interval reaches past `low`: the one before the first send after g + low.
     size_t k = static_cast<size_t>(std::upper_bound(list.begin(), list.end(), g + low,
                                                     [&](int64_t t, size_t i) {
-                                                      return t < static_cast<int64_t>(sent[i].host_tsc);
+                                                      return t < static_cast<int64_t>(sent[i].host_tsc_before);
                                                     }) -
                                    list.begin());
     if (k > 0) --k;
@@ -137,7 +137,7 @@ Pairing pair_by_time(std::span<const SentEvent> sent, std::span<const Event> cap
   pairing.counted.assign(sent.size(), true);
   auto host_time = [offset](uint64_t guest_tsc) { return guest_tsc + static_cast<uint64_t>(offset); };
   if (end_tsc != 0)
-    for (size_t i = 0; i < sent.size(); ++i) pairing.counted[i] = sent[i].host_tsc <= host_time(end_tsc);
+    for (size_t i = 0; i < sent.size(); ++i) pairing.counted[i] = sent[i].host_tsc_before <= host_time(end_tsc);
   std::vector<size_t> floor(kProbes, 0);  // per probe: list positions below this are paired or passed
   for (size_t e = 0; e < captured.size(); ++e) {
     const Event& event = captured[e];
@@ -145,7 +145,7 @@ Pairing pair_by_time(std::span<const SentEvent> sent, std::span<const Event> cap
     const std::vector<size_t>& list = lists[event.probe];
     const size_t after = static_cast<size_t>(
         std::upper_bound(list.begin(), list.end(), host_time(event.tsc),
-                         [&](uint64_t t, size_t i) { return t < sent[i].host_tsc; }) -
+                         [&](uint64_t t, size_t i) { return t < sent[i].host_tsc_before; }) -
         list.begin());
     const size_t lowest = std::max(floor[event.probe], after > kLookahead ? after - kLookahead : 0);
     for (size_t position = after; position > lowest; --position) {
@@ -153,7 +153,7 @@ Pairing pair_by_time(std::span<const SentEvent> sent, std::span<const Event> cap
       if (pairing.counted[i] && sent[i].code == event.code) {
         floor[event.probe] = position;
         pairing.send_of[e] = i;
-        const int64_t implied = static_cast<int64_t>(sent[i].host_tsc - event.tsc);
+        const int64_t implied = static_cast<int64_t>(sent[i].host_tsc_before - event.tsc);
         pairing.fastest = pairing.fastest ? std::max(*pairing.fastest, implied) : implied;
         break;
       }
@@ -204,12 +204,12 @@ FidelityReport assess_fidelity(std::span<const SentEvent> sent, std::span<const 
     ++report.matched;
     const Event& event = captured[e];
     const SentEvent& send = sent[*pairing.send_of[e]];
-    if (latest_write && send.host_tsc < *latest_write) ++report.out_of_order;
-    latest_write = latest_write ? std::max(*latest_write, send.host_tsc) : send.host_tsc;
-    if (previous_stamp && *previous_stamp == event.tsc && *previous_write != send.host_tsc) ++report.merged;
+    if (latest_write && send.host_tsc_before < *latest_write) ++report.out_of_order;
+    latest_write = latest_write ? std::max(*latest_write, send.host_tsc_before) : send.host_tsc_before;
+    if (previous_stamp && *previous_stamp == event.tsc && *previous_write != send.host_tsc_before) ++report.merged;
     previous_stamp = event.tsc;
-    previous_write = send.host_tsc;
-    const int64_t ticks = static_cast<int64_t>(event.tsc + static_cast<uint64_t>(offset) - send.host_tsc);
+    previous_write = send.host_tsc_before;
+    const int64_t ticks = static_cast<int64_t>(event.tsc + static_cast<uint64_t>(offset) - send.host_tsc_before);
     report.latencies_ns.push_back(static_cast<double>(ticks) * ns_per_tick);
   }
   report.lost = report.sent - report.matched;

@@ -1,10 +1,11 @@
 // fidelity.h: what a capture under QEMU kept of what the injector sent: matching, losses, order, latency.
 //
 // Under TCG the guest's TSC is the host's TSC minus a constant C (QEMU adds a fixed offset to the host's
-// rdtsc while the VM runs), and the injector records the host TSC right after each write. So every captured
-// stamp g has a host time g + C, and an event's detection latency is g + C - host_tsc of its write.
+// rdtsc while the VM runs), and the injector reads the host TSC right before and right after each store. So
+// every captured stamp g has a host time g + C, and an event's detection latency is g + C - host_tsc_before
+// of its write (the TSC before the store: the one after it can be late by a preemption of the injector).
 //
-// C is estimated from the run itself: C = max over matched events of (host_tsc - g), i.e. the fastest
+// C is estimated from the run itself: C = max over matched events of (host_tsc_before - g), i.e. the fastest
 // detection of the run is taken as latency 0. Why this and not a ping-pong before the capture: the capture
 // loop polls every ~30 TSC ticks (about 13 ns at 2.25 GHz), so over a run of a few hundred events at random
 // phases against the loop, the fastest one is seen within about one poll of its write. The cost: every latency
@@ -36,7 +37,7 @@ struct FidelityReport {
   size_t after_end = 0;     // sent after the kernel's capture had ended (not counted as sent)
   int64_t offset_ticks = 0;  // C: host TSC = guest TSC + C
   uint64_t tsc_hz = 0;       // converts ticks to ns
-  // Detection latency (stamp + C - host_tsc) of the matched events, ns.
+  // Detection latency (stamp + C - host_tsc_before) of the matched events, ns.
   double latency_p50_ns = 0;
   double latency_p99_ns = 0;
   double latency_max_ns = 0;
@@ -56,7 +57,7 @@ struct CaptureWindow {
 };
 
 // Pairs `captured` (in session order) with `sent` (in send order). A captured event on probe p with code c is
-// the write on p that was current when it was stamped: the latest send on p with host_tsc <= stamp + C, and
+// the write on p that was current when it was stamped: the latest send on p with host_tsc_before <= stamp + C, and
 // it must carry code c. Sends after the capture's end (stamp end_tsc + C) count as after_end, not as lost.
 // C starts at the offset most events agree with inside the bounds (or the code-only estimate) and is lowered
 // to the fastest detection of the pairs until it settles. The accounting is exact whatever C is: sent = matched + lost, captured = matched +

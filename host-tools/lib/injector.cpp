@@ -189,6 +189,7 @@ PlayResult play_scenarios(const std::vector<PlayTarget>& targets, const std::fun
       const Scenario& scenario = *targets[t].scenario;
       const ScenarioWrite& write = scenario.writes[cursor.next++];
       // seq_cst: the store is globally visible before the heartbeat is read below.
+      const uint64_t tsc_before = __rdtsc();
       cursor.line_byte.store(write.lines, std::memory_order_seq_cst);
       const uint64_t tsc = __rdtsc();
       if (cursor.beat) cursor.beat_at_last_write = cursor.beat->load(std::memory_order_acquire);
@@ -196,7 +197,8 @@ PlayResult play_scenarios(const std::vector<PlayTarget>& targets, const std::fun
       const uint64_t sent = monotonic_ns() - start;
       for (size_t i = write.first; i < write.first + write.count; ++i) {
         const ScenarioEvent& event = scenario.events[i];
-        result.sent_per_target[t].push_back(SentEvent{i, event.probe, event.code, event.lines, event.time_ns, sent, tsc});
+        result.sent_per_target[t].push_back(SentEvent{i, event.probe, event.code, event.lines, event.time_ns, sent,
+                                                                tsc, tsc_before});
       }
       ++result.writes_done;
     }
@@ -209,10 +211,10 @@ Status write_sent_log(const std::vector<SentEvent>& sent, const std::string& pat
   std::FILE* file = std::fopen(path.c_str(), "w");
   if (!file) return make_error(ErrorKind::Io, errno_message(path, errno));
   fmt::memory_buffer buffer;
-  fmt::format_to(std::back_inserter(buffer), "index,probe,code,lines,scheduled_ns,sent_ns,host_tsc\n");
+  fmt::format_to(std::back_inserter(buffer), "index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before\n");
   for (const SentEvent& event : sent)
-    fmt::format_to(std::back_inserter(buffer), "{},{},{},{},{},{},{}\n", event.index, event.probe, event.code,
-                   event.lines, event.scheduled_ns, event.sent_ns, event.host_tsc);
+    fmt::format_to(std::back_inserter(buffer), "{},{},{},{},{},{},{},{}\n", event.index, event.probe, event.code,
+                   event.lines, event.scheduled_ns, event.sent_ns, event.host_tsc, event.host_tsc_before);
   const bool wrote = std::fwrite(buffer.data(), 1, buffer.size(), file) == buffer.size();
   const bool closed = std::fclose(file) == 0;
   if (!wrote || !closed) return make_error(ErrorKind::Io, errno_message(path + ": write failed", errno));

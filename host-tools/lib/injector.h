@@ -21,6 +21,10 @@ struct SentEvent {
   uint64_t scheduled_ns = 0;  // the scenario's time
   uint64_t sent_ns = 0;       // CLOCK_MONOTONIC after the store, relative to the scenario start
   uint64_t host_tsc = 0;      // __rdtsc() right after the store
+  // __rdtsc() right before the store: the store happened between the two. The injector can be preempted
+  // between its store and the rdtsc after it (it steps down from SCHED_FIFO now and then), so only this one
+  // is a safe "not visible before" time.
+  uint64_t host_tsc_before = 0;
 };
 
 struct PlayResult {
@@ -65,7 +69,7 @@ PlayResult play_scenarios(const std::vector<PlayTarget>& targets, const std::fun
 // A CPU for the injector alone: the highest-numbered one this process may use, when it may use at least two.
 std::optional<int> choose_injector_cpu();
 
-// CSV: index,probe,code,lines,scheduled_ns,sent_ns,host_tsc
+// CSV: index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before
 Status write_sent_log(const std::vector<SentEvent>& sent, const std::string& path);
 
 uint64_t monotonic_ns();

@@ -1,6 +1,7 @@
 // regression_test.cpp: boot tests of capture fidelity through `ett qemu run`'s own report: bursts faster
 // than the loop (the loss is reported, never hidden), simultaneous changes on many probes, a million events,
 // the run's deadline, and two measurement PCs aligned on a shared sync line.
+#include <iomanip>
 #include <regex>
 
 #include "qemu_test_support.h"
@@ -23,6 +24,13 @@ double json_number(const std::string& json, const std::string& field, size_t k =
   return std::stod((*it)[1]);
 }
 
+// Times to the nanosecond, never in exponent form (the shared write_scenario prints six digits).
+void write_exact_scenario(const fs::path& path, const std::vector<ScenarioEvent>& events) {
+  std::ofstream out(path);
+  out << std::fixed << std::setprecision(3);
+  for (const auto& event : events) out << event.time_us << ' ' << event.probe << ' ' << event.code << '\n';
+}
+
 struct FidelityRun {
   CommandResult run;
   std::string json;  // --fidelity-json: one object per machine
@@ -30,7 +38,7 @@ struct FidelityRun {
 
 FidelityRun run_with_report(const ScratchDir& dir, const std::vector<ScenarioEvent>& events,
                             const std::vector<std::string>& extra) {
-  write_scenario(dir / "scenario.txt", events);
+  write_exact_scenario(dir / "scenario.txt", events);
   std::vector<std::string> args = {"qemu",         "run",          "--disk", (dir / "trace.img").string(),
                                    "--scenario",   (dir / "scenario.txt").string(),
                                    "--fidelity-json", (dir / "fidelity.json").string(), "--check"};

@@ -12,7 +12,7 @@ constexpr int64_t kOffset = 1'000'000;
 constexpr uint64_t kHz = 1'000'000'000;
 
 struct Send {
-  uint64_t host_tsc;
+  uint64_t host_tsc;  // before the store; the rdtsc after it reads 20 ticks later
   uint8_t probe;
   uint8_t code;
 };
@@ -20,7 +20,7 @@ struct Send {
 std::vector<SentEvent> sends(const std::vector<Send>& list) {
   std::vector<SentEvent> sent;
   for (size_t i = 0; i < list.size(); ++i)
-    sent.push_back(SentEvent{i, list[i].probe, list[i].code, 0, 0, 0, list[i].host_tsc});
+    sent.push_back(SentEvent{i, list[i].probe, list[i].code, 0, 0, 0, list[i].host_tsc + 20, list[i].host_tsc});
   return sent;
 }
 
