@@ -18,8 +18,8 @@ namespace {
 // loss.
 constexpr size_t kLookahead = size_t{1} << 16;
 
-constexpr size_t kProbes = 9;  // probes are 1..8
-constexpr size_t kSample = 4096;     // events in the first, wide consensus sweep
+constexpr size_t kProbes = 9;         // probes are 1..8
+constexpr size_t kSample = 4096;      // events in the first, wide consensus sweep
 constexpr int64_t kBandTicks = 4096;  // the second sweep's margin around the first one's region
 
 // Indices into `sent`, per probe, in send order.
@@ -55,8 +55,8 @@ std::optional<int64_t> estimate_offset(std::span<const SentEvent> sent, std::spa
 }
 
 // With bounds on the offset: the offsets that the most captured events agree with. For one event, the offsets
-// under which it pairs are the intervals [h_k - g, h_next - g) of the sends k on its probe with its code (k is
-// then the latest send before the stamp); a sweep over the intervals of every `stride`-th event finds the
+// under which it pairs are the intervals [h_k - g, h_next - g) of the sends k on its probe with its code (k
+// is then the latest send before the stamp); a sweep over the intervals of every `stride`-th event finds the
 // region [from, to) covered most often. The true offset lies in every event's intervals.
 std::optional<std::pair<int64_t, int64_t>> offset_by_consensus(std::span<const SentEvent> sent,
                                                                std::span<const Event> captured,
@@ -75,13 +75,15 @@ std::optional<std::pair<int64_t, int64_t>> offset_by_consensus(std::span<const S
     const int64_t g = static_cast<int64_t>(event.tsc);
     auto h = [&](size_t k) { return static_cast<int64_t>(sent[list[k]].host_tsc_before); };
     // The first send whose interval reaches past `low`: the one before the first send after g + low.
-    size_t k = static_cast<size_t>(std::upper_bound(list.begin(), list.end(), g + low,
-                                                    [&](int64_t t, size_t i) {
-                                                      return t < static_cast<int64_t>(sent[i].host_tsc_before);
-                                                    }) -
-                                   list.begin());
+    size_t k =
+        static_cast<size_t>(std::upper_bound(list.begin(), list.end(), g + low,
+                                             [&](int64_t t, size_t i) {
+                                               return t < static_cast<int64_t>(sent[i].host_tsc_before);
+                                             }) -
+                            list.begin());
     if (k > 0) --k;
-    for (size_t scanned = 0; k < list.size() && h(k) - g <= high && scanned < kSendsPerEvent; ++k, ++scanned) {
+    for (size_t scanned = 0; k < list.size() && h(k) - g <= high && scanned < kSendsPerEvent;
+         ++k, ++scanned) {
       if (sent[list[k]].code != event.code) continue;
       const int64_t from = std::max(h(k) - g, low);
       const int64_t to = k + 1 < list.size() ? std::min(h(k + 1) - g, high + 1) : high + 1;
@@ -125,8 +127,8 @@ struct Pairing {
   std::optional<int64_t> fastest;              // max over pairs of host_tsc - stamp: the offset they imply
 };
 
-// The send a poll saw is the latest one on that probe before the stamp (in host time, stamp + offset) with the
-// captured code, after the send paired with the probe's previous capture (a probe's captures are a
+// The send a poll saw is the latest one on that probe before the stamp (in host time, stamp + offset) with
+// the captured code, after the send paired with the probe's previous capture (a probe's captures are a
 // subsequence of its sends). Usually that is the latest send itself; an earlier one when writes landed
 // between the poll's load and its rdtsc (a few in a burst, many when the vCPU thread was descheduled
 // right there: the event was seen, its stamp is late).
@@ -137,7 +139,8 @@ Pairing pair_by_time(std::span<const SentEvent> sent, std::span<const Event> cap
   pairing.counted.assign(sent.size(), true);
   auto host_time = [offset](uint64_t guest_tsc) { return guest_tsc + static_cast<uint64_t>(offset); };
   if (end_tsc != 0)
-    for (size_t i = 0; i < sent.size(); ++i) pairing.counted[i] = sent[i].host_tsc_before <= host_time(end_tsc);
+    for (size_t i = 0; i < sent.size(); ++i)
+      pairing.counted[i] = sent[i].host_tsc_before <= host_time(end_tsc);
   std::vector<size_t> floor(kProbes, 0);  // per probe: list positions below this are paired or passed
   for (size_t e = 0; e < captured.size(); ++e) {
     const Event& event = captured[e];
@@ -170,17 +173,19 @@ FidelityReport assess_fidelity(std::span<const SentEvent> sent, std::span<const 
   report.captured = captured.size();
   report.tsc_hz = window.tsc_hz;
   const auto lists = by_probe(sent);
-  // Start from the offset most events agree with (or, without bounds, the first pass's), pair, and lower it to
-  // the fastest detection of those pairs until it settles: each step keeps every pair (their sends stay before
-  // their stamps, the next sends stay after), so it converges in a few steps.
+  // Start from the offset most events agree with (or, without bounds, the first pass's), pair, and lower it
+  // to the fastest detection of those pairs until it settles: each step keeps every pair (their sends stay
+  // before their stamps, the next sends stay after), so it converges in a few steps.
   std::optional<int64_t> start;
   if (window.offset_bounds) {
     // A sample across the bounds (milliseconds wide), then every event in a narrow band around its region;
     // the left end of the final region is the run's fastest detection.
-    auto region = offset_by_consensus(sent, captured, lists, window.offset_bounds->first,
-                                      window.offset_bounds->second, std::max<size_t>(1, captured.size() / kSample));
+    auto region =
+        offset_by_consensus(sent, captured, lists, window.offset_bounds->first, window.offset_bounds->second,
+                            std::max<size_t>(1, captured.size() / kSample));
     if (region)
-      region = offset_by_consensus(sent, captured, lists, region->first - kBandTicks, region->second + kBandTicks, 1);
+      region = offset_by_consensus(sent, captured, lists, region->first - kBandTicks,
+                                   region->second + kBandTicks, 1);
     if (region) start = region->first;
   }
   if (!start) start = estimate_offset(sent, captured, lists);
@@ -206,10 +211,12 @@ FidelityReport assess_fidelity(std::span<const SentEvent> sent, std::span<const 
     const SentEvent& send = sent[*pairing.send_of[e]];
     if (latest_write && send.host_tsc_before < *latest_write) ++report.out_of_order;
     latest_write = latest_write ? std::max(*latest_write, send.host_tsc_before) : send.host_tsc_before;
-    if (previous_stamp && *previous_stamp == event.tsc && *previous_write != send.host_tsc_before) ++report.merged;
+    if (previous_stamp && *previous_stamp == event.tsc && *previous_write != send.host_tsc_before)
+      ++report.merged;
     previous_stamp = event.tsc;
     previous_write = send.host_tsc_before;
-    const int64_t ticks = static_cast<int64_t>(event.tsc + static_cast<uint64_t>(offset) - send.host_tsc_before);
+    const int64_t ticks =
+        static_cast<int64_t>(event.tsc + static_cast<uint64_t>(offset) - send.host_tsc_before);
     report.latencies_ns.push_back(static_cast<double>(ticks) * ns_per_tick);
   }
   report.lost = report.sent - report.matched;
@@ -224,10 +231,11 @@ FidelityReport assess_fidelity(std::span<const SentEvent> sent, std::span<const 
 
 std::string format_fidelity(const FidelityReport& r) {
   std::string text = fmt::format(
-      "  fidelity:       sent {}, captured {}, lost {}, unexpected {}, out of order {}{}\n", r.sent, r.captured,
-      r.lost, r.unexpected, r.out_of_order, r.clean() ? " (complete and in order)" : "");
+      "  fidelity:       sent {}, captured {}, lost {}, unexpected {}, out of order {}{}\n", r.sent,
+      r.captured, r.lost, r.unexpected, r.out_of_order, r.clean() ? " (complete and in order)" : "");
   if (r.after_end > 0)
-    text += fmt::format("                  {} more sent after the capture had ended (not counted)\n", r.after_end);
+    text += fmt::format("                  {} more sent after the capture had ended (not counted)\n",
+                        r.after_end);
   if (r.merged > 0)
     text += fmt::format("                  {} event(s) of separate writes seen in one poll (same stamp)\n",
                         r.merged);

@@ -111,7 +111,8 @@ PlayResult play_scenarios(const std::vector<PlayTarget>& targets, const std::fun
                           std::optional<int> cpu) {
   PlayResult result;
   result.sent_per_target.resize(targets.size());
-  for (size_t t = 0; t < targets.size(); ++t) result.sent_per_target[t].reserve(targets[t].scenario->events.size());
+  for (size_t t = 0; t < targets.size(); ++t)
+    result.sent_per_target[t].reserve(targets[t].scenario->events.size());
   ScopedRealtime realtime(cpu);
   result.realtime = realtime.active();
   // Per target: its line byte, its heartbeat, the next write and the beat seen at its previous write.
@@ -197,8 +198,8 @@ PlayResult play_scenarios(const std::vector<PlayTarget>& targets, const std::fun
       const uint64_t sent = monotonic_ns() - start;
       for (size_t i = write.first; i < write.first + write.count; ++i) {
         const ScenarioEvent& event = scenario.events[i];
-        result.sent_per_target[t].push_back(SentEvent{i, event.probe, event.code, event.lines, event.time_ns, sent,
-                                                                tsc, tsc_before});
+        result.sent_per_target[t].push_back(
+            SentEvent{i, event.probe, event.code, event.lines, event.time_ns, sent, tsc, tsc_before});
       }
       ++result.writes_done;
     }
@@ -211,10 +212,12 @@ Status write_sent_log(const std::vector<SentEvent>& sent, const std::string& pat
   std::FILE* file = std::fopen(path.c_str(), "w");
   if (!file) return make_error(ErrorKind::Io, errno_message(path, errno));
   fmt::memory_buffer buffer;
-  fmt::format_to(std::back_inserter(buffer), "index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before\n");
+  fmt::format_to(std::back_inserter(buffer),
+                 "index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before\n");
   for (const SentEvent& event : sent)
-    fmt::format_to(std::back_inserter(buffer), "{},{},{},{},{},{},{},{}\n", event.index, event.probe, event.code,
-                   event.lines, event.scheduled_ns, event.sent_ns, event.host_tsc, event.host_tsc_before);
+    fmt::format_to(std::back_inserter(buffer), "{},{},{},{},{},{},{},{}\n", event.index, event.probe,
+                   event.code, event.lines, event.scheduled_ns, event.sent_ns, event.host_tsc,
+                   event.host_tsc_before);
   const bool wrote = std::fwrite(buffer.data(), 1, buffer.size(), file) == buffer.size();
   const bool closed = std::fclose(file) == 0;
   if (!wrote || !closed) return make_error(ErrorKind::Io, errno_message(path + ": write failed", errno));

@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "disk_maker.h"
-#include "fidelity.h"
 #include "ett/trace_format.h"
 #include "ett/virtual_probe.h"
+#include "fidelity.h"
 #include "injector.h"
 #include "probe_layout.h"
 #include "qemu_process.h"
@@ -35,7 +35,7 @@ using vprobe::Control;
 using vprobe::KernelState;
 
 constexpr uint64_t kPollNs = 1'000'000;
-constexpr uint64_t kSettleNs = 20'000'000;  // after the last write, before Stop: let the kernel see it
+constexpr uint64_t kSettleNs = 20'000'000;       // after the last write, before Stop: let the kernel see it
 constexpr uint64_t kOffsetMarginNs = 2'000'000;  // see Machine::offset_bounds
 constexpr uint64_t kFailedExitGraceNs = 10'000'000'000;  // a Failed kernel should leave QEMU by itself
 
@@ -158,10 +158,9 @@ HostError failure_after_exit(const QemuExit& exit, const QemuProcess& qemu, cons
 
 std::vector<std::string> qemu_command(const RunOptions& options, const std::string& kernel,
                                       const std::string& shm_path, const std::string& disk) {
-  std::vector<std::string> argv = {options.qemu, "-M",      "pc",       "-accel",    "tcg",
-                                   "-m",         std::to_string(options.memory_mb),
-                                   "-display", "none",      "-monitor",
-                                   "none",       "-serial", "stdio",    "-no-reboot"};
+  std::vector<std::string> argv = {
+      options.qemu, "-M",   "pc",       "-accel", "tcg",     "-m",    std::to_string(options.memory_mb),
+      "-display",   "none", "-monitor", "none",   "-serial", "stdio", "-no-reboot"};
   argv.insert(argv.end(),
               {"-object", "memory-backend-file,id=shm0,mem-path=" + shm_path + ",size=1M,share=on", "-device",
                "ivshmem-plain,memdev=shm0"});
@@ -323,7 +322,8 @@ Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState
     auto made = make_disk(make);
     if (!made) return made.failure();
     report.disk_created = true;
-    if (progress) fmt::print(progress, "ett: created trace disk {} ({} MiB)\n", disk, kDefaultDiskBytes >> 20);
+    if (progress)
+      fmt::print(progress, "ett: created trace disk {} ({} MiB)\n", disk, kDefaultDiskBytes >> 20);
   }
 
   // --- shared memory and QEMU, one per machine ---
@@ -331,9 +331,14 @@ Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState
   const std::optional<int> injector_cpu = choose_injector_cpu();
   for (unsigned k = 0; k < options.machines; ++k) {
     ETT_TRY_ASSIGN(SharedMemoryFile shm, SharedMemoryFile::create(vprobe::kMinSize));
-    auto machine = std::unique_ptr<Machine>(new Machine{machine_disk_path(options.disk, k + 1, options.machines),
-                                                        options.machines > 1 ? fmt::format("machine {}: ", k + 1) : "",
-                                                        std::move(shm), nullptr, std::move(scenarios[k]), {}, {}});
+    auto machine =
+        std::unique_ptr<Machine>(new Machine{machine_disk_path(options.disk, k + 1, options.machines),
+                                             options.machines > 1 ? fmt::format("machine {}: ", k + 1) : "",
+                                             std::move(shm),
+                                             nullptr,
+                                             std::move(scenarios[k]),
+                                             {},
+                                             {}});
     *machine->shm.lines() = machine->scenario.initial_lines;
     state.machines.push_back(std::move(machine));
   }
@@ -359,7 +364,8 @@ Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState
     QemuProcess& qemu = *machine.qemu;
     const uint64_t until = monotonic_ns() + kFailedExitGraceNs;
     while (!qemu.poll() && monotonic_ns() < until) sleep_ns(kPollNs);
-    HostError error = labelled(machine, failure_after_exit(qemu.poll() ? *qemu.poll() : qemu.kill_and_wait(), qemu, phase));
+    HostError error =
+        labelled(machine, failure_after_exit(qemu.poll() ? *qemu.poll() : qemu.kill_and_wait(), qemu, phase));
     kill_all();
     return error;
   };
@@ -380,7 +386,8 @@ Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState
           ready[k] = true;
           const uint64_t seen = __rdtsc();
           const uint64_t start_tsc = load(control->capture_start_tsc);
-          // The kernel could be descheduled between its start TSC and its state store: a margin on the low side.
+          // The kernel could be descheduled between its start TSC and its state store: a margin on the low
+          // side.
           const uint64_t margin = load(control->tsc_hz) * kOffsetMarginNs / 1'000'000'000;
           machine.offset_bounds = std::pair<int64_t, int64_t>{
               static_cast<int64_t>(machine.host_tsc_before_capturing - margin - start_tsc),
@@ -403,17 +410,19 @@ Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState
     }
     if (std::count(ready.begin(), ready.end(), true) == static_cast<long>(ready.size())) break;
     if (monotonic_ns() >= boot_deadline) {
-      const size_t late_index = static_cast<size_t>(std::find(ready.begin(), ready.end(), false) - ready.begin());
+      const size_t late_index =
+          static_cast<size_t>(std::find(ready.begin(), ready.end(), false) - ready.begin());
       const Machine& late = *state.machines[late_index];
       Control* control = late.control();
       const std::string state_text =
           kernel_found_probe(control) ? state_name(state_of(control)) : "probe not found";
       const std::string hint = serial_hint(*late.qemu);
       kill_all();
-      return make_error(ErrorKind::Timeout,
-                        fmt::format("{}timeout in the boot phase: the kernel did not start capturing within {} "
-                                    "(kernel state: {}); {}",
-                                    late.label, seconds(boot_deadline - qemu_start), state_text, hint));
+      return make_error(
+          ErrorKind::Timeout,
+          fmt::format("{}timeout in the boot phase: the kernel did not start capturing within {} "
+                      "(kernel state: {}); {}",
+                      late.label, seconds(boot_deadline - qemu_start), state_text, hint));
     }
     sleep_ns(kPollNs);
   }
@@ -448,7 +457,8 @@ Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState
       targets.push_back(PlayTarget{&machine->scenario, machine->shm.lines(),
                                    options.free_run ? nullptr : &machine->control()->heartbeat});
     PlayResult played = play_scenarios(targets, keep_going, injector_cpu);
-    for (size_t k = 0; k < state.machines.size(); ++k) state.machines[k]->sent = std::move(played.sent_per_target[k]);
+    for (size_t k = 0; k < state.machines.size(); ++k)
+      state.machines[k]->sent = std::move(played.sent_per_target[k]);
     const std::vector<SentEvent>& sent = first.sent;
     report.paced_writes = played.paced_writes;
     report.events_sent = sent.size();
@@ -460,8 +470,8 @@ Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState
       case Abort::Interrupted:
         return interrupted().failure();
       case Abort::QemuExited: {
-        HostError error = labelled(*culprit, failure_after_exit(*culprit->qemu->poll(), *culprit->qemu,
-                                                                "the scenario was playing"));
+        HostError error = labelled(
+            *culprit, failure_after_exit(*culprit->qemu->poll(), *culprit->qemu, "the scenario was playing"));
         kill_all();
         return ett::Failure<HostError>{error};
       }
@@ -486,7 +496,8 @@ Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState
         break;
     }
     std::vector<uint64_t> late;
-    for (const SentEvent& event : sent) late.push_back(event.sent_ns - std::min(event.sent_ns, event.scheduled_ns));
+    for (const SentEvent& event : sent)
+      late.push_back(event.sent_ns - std::min(event.sent_ns, event.scheduled_ns));
     if (!late.empty()) {
       std::sort(late.begin(), late.end());
       report.max_late_ns = late.back();
@@ -552,19 +563,22 @@ Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState
     const Machine& machine = *state.machines[k];
     MachineResult& result = report.machines[k];
     auto image = TraceImage::open(machine.disk);
-    if (!image) return make_error(ErrorKind::KernelFailure, machine.label + "after the run: " + image.error().message);
+    if (!image)
+      return make_error(ErrorKind::KernelFailure, machine.label + "after the run: " + image.error().message);
     auto index = image->find_session(result.session_number);
     if (!index)
       return make_error(ErrorKind::KernelFailure,
-                        machine.label + "the kernel reported success, but the disk does not hold its session: " +
+                        machine.label +
+                            "the kernel reported success, but the disk does not hold its session: " +
                             index.error().message);
     auto summary = image->check_session(*index);
     if (!summary) return summary.failure();
     if (summary->health != SessionHealth::Ok)
       return make_error(ErrorKind::KernelFailure,
-                        fmt::format("{}the kernel reported success, but session {} on {} is {}", machine.label,
-                                    result.session_number, machine.disk, summary->describe()));
-    if (summary->header.mode != static_cast<uint32_t>(format::CaptureMode::Capture)) continue;  // no probe events
+                        fmt::format("{}the kernel reported success, but session {} on {} is {}",
+                                    machine.label, result.session_number, machine.disk, summary->describe()));
+    if (summary->header.mode != static_cast<uint32_t>(format::CaptureMode::Capture))
+      continue;  // no probe events
     auto fidelity = assess_machine(machine, result.session_number);
     if (!fidelity) return fidelity.failure();
     result.fidelity = *fidelity;
@@ -577,9 +591,9 @@ Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState
 std::string machine_disk_path(const std::string& path, unsigned machine, unsigned machines) {
   if (machines <= 1) return path;
   const std::filesystem::path original(path);
-  std::filesystem::path numbered = original.parent_path() /
-                                   fmt::format("{}-{}{}", original.stem().string(), machine,
-                                               original.extension().string());
+  std::filesystem::path numbered =
+      original.parent_path() /
+      fmt::format("{}-{}{}", original.stem().string(), machine, original.extension().string());
   return numbered.string();
 }
 
@@ -597,8 +611,8 @@ Expected<RunReport> run_qemu(const RunOptions& options, std::FILE* progress) {
   for (auto& machine : state.machines)
     if (machine->qemu) machine->qemu->kill_and_wait();  // no-op when it has exited
 
-  // The logs are written whatever happened: they are what explains a failure. Several machines: one file each,
-  // named like their disks (serial-1.log, ...).
+  // The logs are written whatever happened: they are what explains a failure. Several machines: one file
+  // each, named like their disks (serial-1.log, ...).
   std::string log_problem;
   auto keep_problem = [&](const std::string& problem) {
     if (log_problem.empty()) log_problem = problem;

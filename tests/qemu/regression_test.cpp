@@ -39,9 +39,15 @@ struct FidelityRun {
 FidelityRun run_with_report(const ScratchDir& dir, const std::vector<ScenarioEvent>& events,
                             const std::vector<std::string>& extra) {
   write_exact_scenario(dir / "scenario.txt", events);
-  std::vector<std::string> args = {"qemu",         "run",          "--disk", (dir / "trace.img").string(),
-                                   "--scenario",   (dir / "scenario.txt").string(),
-                                   "--fidelity-json", (dir / "fidelity.json").string(), "--check"};
+  std::vector<std::string> args = {"qemu",
+                                   "run",
+                                   "--disk",
+                                   (dir / "trace.img").string(),
+                                   "--scenario",
+                                   (dir / "scenario.txt").string(),
+                                   "--fidelity-json",
+                                   (dir / "fidelity.json").string(),
+                                   "--check"};
   args.insert(args.end(), extra.begin(), extra.end());
   FidelityRun result;
   result.run = run_ett(args);
@@ -78,7 +84,8 @@ TEST(Regression, FreeRunBurstsFasterThanTheLoopReportTheirLoss) {
   expect_accounted(result.json);
   // Every capture is a state the injector wrote; the few the pairing cannot place (a poll stalled between its
   // load and its stamp while writes went on, on a loaded host) are reported as unexpected, never dropped.
-  EXPECT_LE(json_number(result.json, "unexpected"), json_number(result.json, "captured") / 100) << result.json;
+  EXPECT_LE(json_number(result.json, "unexpected"), json_number(result.json, "captured") / 100)
+      << result.json;
   EXPECT_NE(result.run.output.find("--check"), std::string::npos) << result.run.output;
 }
 
@@ -107,7 +114,8 @@ TEST(Regression, SimultaneousChangesOnManyProbesAreCompleteAndInOrder) {
 }
 
 // A million events, paced (the default): complete, in order, and checked event by event by the report.
-// Wall time on this project's 2-core machine: see README ("Capture under QEMU"); ctest gives it its own timeout.
+// Wall time on this project's 2-core machine: see README ("Capture under QEMU"); ctest gives it its own
+// timeout.
 TEST(RegressionLong, MillionEventsAreCompleteAndInOrder) {
   ScratchDir dir;
   std::vector<ScenarioEvent> events;
@@ -146,7 +154,8 @@ TEST(Regression, TwoMachinesShareSyncEdgesAndAlign) {
                                 {"--machines", "2", "--sync-probe", "2", "--sync-period", "10000", "--memory",
                                  "64", "--timeout", "120"});
   ASSERT_EQ(result.run.exit_code, 0) << result.run.output;
-  // 300 events + 90 sync edges (0, 10 ms, ..., 890 ms: the scenario's last event is at 897 ms) into machine 1.
+  // 300 events + 90 sync edges (0, 10 ms, ..., 890 ms: the scenario's last event is at 897 ms) into
+  // machine 1.
   EXPECT_EQ(json_number(result.json, "sent", 0), 390);
   EXPECT_EQ(json_number(result.json, "sent", 1), 90);
   EXPECT_EQ(json_number(result.json, "lost", 0), 0);
@@ -157,7 +166,8 @@ TEST(Regression, TwoMachinesShareSyncEdgesAndAlign) {
     auto load = run_ett({"load", (dir / disk).string(), "--db", db});
     ASSERT_EQ(load.exit_code, 0) << load.output;
   }
-  auto align = run_ett({"analyze", "align", "--db", db, "--traces", "1,2", "--sync", "2", "--format", "json"});
+  auto align =
+      run_ett({"analyze", "align", "--db", db, "--traces", "1,2", "--sync", "2", "--format", "json"});
   ASSERT_EQ(align.exit_code, 0) << align.output;
   EXPECT_EQ(json_number(align.output, "edges", 1), 90);
   // Both kernels stamp the host's TSC (TCG), so in ticks the clocks do not drift at all: the fitted drift is
@@ -172,7 +182,8 @@ TEST(Regression, TwoMachinesShareSyncEdgesAndAlign) {
   EXPECT_LE(json_number(align.output, "max_abs_residual_ns", 1), latency_bound_ns) << align.output;
   EXPECT_EQ(json_number(align.output, "merged_events"), 390 + 90);
 
-  auto timeline = run_ett({"analyze", "align", "--db", db, "--traces", "1,2", "--sync", "2", "--format", "csv"});
+  auto timeline =
+      run_ett({"analyze", "align", "--db", db, "--traces", "1,2", "--sync", "2", "--format", "csv"});
   ASSERT_EQ(timeline.exit_code, 0) << timeline.output;
   EXPECT_NE(timeline.output.find("\n1,"), std::string::npos) << "machine 1's events in the merged timeline";
   EXPECT_NE(timeline.output.find("\n2,"), std::string::npos) << "machine 2's events in the merged timeline";

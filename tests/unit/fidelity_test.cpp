@@ -20,7 +20,8 @@ struct Send {
 std::vector<SentEvent> sends(const std::vector<Send>& list) {
   std::vector<SentEvent> sent;
   for (size_t i = 0; i < list.size(); ++i)
-    sent.push_back(SentEvent{i, list[i].probe, list[i].code, 0, 0, 0, list[i].host_tsc + 20, list[i].host_tsc});
+    sent.push_back(
+        SentEvent{i, list[i].probe, list[i].code, 0, 0, 0, list[i].host_tsc + 20, list[i].host_tsc});
   return sent;
 }
 
@@ -75,8 +76,8 @@ TEST(Fidelity, WritesMergedInOnePollAreLost) {
 // A 1-bit probe going 0 -> 1 -> 0 inside one poll leaves no trace: both are lost, and the later events are
 // still paired with their own writes (by time), not shifted onto the lost ones (by code).
 TEST(Fidelity, PulseInsideOnePollLosesBothEdgesWithoutShiftingTheRest) {
-  auto sent = sends({{10'000, 1, 1}, {20'000, 1, 0}, {30'000, 1, 1}, {30'005, 1, 0}, {40'000, 1, 1},
-                     {50'000, 1, 0}});
+  auto sent =
+      sends({{10'000, 1, 1}, {20'000, 1, 0}, {30'000, 1, 1}, {30'005, 1, 0}, {40'000, 1, 1}, {50'000, 1, 0}});
   std::vector<Event> captured = {seen(0, 10'000, 10, 1, 1), seen(1, 20'000, 10, 1, 0),
                                  seen(2, 40'000, 10, 1, 1), seen(3, 50'000, 10, 1, 0)};
   auto r = assess(sent, captured);
@@ -109,12 +110,13 @@ TEST(Fidelity, ReorderedEventsAreCounted) {
   EXPECT_EQ(r.unexpected, 0u);
 }
 
-// One write changing several probes gives one event per probe with one stamp, in probe order: not out of order,
-// not merged, even though the scenario listed them the other way round.
+// One write changing several probes gives one event per probe with one stamp, in probe order: not out of
+// order, not merged, even though the scenario listed them the other way round.
 TEST(Fidelity, SimultaneousChangesOnSeveralProbesAreOneWrite) {
   auto sent = sends({{10'000, 3, 1}, {10'000, 1, 1}, {10'000, 2, 1}, {20'000, 2, 0}, {20'000, 1, 0}});
-  std::vector<Event> captured = {seen(0, 10'000, 10, 1, 1), seen(1, 10'000, 10, 2, 1), seen(2, 10'000, 10, 3, 1),
-                                 seen(3, 20'000, 10, 1, 0), seen(4, 20'000, 10, 2, 0)};
+  std::vector<Event> captured = {seen(0, 10'000, 10, 1, 1), seen(1, 10'000, 10, 2, 1),
+                                 seen(2, 10'000, 10, 3, 1), seen(3, 20'000, 10, 1, 0),
+                                 seen(4, 20'000, 10, 2, 0)};
   auto r = assess(sent, captured);
   EXPECT_TRUE(r.clean());
   EXPECT_EQ(r.merged, 0u);

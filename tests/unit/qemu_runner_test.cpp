@@ -164,7 +164,8 @@ TEST_F(QemuRunnerTest, SuccessfulRun) {
   EXPECT_GE(report->playback_ns, 3'000'000u);
 
   const std::string sent = read(run.sent_log);
-  EXPECT_EQ(sent.substr(0, sent.find('\n')), "index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before");
+  EXPECT_EQ(sent.substr(0, sent.find('\n')),
+            "index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before");
   EXPECT_EQ(std::count(sent.begin(), sent.end(), '\n'), 6);
   EXPECT_NE(sent.find("\n2,1,2,66,2000000,"), std::string::npos) << sent;  // lines 0x42 after the joint write
   EXPECT_NE(sent.find("\n3,2,4,66,2000000,"), std::string::npos) << sent;
