@@ -175,6 +175,18 @@ TEST_F(QemuRunnerTest, SuccessfulRun) {
   ASSERT_TRUE(image.ok()) << image.error().message;
   ASSERT_EQ(image->sessions().size(), 1u);
   EXPECT_EQ(image->sessions()[0].event_count, report->kernel_events);
+
+  // The fidelity report pairs the fake's records with the writes. The fake stamps the host's own TSC after it
+  // saw each store, so the offset (the fastest detection) is below 0, and every capture pairs with a send.
+  ASSERT_EQ(report->machines.size(), 1u);
+  ASSERT_TRUE(report->machines[0].fidelity.has_value());
+  const FidelityReport& fidelity = *report->machines[0].fidelity;
+  EXPECT_EQ(fidelity.sent, 5u);
+  EXPECT_EQ(fidelity.captured, report->kernel_events);
+  EXPECT_EQ(fidelity.unexpected, 0u);
+  EXPECT_EQ(fidelity.out_of_order, 0u);
+  EXPECT_EQ(fidelity.sent, fidelity.matched + fidelity.lost);
+  EXPECT_LT(fidelity.offset_ticks, 0);
   for (const auto& entry : std::filesystem::directory_iterator("/dev/shm"))
     EXPECT_EQ(entry.path().filename().string().find(fmt::format("ett-{}-", ::getpid())), std::string::npos)
         << "left behind: " << entry.path();
