@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <optional>
 #include <utility>
 
@@ -13,9 +12,9 @@ namespace ett::host {
 
 namespace {
 
-// How far the first pass looks ahead on a probe for a captured code: a stall merges at most the writes of a
-// few milliseconds; beyond that the captured event is called unexpected rather than explaining it by a huge
-// loss.
+// How many sends on a probe the pairing passes over for one captured code (ahead in the first pass, back from
+// the stamp in the pairing by time): a stall merges at most the writes of a few milliseconds; beyond that the
+// captured event is called unexpected rather than explained by a huge loss.
 constexpr size_t kLookahead = size_t{1} << 16;
 
 constexpr size_t kProbes = 9;         // probes are 1..8
