@@ -1,6 +1,8 @@
 // qemu_run_command.cpp: `ett qemu run`: capture a scenario with the real kernel under QEMU (TCG).
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <memory>
 
 #include "commands.h"
@@ -20,6 +22,8 @@ std::string microseconds(uint64_t ns) {
 
 // --run: the command's own failure, distinct from the run's (1-4, 130).
 constexpr int kCommandFailedStatus = 5;
+// --check: the capture is complete but does not match what was sent.
+constexpr int kFidelityCheckFailed = 6;
 
 void print_live_summary(const host::RunReport& r) {
   fmt::print("  signals:        {} by the --run command in {} ({}; {})\n", r.events_sent,
@@ -32,11 +36,40 @@ void print_live_summary(const host::RunReport& r) {
 struct QemuRunOptions {
   host::RunOptions run;
   unsigned initial_lines = 0;
+  unsigned sync_probe = 0;
+  bool check = false;
+  std::string fidelity_json;
 };
+
+// Per machine: what its capture kept of what was sent. Returns whether every machine's capture is clean.
+bool print_fidelity(const host::RunReport& r, const std::string& json_path) {
+  bool clean = true;
+  std::string json = "[";
+  for (size_t k = 0; k < r.machines.size(); ++k) {
+    const host::MachineResult& machine = r.machines[k];
+    if (r.machines.size() > 1)
+      fmt::print("  machine {}:      {} events sent, session {} on {}, {} events\n", k + 1, machine.events_sent,
+                 machine.session_number, machine.disk, machine.kernel_events);
+    if (!machine.fidelity) continue;
+    fmt::print("{}", host::format_fidelity(*machine.fidelity));
+    clean = clean && machine.fidelity->clean();
+    if (json.size() > 1) json += ",";
+    json += host::fidelity_json(*machine.fidelity);
+  }
+  json += "]\n";
+  if (!json_path.empty()) {
+    std::FILE* file = std::fopen(json_path.c_str(), "w");
+    const bool wrote = file && std::fputs(json.c_str(), file) >= 0;
+    if (file && std::fclose(file) != 0) warn(host::errno_message(json_path, errno));
+    if (!wrote) warn(host::errno_message(json_path, errno));
+  }
+  return clean;
+}
 
 int run_qemu_run(QemuRunOptions& options, const CLI::App& sub) {
   options.run.append_given = sub.count("--append") > 0;
   options.run.initial_lines = static_cast<uint8_t>(options.initial_lines);
+  options.run.sync_probe = static_cast<uint8_t>(options.sync_probe);
   auto result = host::run_qemu(options.run, stderr);
   if (!result) return report(result.error());
   const host::RunReport& r = *result;
@@ -52,10 +85,11 @@ int run_qemu_run(QemuRunOptions& options, const CLI::App& sub) {
                r.paced_writes);
   fmt::print("  kernel events:  {}{}\n", r.kernel_events,
              r.kernel_events == r.events_sent ? "" : " (differs from the events sent)");
-  fmt::print("  session:        {} on {} (stop: {}, TSC {:.3f} MHz)\n", r.session_number, options.run.disk,
+  fmt::print("  session:        {} on {} (stop: {}, TSC {:.3f} MHz)\n", r.session_number, r.machines.empty() ? options.run.disk : r.machines.front().disk,
              format::stop_reason_name(r.stop_reason), static_cast<double>(r.tsc_hz) / 1e6);
   fmt::print("  duration:       {} total (boot to capturing {})\n", milliseconds(r.total_ns),
              milliseconds(r.boot_ns));
+  const bool clean = print_fidelity(r, options.fidelity_json);
   if (r.kernel_stopped_early)
     warn(r.live ? "the kernel stopped capturing before the --run command ended"
                 : "the kernel stopped capturing before the scenario ended");
@@ -64,6 +98,10 @@ int run_qemu_run(QemuRunOptions& options, const CLI::App& sub) {
                "ett: the --run command failed ({}); the capture was stopped and dumped all the same\n",
                r.command_failure);
     return kCommandFailedStatus;
+  }
+  if (options.check && !clean) {
+    warn("--check: the capture lost, invented or reordered events (see fidelity above)");
+    return kFidelityCheckFailed;
   }
   return 0;
 }
@@ -111,6 +149,24 @@ Command add_qemu_run_command(CLI::App& app) {
       "Write on the scenario's clock alone (--run: ETT_PROBE_URL gets pace=0); by default each write waits "
       "until the kernel has polled since the previous one, so that an emulator stall delays events instead "
       "of merging them");
+  sub->add_flag("--check", options->check,
+                "Exit 6 when an event was lost, unexpected (not sent) or out of order (the fidelity report)");
+  sub->add_option("--fidelity-json", options->fidelity_json,
+                  "Write the fidelity report as a JSON array (one object per machine) to FILE");
+  sub->add_option("--machines", run.machines,
+                  "Start N kernels, each with its own QEMU, probe and disk (DISK with -1..-N before the "
+                  "extension); the scenario goes to machine 1, the sync edges to all")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 8));
+  sub->add_option("--sync-probe", options->sync_probe,
+                  "Probe that receives the shared sync edges (toggling its lowest line) on every machine")
+      ->check(CLI::Range(1, 8));
+  sub->add_option("--sync-period", run.sync_period_us, "Microseconds between sync edges")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--memory", run.memory_mb, "Each QEMU's RAM in MiB (-m)")
+      ->capture_default_str()
+      ->check(CLI::Range(16, 4096));
   sub->add_flag("--verbose", run.verbose, "Copy the guest's serial output to standard output as it arrives");
   sub->add_option("--qemu", run.qemu, "QEMU binary")->capture_default_str();
   sub->footer(
@@ -118,7 +174,7 @@ Command add_qemu_run_command(CLI::App& app) {
       "Exit status: 0 ok, 1 bad usage or input, 2 the kernel reported a failure, 3 timeout (boot, capture "
       "or\n"
       "dump phase), 4 QEMU failed to start or exited unexpectedly, 5 the --run command failed (the capture\n"
-      "is dumped all the same), 130 interrupted.");
+      "is dumped all the same), 6 (--check) an event was lost, unexpected or out of order, 130 interrupted.");
   return {sub, [options, sub] { return run_qemu_run(*options, *sub); }};
 }
 

@@ -101,18 +101,37 @@ std::optional<int> choose_injector_cpu() {
 
 PlayResult play_scenario(const Scenario& scenario, uint8_t* lines, const std::function<bool()>& keep_going,
                          std::optional<int> cpu, const uint32_t* heartbeat) {
+  PlayResult result = play_scenarios({PlayTarget{&scenario, lines, heartbeat}}, keep_going, cpu);
+  result.sent = std::move(result.sent_per_target.front());
+  result.sent_per_target.clear();
+  return result;
+}
+
+PlayResult play_scenarios(const std::vector<PlayTarget>& targets, const std::function<bool()>& keep_going,
+                          std::optional<int> cpu) {
   PlayResult result;
-  result.sent.reserve(scenario.events.size());
+  result.sent_per_target.resize(targets.size());
+  for (size_t t = 0; t < targets.size(); ++t)
+    result.sent_per_target[t].reserve(targets[t].scenario->events.size());
   ScopedRealtime realtime(cpu);
   result.realtime = realtime.active();
-  std::atomic_ref<uint8_t> line_byte(*lines);
+  // Per target: its line byte, its heartbeat, the next write and the beat seen at its previous write.
+  struct Cursor {
+    std::atomic_ref<uint8_t> line_byte;
+    std::optional<std::atomic_ref<const uint32_t>> beat;
+    size_t next = 0;
+    uint32_t beat_at_last_write = 0;
+    bool wrote_before = false;
+  };
+  std::vector<Cursor> cursors;
+  cursors.reserve(targets.size());
+  for (const PlayTarget& target : targets) {
+    cursors.push_back(Cursor{std::atomic_ref<uint8_t>(*target.lines), std::nullopt});
+    if (target.heartbeat) cursors.back().beat.emplace(*target.heartbeat);
+  }
   const uint64_t start = monotonic_ns();
   result.start_monotonic_ns = start;
   uint64_t last_check = start;
-  std::optional<std::atomic_ref<const uint32_t>> beat;
-  if (heartbeat) beat.emplace(*heartbeat);
-  uint32_t beat_at_last_write = 0;
-  bool wrote_before = false;
   // Now and then while waiting: keep the real-time budget, ask the caller whether to go on.
   auto checkpoint = [&](uint64_t now) {
     last_check = now;
@@ -123,19 +142,36 @@ PlayResult play_scenario(const Scenario& scenario, uint8_t* lines, const std::fu
     return false;
   };
 
-  for (const ScenarioWrite& write : scenario.writes) {
-    const uint64_t target = start + write.time_ns;
-    // Pacing: the kernel must have polled since the previous write before this one may go out.
-    if (beat && wrote_before) {
-      bool held_back = false;
-      while (beat->load(std::memory_order_acquire) - beat_at_last_write < vprobe::kPaceBeats) {
+  std::vector<size_t> due;  // targets written at this step
+  for (;;) {
+    // The writes due first: every target whose next write has the earliest time (a sync edge reaches all).
+    std::optional<uint64_t> due_ns;
+    for (size_t t = 0; t < targets.size(); ++t)
+      if (cursors[t].next < targets[t].scenario->writes.size()) {
+        const uint64_t time = targets[t].scenario->writes[cursors[t].next].time_ns;
+        due_ns = due_ns ? std::min(*due_ns, time) : time;
+      }
+    if (!due_ns) break;
+    due.clear();
+    for (size_t t = 0; t < targets.size(); ++t)
+      if (cursors[t].next < targets[t].scenario->writes.size() &&
+          targets[t].scenario->writes[cursors[t].next].time_ns == *due_ns)
+        due.push_back(t);
+    const uint64_t target = start + *due_ns;
+    // Pacing: each of these kernels must have polled since its previous write before any of them is written,
+    // so that writes due together (a sync edge on several machines) still go out together.
+    bool held_back = false;
+    for (size_t t : due) {
+      Cursor& cursor = cursors[t];
+      if (!cursor.beat || !cursor.wrote_before) continue;
+      while (cursor.beat->load(std::memory_order_acquire) - cursor.beat_at_last_write < vprobe::kPaceBeats) {
         const uint64_t now = monotonic_ns();
         held_back = held_back || now >= target;
         if (now - last_check >= kCheckEveryNs && !checkpoint(now)) return result;
         _mm_pause();
       }
-      if (held_back) ++result.paced_writes;
     }
+    if (held_back) result.paced_writes += due.size();
     for (;;) {
       const uint64_t now = monotonic_ns();
       if (now >= target) break;
@@ -149,17 +185,24 @@ PlayResult play_scenario(const Scenario& scenario, uint8_t* lines, const std::fu
       else
         _mm_pause();
     }
-    // seq_cst: the store is globally visible before the heartbeat is read below.
-    line_byte.store(write.lines, std::memory_order_seq_cst);
-    const uint64_t tsc = __rdtsc();
-    if (beat) beat_at_last_write = beat->load(std::memory_order_acquire);
-    wrote_before = true;
-    const uint64_t sent = monotonic_ns() - start;
-    for (size_t i = write.first; i < write.first + write.count; ++i) {
-      const ScenarioEvent& event = scenario.events[i];
-      result.sent.push_back(SentEvent{i, event.probe, event.code, event.lines, event.time_ns, sent, tsc});
+    for (size_t t : due) {
+      Cursor& cursor = cursors[t];
+      const Scenario& scenario = *targets[t].scenario;
+      const ScenarioWrite& write = scenario.writes[cursor.next++];
+      // seq_cst: the store is globally visible before the heartbeat is read below.
+      const uint64_t tsc_before = __rdtsc();
+      cursor.line_byte.store(write.lines, std::memory_order_seq_cst);
+      const uint64_t tsc = __rdtsc();
+      if (cursor.beat) cursor.beat_at_last_write = cursor.beat->load(std::memory_order_acquire);
+      cursor.wrote_before = true;
+      const uint64_t sent = monotonic_ns() - start;
+      for (size_t i = write.first; i < write.first + write.count; ++i) {
+        const ScenarioEvent& event = scenario.events[i];
+        result.sent_per_target[t].push_back(
+            SentEvent{i, event.probe, event.code, event.lines, event.time_ns, sent, tsc, tsc_before});
+      }
+      ++result.writes_done;
     }
-    ++result.writes_done;
   }
   result.duration_ns = monotonic_ns() - start;
   return result;
@@ -169,10 +212,12 @@ Status write_sent_log(const std::vector<SentEvent>& sent, const std::string& pat
   std::FILE* file = std::fopen(path.c_str(), "w");
   if (!file) return make_error(ErrorKind::Io, errno_message(path, errno));
   fmt::memory_buffer buffer;
-  fmt::format_to(std::back_inserter(buffer), "index,probe,code,lines,scheduled_ns,sent_ns,host_tsc\n");
+  fmt::format_to(std::back_inserter(buffer),
+                 "index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before\n");
   for (const SentEvent& event : sent)
-    fmt::format_to(std::back_inserter(buffer), "{},{},{},{},{},{},{}\n", event.index, event.probe, event.code,
-                   event.lines, event.scheduled_ns, event.sent_ns, event.host_tsc);
+    fmt::format_to(std::back_inserter(buffer), "{},{},{},{},{},{},{},{}\n", event.index, event.probe,
+                   event.code, event.lines, event.scheduled_ns, event.sent_ns, event.host_tsc,
+                   event.host_tsc_before);
   const bool wrote = std::fwrite(buffer.data(), 1, buffer.size(), file) == buffer.size();
   const bool closed = std::fclose(file) == 0;
   if (!wrote || !closed) return make_error(ErrorKind::Io, errno_message(path + ": write failed", errno));

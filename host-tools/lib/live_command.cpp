@@ -134,6 +134,8 @@ Expected<std::vector<SentEvent>> read_signal_log(const std::string& path, uint64
     event.lines = static_cast<uint8_t>(lines);
     event.sent_ns = monotonic - std::min(monotonic, start_ns);
     event.scheduled_ns = event.sent_ns;  // a live command has no schedule
+    // libettprobe logs the TSC after its store only: the fidelity pairing's "before" reading is that one.
+    event.host_tsc_before = event.host_tsc;
     sent.push_back(event);
   }
   std::stable_sort(sent.begin(), sent.end(),

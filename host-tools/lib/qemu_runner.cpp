@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 #include <algorithm>
 #include <atomic>
@@ -18,6 +19,7 @@
 #include "disk_maker.h"
 #include "ett/trace_format.h"
 #include "ett/virtual_probe.h"
+#include "fidelity.h"
 #include "injector.h"
 #include "live_command.h"
 #include "probe_layout.h"
@@ -34,7 +36,8 @@ using vprobe::Control;
 using vprobe::KernelState;
 
 constexpr uint64_t kPollNs = 1'000'000;
-constexpr uint64_t kSettleNs = 20'000'000;  // after the last write, before Stop: let the kernel see it
+constexpr uint64_t kSettleNs = 20'000'000;       // after the last write, before Stop: let the kernel see it
+constexpr uint64_t kOffsetMarginNs = 2'000'000;  // see Machine::offset_bounds
 constexpr uint64_t kFailedExitGraceNs = 10'000'000'000;  // a Failed kernel should leave QEMU by itself
 
 std::atomic<bool> g_interrupted{false};
@@ -155,14 +158,14 @@ HostError failure_after_exit(const QemuExit& exit, const QemuProcess& qemu, cons
 }
 
 std::vector<std::string> qemu_command(const RunOptions& options, const std::string& kernel,
-                                      const std::string& shm_path) {
-  std::vector<std::string> argv = {options.qemu, "-M",      "pc",       "-accel",    "tcg",
-                                   "-m",         "256",     "-display", "none",      "-monitor",
-                                   "none",       "-serial", "stdio",    "-no-reboot"};
+                                      const std::string& shm_path, const std::string& disk) {
+  std::vector<std::string> argv = {
+      options.qemu, "-M",   "pc",       "-accel", "tcg",     "-m",    std::to_string(options.memory_mb),
+      "-display",   "none", "-monitor", "none",   "-serial", "stdio", "-no-reboot"};
   argv.insert(argv.end(),
               {"-object", "memory-backend-file,id=shm0,mem-path=" + shm_path + ",size=1M,share=on", "-device",
                "ivshmem-plain,memdev=shm0"});
-  argv.insert(argv.end(), {"-drive", "file=" + options.disk + ",format=raw,if=ide,index=0"});
+  argv.insert(argv.end(), {"-drive", "file=" + disk + ",format=raw,if=ide,index=0"});
   argv.insert(argv.end(), {"-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"});
   if (!options.iso.empty()) {
     argv.insert(argv.end(), {"-cdrom", options.iso, "-boot", "d"});
@@ -184,11 +187,32 @@ Status check_file(const std::string& path, const std::string& what, const std::s
   return {};
 }
 
+// One measurement PC: its trace disk, its virtual probe and its QEMU.
+struct Machine {
+  std::string disk;
+  std::string label;  // "" for a single machine, else "machine K: " before its messages
+  SharedMemoryFile shm;
+  std::unique_ptr<QemuProcess> qemu;
+  Scenario scenario;  // what is played into its probe
+  std::vector<SentEvent> sent;
+  std::optional<QemuExit> exit;
+  // Bounds on the guest-to-host TSC offset (see fidelity.h): host TSC at the look before the kernel was seen
+  // Capturing and at the look that saw it, each minus the capture_start_tsc the kernel published.
+  uint64_t host_tsc_before_capturing = 0;
+  std::optional<std::pair<int64_t, int64_t>> offset_bounds;
+
+  Control* control() const { return shm.control(); }
+};
+
 // Everything that outlives the run proper: the outer function writes the logs from it whatever happened.
 struct RunState {
-  std::unique_ptr<QemuProcess> qemu;
-  std::vector<SentEvent> sent;
+  std::vector<std::unique_ptr<Machine>> machines;
 };
+
+HostError labelled(const Machine& machine, HostError error) {
+  error.message = machine.label + error.message;
+  return error;
+}
 
 // --- live mode (--run CMD) ---
 
@@ -196,20 +220,19 @@ enum class LiveEnd { CommandExited, Interrupted, QemuExited, KernelLeftCapturing
 
 // Runs the --run command while the kernel captures: it signals through libettprobe (ETT_PROBE_URL), which
 // paces each write on the kernel's heartbeat and logs it (ETT_PROBE_LOG). Returns how the wait ended; the
-// command's signals become the run's sent events, in host-TSC order.
-Expected<LiveEnd> run_live_command(const RunOptions& options, const SharedMemoryFile& shm,
-                                   const ProbeLayout& layout, QemuProcess& qemu, std::optional<int> cpu,
-                                   uint64_t deadline, RunReport& report, RunState& state) {
+// command's signals become the machine's sent events, in host-TSC order.
+Expected<LiveEnd> run_live_command(const RunOptions& options, Machine& machine, const ProbeLayout& layout,
+                                   std::optional<int> cpu, uint64_t deadline, RunReport& report) {
   report.live = true;
   report.paced = !options.free_run;
   ETT_TRY_ASSIGN(TemporaryFile log, TemporaryFile::create());
-  const std::vector<std::string> environment = {fmt::format("ETT_PROBE_URL=shm:{}?layout={}{}", shm.path(),
-                                                            layout.name(), options.free_run ? "&pace=0" : ""),
-                                                fmt::format("ETT_PROBE_LAYOUT={}", layout.name()),
-                                                "ETT_PROBE_LOG=" + log.path()};
+  const std::vector<std::string> environment = {
+      fmt::format("ETT_PROBE_URL=shm:{}?layout={}{}", machine.shm.path(), layout.name(),
+                  options.free_run ? "&pace=0" : ""),
+      fmt::format("ETT_PROBE_LAYOUT={}", layout.name()), "ETT_PROBE_LOG=" + log.path()};
   // The command gets the injector's CPU: QEMU's vCPU thread keeps its own CPU, as with a scenario.
   ETT_TRY_ASSIGN(LiveCommand command, LiveCommand::start(options.run_command, environment, cpu));
-  Control* control = shm.control();
+  Control* control = machine.control();
   LiveEnd end = LiveEnd::CommandExited;
   for (;;) {
     if (std::optional<int> status = command.poll()) {
@@ -218,7 +241,7 @@ Expected<LiveEnd> run_live_command(const RunOptions& options, const SharedMemory
     }
     if (g_interrupted.load())
       end = LiveEnd::Interrupted;
-    else if (qemu.poll())
+    else if (machine.qemu->poll())
       end = LiveEnd::QemuExited;
     else if (state_of(control) != KernelState::Capturing)
       end = LiveEnd::KernelLeftCapturing;
@@ -232,9 +255,48 @@ Expected<LiveEnd> run_live_command(const RunOptions& options, const SharedMemory
     sleep_ns(kPollNs);
   }
   report.playback_ns = monotonic_ns() - command.start_ns();
-  ETT_TRY_ASSIGN(state.sent, read_signal_log(log.path(), command.start_ns()));
-  report.events_sent = report.scenario_events = state.sent.size();
+  ETT_TRY_ASSIGN(machine.sent, read_signal_log(log.path(), command.start_ns()));
+  report.events_sent = report.scenario_events = machine.sent.size();
   return end;
+}
+
+// The scenario's events plus the sync edges on `probe` every `period_ns` from 0 to the scenario's end (at
+// least three edges, the fewest `ett analyze align` fits), as one scenario: the edges toggle the probe's
+// lowest line. `events` empty: the sync edges alone (the other machines).
+Expected<Scenario> with_sync_edges(const Scenario& scenario, bool include_events, uint8_t probe,
+                                   uint64_t period_ns, const std::string& file_name) {
+  for (const ScenarioEvent& event : scenario.events)
+    if (event.probe == probe)
+      return make_error(ErrorKind::Usage,
+                        fmt::format("{}:{}: the scenario uses probe {}, the --sync-probe: choose another one",
+                                    file_name, event.line_number, probe));
+  const uint64_t last = scenario.events.empty() ? 0 : scenario.events.back().time_ns;
+  const uint64_t edges = std::max<uint64_t>(3, last / period_ns + 1);
+  auto line = [](uint64_t time_ns, unsigned p, unsigned code) {
+    return fmt::format("{}.{:03d} {} {}\n", time_ns / 1000, time_ns % 1000, p, code);
+  };
+  std::string text;
+  size_t next = 0;
+  const uint8_t initial = scenario.layout.code_of(scenario.initial_lines, probe);
+  for (uint64_t k = 0; k < edges; ++k) {
+    const uint64_t time = k * period_ns;
+    for (; include_events && next < scenario.events.size() && scenario.events[next].time_ns <= time; ++next)
+      text += line(scenario.events[next].time_ns, scenario.events[next].probe, scenario.events[next].code);
+    text += line(time, probe, initial ^ ((k % 2 == 0) ? 1u : 0u));
+  }
+  for (; include_events && next < scenario.events.size(); ++next)
+    text += line(scenario.events[next].time_ns, scenario.events[next].probe, scenario.events[next].code);
+  return parse_scenario(text, file_name + " with sync edges", scenario.layout, scenario.initial_lines);
+}
+
+// The decoded session a machine's kernel reported, paired with what was sent to it.
+Expected<FidelityReport> assess_machine(const Machine& machine, uint32_t session) {
+  ETT_TRY_ASSIGN(TraceImage image, TraceImage::open(machine.disk));
+  ETT_TRY_ASSIGN(size_t index, image.find_session(session));
+  ETT_TRY_ASSIGN(SessionData data, image.read_session(index));
+  const format::SessionHeader& header = data.summary.header;
+  return assess_fidelity(machine.sent, data.events,
+                         CaptureWindow{header.tsc_hz, header.capture_end_tsc, machine.offset_bounds});
 }
 
 Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState& state) {
@@ -251,9 +313,18 @@ Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState
                       "kernel arguments");
   if (options.timeout_s <= 0 || options.boot_timeout_s <= 0)
     return make_error(ErrorKind::Usage, "timeouts must be positive");
+  if (options.machines < 1) return make_error(ErrorKind::Usage, "--machines must be at least 1");
+  if (options.machines > 1 && options.sync_probe == 0)
+    return make_error(ErrorKind::Usage,
+                      "--machines N needs --sync-probe P: the probe whose edges every machine receives");
+  if (options.sync_probe != 0 && options.sync_period_us <= 0)
+    return make_error(ErrorKind::Usage, "--sync-period must be positive");
   const bool live = !options.run_command.empty();
   if (live == !options.scenario.empty())
     return make_error(ErrorKind::Usage, "give either --scenario FILE or --run CMD (one of them, not both)");
+  if (live && (options.machines > 1 || options.sync_probe != 0))
+    return make_error(ErrorKind::Usage,
+                      "--run drives one machine's probe: it does not combine with --machines or --sync-probe");
   std::string kernel = options.kernel;
   if (options.iso.empty()) {
     if (kernel.empty()) kernel = default_kernel_path();
@@ -275,135 +346,214 @@ Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState
     layout = *parsed;
   }
   Scenario scenario;
+  scenario.layout = layout;
   scenario.initial_lines = options.initial_lines;
   if (!live) {
     ETT_TRY_ASSIGN(scenario, load_scenario(options.scenario, layout, options.initial_lines));
   }
-  report.scenario_events = scenario.events.size();
+  if (options.sync_probe > layout.probe_count())
+    return make_error(ErrorKind::Usage, fmt::format("--sync-probe {}: layout {} has probes 1 to {}",
+                                                    options.sync_probe, layout.name(), layout.probe_count()));
+  std::vector<Scenario> scenarios;
+  if (options.sync_probe == 0) {
+    scenarios.push_back(std::move(scenario));
+  } else {
+    const auto period = static_cast<uint64_t>(options.sync_period_us * 1e3);
+    for (unsigned k = 0; k < options.machines; ++k) {
+      ETT_TRY_ASSIGN(Scenario played,
+                     with_sync_edges(scenario, k == 0, options.sync_probe, period, options.scenario));
+      scenarios.push_back(std::move(played));
+    }
+  }
+  report.scenario_events = scenarios.front().events.size();
 
-  // --- the trace disk ---
-  std::error_code exists_error;
-  if (!std::filesystem::exists(options.disk, exists_error)) {
+  // --- the trace disks ---
+  for (unsigned k = 0; k < options.machines; ++k) {
+    const std::string disk = machine_disk_path(options.disk, k + 1, options.machines);
+    std::error_code exists_error;
+    if (std::filesystem::exists(disk, exists_error)) continue;
+    // An existing disk is not checked here: the kernel reads its label and refuses a disk that is not a trace
+    // disk, and the boot tests exercise exactly that refusal.
     MakeDiskOptions make;
-    make.path = options.disk;
+    make.path = disk;
     make.name = "ett qemu run";
     auto made = make_disk(make);
     if (!made) return made.failure();
     report.disk_created = true;
     if (progress)
-      fmt::print(progress, "ett: created trace disk {} ({} MiB)\n", options.disk, kDefaultDiskBytes >> 20);
+      fmt::print(progress, "ett: created trace disk {} ({} MiB)\n", disk, kDefaultDiskBytes >> 20);
   }
-  // An existing disk is not checked here: the kernel reads its label and refuses a disk that is not a trace
-  // disk, and the boot tests exercise exactly that refusal.
 
-  // --- shared memory and QEMU ---
-  ETT_TRY_ASSIGN(SharedMemoryFile shm, SharedMemoryFile::create(vprobe::kMinSize));
-  *shm.lines() = scenario.initial_lines;
-  Control* control = shm.control();
+  // --- shared memory and QEMU, one per machine ---
   // The injector gets a CPU of its own; QEMU runs on the others.
   const std::optional<int> injector_cpu = choose_injector_cpu();
-  ETT_TRY_ASSIGN(state.qemu, QemuProcess::start(qemu_command(options, kernel, shm.path()),
-                                                options.verbose ? stdout : nullptr, injector_cpu));
-  QemuProcess& qemu = *state.qemu;
+  for (unsigned k = 0; k < options.machines; ++k) {
+    ETT_TRY_ASSIGN(SharedMemoryFile shm, SharedMemoryFile::create(vprobe::kMinSize));
+    auto machine =
+        std::unique_ptr<Machine>(new Machine{machine_disk_path(options.disk, k + 1, options.machines),
+                                             options.machines > 1 ? fmt::format("machine {}: ", k + 1) : "",
+                                             std::move(shm),
+                                             nullptr,
+                                             std::move(scenarios[k]),
+                                             {},
+                                             {}});
+    *machine->shm.lines() = machine->scenario.initial_lines;
+    state.machines.push_back(std::move(machine));
+  }
+  for (auto& machine : state.machines) {
+    machine->host_tsc_before_capturing = __rdtsc();  // no kernel runs before its QEMU
+    ETT_TRY_ASSIGN(machine->qemu,
+                   QemuProcess::start(qemu_command(options, kernel, machine->shm.path(), machine->disk),
+                                      options.verbose ? stdout : nullptr, injector_cpu));
+  }
   const uint64_t qemu_start = monotonic_ns();
   const uint64_t boot_deadline =
       std::min(deadline, qemu_start + static_cast<uint64_t>(options.boot_timeout_s * 1e9));
 
+  auto kill_all = [&] {
+    for (auto& machine : state.machines) machine->qemu->kill_and_wait();
+  };
   auto interrupted = [&]() -> Status {
-    qemu.kill_and_wait();
+    kill_all();
     return make_error(ErrorKind::Interrupted, "interrupted: QEMU stopped, temporary files removed");
   };
   // A kernel in state Failed exits through isa-debug-exit; give it a moment, then judge by what it printed.
-  auto wait_for_failed_kernel = [&](const char* phase) -> HostError {
+  auto wait_for_failed_kernel = [&](Machine& machine, const char* phase) -> HostError {
+    QemuProcess& qemu = *machine.qemu;
     const uint64_t until = monotonic_ns() + kFailedExitGraceNs;
     while (!qemu.poll() && monotonic_ns() < until) sleep_ns(kPollNs);
-    return failure_after_exit(qemu.poll() ? *qemu.poll() : qemu.kill_and_wait(), qemu, phase);
+    HostError error =
+        labelled(machine, failure_after_exit(qemu.poll() ? *qemu.poll() : qemu.kill_and_wait(), qemu, phase));
+    kill_all();
+    return error;
   };
 
-  // --- boot: wait for the kernel to find the probe and start capturing ---
-  for (;;) {
+  // --- boot: wait for every kernel to find its probe and start capturing ---
+  std::vector<bool> ready(state.machines.size(), false);
+  while (std::count(ready.begin(), ready.end(), true) < static_cast<long>(ready.size())) {
     if (g_interrupted.load()) return interrupted().failure();
-    if (kernel_found_probe(control)) {
-      if (!live) shm.unlink();  // QEMU has it mapped: the name is no longer needed (--run: the command's URL)
-      KernelState kernel_state = state_of(control);
-      if (kernel_state == KernelState::Capturing) break;
-      if (kernel_state == KernelState::Failed)
-        return ett::Failure<HostError>{wait_for_failed_kernel("booting")};
+    for (size_t k = 0; k < state.machines.size(); ++k) {
+      if (ready[k]) continue;
+      Machine& machine = *state.machines[k];
+      Control* control = machine.control();
+      const uint64_t looked = __rdtsc();
+      if (kernel_found_probe(control)) {
+        // QEMU has it mapped: the name is no longer needed (--run: it is the command's URL)
+        if (!live) machine.shm.unlink();
+        KernelState kernel_state = state_of(control);
+        if (kernel_state == KernelState::Capturing) {
+          ready[k] = true;
+          const uint64_t seen = __rdtsc();
+          const uint64_t start_tsc = load(control->capture_start_tsc);
+          // The kernel could be descheduled between its start TSC and its state store: a margin on the low
+          // side.
+          const uint64_t margin = load(control->tsc_hz) * kOffsetMarginNs / 1'000'000'000;
+          machine.offset_bounds = std::pair<int64_t, int64_t>{
+              static_cast<int64_t>(machine.host_tsc_before_capturing - margin - start_tsc),
+              static_cast<int64_t>(seen - start_tsc)};
+        }
+        if (kernel_state == KernelState::Failed)
+          return ett::Failure<HostError>{wait_for_failed_kernel(machine, "booting")};
+      }
+      if (!ready[k]) machine.host_tsc_before_capturing = looked;
+      if (auto exit = machine.qemu->poll(); exit && !ready[k]) {
+        // A short run (a tiny buffer, a short limit=) can capture, dump and exit between two of our polls.
+        if (kernel_found_probe(control) && state_of(control) == KernelState::Done) {
+          ready[k] = true;
+          continue;
+        }
+        HostError error = labelled(machine, failure_after_exit(*exit, *machine.qemu, "booting"));
+        kill_all();
+        return ett::Failure<HostError>{error};
+      }
     }
-    if (auto exit = qemu.poll()) {
-      // A short run (a tiny buffer, a short limit=) can capture, dump and exit between two of our polls.
-      if (kernel_found_probe(control) && state_of(control) == KernelState::Done) break;
-      return ett::Failure<HostError>{failure_after_exit(*exit, qemu, "booting")};
-    }
+    if (std::count(ready.begin(), ready.end(), true) == static_cast<long>(ready.size())) break;
     if (monotonic_ns() >= boot_deadline) {
-      qemu.kill_and_wait();
+      const size_t late_index =
+          static_cast<size_t>(std::find(ready.begin(), ready.end(), false) - ready.begin());
+      const Machine& late = *state.machines[late_index];
+      Control* control = late.control();
+      const std::string state_text =
+          kernel_found_probe(control) ? state_name(state_of(control)) : "probe not found";
+      const std::string hint = serial_hint(*late.qemu);
+      kill_all();
       return make_error(
           ErrorKind::Timeout,
-          fmt::format("timeout in the boot phase: the kernel did not start capturing within {} "
+          fmt::format("{}timeout in the boot phase: the kernel did not start capturing within {} "
                       "(kernel state: {}); {}",
-                      seconds(boot_deadline - qemu_start),
-                      kernel_found_probe(control) ? state_name(state_of(control)) : "probe not found",
-                      serial_hint(qemu)));
+                      late.label, seconds(boot_deadline - qemu_start), state_text, hint));
     }
     sleep_ns(kPollNs);
   }
   report.boot_ns = monotonic_ns() - qemu_start;
-  report.tsc_hz = load(control->tsc_hz);
+  Machine& first = *state.machines.front();
+  report.tsc_hz = load(first.control()->tsc_hz);
 
-  std::optional<QemuExit> exit = qemu.poll();
-  if (exit) {
-    report.kernel_stopped_early = true;  // it finished before the scenario could start
+  const bool any_exited = std::any_of(state.machines.begin(), state.machines.end(),
+                                      [](const auto& m) { return m->qemu->poll().has_value(); });
+  if (any_exited) {
+    report.kernel_stopped_early = true;  // a kernel finished before the scenario could start
   } else if (live) {
     // --- capture: the --run command signals through libettprobe ---
-    ETT_TRY_ASSIGN(LiveEnd end,
-                   run_live_command(options, shm, layout, qemu, injector_cpu, deadline, report, state));
+    ETT_TRY_ASSIGN(LiveEnd end, run_live_command(options, first, layout, injector_cpu, deadline, report));
     switch (end) {
       case LiveEnd::CommandExited:
         break;
       case LiveEnd::Interrupted:
         return interrupted().failure();
-      case LiveEnd::QemuExited:
-        return ett::Failure<HostError>{
-            failure_after_exit(*qemu.poll(), qemu, "the --run command was running")};
+      case LiveEnd::QemuExited: {
+        HostError error = failure_after_exit(*first.qemu->poll(), *first.qemu, "the --run command was running");
+        kill_all();
+        return ett::Failure<HostError>{error};
+      }
       case LiveEnd::Timeout:
-        qemu.kill_and_wait();
-        return make_error(
-            ErrorKind::Timeout,
-            fmt::format("timeout in the capture phase: the --run command was still running after "
-                        "{} (it was stopped); raise --timeout",
-                        seconds(static_cast<uint64_t>(options.timeout_s * 1e9))));
+        kill_all();
+        return make_error(ErrorKind::Timeout,
+                          fmt::format("timeout in the capture phase: the --run command was still running after "
+                                      "{} (it was stopped); raise --timeout",
+                                      seconds(static_cast<uint64_t>(options.timeout_s * 1e9))));
       case LiveEnd::KernelLeftCapturing:
         report.kernel_stopped_early = true;
-        if (state_of(control) == KernelState::Failed)
-          return ett::Failure<HostError>{wait_for_failed_kernel("the --run command was running")};
+        if (state_of(first.control()) == KernelState::Failed)
+          return ett::Failure<HostError>{wait_for_failed_kernel(first, "the --run command was running")};
         if (progress)
-          fmt::print(
-              progress,
-              "ett: warning: the kernel stopped capturing (reason: {}) while the --run command was running; "
-              "the command was stopped\n",
-              format::stop_reason_name(load(control->stop_reason)));
+          fmt::print(progress,
+                     "ett: warning: the kernel stopped capturing (reason: {}) while the --run command was "
+                     "running; the command was stopped\n",
+                     format::stop_reason_name(load(first.control()->stop_reason)));
         break;
     }
+    sleep_ns(kSettleNs);
+    std::atomic_ref<uint32_t>(first.control()->command)
+        .store(static_cast<uint32_t>(vprobe::HostCommand::Stop), std::memory_order_release);
   } else {
     // --- capture: play the scenario ---
     enum class Abort { None, Interrupted, QemuExited, KernelLeftCapturing, Timeout } abort = Abort::None;
+    Machine* culprit = nullptr;
     auto keep_going = [&] {
-      if (g_interrupted.load())
-        abort = Abort::Interrupted;
-      else if (qemu.poll())
-        abort = Abort::QemuExited;
-      else if (state_of(control) != KernelState::Capturing)
-        abort = Abort::KernelLeftCapturing;
-      else if (monotonic_ns() >= deadline)
-        abort = Abort::Timeout;
+      if (g_interrupted.load()) return (abort = Abort::Interrupted) == Abort::None;
+      for (auto& machine : state.machines) {
+        culprit = machine.get();
+        if (machine->qemu->poll())
+          abort = Abort::QemuExited;
+        else if (state_of(machine->control()) != KernelState::Capturing)
+          abort = Abort::KernelLeftCapturing;
+        if (abort != Abort::None) return false;
+      }
+      if (monotonic_ns() >= deadline) abort = Abort::Timeout;
       return abort == Abort::None;
     };
     report.paced = !options.free_run;
-    PlayResult played = play_scenario(scenario, shm.lines(), keep_going, injector_cpu,
-                                      options.free_run ? nullptr : &control->heartbeat);
+    std::vector<PlayTarget> targets;
+    for (auto& machine : state.machines)
+      targets.push_back(PlayTarget{&machine->scenario, machine->shm.lines(),
+                                   options.free_run ? nullptr : &machine->control()->heartbeat});
+    PlayResult played = play_scenarios(targets, keep_going, injector_cpu);
+    for (size_t k = 0; k < state.machines.size(); ++k)
+      state.machines[k]->sent = std::move(played.sent_per_target[k]);
+    const std::vector<SentEvent>& sent = first.sent;
     report.paced_writes = played.paced_writes;
-    state.sent = played.sent;
-    report.events_sent = played.sent.size();
+    report.events_sent = sent.size();
     report.playback_ns = played.duration_ns;
     report.realtime = played.realtime;
     switch (abort) {
@@ -411,92 +561,133 @@ Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState
         break;
       case Abort::Interrupted:
         return interrupted().failure();
-      case Abort::QemuExited:
-        return ett::Failure<HostError>{failure_after_exit(*qemu.poll(), qemu, "the scenario was playing")};
+      case Abort::QemuExited: {
+        HostError error = labelled(
+            *culprit, failure_after_exit(*culprit->qemu->poll(), *culprit->qemu, "the scenario was playing"));
+        kill_all();
+        return ett::Failure<HostError>{error};
+      }
       case Abort::Timeout:
-        qemu.kill_and_wait();
+        kill_all();
         return make_error(
             ErrorKind::Timeout,
             fmt::format("timeout in the capture phase: the scenario was still playing after {} ({} of "
                         "{} events sent); raise --timeout",
-                        seconds(static_cast<uint64_t>(options.timeout_s * 1e9)), played.sent.size(),
-                        scenario.events.size()));
+                        seconds(static_cast<uint64_t>(options.timeout_s * 1e9)), sent.size(),
+                        report.scenario_events));
       case Abort::KernelLeftCapturing:
         report.kernel_stopped_early = true;
-        if (state_of(control) == KernelState::Failed)
-          return ett::Failure<HostError>{wait_for_failed_kernel("the scenario was playing")};
+        if (state_of(culprit->control()) == KernelState::Failed)
+          return ett::Failure<HostError>{wait_for_failed_kernel(*culprit, "the scenario was playing")};
         if (progress)
           fmt::print(progress,
-                     "ett: warning: the kernel stopped capturing (reason: {}) after {} of {} events were "
+                     "ett: warning: {}the kernel stopped capturing (reason: {}) after {} of {} events were "
                      "sent; the rest were not sent\n",
-                     format::stop_reason_name(load(control->stop_reason)), played.sent.size(),
-                     scenario.events.size());
+                     culprit->label, format::stop_reason_name(load(culprit->control()->stop_reason)),
+                     culprit->sent.size(), culprit->scenario.events.size());
         break;
     }
     std::vector<uint64_t> late;
-    for (const SentEvent& event : played.sent)
+    for (const SentEvent& event : sent)
       late.push_back(event.sent_ns - std::min(event.sent_ns, event.scheduled_ns));
     if (!late.empty()) {
       std::sort(late.begin(), late.end());
       report.max_late_ns = late.back();
       report.median_late_ns = late[late.size() / 2];
     }
-  }
-  if (!exit) {
+
     // --- stop and dump ---
     sleep_ns(kSettleNs);
-    std::atomic_ref<uint32_t>(control->command)
-        .store(static_cast<uint32_t>(vprobe::HostCommand::Stop), std::memory_order_release);
-    const uint64_t stop_sent = monotonic_ns();
+    for (auto& machine : state.machines)
+      std::atomic_ref<uint32_t>(machine->control()->command)
+          .store(static_cast<uint32_t>(vprobe::HostCommand::Stop), std::memory_order_release);
+  }
+  const uint64_t stop_sent = monotonic_ns();
+  for (auto& machine : state.machines) {
     for (;;) {
       if (g_interrupted.load()) return interrupted().failure();
-      if ((exit = qemu.poll())) break;
+      if ((machine->exit = machine->qemu->poll())) break;
       if (monotonic_ns() >= deadline) {
-        const KernelState kernel_state = state_of(control);
-        qemu.kill_and_wait();
+        const KernelState kernel_state = state_of(machine->control());
+        const std::string hint = serial_hint(*machine->qemu);
+        kill_all();
         return make_error(
             ErrorKind::Timeout,
-            fmt::format("timeout in the dump phase: QEMU did not exit within {} of the stop command "
+            fmt::format("{}timeout in the dump phase: QEMU did not exit within {} of the stop command "
                         "(--timeout {} s; kernel state: {}); {}",
-                        seconds(monotonic_ns() - stop_sent), options.timeout_s, state_name(kernel_state),
-                        serial_hint(qemu)));
+                        machine->label, seconds(monotonic_ns() - stop_sent), options.timeout_s,
+                        state_name(kernel_state), hint));
       }
       sleep_ns(kPollNs);
     }
   }
   report.total_ns = monotonic_ns() - qemu_start;
 
-  // --- verdict ---
-  const bool success_status = exit->exited && exit->status == vprobe::qemu_status_for(vprobe::kExitSuccess);
-  const bool ok_line = !find_line_starting(qemu.serial(), "ETT: RESULT OK").empty();
-  const bool done = kernel_found_probe(control) && state_of(control) == KernelState::Done;
-  if (!(success_status && ok_line && done))
-    return ett::Failure<HostError>{failure_after_exit(*exit, qemu, "dumping")};
-  report.kernel_events = load(control->event_count);
-  report.session_number = load(control->session_number);
-  report.stop_reason = load(control->stop_reason);
+  // --- verdict, per machine ---
+  bool on_disk = true;
+  for (const std::string& word : split_words(options.append))
+    if (word == "dump=serial" || word == "dump=none") on_disk = false;
+  for (auto& machine : state.machines) {
+    Control* control = machine->control();
+    const QemuExit& exit = *machine->exit;
+    const bool success_status = exit.exited && exit.status == vprobe::qemu_status_for(vprobe::kExitSuccess);
+    const bool ok_line = !find_line_starting(machine->qemu->serial(), "ETT: RESULT OK").empty();
+    const bool done = kernel_found_probe(control) && state_of(control) == KernelState::Done;
+    if (!(success_status && ok_line && done))
+      return ett::Failure<HostError>{labelled(*machine, failure_after_exit(exit, *machine->qemu, "dumping"))};
+    MachineResult result;
+    result.disk = machine->disk;
+    result.events_sent = machine->sent.size();
+    result.kernel_events = load(control->event_count);
+    result.session_number = load(control->session_number);
+    result.stop_reason = load(control->stop_reason);
+    result.tsc_hz = load(control->tsc_hz);
+    report.machines.push_back(result);
+  }
+  report.kernel_events = report.machines.front().kernel_events;
+  report.session_number = report.machines.front().session_number;
+  report.stop_reason = report.machines.front().stop_reason;
 
   // The kernel says it wrote the session: check that the disk agrees (dump=serial and dump=none leave the
-  // disk alone; the serial log holds a dump=serial session).
-  for (const std::string& word : split_words(options.append))
-    if (word == "dump=serial" || word == "dump=none") return report;
-  auto image = TraceImage::open(options.disk);
-  if (!image) return make_error(ErrorKind::KernelFailure, "after the run: " + image.error().message);
-  auto index = image->find_session(report.session_number);
-  if (!index)
-    return make_error(
-        ErrorKind::KernelFailure,
-        "the kernel reported success, but the disk does not hold its session: " + index.error().message);
-  auto summary = image->check_session(*index);
-  if (!summary) return summary.failure();
-  if (summary->health != SessionHealth::Ok)
-    return make_error(ErrorKind::KernelFailure,
-                      fmt::format("the kernel reported success, but session {} on {} is {}",
-                                  report.session_number, options.disk, summary->describe()));
+  // disk alone; the serial log holds a dump=serial session), then compare it with what was sent.
+  if (!on_disk) return report;
+  for (size_t k = 0; k < state.machines.size(); ++k) {
+    const Machine& machine = *state.machines[k];
+    MachineResult& result = report.machines[k];
+    auto image = TraceImage::open(machine.disk);
+    if (!image)
+      return make_error(ErrorKind::KernelFailure, machine.label + "after the run: " + image.error().message);
+    auto index = image->find_session(result.session_number);
+    if (!index)
+      return make_error(ErrorKind::KernelFailure,
+                        machine.label +
+                            "the kernel reported success, but the disk does not hold its session: " +
+                            index.error().message);
+    auto summary = image->check_session(*index);
+    if (!summary) return summary.failure();
+    if (summary->health != SessionHealth::Ok)
+      return make_error(ErrorKind::KernelFailure,
+                        fmt::format("{}the kernel reported success, but session {} on {} is {}",
+                                    machine.label, result.session_number, machine.disk, summary->describe()));
+    if (summary->header.mode != static_cast<uint32_t>(format::CaptureMode::Capture))
+      continue;  // no probe events
+    auto fidelity = assess_machine(machine, result.session_number);
+    if (!fidelity) return fidelity.failure();
+    result.fidelity = *fidelity;
+  }
   return report;
 }
 
 }  // namespace
+
+std::string machine_disk_path(const std::string& path, unsigned machine, unsigned machines) {
+  if (machines <= 1) return path;
+  const std::filesystem::path original(path);
+  std::filesystem::path numbered =
+      original.parent_path() /
+      fmt::format("{}-{}{}", original.stem().string(), machine, original.extension().string());
+  return numbered.string();
+}
 
 std::string default_kernel_path() {
   std::error_code error;
@@ -509,21 +700,30 @@ Expected<RunReport> run_qemu(const RunOptions& options, std::FILE* progress) {
   SignalGuard signals;
   RunState state;
   auto result = run(options, progress, state);
-  if (state.qemu) state.qemu->kill_and_wait();  // no-op when it has exited
+  for (auto& machine : state.machines)
+    if (machine->qemu) machine->qemu->kill_and_wait();  // no-op when it has exited
 
-  // The logs are written whatever happened: they are what explains a failure.
+  // The logs are written whatever happened: they are what explains a failure. Several machines: one file
+  // each, named like their disks (serial-1.log, ...).
   std::string log_problem;
-  if (!options.serial_log.empty() && state.qemu) {
-    std::FILE* file = std::fopen(options.serial_log.c_str(), "w");
-    const std::string serial = state.qemu->serial();
-    if (!file || std::fwrite(serial.data(), 1, serial.size(), file) != serial.size())
-      log_problem = errno_message(options.serial_log, errno);
-    if (file && std::fclose(file) != 0 && log_problem.empty())
-      log_problem = errno_message(options.serial_log, errno);
-  }
-  if (!options.sent_log.empty() && (state.qemu || !state.sent.empty())) {
-    auto wrote = write_sent_log(state.sent, options.sent_log);
-    if (!wrote && log_problem.empty()) log_problem = wrote.error().message;
+  auto keep_problem = [&](const std::string& problem) {
+    if (log_problem.empty()) log_problem = problem;
+  };
+  const unsigned count = static_cast<unsigned>(state.machines.size());
+  for (unsigned k = 0; k < count; ++k) {
+    const Machine& machine = *state.machines[k];
+    if (!options.serial_log.empty() && machine.qemu) {
+      const std::string path = machine_disk_path(options.serial_log, k + 1, count);
+      std::FILE* file = std::fopen(path.c_str(), "w");
+      const std::string serial = machine.qemu->serial();
+      if (!file || std::fwrite(serial.data(), 1, serial.size(), file) != serial.size())
+        keep_problem(errno_message(path, errno));
+      if (file && std::fclose(file) != 0) keep_problem(errno_message(path, errno));
+    }
+    if (!options.sent_log.empty() && (machine.qemu || !machine.sent.empty())) {
+      auto wrote = write_sent_log(machine.sent, machine_disk_path(options.sent_log, k + 1, count));
+      if (!wrote) keep_problem(wrote.error().message);
+    }
   }
   if (result && !log_problem.empty()) return make_error(ErrorKind::Io, log_problem);
   if (!result && !log_problem.empty() && progress) fmt::print(progress, "ett: also: {}\n", log_problem);

@@ -3,7 +3,11 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <vector>
+
+#include "fidelity.h"
 
 #include "status.h"
 
@@ -27,6 +31,23 @@ struct RunOptions {
   // Live mode (instead of a scenario): run this through /bin/sh once the kernel captures, with
   // ETT_PROBE_URL=shm:<the probe file>?layout=L in its environment; stop the capture when it exits.
   std::string run_command;
+  unsigned memory_mb = 256;  // each QEMU's -m
+  // Several measurement PCs: each its own QEMU, probe and disk (machine_disk_path); the scenario goes to
+  // machine 1, and the same edges on `sync_probe` (toggling its lowest line every sync_period_us, from 0 to
+  // the scenario's end) go to every machine, for `ett analyze align --sync P`.
+  unsigned machines = 1;
+  uint8_t sync_probe = 0;  // 0: no sync edges
+  double sync_period_us = 1000;
+};
+
+struct MachineResult {
+  std::string disk;
+  size_t events_sent = 0;  // into this machine's probe (the scenario for machine 1, sync edges for all)
+  uint64_t kernel_events = 0;
+  uint32_t session_number = 0;
+  uint32_t stop_reason = 0;
+  uint64_t tsc_hz = 0;
+  std::optional<FidelityReport> fidelity;  // a capture dumped to its disk: what it kept of what was sent
 };
 
 struct RunReport {
@@ -46,6 +67,7 @@ struct RunReport {
   bool realtime = false;  // the injector ran under SCHED_FIFO
   bool paced = false;       // writes waited for the kernel's heartbeat
   size_t paced_writes = 0;  // writes held back past their time by an emulator stall
+  std::vector<MachineResult> machines;  // one per machine, machine 1 first (its numbers are also above)
 
   // --run (live mode)
   bool live = false;                // --run: events_sent counts the command's signals
@@ -56,6 +78,10 @@ struct RunReport {
 // Errors: Usage (bad options or input), KernelFailure, Timeout, QemuFailure, Interrupted, Io.
 // `progress` gets one-line notes (disk created, kernel stopped early); may be nullptr.
 Expected<RunReport> run_qemu(const RunOptions& options, std::FILE* progress);
+
+// The file of machine `machine` (1-based) of `machines`: PATH itself for one machine, else "-K" before the
+// extension (trace.img -> trace-1.img, trace-2.img; sent.csv -> sent-1.csv).
+std::string machine_disk_path(const std::string& path, unsigned machine, unsigned machines);
 
 // dirname(/proc/self/exe) + "/ett-kernel.elf": the kernel built next to the `ett` binary.
 std::string default_kernel_path();

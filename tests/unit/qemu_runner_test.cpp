@@ -164,7 +164,8 @@ TEST_F(QemuRunnerTest, SuccessfulRun) {
   EXPECT_GE(report->playback_ns, 3'000'000u);
 
   const std::string sent = read(run.sent_log);
-  EXPECT_EQ(sent.substr(0, sent.find('\n')), "index,probe,code,lines,scheduled_ns,sent_ns,host_tsc");
+  EXPECT_EQ(sent.substr(0, sent.find('\n')),
+            "index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before");
   EXPECT_EQ(std::count(sent.begin(), sent.end(), '\n'), 6);
   EXPECT_NE(sent.find("\n2,1,2,66,2000000,"), std::string::npos) << sent;  // lines 0x42 after the joint write
   EXPECT_NE(sent.find("\n3,2,4,66,2000000,"), std::string::npos) << sent;
@@ -174,6 +175,18 @@ TEST_F(QemuRunnerTest, SuccessfulRun) {
   ASSERT_TRUE(image.ok()) << image.error().message;
   ASSERT_EQ(image->sessions().size(), 1u);
   EXPECT_EQ(image->sessions()[0].event_count, report->kernel_events);
+
+  // The fidelity report pairs the fake's records with the writes. The fake stamps the host's own TSC after it
+  // saw each store, so the offset (the fastest detection) is below 0, and every capture pairs with a send.
+  ASSERT_EQ(report->machines.size(), 1u);
+  ASSERT_TRUE(report->machines[0].fidelity.has_value());
+  const FidelityReport& fidelity = *report->machines[0].fidelity;
+  EXPECT_EQ(fidelity.sent, 5u);
+  EXPECT_EQ(fidelity.captured, report->kernel_events);
+  EXPECT_EQ(fidelity.unexpected, 0u);
+  EXPECT_EQ(fidelity.out_of_order, 0u);
+  EXPECT_EQ(fidelity.sent, fidelity.matched + fidelity.lost);
+  EXPECT_LT(fidelity.offset_ticks, 0);
   for (const auto& entry : std::filesystem::directory_iterator("/dev/shm"))
     EXPECT_EQ(entry.path().filename().string().find(fmt::format("ett-{}-", ::getpid())), std::string::npos)
         << "left behind: " << entry.path();
@@ -216,6 +229,15 @@ TEST_F(QemuRunnerTest, DumpTimeoutNamesThePhase) {
   EXPECT_EQ(std::count_if(std::istreambuf_iterator<char>(*std::make_unique<std::ifstream>(run.sent_log)), {},
                           [](char c) { return c == '\n'; }),
             6);
+}
+
+// Several machines: one disk (and log) per machine, numbered before the extension.
+TEST(MachinePaths, NumberedBeforeTheExtension) {
+  EXPECT_EQ(machine_disk_path("dir/trace.img", 1, 1), "dir/trace.img");
+  EXPECT_EQ(machine_disk_path("dir/trace.img", 1, 2), "dir/trace-1.img");
+  EXPECT_EQ(machine_disk_path("dir/trace.img", 2, 2), "dir/trace-2.img");
+  EXPECT_EQ(machine_disk_path("trace", 3, 3), "trace-3");
+  EXPECT_EQ(machine_disk_path("sent.csv", 2, 4), "sent-2.csv");
 }
 
 }  // namespace

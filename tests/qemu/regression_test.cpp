@@ -1,0 +1,193 @@
+// regression_test.cpp: boot tests of capture fidelity through `ett qemu run`'s own report: bursts faster
+// than the loop (the loss is reported, never hidden), simultaneous changes on many probes, a million events,
+// the run's deadline, and two measurement PCs aligned on a shared sync line.
+#include <iomanip>
+#include <regex>
+
+#include "qemu_test_support.h"
+
+namespace ett::test {
+namespace {
+
+constexpr int kCheckFailed = 6;  // `ett qemu run --check`: lost, unexpected or out of order
+constexpr int kTimeout = 3;
+
+// A numeric field of the k-th object of a JSON text (fields are unique per object in ett's output).
+double json_number(const std::string& json, const std::string& field, size_t k = 0) {
+  std::regex pattern("\"" + field + "\":(-?[0-9.eE+-]+)");
+  auto it = std::sregex_iterator(json.begin(), json.end(), pattern);
+  for (size_t i = 0; i < k && it != std::sregex_iterator(); ++i) ++it;
+  if (it == std::sregex_iterator()) {
+    ADD_FAILURE() << "no field " << field << " #" << k << " in " << json.substr(0, 400);
+    return -1;
+  }
+  return std::stod((*it)[1]);
+}
+
+// Times to the nanosecond, never in exponent form (the shared write_scenario prints six digits).
+void write_exact_scenario(const fs::path& path, const std::vector<ScenarioEvent>& events) {
+  std::ofstream out(path);
+  out << std::fixed << std::setprecision(3);
+  for (const auto& event : events) out << event.time_us << ' ' << event.probe << ' ' << event.code << '\n';
+}
+
+struct FidelityRun {
+  CommandResult run;
+  std::string json;  // --fidelity-json: one object per machine
+};
+
+FidelityRun run_with_report(const ScratchDir& dir, const std::vector<ScenarioEvent>& events,
+                            const std::vector<std::string>& extra) {
+  write_exact_scenario(dir / "scenario.txt", events);
+  std::vector<std::string> args = {"qemu",
+                                   "run",
+                                   "--disk",
+                                   (dir / "trace.img").string(),
+                                   "--scenario",
+                                   (dir / "scenario.txt").string(),
+                                   "--fidelity-json",
+                                   (dir / "fidelity.json").string(),
+                                   "--check"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  FidelityRun result;
+  result.run = run_ett(args);
+  result.json = read_file(dir / "fidelity.json");
+  return result;
+}
+
+// Every event is accounted for: what was sent was either captured or reported lost, and whatever was captured
+// was either matched or reported unexpected.
+void expect_accounted(const std::string& json, size_t k = 0) {
+  const double sent = json_number(json, "sent", k), captured = json_number(json, "captured", k);
+  const double matched = json_number(json, "matched", k), lost = json_number(json, "lost", k);
+  const double unexpected = json_number(json, "unexpected", k);
+  EXPECT_EQ(sent, matched + lost) << json;
+  EXPECT_EQ(captured, matched + unexpected) << json;
+}
+
+// Writes back to back (1 ns apart on the scenario's clock) with pacing off: the injector stores faster than
+// QEMU runs the loop for that long, so changes merge inside a poll. The run must say so.
+TEST(Regression, FreeRunBurstsFasterThanTheLoopReportTheirLoss) {
+  ScratchDir dir;
+  std::vector<ScenarioEvent> events;
+  int code = 0;
+  for (int burst = 0; burst < 4; ++burst)
+    for (int i = 0; i < 20'000; ++i) {
+      code = code % 15 + 1;  // 1..15, never the same twice in a row
+      events.push_back({burst * 50'000.0 + i * 0.001, 1, code});
+    }
+  auto result = run_with_report(dir, events, {"--free-run", "--timeout", "120"});
+  ASSERT_EQ(result.run.exit_code, kCheckFailed) << result.run.output;
+  ASSERT_FALSE(result.json.empty()) << result.run.output;
+  EXPECT_EQ(json_number(result.json, "sent"), 80'000);
+  EXPECT_GT(json_number(result.json, "lost"), 0) << result.json;
+  expect_accounted(result.json);
+  // Every capture is a state the injector wrote; the few the pairing cannot place (a poll stalled between its
+  // load and its stamp while writes went on, on a loaded host) are reported as unexpected, never dropped.
+  EXPECT_LE(json_number(result.json, "unexpected"), json_number(result.json, "captured") / 100)
+      << result.json;
+  EXPECT_NE(result.run.output.find("--check"), std::string::npos) << result.run.output;
+}
+
+// 8x1: every write changes several of the eight probes at once (all eight now and then): one event per
+// probe, one stamp, complete and in order by the report.
+TEST(Regression, SimultaneousChangesOnManyProbesAreCompleteAndInOrder) {
+  ScratchDir dir;
+  std::vector<ScenarioEvent> events;
+  std::vector<int> level(9, 0);
+  for (int w = 0; w < 200; ++w) {
+    const int mask = (w % 10 == 0) ? 0xFF : ((w * 37) % 255) + 1;
+    for (int probe = 1; probe <= 8; ++probe) {
+      if (!(mask & (1 << (probe - 1)))) continue;
+      level[probe] ^= 1;
+      events.push_back({w * 250.0, probe, level[probe]});
+    }
+  }
+  auto result = run_with_report(dir, events, {"--append", "layout=8x1", "--timeout", "120"});
+  ASSERT_EQ(result.run.exit_code, 0) << result.run.output;
+  EXPECT_EQ(json_number(result.json, "sent"), static_cast<double>(events.size()));
+  EXPECT_EQ(json_number(result.json, "captured"), static_cast<double>(events.size()));
+  EXPECT_EQ(json_number(result.json, "lost"), 0);
+  EXPECT_EQ(json_number(result.json, "out_of_order"), 0);
+  EXPECT_EQ(json_number(result.json, "merged"), 0) << "a write's changes are one poll, not separate ones";
+  expect_accounted(result.json);
+}
+
+// A million events, paced (the default): complete, in order, and checked event by event by the report.
+// Wall time on this project's 2-core machine: see README ("Capture under QEMU"); ctest gives it its own
+// timeout.
+TEST(RegressionLong, MillionEventsAreCompleteAndInOrder) {
+  ScratchDir dir;
+  std::vector<ScenarioEvent> events;
+  events.reserve(1'000'000);
+  for (int i = 0; i < 1'000'000; ++i) events.push_back({i * 5.0, 1 + i % 2, 1 + (i / 2) % 15});
+  auto result = run_with_report(dir, events, {"--timeout", "1500"});
+  ASSERT_EQ(result.run.exit_code, 0) << result.run.output;
+  EXPECT_EQ(json_number(result.json, "sent"), 1'000'000);
+  EXPECT_EQ(json_number(result.json, "captured"), 1'000'000);
+  EXPECT_EQ(json_number(result.json, "lost"), 0);
+  EXPECT_EQ(json_number(result.json, "out_of_order"), 0);
+  expect_accounted(result.json);
+}
+
+// The run's own deadline: a scenario that outlasts --timeout is cut off in the capture phase (exit 3, QEMU
+// killed, the phase named); a kernel that never reaches Capturing is cut off in the boot phase.
+TEST(Regression, RunDeadlineEndsARunThatDoesNotFinish) {
+  ScratchDir dir;
+  auto result = run_with_report(dir, {{0, 1, 1}, {60'000'000, 1, 2}}, {"--timeout", "8"});
+  EXPECT_EQ(result.run.exit_code, kTimeout) << result.run.output;
+  EXPECT_NE(result.run.output.find("timeout in the capture phase"), std::string::npos) << result.run.output;
+
+  // The boot phase: a boot deadline no kernel can meet.
+  result = run_with_report(dir, {{0, 1, 1}}, {"--boot-timeout", "0.001"});
+  EXPECT_EQ(result.run.exit_code, kTimeout) << result.run.output;
+  EXPECT_NE(result.run.output.find("timeout in the boot phase"), std::string::npos) << result.run.output;
+}
+
+// Two measurement PCs: the scenario into machine 1, the same sync edges into both. Loaded into one database,
+// `ett analyze align` fits machine 2's clock to machine 1's from those edges and merges the timelines.
+TEST(Regression, TwoMachinesShareSyncEdgesAndAlign) {
+  ScratchDir dir;
+  std::vector<ScenarioEvent> events;
+  for (int i = 0; i < 300; ++i) events.push_back({i * 3000.0, 1, 1 + i % 15});
+  auto result = run_with_report(dir, events,
+                                {"--machines", "2", "--sync-probe", "2", "--sync-period", "10000", "--memory",
+                                 "64", "--timeout", "120"});
+  ASSERT_EQ(result.run.exit_code, 0) << result.run.output;
+  // 300 events + 90 sync edges (0, 10 ms, ..., 890 ms: the scenario's last event is at 897 ms) into
+  // machine 1.
+  EXPECT_EQ(json_number(result.json, "sent", 0), 390);
+  EXPECT_EQ(json_number(result.json, "sent", 1), 90);
+  EXPECT_EQ(json_number(result.json, "lost", 0), 0);
+  EXPECT_EQ(json_number(result.json, "lost", 1), 0);
+
+  const std::string db = "sqlite:" + (dir / "traces.db").string();
+  for (const char* disk : {"trace-1.img", "trace-2.img"}) {
+    auto load = run_ett({"load", (dir / disk).string(), "--db", db});
+    ASSERT_EQ(load.exit_code, 0) << load.output;
+  }
+  auto align =
+      run_ett({"analyze", "align", "--db", db, "--traces", "1,2", "--sync", "2", "--format", "json"});
+  ASSERT_EQ(align.exit_code, 0) << align.output;
+  EXPECT_EQ(json_number(align.output, "edges", 1), 90);
+  // Both kernels stamp the host's TSC (TCG), so in ticks the clocks do not drift at all: the fitted drift is
+  // the ratio of the two kernels' TSC calibrations (exact to tens of ppm on a quiet host, off by percents on
+  // an overloaded one), up to the fit's error from the detection latencies.
+  const double hz1 = json_number(result.json, "tsc_hz", 0), hz2 = json_number(result.json, "tsc_hz", 1);
+  const double calibration_ppm = (hz2 / hz1 - 1) * 1e6;
+  EXPECT_NEAR(json_number(align.output, "drift_ppm", 1), calibration_ppm, 5000) << align.output;
+  // A residual is the difference of the two machines' detection latencies of one edge (and the fit's error).
+  const double latency_bound_ns =
+      json_number(result.json, "latency_max_ns", 0) + json_number(result.json, "latency_max_ns", 1) + 1e6;
+  EXPECT_LE(json_number(align.output, "max_abs_residual_ns", 1), latency_bound_ns) << align.output;
+  EXPECT_EQ(json_number(align.output, "merged_events"), 390 + 90);
+
+  auto timeline =
+      run_ett({"analyze", "align", "--db", db, "--traces", "1,2", "--sync", "2", "--format", "csv"});
+  ASSERT_EQ(timeline.exit_code, 0) << timeline.output;
+  EXPECT_NE(timeline.output.find("\n1,"), std::string::npos) << "machine 1's events in the merged timeline";
+  EXPECT_NE(timeline.output.find("\n2,"), std::string::npos) << "machine 2's events in the merged timeline";
+}
+
+}  // namespace
+}  // namespace ett::test
