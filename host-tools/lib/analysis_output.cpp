@@ -81,8 +81,9 @@ std::string format_precision(const PrecisionResult& r, OutputFormat format) {
     }
     out += "],\"histogram\":[";
     for (size_t i = 0; i < r.histogram.size(); ++i)
-      out += fmt::format("{}{{\"lo_ns\":{},\"hi_ns\":{},\"count\":{}}}", i ? "," : "", num(r.histogram[i].lo_ns),
-                         num(r.histogram[i].hi_ns), r.histogram[i].count);
+      out += fmt::format("{}{{\"lo_ns\":{},\"hi_ns\":{},\"count\":{},\"tail\":{}}}", i ? "," : "",
+                       num(r.histogram[i].lo_ns), num(r.histogram[i].hi_ns), r.histogram[i].count,
+                       r.histogram[i].tail ? "true" : "false");
     return out + "]}\n";
   }
   std::string out = fmt::format("loop steps: {}   TSC {} Hz   epsilon = 1/TSC = {:.3f} ns\n", r.steps, r.tsc_hz,
@@ -101,7 +102,7 @@ std::string format_precision(const PrecisionResult& r, OutputFormat format) {
   for (const HistogramBin& bin : r.histogram) top = std::max(top, bin.count);
   out += "\nloop-step distribution:\n";
   for (const HistogramBin& bin : r.histogram)
-    out += fmt::format("{:>12.1f} ns {:>10}  {}\n", bin.lo_ns, bin.count,
+    out += fmt::format("{}{:>12.1f} ns {:>10}  {}\n", bin.tail ? "> " : "  ", bin.lo_ns, bin.count,
                        std::string(static_cast<size_t>(std::ceil(50.0 * static_cast<double>(bin.count) /
                                                                  static_cast<double>(top))),
                                    '#'));

@@ -7,6 +7,10 @@
 
 namespace ett::host {
 
+namespace {
+constexpr double kHistogramBodyCoverage = 0.997;  // the histogram's equal bins end here (PrecisionOptions)
+}  // namespace
+
 std::vector<uint64_t> loop_steps_ticks(const Capture& capture) {
   std::vector<uint64_t> steps;
   steps.reserve(capture.events.size());
@@ -58,10 +62,17 @@ Expected<PrecisionResult> precision_from_steps(std::vector<double> steps_ns, uin
   }
   const int bins = std::max(1, options.bins);
   const double lo = steps_ns.front(), hi = steps_ns.back();
-  const double width = hi > lo ? (hi - lo) / bins : 1.0;
-  const int used = hi > lo ? bins : 1;
+  const double quantile = nearest_rank(steps_ns, kHistogramBodyCoverage);
+  const double body_hi = quantile > lo && quantile < hi ? quantile : hi;
+  const double width = body_hi > lo ? (body_hi - lo) / bins : 1.0;
+  const int used = body_hi > lo ? bins : 1;
   for (int i = 0; i < used; ++i) result.histogram.push_back({lo + i * width, lo + (i + 1) * width, 0});
+  if (body_hi < hi) result.histogram.push_back({body_hi, hi, 0, true});
   for (double step : steps_ns) {
+    if (step > body_hi) {
+      result.histogram.back().count++;
+      continue;
+    }
     int bin = static_cast<int>((step - lo) / width);
     result.histogram[static_cast<size_t>(std::clamp(bin, 0, used - 1))].count++;
   }

@@ -16,7 +16,10 @@ inline const std::vector<double> kDefaultCoverages = {0.955, 0.997, 1.0};
 
 struct PrecisionOptions {
   std::vector<double> coverages = kDefaultCoverages;
-  int bins = 40;  // histogram bins between the shortest and the longest step
+  // Histogram bins of equal width between the shortest step and the 99.7 % quantile; the steps past it (an
+  // emulator stall or an SMI can be 10^4 times the typical step) share one tail bin, so the typical ones stay
+  // visible.
+  int bins = 40;
 };
 
 struct CoverageLevel {
@@ -34,6 +37,7 @@ struct HistogramBin {
   double lo_ns = 0;  // [lo, hi)
   double hi_ns = 0;  // the last bin includes hi
   uint64_t count = 0;
+  bool tail = false;  // the open-ended last bin: the steps past the 99.7 % quantile, up to the longest
 };
 
 struct PrecisionResult {

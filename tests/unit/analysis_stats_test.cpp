@@ -89,6 +89,27 @@ TEST(AnalysisPrecision, ReproducesThePapersTable) {
   EXPECT_EQ(result->histogram.back().count, 3u);
   EXPECT_DOUBLE_EQ(result->histogram.front().lo_ns, 1522);
   EXPECT_DOUBLE_EQ(result->histogram.back().hi_ns, 2080);
+  // Equal bins from the shortest step to tau(99.7 %), then one tail bin for the 3 longer steps.
+  EXPECT_TRUE(result->histogram.back().tail);
+  EXPECT_DOUBLE_EQ(result->histogram.back().lo_ns, 1800);
+  EXPECT_EQ(result->histogram.size(), 41u);
+  EXPECT_DOUBLE_EQ(result->histogram[39].hi_ns, 1800);
+  EXPECT_EQ(result->histogram[39].count, 42u);
+}
+
+TEST(AnalysisPrecision, OneHugeStepDoesNotSquashTheHistogram) {
+  // 999 steps of 100 or 110 ns and one emulator stall of 10 ms: the typical steps keep bins of their own.
+  std::vector<double> steps(999, 100.0);
+  for (size_t i = 0; i < steps.size(); i += 2) steps[i] = 110.0;
+  steps.push_back(10e6);
+  auto result = precision_from_steps(steps, 1'000'000'000, 2, PrecisionOptions{});
+  ASSERT_TRUE(result) << result.error().message;
+  ASSERT_GE(result->histogram.size(), 2u);
+  EXPECT_TRUE(result->histogram.back().tail);
+  EXPECT_EQ(result->histogram.back().count, 1u);
+  EXPECT_DOUBLE_EQ(result->histogram.back().hi_ns, 10e6);
+  EXPECT_EQ(result->histogram.front().count, 499u);  // the 100 ns steps
+  EXPECT_LE(result->histogram[result->histogram.size() - 2].hi_ns, 110.0);
 }
 
 TEST(AnalysisPrecision, RefusesACaptureThatIsNotACalibration) {
