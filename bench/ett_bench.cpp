@@ -1,13 +1,14 @@
-// ett_bench.cpp: `make bench`: Google Benchmark of decode, load, every analysis and every export over a synthetic
-// capture (default 10 million events, $ETT_BENCH_EVENTS overrides), printed as one table and saved as JSON.
+// ett_bench.cpp: `make bench`: Google Benchmark of decode, load, every analysis and every export over a
+// synthetic capture (default 10 million events, $ETT_BENCH_EVENTS overrides), printed as one table and saved
+// as JSON.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -71,7 +72,8 @@ class Fixture {
     return m_image;
   }
 
-  // The synthetic request/response capture as the analyses see it (what load_capture reads from the database).
+  // The synthetic request/response capture as the analyses see it (what load_capture reads from the
+  // database).
   const Capture& capture() {
     if (!m_capture) {
       const SynthCapture synth = synth_capture({m_events, 1, f::Layout::Double2x4});
@@ -127,7 +129,8 @@ class Fixture {
     capture.info.name = "ett_bench";
     capture.info.tsc_hz = synth.tsc_hz;
     capture.info.capture_start_tsc = synth.capture_start_tsc;
-    capture.info.capture_end_tsc = synth.records.empty() ? synth.capture_start_tsc : synth.records.back().tsc + 1;
+    capture.info.capture_end_tsc =
+        synth.records.empty() ? synth.capture_start_tsc : synth.records.back().tsc + 1;
     capture.info.mode = mode;
     capture.info.initial_lines = synth.initial_lines;
     capture.events.reserve(synth.records.size());
@@ -139,7 +142,8 @@ class Fixture {
       event.code = record.code;
       event.lines = record.lines;
       event.tsc = record.tsc;
-      event.time_ns = static_cast<double>(record.tsc - synth.capture_start_tsc) * 1e9 / static_cast<double>(synth.tsc_hz);
+      event.time_ns =
+          static_cast<double>(record.tsc - synth.capture_start_tsc) * 1e9 / static_cast<double>(synth.tsc_hz);
       capture.events.push_back(event);
     }
     return capture;
@@ -161,7 +165,8 @@ void set_rates(benchmark::State& state, uint64_t events, uint64_t bytes) {
   if (bytes) state.SetBytesProcessed(static_cast<int64_t>(bytes) * state.iterations());
 }
 
-// Decode: open the image, walk the sessions, read every chunk (CRC32C) into events. Bytes are the 16-byte records.
+// Decode: open the image, walk the sessions, read every chunk (CRC32C) into events. Bytes are the 16-byte
+// records.
 void BM_Decode(benchmark::State& state) {
   const std::string& path = Fixture::get().image();
   uint64_t events = 0;
@@ -176,8 +181,8 @@ void BM_Decode(benchmark::State& state) {
   set_rates(state, events, events * sizeof(f::EventRecord));
 }
 
-// Load: decode and load the session into a fresh database (the `ett load` path); run once, since a second load
-// of the same trace finds it already loaded.
+// Load: decode and load the session into a fresh database (the `ett load` path); run once, since a second
+// load of the same trace finds it already loaded.
 void run_load(benchmark::State& state, const std::string& url) {
   const std::string& image = Fixture::get().image();
   uint64_t events = 0;
@@ -203,8 +208,10 @@ void BM_LoadSqlite(benchmark::State& state) {
 void BM_LoadPostgres(benchmark::State& state) {
   const char* bin = std::getenv("ETT_PG_BIN");
   const std::string pg_bin = bin ? bin : "/usr/lib/postgresql/15/bin";
-  if (::access((pg_bin + "/initdb").c_str(), X_OK) != 0 || ::access((pg_bin + "/pg_ctl").c_str(), X_OK) != 0) {
-    const std::string why = "PostgreSQL skipped: no initdb/pg_ctl in " + pg_bin + " (install postgresql-15 or set ETT_PG_BIN)";
+  if (::access((pg_bin + "/initdb").c_str(), X_OK) != 0 ||
+      ::access((pg_bin + "/pg_ctl").c_str(), X_OK) != 0) {
+    const std::string why =
+        "PostgreSQL skipped: no initdb/pg_ctl in " + pg_bin + " (install postgresql-15 or set ETT_PG_BIN)";
     std::fprintf(stderr, "ett_bench: %s\n", why.c_str());
     state.SkipWithError(why.c_str());
     for (auto _ : state) {
@@ -277,9 +284,15 @@ void run_histogram(benchmark::State& state, const std::string& by, const std::op
   set_rates(state, capture.events.size(), 0);
 }
 
-void BM_HistogramCode(benchmark::State& state) { run_histogram(state, "code", std::nullopt); }
-void BM_HistogramProbeMatch(benchmark::State& state) { run_histogram(state, "probe", "XXXX1XXX"); }
-void BM_HistogramTime(benchmark::State& state) { run_histogram(state, "time:1ms", std::nullopt); }
+void BM_HistogramCode(benchmark::State& state) {
+  run_histogram(state, "code", std::nullopt);
+}
+void BM_HistogramProbeMatch(benchmark::State& state) {
+  run_histogram(state, "probe", "XXXX1XXX");
+}
+void BM_HistogramTime(benchmark::State& state) {
+  run_histogram(state, "time:1ms", std::nullopt);
+}
 
 void BM_Align(benchmark::State& state) {
   const std::vector<Capture>& captures = Fixture::get().align_captures_input();
@@ -323,16 +336,18 @@ void BM_ExportPerfetto(benchmark::State& state) {
 
 namespace {
 
-// One row per benchmark: name, events, CPU and wall seconds per run, events/s and MB/s (1 MB = 1e6 bytes; only
-// where bytes are meaningful: records decoded or loaded, text exported). The rates are per CPU second for the
-// in-process benchmarks (what the code costs, whatever else the machine runs) and per wall second for the loads
-// (the database server is another process).
+// One row per benchmark: name, events, CPU and wall seconds per run, events/s and MB/s (1 MB = 1e6 bytes;
+// only where bytes are meaningful: records decoded or loaded, text exported). The rates are per CPU second
+// for the in-process benchmarks (what the code costs, whatever else the machine runs) and per wall second for
+// the loads (the database server is another process).
 class TableReporter : public benchmark::BenchmarkReporter {
  public:
   bool ReportContext(const Context& context) override {
-    std::printf("ett_bench: %llu events, %d CPUs at %.0f MHz\n", static_cast<unsigned long long>(bench_events()),
-                context.cpu_info.num_cpus, context.cpu_info.cycles_per_second / 1e6);
-    std::printf("%-24s %11s %9s %9s %13s %8s\n", "benchmark", "events", "cpu (s)", "wall (s)", "events/s", "MB/s");
+    std::printf("ett_bench: %llu events, %d CPUs at %.0f MHz\n",
+                static_cast<unsigned long long>(bench_events()), context.cpu_info.num_cpus,
+                context.cpu_info.cycles_per_second / 1e6);
+    std::printf("%-24s %11s %9s %9s %13s %8s\n", "benchmark", "events", "cpu (s)", "wall (s)", "events/s",
+                "MB/s");
     std::fflush(stdout);
     return true;
   }
@@ -348,9 +363,9 @@ class TableReporter : public benchmark::BenchmarkReporter {
         return found == run.counters.end() ? 0.0 : found->second.value;
       };
       const double bytes = counter("bytes_per_second");
-      std::printf("%-24s %11.0f %9.3f %9.3f %13.0f %8s\n", run.run_name.function_name.c_str(), counter("events"),
-                  run.cpu_accumulated_time / runs, run.real_accumulated_time / runs, counter("events_per_second"),
-                  bytes > 0 ? fmt::format("{:.0f}", bytes / 1e6).c_str() : "-");
+      std::printf("%-24s %11.0f %9.3f %9.3f %13.0f %8s\n", run.run_name.function_name.c_str(),
+                  counter("events"), run.cpu_accumulated_time / runs, run.real_accumulated_time / runs,
+                  counter("events_per_second"), bytes > 0 ? fmt::format("{:.0f}", bytes / 1e6).c_str() : "-");
     }
     std::fflush(stdout);
   }

@@ -1,6 +1,7 @@
 // fuzz_export_vcd.cpp: arbitrary captures -> VCD. Whatever the events (times out of order, equal, negative,
-// huge, not a number; probes outside the layout), the file must be one a waveform viewer accepts: a header that
-// declares every identifier used, timestamps that strictly increase from #0, and only 0/1 values of declared wires.
+// huge, not a number; probes outside the layout), the file must be one a waveform viewer accepts: a header
+// that declares every identifier used, timestamps that strictly increase from #0, and only 0/1 values of
+// declared wires.
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -56,10 +57,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     event.lines = in.take<uint8_t>();
     if (flags & 1) {
       event.tsc = info.capture_start_tsc + in.take<int32_t>();
-      if (!capture.events.empty() && (flags & 2)) event.tsc += capture.events.back().tsc - info.capture_start_tsc;
-      event.time_ns = info.tsc_hz ? static_cast<double>(static_cast<int64_t>(event.tsc - info.capture_start_tsc)) *
-                                        1e9 / static_cast<double>(info.tsc_hz)
-                                  : 0;
+      if (!capture.events.empty() && (flags & 2))
+        event.tsc += capture.events.back().tsc - info.capture_start_tsc;
+      event.time_ns = info.tsc_hz
+                          ? static_cast<double>(static_cast<int64_t>(event.tsc - info.capture_start_tsc)) *
+                                1e9 / static_cast<double>(info.tsc_hz)
+                          : 0;
     } else {
       event.tsc = in.take<uint16_t>();
       event.time_ns = in.take<double>();

@@ -1,6 +1,6 @@
-// fuzz_scenario.cpp: the scenario parser over arbitrary text, under each layout. A parsed scenario must be one the
-// injector can play: times never decrease, probes and codes fit the layout, every event changes its probe, and the
-// writes partition the events with the lines each write leaves.
+// fuzz_scenario.cpp: the scenario parser over arbitrary text, under each layout. A parsed scenario must be
+// one the injector can play: times never decrease, probes and codes fit the layout, every event changes its
+// probe, and the writes partition the events with the lines each write leaves.
 #include <array>
 #include <string_view>
 

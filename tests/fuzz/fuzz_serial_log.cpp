@@ -1,6 +1,6 @@
-// fuzz_serial_log.cpp: the dump=serial log reader (ETTX lines) over arbitrary text, then the image it describes
-// through TraceImage. When the first byte is odd, every ETTX line's trailing CRC is rewritten to match its body,
-// so that the fuzzer reaches the LBA, offset and hex parsing behind the checksum.
+// fuzz_serial_log.cpp: the dump=serial log reader (ETTX lines) over arbitrary text, then the image it
+// describes through TraceImage. When the first byte is odd, every ETTX line's trailing CRC is rewritten to
+// match its body, so that the fuzzer reaches the LBA, offset and hex parsing behind the checksum.
 #include <fmt/format.h>
 
 #include <string>

@@ -1,5 +1,5 @@
-// fuzz_support.h: what the fuzz targets share: a failed invariant stops the run (libFuzzer saves the input), and
-// bytes become a file that TraceImage::open can read without touching the disk.
+// fuzz_support.h: what the fuzz targets share: a failed invariant stops the run (libFuzzer saves the input),
+// and bytes become a file that TraceImage::open can read without touching the disk.
 #pragma once
 
 #include <sys/mman.h>
@@ -14,12 +14,12 @@ namespace ett::fuzz {
 
 // An invariant of the code under test that this input broke: print it and abort, so that libFuzzer keeps the
 // input as a crash and the replay test fails.
-#define ETT_FUZZ_CHECK(condition)                                                                  \
-  do {                                                                                             \
-    if (!(condition)) {                                                                            \
-      std::fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #condition);      \
-      std::abort();                                                                                \
-    }                                                                                              \
+#define ETT_FUZZ_CHECK(condition)                                                            \
+  do {                                                                                       \
+    if (!(condition)) {                                                                      \
+      std::fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #condition); \
+      std::abort();                                                                          \
+    }                                                                                        \
   } while (0)
 
 // An anonymous in-memory file holding `size` bytes, opened by path as /proc/self/fd/N.

@@ -1,7 +1,8 @@
 // fuzz_trace_image.cpp: the trace-disk reader over arbitrary bytes: label, session chain, chunks, recovery.
-// Random bytes rarely pass a CRC32C, so when the first byte is odd the rest is taken as an image whose CRCs are
-// made right first (label, every sector that starts a session header, every chunk): the fuzzer then reaches
-// the checks behind the CRCs (counts, sizes, sequence numbers) instead of stopping at the first checksum.
+// Random bytes rarely pass a CRC32C, so when the first byte is odd the rest is taken as an image whose CRCs
+// are made right first (label, every sector that starts a session header, every chunk): the fuzzer then
+// reaches the checks behind the CRCs (counts, sizes, sequence numbers) instead of stopping at the first
+// checksum.
 #include <cstddef>
 #include <cstring>
 #include <vector>

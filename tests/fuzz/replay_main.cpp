@@ -19,7 +19,8 @@ int main(int argc, char** argv) {
     const fs::path path = argv[i];
     if (fs::is_directory(path)) {
       for (const auto& entry : fs::directory_iterator(path))
-        if (entry.is_regular_file() && entry.path().filename().string()[0] != '.') files.push_back(entry.path());
+        if (entry.is_regular_file() && entry.path().filename().string()[0] != '.')
+          files.push_back(entry.path());
     } else if (fs::exists(path)) {
       files.push_back(path);
     } else {
