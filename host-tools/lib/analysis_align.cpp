@@ -28,6 +28,10 @@ Expected<AlignResult> align_captures(std::span<const Capture> captures, uint8_t 
   if (captures.size() < 2) return make_error(ErrorKind::Usage, "alignment needs at least two captures");
   AlignResult result;
   result.sync_probe = sync_probe;
+  size_t total_events = 0;
+  for (const Capture& capture : captures) total_events += capture.events.size();
+  result.timeline.reserve(total_events);
+  const auto by_time = [](const MergedEvent& a, const MergedEvent& b) { return a.ref_time_ns < b.ref_time_ns; };
   const std::vector<double> reference = sync_times(captures[0], sync_probe);
   if (reference.size() < 3)
     return make_error(ErrorKind::Usage, fmt::format("{} has {} sync edges on probe {}; at least 3 are needed",
@@ -62,12 +66,17 @@ Expected<AlignResult> align_captures(std::span<const Capture> captures, uint8_t 
       fit.residuals_ns.assign(reference.size(), 0.0);
     }
     fit.drift_ppm = (fit.slope - 1.0) * 1e6;
+    const size_t first = result.timeline.size();
     for (const AnalysisEvent& event : captures[i].events)
       result.timeline.push_back({i, event, fit.offset_ns + fit.slope * event.time_ns});
     result.fits.push_back(std::move(fit));
+    // The same order as one stable sort of the whole timeline, in linear time: a capture's events are normally
+    // in time order already (sorted stably when not), and merging each into the timeline so far keeps the
+    // earlier capture first on ties. A stable sort of 10 million merged events took longer than the rest.
+    const auto middle = result.timeline.begin() + static_cast<std::ptrdiff_t>(first);
+    if (!std::is_sorted(middle, result.timeline.end(), by_time)) std::stable_sort(middle, result.timeline.end(), by_time);
+    std::inplace_merge(result.timeline.begin(), middle, result.timeline.end(), by_time);
   }
-  std::stable_sort(result.timeline.begin(), result.timeline.end(),
-                   [](const MergedEvent& a, const MergedEvent& b) { return a.ref_time_ns < b.ref_time_ns; });
   return result;
 }
 

@@ -1,6 +1,7 @@
 // analysis_durations.cpp: pairs start and end events into actions (the rule is in the header).
 #include "analysis_durations.h"
 
+#include <array>
 #include <charconv>
 #include <deque>
 #include <fmt/format.h>
@@ -57,26 +58,46 @@ Expected<DurationsResult> pair_actions(std::span<const AnalysisEvent> events, co
   result.from = from;
   result.to = to;
   result.pi_ns = pi_ns;
-  std::deque<const AnalysisEvent*> open;  // starts not yet closed, oldest first
+  // Open starts, oldest first: every start in order with a closed flag (the oldest open one is found by skipping
+  // closed ones from `oldest`), and per code a queue of the open ones, so that finding the oldest open start with
+  // a code is O(1) however many starts stay open (a linear scan was quadratic when many never close).
+  std::vector<const AnalysisEvent*> starts;
+  std::vector<bool> closed;
+  std::array<std::deque<size_t>, 256> open_by_code;
+  size_t oldest = 0;
+  auto oldest_open = [&] {
+    while (oldest < starts.size() && closed[oldest]) ++oldest;
+    return oldest;
+  };
+  const bool same_code = !to.code && rule == PairRule::SameCode;
   for (const AnalysisEvent& event : events) {
     if (is_endpoint(event, to)) {
-      auto it = open.begin();
-      if (!to.code && rule == PairRule::SameCode)
-        while (it != open.end() && (*it)->code != event.code) ++it;
-      if (it == open.end()) {
+      const size_t first_open = oldest_open();
+      size_t index = first_open;
+      if (same_code) {
+        const auto& queue = open_by_code[event.code];
+        index = queue.empty() ? starts.size() : queue.front();
+      }
+      if (index == starts.size()) {
         result.unmatched_ends.push_back(event.seq);
       } else {
-        if (it != open.begin()) result.out_of_order.push_back(event.seq);
-        const AnalysisEvent& start = **it;
+        if (index != first_open) result.out_of_order.push_back(event.seq);
+        const AnalysisEvent& start = *starts[index];
         result.actions.push_back({start.seq, event.seq, start.code, event.code, start.time_ns, event.time_ns,
                                   event.time_ns - start.time_ns});
-        open.erase(it);
+        closed[index] = true;
+        open_by_code[start.code].pop_front();  // the oldest open start of its code, whichever rule chose it
       }
       continue;
     }
-    if (is_endpoint(event, from)) open.push_back(&event);
+    if (is_endpoint(event, from)) {
+      open_by_code[event.code].push_back(starts.size());
+      starts.push_back(&event);
+      closed.push_back(false);
+    }
   }
-  for (const AnalysisEvent* start : open) result.unmatched_starts.push_back(start->seq);
+  for (size_t i = oldest_open(); i < starts.size(); ++i)
+    if (!closed[i]) result.unmatched_starts.push_back(starts[i]->seq);
   std::vector<double> durations;
   durations.reserve(result.actions.size());
   for (const Action& action : result.actions) durations.push_back(action.duration_ns);

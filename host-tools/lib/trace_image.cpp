@@ -344,7 +344,7 @@ Status TraceImage::scan_session(size_t index, SessionSummary& summary, std::vect
 
   std::vector<uint8_t> block;
   bool truncated = false;
-  for (uint64_t first = 0; first < header.chunk_count; first += kChunksPerRead) {
+  for (uint64_t first = 0; first < header.chunk_count && !truncated; first += kChunksPerRead) {
     const uint64_t count = std::min<uint64_t>(kChunksPerRead, header.chunk_count - first);
     const uint64_t readable = first >= chunks_in_image ? 0 : std::min(count, chunks_in_image - first);
     if (readable > 0) {
@@ -360,9 +360,11 @@ Status TraceImage::scan_session(size_t index, SessionSummary& summary, std::vect
         summary.problems.push_back(SessionProblem{chunk_index, lba, std::move(what)});
       };
       if (i >= readable) {
+        // Every later chunk is beyond the end too: one problem for the first, not one per chunk (a damaged
+        // header that claims 2^40 events would otherwise fill memory with problems).
         truncated = true;
         problem("beyond the end of the image");
-        continue;
+        break;
       }
       const uint8_t* chunk = block.data() + i * f::kChunkBytes;
       f::ChunkHeader chunk_header;
