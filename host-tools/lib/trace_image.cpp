@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +25,17 @@ namespace {
 
 // Chunks read per pread: 4 MiB keeps the disk streaming without holding a whole session twice.
 constexpr uint64_t kChunksPerRead = 128;
+
+// A large capture decodes into hundreds of MB of fresh memory: with 4 KiB pages, the page faults that first
+// touch it cost about as much as the decoding (perf). Transparent huge pages (where the system offers them on
+// request) fault it in 2 MiB at a time. Only advice: nothing changes when the system says no.
+void advise_huge_pages(void* data, size_t bytes) {
+  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
+  if (bytes < 2 * kHugePage) return;
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + kHugePage - 1) & ~(kHugePage - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) & ~(kHugePage - 1);
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+}
 
 template <size_t N>
 bool has_magic(const char* field, const char (&magic)[N]) {
@@ -340,7 +352,10 @@ Status TraceImage::scan_session(size_t index, SessionSummary& summary, std::vect
       image_sectors <= first_chunk_lba
           ? 0
           : std::min<uint64_t>(header.chunk_count, (image_sectors - first_chunk_lba) / f::kChunkSectors);
-  if (events) events->reserve(std::min<uint64_t>(header.event_count, chunks_in_image * f::kRecordsPerChunk));
+  if (events) {
+    events->reserve(std::min<uint64_t>(header.event_count, chunks_in_image * f::kRecordsPerChunk));
+    advise_huge_pages(events->data(), events->capacity() * sizeof(Event));
+  }
 
   std::vector<uint8_t> block;
   bool truncated = false;
