@@ -286,6 +286,13 @@ TEST(SqliteBulkLoad, ChunksJoinWithoutGapsAndNoRateGivesNullTimes) {
   ASSERT_TRUE(loaded) << loaded.error().message;
   ASSERT_EQ(loaded->size(), 2u);
   EXPECT_EQ(reported, (std::vector<uint64_t>{65'536, 131'072, 150'000}));
+  // The load turns SECURE_DELETE off for itself only: the connection gets its own setting back.
+  EXPECT_EQ(count(*db, "PRAGMA secure_delete"), count(*open_db(url), "PRAGMA secure_delete"));
+  ASSERT_TRUE(db->query("PRAGMA secure_delete = 1", {}));
+  auto again = load_image(*db, {image, 1, false}, {});  // already loaded: ends early, inside the load
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_TRUE(again->front().already_loaded);
+  EXPECT_EQ(count(*db, "PRAGMA secure_delete"), 1);
 
   const SessionData data = *TraceImage::open(image)->read_session(0);
   ASSERT_EQ(data.events.size(), 150'000u);
