@@ -142,7 +142,7 @@ Command add_qemu_run_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0, 255));
   sub->add_option("--sent-log", run.sent_log,
-                  "Write CSV index,probe,code,lines,scheduled_ns,sent_ns,host_tsc");
+                  "Write CSV index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before");
   sub->add_option("--serial-log", run.serial_log, "Save the guest's serial output to FILE");
   sub->add_flag(
       "--free-run", run.free_run,

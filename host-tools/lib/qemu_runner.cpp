@@ -523,9 +523,6 @@ Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState
                      format::stop_reason_name(load(first.control()->stop_reason)));
         break;
     }
-    sleep_ns(kSettleNs);
-    std::atomic_ref<uint32_t>(first.control()->command)
-        .store(static_cast<uint32_t>(vprobe::HostCommand::Stop), std::memory_order_release);
   } else {
     // --- capture: play the scenario ---
     enum class Abort { None, Interrupted, QemuExited, KernelLeftCapturing, Timeout } abort = Abort::None;
@@ -595,8 +592,9 @@ Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState
       report.max_late_ns = late.back();
       report.median_late_ns = late[late.size() / 2];
     }
-
-    // --- stop and dump ---
+  }
+  // --- stop and dump (after the scenario or the --run command) ---
+  if (!any_exited) {
     sleep_ns(kSettleNs);
     for (auto& machine : state.machines)
       std::atomic_ref<uint32_t>(machine->control()->command)
