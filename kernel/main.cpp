@@ -12,7 +12,6 @@
 #include "capture/capture_loop.h"
 #include "capture/stop_rules.h"
 #include "config/cmdline.h"
-#include "drivers/ata_pio.h"
 #include "drivers/console.h"
 #include "drivers/ivshmem_probe.h"
 #include "drivers/qemu_exit.h"
@@ -271,8 +270,8 @@ void report_calibration(const x86::TscCalibration& tsc) {
 void show_start_screen(const config::Config& config, const dump::TraceDisk* disk, const char* warning) {
   static char target[ui::kStatusLength];
   if (disk)
-    lib::format(target, sizeof(target), "  Trace disk: ide %s, \"%.40s\", next session %u, room for %llu events",
-                drivers::AtaPio::position_name(disk->position()), disk->label().name,
+    lib::format(target, sizeof(target), "  Trace disk: %s, \"%.40s\", next session %u, room for %llu events",
+                disk->where(), disk->label().name,
                 disk->append_point().session_number, disk->max_events());
   else
     lib::format(target, sizeof(target), "  Dump: %s",
@@ -311,10 +310,8 @@ Status run(const Boot& boot, const config::Config& config) {
   if (config.dump == config::DumpTarget::Ata) {
     if (!found) return found.failure();
     disk = &*found;
-    console::print("ETT: trace disk \"%.64s\" (ide %s, %u sectors per write block): %u sessions, next is "
-                   "session %u at LBA %llu\n",
-                   disk->label().name, drivers::AtaPio::position_name(disk->position()),
-                   disk->ata().sectors_per_write_block(), disk->append_point().existing_sessions,
+    console::print("ETT: trace disk \"%.64s\" (%s): %u sessions, next is session %u at LBA %llu\n",
+                   disk->label().name, disk->where(), disk->append_point().existing_sessions,
                    disk->append_point().session_number, disk->append_point().lba);
   }
   dump::SerialDump serial;

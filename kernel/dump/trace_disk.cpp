@@ -1,53 +1,372 @@
-// trace_disk.cpp: the search for a labelled disk, the session-chain walk, and the session writer.
+// trace_disk.cpp: the search for a labelled disk (IDE, AHCI, NVMe), the session-chain walk, and the session
+// writer.
 #include "dump/trace_disk.h"
 
 #include "arch/x86/cpu.h"
+#include "arch/x86/pci.h"
 #include "drivers/console.h"
+#include "drivers/storage/ahci.h"
+#include "drivers/storage/ata_pio.h"
+#include "drivers/storage/kernel_hardware.h"
+#include "drivers/storage/nvme.h"
+#include "drivers/storage/storage_pci.h"
 #include "lib/format.h"
+#include "lib/text.h"
 #include "lib/tsc_math.h"
+#include "runtime/new.h"
 
 namespace ett::dump {
 
 namespace {
+
+namespace storage = drivers::storage;
+namespace pci = x86::pci;
+
 // One chunk is assembled here (header + records + padding + CRC) and written with one command.
 alignas(16) uint8_t g_chunk[format::kChunkBytes];
 
-Status write_header(drivers::AtaPio& ata, format::SessionHeader& header, format::SessionStatus status) {
+// The DMA memory of the AHCI and NVMe drivers: command lists, queues and the bounce buffer. Static, so it
+// lies inside the kernel image, below the capture buffer. One area serves every controller: a controller
+// searched without success is stopped (its ports, or CC.EN) before the next one gets the area, and the search
+// ends at the trace disk, whose controller keeps it.
+constexpr uint32_t kDmaBytes = storage::AhciDisk::kDmaBytes > storage::NvmeController::kDmaBytes
+                                   ? storage::AhciDisk::kDmaBytes
+                                   : storage::NvmeController::kDmaBytes;
+alignas(4096) uint8_t g_dma[kDmaBytes];
+
+// Storage for the trace disk's driver objects, which live as long as the kernel (no heap).
+template <typename T>
+class Keep {
+ public:
+  T* put(const T& value) { return new (m_bytes) T(value); }
+
+ private:
+  alignas(T) uint8_t m_bytes[sizeof(T)];
+};
+Keep<storage::AtaPio> g_ide_disk;
+Keep<storage::AhciDisk> g_ahci_disk;
+Keep<storage::NvmeController> g_nvme_controller;
+Keep<storage::NvmeDisk> g_nvme_disk;
+Keep<TraceDisk> g_trace_disk;
+storage::MmioWindow g_window;  // the registers of the controller being searched (then: of the trace disk's)
+storage::TscClock g_clock;
+
+Status write_header(storage::BlockDevice& device, format::SessionHeader& header,
+                    format::SessionStatus status) {
   header.status = static_cast<uint32_t>(status);
   seal(header);
-  return ata.write(header.start_lba, 1, &header);
+  return device.write(header.start_lba, 1, &header);
 }
+
+struct Controller {
+  pci::Address address;
+  storage::ControllerKind kind;
+  uint8_t prog_if;
+  uint16_t vendor;
+  uint16_t device;
+};
+constexpr uint32_t kMaxControllers = 16;
+constexpr uint32_t kMaxNamespaces = 16;
+
+// One search: what was found so far, and the first reason a labelled disk could not be used.
+class Search {
+ public:
+  explicit Search(uint64_t tsc_hz) : m_tsc_hz(tsc_hz) {}
+
+  Result<TraceDisk> run();
+
+ private:
+  // Each returns true when it found the trace disk (then m_found holds it).
+  bool legacy_ide();
+  bool native_ide(const Controller& c);
+  bool ahci(const Controller& c);
+  bool nvme(const Controller& c);
+  void list_controllers();
+  // Checks the label of an opened disk; keeps the disk (through `keep`) when it is the trace disk.
+  template <typename Device, typename KeepFn>
+  bool check(Device& device, const char* where, KeepFn keep);
+  const char* name(const Controller& c, const char* prefix);
+
+  uint64_t m_tsc_hz;
+  Controller m_controllers[kMaxControllers] = {};
+  uint32_t m_controller_count = 0;
+  uint32_t m_disks = 0;
+  const char* m_label_problem = nullptr;
+  TraceDisk* m_found = nullptr;
+  char m_name[48] = {};
+};
+
+const char* Search::name(const Controller& c, const char* prefix) {
+  lib::format(m_name, sizeof(m_name), "%s %02x:%02x.%u", prefix, c.address.bus, c.address.slot,
+              c.address.function);
+  return m_name;
+}
+
+template <typename Device, typename KeepFn>
+bool Search::check(Device& device, const char* where, KeepFn keep) {
+  ++m_disks;
+  auto disk = TraceDisk::open(device, where);
+  if (!disk) {
+    console::print("ETT: %s: disk \"%s\", %llu sectors: %s; not touched\n", where, device.model(),
+                   device.sector_count(), disk.error().message);
+    if (m_label_problem == nullptr && disk.error().message != kNotATraceDisk)
+      m_label_problem = disk.error().message;
+    return false;
+  }
+  console::print("ETT: %s: disk \"%s\", %llu sectors: ETT trace disk\n", where, device.model(),
+                 device.sector_count());
+  storage::BlockDevice* kept = keep(device);
+  auto reopened = TraceDisk::open(*kept, where);  // the same label, now pointing at the kept driver
+  if (!reopened) {
+    console::print("ETT: %s: %s\n", where, reopened.error().message);
+    return false;
+  }
+  kept->prepare_for_writing();
+  m_found = g_trace_disk.put(*reopened);
+  return true;
+}
+
+bool Search::legacy_ide() {
+  using storage::AtaPio;
+  for (uint32_t i = 0; i < AtaPio::kPositionCount; ++i) {
+    const auto position = static_cast<AtaPio::Position>(i);
+    char where[48];
+    lib::format(where, sizeof(where), "ide %s", AtaPio::position_name(position));
+    auto ata = AtaPio::open(position, m_tsc_hz);
+    if (!ata) {
+      console::print("ETT: %s: %s\n", where, ata.error().message);
+      continue;
+    }
+    if (check(*ata, where, [](AtaPio& d) { return g_ide_disk.put(d); })) return true;
+  }
+  return false;
+}
+
+bool Search::native_ide(const Controller& c) {
+  using storage::AtaPio;
+  const char* prefix = name(c, "ide");
+  char controller[24];
+  lib::copy_text(controller, sizeof(controller), prefix);
+  for (uint32_t channel = 0; channel < 2; ++channel) {
+    const char* channel_name = channel == 0 ? "primary" : "secondary";
+    if (!storage::ide_channel_native(c.prog_if, channel)) {
+      console::print("ETT: %s: %s channel in compatibility mode (the legacy ports above)\n", controller,
+                     channel_name);
+      continue;
+    }
+    auto command_bar = pci::read_bar(c.address, static_cast<uint8_t>(2 * channel));
+    auto control_bar = pci::read_bar(c.address, static_cast<uint8_t>(2 * channel + 1));
+    if (!command_bar || !control_bar) {
+      console::print("ETT: %s: %s channel: %s\n", controller, channel_name,
+                     (!command_bar ? command_bar : control_bar).error().message);
+      continue;
+    }
+    auto ports = storage::ide_channel_ports(c.prog_if, channel, *command_bar, *control_bar);
+    if (!ports) {
+      console::print("ETT: %s: %s channel: %s\n", controller, channel_name, ports.error().message);
+      continue;
+    }
+    pci::enable(c.address, false, true, false);
+    console::print("ETT: %s: %s channel in native mode at ports 0x%x/0x%x\n", controller, channel_name,
+                   ports->command, ports->control);
+    for (uint32_t slave = 0; slave < 2; ++slave) {
+      char where[48];
+      lib::format(where, sizeof(where), "%s %s %s", controller, channel_name, slave ? "slave" : "master");
+      auto ata = AtaPio::open(*ports, slave != 0, m_tsc_hz);
+      if (!ata) {
+        console::print("ETT: %s: %s\n", where, ata.error().message);
+        continue;
+      }
+      if (check(*ata, where, [](AtaPio& d) { return g_ide_disk.put(d); })) return true;
+    }
+  }
+  return false;
+}
+
+bool Search::ahci(const Controller& c) {
+  using storage::AhciController;
+  using storage::AhciDisk;
+  char controller[24];
+  lib::copy_text(controller, sizeof(controller), name(c, "ahci"));
+  auto bar = pci::read_bar(c.address, 5);
+  if (!bar) {
+    console::print("ETT: %s: ABAR (BAR5): %s; skipped\n", controller, bar.error().message);
+    return false;
+  }
+  auto base = storage::reachable_mmio(*bar, 5, 0x100);
+  if (!base) {
+    console::print("ETT: %s: %s; skipped\n", controller, base.error().message);
+    return false;
+  }
+  pci::enable(c.address, true, false, true);
+  g_window = storage::MmioWindow(*base);
+  auto hba = AhciController::open(g_window, g_clock);
+  if (!hba) {
+    console::print("ETT: %s: %s; skipped\n", controller, hba.error().message);
+    return false;
+  }
+  console::print("ETT: %s: AHCI controller %04x:%04x, ABAR 0x%08x, %u ports%s\n", controller, c.vendor,
+                 c.device, *base, hba->port_count(),
+                 hba->took_over_from_firmware() ? ", taken over from the firmware" : "");
+  // Every port stops first: none may keep using memory the firmware gave it while we reuse ours.
+  const uint32_t ports = hba->implemented_ports();
+  for (uint32_t port = 0; port < AhciController::kMaxPorts; ++port) {
+    if (!(ports & (1u << port))) continue;
+    if (auto stopped = hba->stop_port(port); !stopped)
+      console::print("ETT: %s port %u: %s\n", controller, port, stopped.error().message);
+  }
+  char empty[96] = "";
+  size_t empty_length = 0;
+  uint32_t empty_ports = 0;
+  const auto dma = storage::kernel_dma_area(g_dma, sizeof(g_dma));
+  bool found = false;
+  for (uint32_t port = 0; port < AhciController::kMaxPorts && !found; ++port) {
+    if (!(ports & (1u << port))) continue;
+    char where[48];
+    lib::format(where, sizeof(where), "%s port %u", controller, port);
+    switch (hba->link(port)) {
+      case AhciController::Link::NoDevice:
+        empty_length += lib::format(empty + empty_length, sizeof(empty) - empty_length, "%s%u",
+                                    empty_length ? ", " : "", port);
+        if (empty_length >= sizeof(empty)) empty_length = sizeof(empty) - 1;
+        ++empty_ports;
+        continue;
+      case AhciController::Link::Offline:
+        console::print("ETT: %s: a device without an established link (PxSSTS.DET=1); skipped\n", where);
+        continue;
+      case AhciController::Link::Up:
+        break;
+    }
+    auto disk = AhciDisk::open(*hba, port, dma);
+    if (!disk) {
+      console::print("ETT: %s: %s; skipped\n", where, disk.error().message);
+      continue;
+    }
+    found = check(*disk, where, [](AhciDisk& d) { return g_ahci_disk.put(d); });
+    if (!found) (void)disk->close();
+  }
+  if (empty_length)
+    console::print("ETT: %s: no device on port%s %s\n", controller, empty_ports > 1 ? "s" : "", empty);
+  return found;
+}
+
+bool Search::nvme(const Controller& c) {
+  using storage::NvmeController;
+  using storage::NvmeDisk;
+  char controller[24];
+  lib::copy_text(controller, sizeof(controller), name(c, "nvme"));
+  auto bar = pci::read_bar(c.address, 0);
+  if (!bar) {
+    console::print("ETT: %s: BAR0: %s; skipped\n", controller, bar.error().message);
+    return false;
+  }
+  auto base = storage::reachable_mmio(*bar, 0, 0x2000);
+  if (!base) {
+    console::print("ETT: %s: %s; skipped\n", controller, base.error().message);
+    if (m_label_problem == nullptr) m_label_problem = "an NVMe controller could not be searched (see above)";
+    return false;
+  }
+  pci::enable(c.address, true, false, true);
+  g_window = storage::MmioWindow(*base);
+  auto opened = NvmeController::open(g_window, g_clock, storage::kernel_dma_area(g_dma, sizeof(g_dma)));
+  if (!opened) {
+    console::print("ETT: %s: %s; skipped\n", controller, opened.error().message);
+    return false;
+  }
+  NvmeController* nvme = g_nvme_controller.put(*opened);
+  uint32_t nsids[kMaxNamespaces];
+  auto count = nvme->active_namespaces(nsids, kMaxNamespaces);
+  if (!count) {
+    console::print("ETT: %s: %s; skipped\n", controller, count.error().message);
+    (void)nvme->close();
+    return false;
+  }
+  console::print("ETT: %s: NVMe controller %04x:%04x \"%s\", BAR0 0x%08x, %u active namespace%s\n",
+                 controller, c.vendor, c.device, nvme->model(), *base, *count, *count == 1 ? "" : "s");
+  for (uint32_t i = 0; i < *count; ++i) {
+    const uint32_t nsid = nsids[i];
+    char where[48];
+    lib::format(where, sizeof(where), "%s namespace %u", controller, nsid);
+    auto disk = NvmeDisk::open(*nvme, nsid);
+    if (!disk) {
+      console::print("ETT: %s: %s; skipped\n", where, disk.error().message);
+      continue;
+    }
+    if (check(*disk, where, [](NvmeDisk& d) { return g_nvme_disk.put(d); })) return true;
+  }
+  if (auto closed = nvme->close(); !closed)
+    console::print("ETT: %s: %s\n", controller, closed.error().message);
+  return false;
+}
+
+void Search::list_controllers() {
+  pci::for_each_function([this](pci::Address a) {
+    const auto kind = storage::classify(pci::read8(a, pci::kClassCode), pci::read8(a, pci::kSubclass),
+                                        pci::read8(a, pci::kProgIf));
+    if (kind == storage::ControllerKind::NotStorage || m_controller_count == kMaxControllers) return;
+    m_controllers[m_controller_count++] = {a, kind, pci::read8(a, pci::kProgIf),
+                                           pci::read16(a, pci::kVendorId), pci::read16(a, pci::kDeviceId)};
+  });
+}
+
+Result<TraceDisk> Search::run() {
+  g_clock = storage::TscClock(m_tsc_hz);
+  console::write(
+      "ETT: trace disk search: legacy IDE ports, native-mode PCI IDE, AHCI ports, NVMe namespaces; the first "
+      "disk with an ETT label is the trace disk, no other disk is written\n");
+  list_controllers();
+  bool found = legacy_ide();
+  // One pass per interface, in the order above; each controller once.
+  constexpr storage::ControllerKind kOrder[] = {storage::ControllerKind::Ide, storage::ControllerKind::Ahci,
+                                                storage::ControllerKind::Nvme,
+                                                storage::ControllerKind::OtherStorage};
+  for (const storage::ControllerKind kind : kOrder) {
+    for (uint32_t i = 0; i < m_controller_count; ++i) {
+      const Controller& c = m_controllers[i];
+      if (c.kind != kind) continue;
+      if (found) {
+        console::print("ETT: %s: %s controller, not searched (the trace disk was found first)\n",
+                       name(c, "pci"), storage::kind_name(kind));
+        continue;
+      }
+      switch (kind) {
+        case storage::ControllerKind::Ide:
+          found = native_ide(c);
+          break;
+        case storage::ControllerKind::Ahci:
+          found = ahci(c);
+          break;
+        case storage::ControllerKind::Nvme:
+          found = nvme(c);
+          break;
+        default:
+          console::print("ETT: %s: storage controller %04x:%04x (class 01/%02x/%02x): no driver; skipped\n",
+                         name(c, "pci"), c.vendor, c.device, pci::read8(c.address, pci::kSubclass),
+                         c.prog_if);
+          break;
+      }
+    }
+  }
+  if (found) return *m_found;
+  if (m_label_problem) return fail(m_label_problem);
+  static char message[224];
+  lib::format(
+      message, sizeof(message),
+      "no ETT trace disk found (%u disks searched on IDE, AHCI and NVMe); a disk that is not an ETT trace "
+      "disk is never written (make one with `ett mkdisk`)",
+      m_disks);
+  return fail(message);
+}
+
 }  // namespace
 
 Result<TraceDisk> TraceDisk::find(uint64_t tsc_hz) {
-  using drivers::AtaPio;
-  const char* label_problem = nullptr;  // a labelled disk that this kernel cannot use says why
-  for (uint32_t i = 0; i < AtaPio::kPositionCount; ++i) {
-    const auto position = static_cast<AtaPio::Position>(i);
-    const char* name = AtaPio::position_name(position);
-    auto ata = AtaPio::open(position, tsc_hz);
-    if (!ata) {
-      console::print("ETT: ide %s: %s\n", name, ata.error().message);
-      continue;
-    }
-    auto disk = open(*ata);
-    if (!disk) {
-      console::print("ETT: ide %s: disk \"%s\", %llu sectors: %s; not touched\n", name, ata->model(),
-                     ata->sector_count(), disk.error().message);
-      if (label_problem == nullptr && disk.error().message != kNotATraceDisk)
-        label_problem = disk.error().message;
-      continue;
-    }
-    console::print("ETT: ide %s: disk \"%s\", %llu sectors%s: ETT trace disk\n", name, ata->model(),
-                   ata->sector_count(), ata->has_lba48() ? ", LBA48" : "");
-    disk->m_position = position;
-    disk->m_ata.enable_multiple_mode();
-    return disk;
-  }
-  if (label_problem) return fail(label_problem);
-  return fail(
-      "no ETT trace disk on either IDE channel; a disk that is not an ETT trace disk is never written "
-      "(make one with `ett mkdisk`)");
+  Search search(tsc_hz);
+  return search.run();
+}
+
+void TraceDisk::set_where(const char* where) {
+  lib::copy_text(m_where, sizeof(m_where), where);
 }
 
 Status TraceDisk::check_room(uint64_t event_count) const {
@@ -59,18 +378,20 @@ Status TraceDisk::check_room(uint64_t event_count) const {
   return fail(message);
 }
 
-Result<TraceDisk> TraceDisk::open(const drivers::AtaPio& ata_in) {
-  drivers::AtaPio ata = ata_in;
+Result<TraceDisk> TraceDisk::open(drivers::storage::BlockDevice& device, const char* where) {
   format::DiskLabel label;
-  ETT_TRY(ata.read(0, 1, &label));
+  ETT_TRY(device.read(0, 1, &label));
   ETT_TRY(check_label(label));
-  const uint64_t end = label.total_sectors < ata.sector_count() ? label.total_sectors : ata.sector_count();
+  const uint64_t end =
+      label.total_sectors < device.sector_count() ? label.total_sectors : device.sector_count();
   ETT_TRY_ASSIGN(
       const AppendPoint append,
-      find_append_point(label, ata.sector_count(), [&ata](uint64_t lba, format::SessionHeader& header) {
-        return ata.read(lba, 1, &header);
+      find_append_point(label, device.sector_count(), [&device](uint64_t lba, format::SessionHeader& header) {
+        return device.read(lba, 1, &header);
       }));
-  return TraceDisk(ata, label, append, end);
+  TraceDisk disk(device, label, append, end);
+  disk.set_where(where);
+  return disk;
 }
 
 Result<DumpStats> TraceDisk::write_session(format::SessionHeader& header, const format::EventRecord* events,
@@ -82,21 +403,21 @@ Result<DumpStats> TraceDisk::write_session(format::SessionHeader& header, const 
                  header.start_lba, event_count, chunk_count);
 
   const uint64_t start = x86::rdtsc();
-  ETT_TRY(write_header(m_ata, header, format::SessionStatus::Writing));
+  ETT_TRY(write_header(*m_device, header, format::SessionStatus::Writing));
   uint64_t next_report = chunk_count / 10;
   for (uint64_t index = 0; index < chunk_count; ++index) {
     build_chunk(g_chunk, header.session_number, index, events, event_count);
-    ETT_TRY(
-        m_ata.write(header.start_lba + 1 + index * format::kChunkSectors, format::kChunkSectors, g_chunk));
+    ETT_TRY(m_device->write(header.start_lba + 1 + index * format::kChunkSectors, format::kChunkSectors,
+                            g_chunk));
     if (chunk_count >= 20 && index + 1 == next_report && index + 1 < chunk_count) {
       console::print("ETT: dump %llu%% (%llu/%llu chunks)\n", (index + 1) * 100 / chunk_count, index + 1,
                      chunk_count);
       next_report += chunk_count / 10;
     }
   }
-  ETT_TRY(m_ata.flush_cache());
-  ETT_TRY(write_header(m_ata, header, format::SessionStatus::Complete));
-  ETT_TRY(m_ata.flush_cache());
+  ETT_TRY(m_device->flush());
+  ETT_TRY(write_header(*m_device, header, format::SessionStatus::Complete));
+  ETT_TRY(m_device->flush());
   const uint64_t ticks = x86::rdtsc() - start;
 
   m_append = {header.start_lba + header.reserved_sectors, header.session_number + 1,

@@ -1,10 +1,10 @@
-// trace_disk.h: the labelled trace disk, found on either IDE channel: checked before the capture, appended
-// after it.
+// trace_disk.h: the labelled trace disk, searched for on IDE, AHCI and NVMe: checked before the capture,
+// appended after it.
 #pragma once
 
 #include <stdint.h>
 
-#include "drivers/ata_pio.h"
+#include "drivers/storage/block_device.h"
 #include "dump/session_codec.h"
 #include "ett/result.h"
 #include "ett/trace_format.h"
@@ -19,15 +19,18 @@ struct DumpStats {
 
 class TraceDisk {
  public:
-  // Searches the four IDE positions (primary master, primary slave, secondary master, secondary slave) for
-  // the first disk with a valid ETT label, saying on the console what it finds at each. Only IDENTIFY and
-  // reads reach a disk before its label is checked: a disk without a valid label is never written to.
+  // Searches, in this order, the four legacy IDE positions, the channels of PCI IDE controllers in native
+  // mode, every AHCI port with a SATA disk and every NVMe namespace, for the first disk with a valid ETT
+  // label, saying on the console what it finds at each and why it passes over it. Only IDENTIFY and reads
+  // reach a disk before its label is checked: a disk without a valid label is never written to.
   static Result<TraceDisk> find(uint64_t tsc_hz);
   // Reads and checks the label at LBA 0 of one disk and finds where the next session goes. Reads only.
-  static Result<TraceDisk> open(const drivers::AtaPio& ata);
+  // `device` must outlive the TraceDisk.
+  static Result<TraceDisk> open(drivers::storage::BlockDevice& device, const char* where);
 
-  drivers::AtaPio::Position position() const { return m_position; }
-  const drivers::AtaPio& ata() const { return m_ata; }
+  // Where the disk is, e.g. "ide primary master", "ahci 00:1f.2 port 1", "nvme 00:04.0 namespace 1".
+  const char* where() const { return m_where; }
+  drivers::storage::BlockDevice& device() const { return *m_device; }
   const format::DiskLabel& label() const { return m_label; }
   const AppendPoint& append_point() const { return m_append; }
   // The end of the usable disk: the label's size or the drive's, whichever is smaller.
@@ -43,11 +46,13 @@ class TraceDisk {
                                   uint64_t event_count, uint64_t tsc_hz);
 
  private:
-  TraceDisk(const drivers::AtaPio& ata, const format::DiskLabel& label, AppendPoint append, uint64_t end_lba)
-      : m_ata(ata), m_label(label), m_append(append), m_end_lba(end_lba) {}
+  TraceDisk(drivers::storage::BlockDevice& device, const format::DiskLabel& label, AppendPoint append,
+            uint64_t end_lba)
+      : m_device(&device), m_label(label), m_append(append), m_end_lba(end_lba) {}
+  void set_where(const char* where);
 
-  drivers::AtaPio m_ata;
-  drivers::AtaPio::Position m_position = drivers::AtaPio::Position::PrimaryMaster;
+  drivers::storage::BlockDevice* m_device;
+  char m_where[48] = {};
   format::DiskLabel m_label;
   AppendPoint m_append;
   uint64_t m_end_lba;

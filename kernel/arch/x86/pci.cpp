@@ -65,7 +65,8 @@ Result<Address> scan(Match match) {
 }  // namespace
 
 Result<Address> find_class(uint8_t class_code, uint8_t subclass) {
-  return scan([&](Address a) { return read8(a, kClassCode) == class_code && read8(a, kSubclass) == subclass; });
+  return scan(
+      [&](Address a) { return read8(a, kClassCode) == class_code && read8(a, kSubclass) == subclass; });
 }
 
 Result<Address> find_device(uint16_t vendor, uint16_t device) {
@@ -87,36 +88,33 @@ Result<Address> find_device(uint16_t vendor, uint16_t device) {
 Result<Bar> read_bar(Address address, uint8_t index) {
   if (index > 5) return fail("PCI BAR index out of range");
   const auto offset = static_cast<uint8_t>(kBar0 + 4 * index);
-  const uint32_t low = read32(address, offset);
-  Bar bar{};
-  bar.is_io = low & kBarIo;
-  bar.is_64bit = !bar.is_io && (low & kBarTypeMask) == kBarType64;
-  bar.prefetchable = !bar.is_io && (low & kBarPrefetchable);
-  if (bar.is_64bit && index == 5) return fail("PCI 64-bit BAR in the last BAR slot");
-  const uint32_t high = bar.is_64bit ? read32(address, offset + 4) : 0;
-  bar.address =
-      bar.is_io ? (low & kBarIoAddressMask) : ((uint64_t{high} << 32) | (low & kBarMemoryAddressMask));
+  BarProbe probe{};
+  probe.low = read32(address, offset);
+  const bool is_64bit = !(probe.low & kBarIo) && (probe.low & kBarTypeMask) == kBarType64;
+  if (is_64bit && index == 5) return fail("PCI 64-bit BAR in the last BAR slot");
+  probe.high = is_64bit ? read32(address, offset + 4) : 0;
 
   const uint16_t command = read16(address, kCommand);
   write16(address, kCommand, command & ~(kIoSpace | kMemorySpace));
   write32(address, offset, 0xFFFFFFFF);
-  const uint32_t size_low = read32(address, offset);
-  uint32_t size_high = 0xFFFFFFFF;
-  if (bar.is_64bit) {
+  probe.size_low = read32(address, offset);
+  probe.size_high = 0xFFFFFFFF;
+  if (is_64bit) {
     write32(address, offset + 4, 0xFFFFFFFF);
-    size_high = read32(address, offset + 4);
-    write32(address, offset + 4, high);
+    probe.size_high = read32(address, offset + 4);
+    write32(address, offset + 4, probe.high);
   }
-  write32(address, offset, low);
+  write32(address, offset, probe.low);
   write16(address, kCommand, command);
+  return decode_bar(probe);
+}
 
-  if (bar.is_io) {
-    bar.size = (~(size_low & kBarIoAddressMask) + 1) & 0xFFFF;  // I/O BARs decode 16 bits at most
-  } else {
-    const uint64_t mask = (uint64_t{size_high} << 32) | (size_low & kBarMemoryAddressMask);
-    bar.size = (mask & 0xFFFFFFFFu) == 0 && !bar.is_64bit ? 0 : ~mask + 1;
-  }
-  return bar;
+void enable(Address address, bool memory, bool io, bool bus_master) {
+  uint16_t command = read16(address, kCommand) | kInterruptDisable;
+  if (memory) command |= kMemorySpace;
+  if (io) command |= kIoSpace;
+  if (bus_master) command |= kBusMaster;
+  write16(address, kCommand, command);
 }
 
 }  // namespace ett::x86::pci

@@ -29,6 +29,7 @@ enum CommandBit : uint16_t {
   kIoSpace = 1u << 0,
   kMemorySpace = 1u << 1,
   kBusMaster = 1u << 2,
+  kInterruptDisable = 1u << 10,  // INTx off: the kernel polls
 };
 
 enum BarBit : uint32_t {
@@ -62,8 +63,57 @@ struct Bar {
   bool prefetchable;
 };
 
+// What one BAR (and its upper half, for a 64-bit memory BAR) read before and after all-ones were written to
+// it: everything decode_bar needs.
+struct BarProbe {
+  uint32_t low;
+  uint32_t high;       // the next BAR's value when `low` says 64-bit, else 0
+  uint32_t size_low;   // read back after writing all-ones
+  uint32_t size_high;  // the same for the upper half (0xFFFFFFFF for a 32-bit BAR)
+};
+
+// Decodes address, size and type from a probe (no hardware access: unit-tested on the host).
+constexpr Bar decode_bar(const BarProbe& probe) {
+  Bar bar{};
+  bar.is_io = probe.low & kBarIo;
+  bar.is_64bit = !bar.is_io && (probe.low & kBarTypeMask) == kBarType64;
+  bar.prefetchable = !bar.is_io && (probe.low & kBarPrefetchable);
+  const uint32_t high = bar.is_64bit ? probe.high : 0;
+  bar.address = bar.is_io ? (probe.low & kBarIoAddressMask)
+                          : ((uint64_t{high} << 32) | (probe.low & kBarMemoryAddressMask));
+  if (bar.is_io) {
+    const uint32_t mask = probe.size_low & kBarIoAddressMask;
+    bar.size = mask == 0 ? 0 : (~mask + 1) & 0xFFFF;  // I/O BARs decode 16 bits at most
+  } else {
+    const uint32_t size_high = bar.is_64bit ? probe.size_high : 0xFFFFFFFF;
+    const uint64_t mask = (uint64_t{size_high} << 32) | (probe.size_low & kBarMemoryAddressMask);
+    bar.size = (probe.size_low & kBarMemoryAddressMask) == 0 && !bar.is_64bit ? 0 : ~mask + 1;
+  }
+  return bar;
+}
+
 // Reads BAR `index` (and BAR index+1 for a 64-bit memory BAR) and sizes it. Sizing writes all-ones to the
 // BAR, so decoding is switched off meanwhile and the command register restored afterwards.
 Result<Bar> read_bar(Address address, uint8_t index);
+
+// Turns on the decoding a driver needs (memory and/or I/O space), bus mastering when the device does DMA,
+// and turns INTx off.
+void enable(Address address, bool memory, bool io, bool bus_master);
+
+// Calls visit(address) for every present function, in bus/slot/function order.
+template <typename Visit>
+void for_each_function(Visit visit) {
+  for (uint32_t bus = 0; bus < 256; ++bus) {
+    for (uint8_t slot = 0; slot < 32; ++slot) {
+      const Address first{static_cast<uint8_t>(bus), slot, 0};
+      if (read16(first, kVendorId) == kNoDevice) continue;
+      const uint8_t functions = (read8(first, kHeaderType) & kHeaderMultiFunction) ? 8 : 1;
+      for (uint8_t function = 0; function < functions; ++function) {
+        const Address a{static_cast<uint8_t>(bus), slot, function};
+        if (read16(a, kVendorId) != kNoDevice) visit(a);
+      }
+    }
+  }
+}
 
 }  // namespace ett::x86::pci

@@ -1,5 +1,5 @@
-// ata_pio.h: one legacy IDE disk (either channel, master or slave) through programmed I/O: IDENTIFY, read,
-// write, flush. Polled, no IRQs;
+// ata_pio.h: one IDE disk (legacy channel ports, or a native-mode PCI channel's BARs) through programmed I/O:
+// IDENTIFY, read, write, flush. Polled, no IRQs;
 // every wait has a TSC deadline and fails with a message naming what timed out. Writes move up to 16 sectors
 // per data request (WRITE MULTIPLE) when the drive supports it: under QEMU each data request costs one
 // round trip to the image file, so this is what sets the dump rate.
@@ -8,14 +8,14 @@
 #include <stdint.h>
 
 #include "arch/x86/io.h"
+#include "drivers/storage/block_device.h"
+#include "drivers/storage/storage_pci.h"
 #include "ett/result.h"
 
-namespace ett::drivers {
+namespace ett::drivers::storage {
 
-class AtaPio {
+class AtaPio : public BlockDevice {
  public:
-  static constexpr uint32_t kSectorSize = 512;
-
   // The four legacy IDE positions, in the order the kernel searches them for a trace disk.
   enum class Position : uint8_t { PrimaryMaster, PrimarySlave, SecondaryMaster, SecondarySlave };
   static constexpr uint32_t kPositionCount = 4;
@@ -25,22 +25,25 @@ class AtaPio {
   // 0x376). Sends nothing but drive select and IDENTIFY: a disk is only read until its label is checked.
   // `tsc_hz` sets the deadlines.
   static Result<AtaPio> open(Position position, uint64_t tsc_hz);
-  static Result<AtaPio> open_primary_master(uint64_t tsc_hz) { return open(Position::PrimaryMaster, tsc_hz); }
+  // The same for a channel at other ports (a native-mode PCI IDE controller's BARs).
+  static Result<AtaPio> open(const IdeChannelPorts& channel, bool slave, uint64_t tsc_hz);
 
   // SET MULTIPLE MODE (up to 16 sectors per data request). Changes the drive's settings, so the caller
   // does it only once the disk is known to be a trace disk; until then writes go one sector per request.
   void enable_multiple_mode();
+  void prepare_for_writing() override { enable_multiple_mode(); }
 
   // `count` sectors (any number; split into commands of at most 256) at `lba`.
-  Status read(uint64_t lba, uint32_t count, void* buffer);
-  Status write(uint64_t lba, uint32_t count, const void* data);
+  Status read(uint64_t lba, uint32_t count, void* buffer) override;
+  Status write(uint64_t lba, uint32_t count, const void* data) override;
   // FLUSH CACHE: everything written so far is on the medium (or in the image file) when this returns.
   Status flush_cache();
+  Status flush() override { return flush_cache(); }
 
-  uint64_t sector_count() const { return m_sector_count; }
+  uint64_t sector_count() const override { return m_sector_count; }
   bool has_lba48() const { return m_lba48; }
   uint32_t sectors_per_write_block() const { return m_block_sectors; }
-  const char* model() const { return m_model; }
+  const char* model() const override { return m_model; }
 
  private:
   enum CommandReg : uint8_t {
@@ -84,15 +87,6 @@ class AtaPio {
     kFlushCache = 0xE7,
     kIdentify = 0xEC,
   };
-  // IDENTIFY data, in 16-bit words.
-  enum IdentifyWord : uint32_t {
-    kIdModel = 27,          // 20 words, bytes swapped in each word
-    kIdMaxMultiple = 47,    // bits 7:0: most sectors per data request of READ/WRITE MULTIPLE (0: none)
-    kIdLba28Sectors = 60,   // 2 words
-    kIdCommandSets = 83,    // bit 10: LBA48
-    kIdLba48Sectors = 100,  // 4 words
-  };
-  static constexpr uint16_t kCommandSetLba48 = 1u << 10;
   static constexpr uint16_t kPrimaryCommandBase = 0x1F0;
   static constexpr uint16_t kPrimaryControlBase = 0x3F6;
   static constexpr uint16_t kSecondaryCommandBase = 0x170;
@@ -112,7 +106,7 @@ class AtaPio {
   static const Op kFlushOp;
   static const Op kSetMultipleOp;
 
-  AtaPio(Position position, uint64_t tsc_hz);
+  AtaPio(uint16_t command_base, uint16_t control_base, bool slave, uint64_t tsc_hz);
   Status identify();
   void delay_400ns() const;
   uint64_t deadline_after_ms(uint32_t ms) const;
@@ -134,4 +128,4 @@ class AtaPio {
   char m_model[41] = {};
 };
 
-}  // namespace ett::drivers
+}  // namespace ett::drivers::storage

@@ -1,10 +1,11 @@
 // ata_pio.cpp: PIO data transfers with one IDE disk, one DRQ block (1 to 16 sectors) at a time.
-#include "drivers/ata_pio.h"
+#include "drivers/storage/ata_pio.h"
 
 #include "arch/x86/cpu.h"
+#include "drivers/storage/ata_identify.h"
 #include "lib/tsc_math.h"
 
-namespace ett::drivers {
+namespace ett::drivers::storage {
 
 namespace {
 constexpr uint32_t kIdentifyTimeoutMs = 2'000;
@@ -41,15 +42,22 @@ const char* AtaPio::position_name(Position position) {
   return "?";
 }
 
-AtaPio::AtaPio(Position position, uint64_t tsc_hz)
-    : m_command_block(position <= Position::PrimarySlave ? kPrimaryCommandBase : kSecondaryCommandBase),
-      m_control_block(position <= Position::PrimarySlave ? kPrimaryControlBase : kSecondaryControlBase),
-      m_select((position == Position::PrimarySlave || position == Position::SecondarySlave) ? kSelectSlave
-                                                                                             : kSelectMaster),
+AtaPio::AtaPio(uint16_t command_base, uint16_t control_base, bool slave, uint64_t tsc_hz)
+    : m_command_block(command_base),
+      m_control_block(control_base),
+      m_select(slave ? kSelectSlave : kSelectMaster),
       m_tsc_hz(tsc_hz) {}
 
 Result<AtaPio> AtaPio::open(Position position, uint64_t tsc_hz) {
-  AtaPio ata(position, tsc_hz);
+  const bool primary = position <= Position::PrimarySlave;
+  const bool slave = position == Position::PrimarySlave || position == Position::SecondarySlave;
+  return open(IdeChannelPorts{primary ? kPrimaryCommandBase : kSecondaryCommandBase,
+                              primary ? kPrimaryControlBase : kSecondaryControlBase, false},
+              slave, tsc_hz);
+}
+
+Result<AtaPio> AtaPio::open(const IdeChannelPorts& channel, bool slave, uint64_t tsc_hz) {
+  AtaPio ata(channel.command, channel.control, slave, tsc_hz);
   ETT_TRY(ata.identify());
   return ata;
 }
@@ -114,21 +122,12 @@ Status AtaPio::identify() {
   uint16_t words[kWordsPerSector];
   m_command_block.rep_in16(kData, words, kWordsPerSector);
 
-  for (uint32_t i = 0; i < 20; ++i) {
-    m_model[2 * i] = static_cast<char>(words[kIdModel + i] >> 8);
-    m_model[2 * i + 1] = static_cast<char>(words[kIdModel + i] & 0xFF);
-  }
-  for (int i = 39; i >= 0 && (m_model[i] == ' ' || m_model[i] == '\0'); --i) m_model[i] = '\0';
-
-  m_lba48 = words[kIdCommandSets] & kCommandSetLba48;
-  if (m_lba48) {
-    m_sector_count = 0;
-    for (int i = 3; i >= 0; --i) m_sector_count = (m_sector_count << 16) | words[kIdLba48Sectors + i];
-  }
-  if (m_sector_count == 0)
-    m_sector_count = (uint32_t{words[kIdLba28Sectors + 1]} << 16) | words[kIdLba28Sectors];
+  const IdentifyData id = parse_identify(words);
+  __builtin_memcpy(m_model, id.model, sizeof(m_model));
+  m_lba48 = id.lba48;
+  m_sector_count = id.sectors;
   if (m_sector_count == 0) return fail("ata: the disk reports no LBA sectors (CHS-only disk)");
-  m_max_multiple = words[kIdMaxMultiple] & 0xFF;
+  m_max_multiple = id.max_multiple;
   return {};
 }
 
@@ -222,4 +221,4 @@ Status AtaPio::flush_cache() {
   return wait_complete(kFlushOp, kFlushTimeoutMs);
 }
 
-}  // namespace ett::drivers
+}  // namespace ett::drivers::storage

@@ -1,0 +1,270 @@
+// ahci.cpp: the AHCI HBA and one SATA disk, polled through command slot 0 with one PRDT entry.
+#include "drivers/storage/ahci.h"
+
+#include "drivers/storage/ata_identify.h"
+
+namespace ett::drivers::storage {
+
+namespace {
+constexpr uint32_t kHandoffMs = 25;         // AHCI 1.3.1 10.6.3: the firmware clears BOS within 25 ms...
+constexpr uint32_t kHandoffBusyMs = 2'000;  // ...or, when it says it is busy (BB), within 2 s
+constexpr uint32_t kStopMs = 500;           // CR and FR clear within 500 ms of ST or FRE clearing
+constexpr uint32_t kDeviceReadyMs = 2'000;  // BSY and DRQ clear after the port starts
+constexpr uint32_t kIdentifyMs = 2'000;
+constexpr uint32_t kTransferMs = 10'000;  // a real disk may have to spin up first
+constexpr uint32_t kFlushMs = 30'000;
+constexpr uint32_t kMaxSectors = AhciDisk::kDataBytes / BlockDevice::kSectorSize;
+}  // namespace
+
+// --- the HBA ---------------------------------------------------------------------------------------------
+
+Result<AhciController> AhciController::open(RegisterWindow& abar, Clock& clock) {
+  AhciController hba(abar, clock);
+  ETT_TRY(hba.take_from_firmware());
+  const uint32_t ghc = abar.read32(kGhc);
+  abar.write32(kGhc, (ghc | kGhcAhciEnable) & ~kGhcInterruptEnable);
+  if (!(abar.read32(kGhc) & kGhcAhciEnable))
+    return fail("ahci: the controller stays in legacy mode (GHC.AE)");
+  hba.m_cap = abar.read32(kCap);
+  hba.m_ports_implemented = abar.read32(kPi);
+  if (hba.m_ports_implemented == 0) return fail("ahci: the controller implements no ports (PI = 0)");
+  return hba;
+}
+
+// BIOS/OS handoff: the firmware may still be using the HBA (for its own disk services or SMM); asking for it
+// and waiting keeps the two from driving the same ports.
+Status AhciController::take_from_firmware() {
+  if (!(m_abar->read32(kCap2) & kCap2BiosHandoff)) return {};
+  if (!(m_abar->read32(kBohc) & kBohcBiosOwned)) return {};
+  m_took_over = true;
+  m_abar->write32(kBohc, m_abar->read32(kBohc) | kBohcOsOwned);
+  const auto released = [this] { return !(m_abar->read32(kBohc) & kBohcBiosOwned); };
+  if (wait_until(*m_clock, kHandoffMs, "", released)) return {};
+  if (!(m_abar->read32(kBohc) & kBohcBiosBusy))
+    return fail("ahci: the firmware did not release the controller within 25 ms (BOHC.BOS stays set)");
+  return wait_until(*m_clock, kHandoffBusyMs,
+                    "ahci: the firmware stayed busy and did not release the controller within 2 s (BOHC.BB)",
+                    [this] { return !(m_abar->read32(kBohc) & (kBohcBiosOwned | kBohcBiosBusy)); });
+}
+
+uint32_t AhciController::port_count() const {
+  uint32_t count = 0;
+  for (uint32_t bits = m_ports_implemented; bits; bits &= bits - 1) ++count;
+  return count;
+}
+
+AhciController::Link AhciController::link(uint32_t port) {
+  switch (m_abar->read32(port_reg(port, kPxSsts)) & kSstsDetMask) {
+    case kSstsDetPresent:
+      return Link::Up;
+    case kSstsDetNoPhy:
+      return Link::Offline;
+    default:
+      return Link::NoDevice;
+  }
+}
+
+Status AhciController::stop_port(uint32_t port) {
+  RegisterWindow& abar = *m_abar;
+  const uint32_t cmd_reg = port_reg(port, kPxCmd);
+  uint32_t cmd = abar.read32(cmd_reg);
+  if (cmd & kCmdStart) abar.write32(cmd_reg, cmd & ~kCmdStart);
+  ETT_TRY(wait_until(*m_clock, kStopMs, "ahci: the port's command list did not stop (PxCMD.CR stays set)",
+                     [&] { return !(abar.read32(cmd_reg) & kCmdListRunning); }));
+  cmd = abar.read32(cmd_reg);
+  if (cmd & kCmdFisReceive) abar.write32(cmd_reg, cmd & ~kCmdFisReceive);
+  return wait_until(*m_clock, kStopMs, "ahci: the port's FIS receive did not stop (PxCMD.FR stays set)",
+                    [&] { return !(abar.read32(cmd_reg) & kCmdFisRunning); });
+}
+
+// --- one disk ---------------------------------------------------------------------------------------------
+
+Result<AhciDisk> AhciDisk::open(AhciController& hba, uint32_t port, const DmaArea& area, Kind* kind) {
+  if (area.size < kDmaBytes || (area.phys & 0xFFF) != 0)
+    return fail("ahci: the DMA area is too small or not 4 KiB aligned");
+  if (area.phys + area.size > (uint64_t{1} << 32) && !(hba.m_cap & Hba::kCap64Bit))
+    return fail("ahci: the DMA area lies above 4 GiB and the controller has 32-bit addresses only");
+  AhciDisk disk(hba, port, area);
+  ETT_TRY(disk.start());
+  const uint32_t signature = hba.m_abar->read32(disk.reg(Hba::kPxSig));
+  Kind found = Kind::Disk;
+  if (signature == kSignatureAtapi)
+    found = Kind::Atapi;
+  else if (signature == kSignaturePortMultiplier)
+    found = Kind::PortMultiplier;
+  else if (signature != kSignatureAta && signature != 0xFFFFFFFF)
+    found = Kind::Other;
+  if (kind) *kind = found;
+  if (found != Kind::Disk) {
+    (void)disk.close();
+    switch (found) {
+      case Kind::Atapi:
+        return fail("ahci: an ATAPI device (CD/DVD), not a disk");
+      case Kind::PortMultiplier:
+        return fail("ahci: a port multiplier (not supported)");
+      default:
+        return fail("ahci: a device that is not an ATA disk (signature)");
+    }
+  }
+  if (const Status identified = disk.identify(); !identified) {
+    (void)disk.close();
+    return identified.failure();
+  }
+  return disk;
+}
+
+// AHCI 1.3.1 10.3.1: stop, point the port at our command list and FIS area, start FIS receive, wait for the
+// device to be ready, start the command list.
+Status AhciDisk::start() {
+  RegisterWindow& abar = *m_hba.m_abar;
+  ETT_TRY(m_hba.stop_port(m_port));
+  for (uint32_t i = 0; i < kData; ++i) m_area.data[i] = 0;
+  const uint64_t list = m_area.phys + kCommandList;
+  const uint64_t fis = m_area.phys + kReceivedFis;
+  abar.write32(reg(Hba::kPxClb), static_cast<uint32_t>(list));
+  abar.write32(reg(Hba::kPxClbu), static_cast<uint32_t>(list >> 32));
+  abar.write32(reg(Hba::kPxFb), static_cast<uint32_t>(fis));
+  abar.write32(reg(Hba::kPxFbu), static_cast<uint32_t>(fis >> 32));
+  abar.write32(reg(Hba::kPxIe), 0);
+  uint32_t cmd = abar.read32(reg(Hba::kPxCmd)) | Hba::kCmdFisReceive | Hba::kCmdPowerOn;
+  if (m_hba.m_cap & Hba::kCapStaggeredSpinUp) cmd |= Hba::kCmdSpinUp;
+  abar.write32(reg(Hba::kPxCmd), cmd);
+  abar.write32(reg(Hba::kPxSerr), 0xFFFFFFFF);  // write-1-to-clear: errors left from before
+  abar.write32(reg(Hba::kPxIs), 0xFFFFFFFF);
+  ETT_TRY(wait_until(*m_hba.m_clock, kDeviceReadyMs,
+                     "ahci: the device stays busy after the port started (PxTFD.BSY or DRQ set)",
+                     [&] { return !(abar.read32(reg(Hba::kPxTfd)) & (Hba::kTfdBsy | Hba::kTfdDrq)); }));
+  abar.write32(reg(Hba::kPxCmd), abar.read32(reg(Hba::kPxCmd)) | Hba::kCmdStart);
+  return {};
+}
+
+Status AhciDisk::close() {
+  return m_hba.stop_port(m_port);
+}
+
+Status AhciDisk::identify() {
+  ETT_TRY(run(kIdentify, 0, 0, kSectorSize, false, kIdentifyMs));
+  uint16_t words[256];
+  __builtin_memcpy(words, m_area.data + kData, sizeof(words));
+  const IdentifyData id = parse_identify(words);
+  __builtin_memcpy(m_model, id.model, sizeof(m_model));
+  m_lba48 = id.lba48;
+  m_sector_count = id.sectors;
+  if (m_sector_count == 0) return fail("ahci: the disk reports no LBA sectors");
+  return {};
+}
+
+Status AhciDisk::run(Command command, uint64_t lba, uint32_t sectors, uint32_t bytes, bool write,
+                     uint32_t timeout_ms) {
+  RegisterWindow& abar = *m_hba.m_abar;
+  Clock& clock = *m_hba.m_clock;
+  ETT_TRY(wait_until(clock, timeout_ms, "ahci: the device stays busy before a command (PxTFD.BSY or DRQ set)",
+                     [&] { return !(abar.read32(reg(Hba::kPxTfd)) & (Hba::kTfdBsy | Hba::kTfdDrq)); }));
+
+  uint8_t* table = m_area.data + kCommandTable;
+  for (uint32_t i = 0; i < kPrdtOffset + 16; ++i) table[i] = 0;
+  table[kFisType] = kFisRegisterHostToDevice;
+  table[kFisFlags] = kFisCommandFlag;
+  table[kFisCommand] = command;
+  table[kFisDevice] = command == kIdentify ? 0 : kDeviceLba;
+  table[kFisLba0] = static_cast<uint8_t>(lba);
+  table[kFisLba1] = static_cast<uint8_t>(lba >> 8);
+  table[kFisLba2] = static_cast<uint8_t>(lba >> 16);
+  if (command == kReadDma || command == kWriteDma) {
+    table[kFisDevice] = static_cast<uint8_t>(kDeviceLba | ((lba >> 24) & 0x0F));
+  } else {
+    table[kFisLba3] = static_cast<uint8_t>(lba >> 24);
+    table[kFisLba4] = static_cast<uint8_t>(lba >> 32);
+    table[kFisLba5] = static_cast<uint8_t>(lba >> 40);
+    table[kFisCountHigh] = static_cast<uint8_t>(sectors >> 8);
+  }
+  table[kFisCountLow] = static_cast<uint8_t>(sectors);
+
+  auto* header = reinterpret_cast<uint32_t*>(m_area.data + kCommandList);
+  uint32_t prdt_entries = 0;
+  if (bytes > 0) {
+    auto* prd = reinterpret_cast<uint32_t*>(table + kPrdtOffset);
+    const uint64_t data = m_area.phys + kData;
+    prd[0] = static_cast<uint32_t>(data);
+    prd[1] = static_cast<uint32_t>(data >> 32);
+    prd[2] = 0;
+    prd[3] = bytes - 1;  // DBC: byte count minus one (bit 0 is always 1: counts are even)
+    prdt_entries = 1;
+  }
+  const uint64_t table_phys = m_area.phys + kCommandTable;
+  header[0] = kHeaderFisLength | (write ? uint32_t{kHeaderWrite} : 0u) | (prdt_entries << kHeaderPrdtShift);
+  header[1] = 0;  // PRDBC: the HBA counts the bytes moved
+  header[2] = static_cast<uint32_t>(table_phys);
+  header[3] = static_cast<uint32_t>(table_phys >> 32);
+  for (uint32_t i = 4; i < 8; ++i) header[i] = 0;
+
+  abar.write32(reg(Hba::kPxIs), 0xFFFFFFFF);
+  dma_barrier();
+  abar.write32(reg(Hba::kPxCi), 1);
+  const uint64_t deadline = clock.deadline_after_ms(timeout_ms);
+  for (;;) {
+    if (abar.read32(reg(Hba::kPxIs)) & Hba::kIsTaskFileError) break;
+    if (!(abar.read32(reg(Hba::kPxCi)) & 1)) break;
+    if (clock.now() > deadline) {
+      if (!(abar.read32(reg(Hba::kPxCi)) & 1)) break;
+      (void)close();  // the HBA must not finish the command into memory we reuse
+      return fail("ahci: timed out waiting for a command to complete (PxCI stays set)");
+    }
+    clock.relax();
+  }
+  dma_barrier();
+  const uint32_t tfd = abar.read32(reg(Hba::kPxTfd));
+  if ((abar.read32(reg(Hba::kPxIs)) & Hba::kIsTaskFileError) || (tfd & Hba::kTfdErr)) {
+    // The HBA stops processing the list after a task-file error: restart the port for the next command.
+    (void)start();
+    switch (command) {
+      case kIdentify:
+        return fail("ahci: the device aborted IDENTIFY (not an ATA disk)");
+      case kReadDmaExt:
+      case kReadDma:
+        return fail("ahci: READ DMA failed (the device reported an error)");
+      case kWriteDmaExt:
+      case kWriteDma:
+        return fail("ahci: WRITE DMA failed (the device reported an error)");
+      default:
+        return fail("ahci: FLUSH CACHE failed (the device reported an error)");
+    }
+  }
+  if (bytes > 0 && header[1] != bytes)
+    return fail("ahci: the HBA moved fewer bytes than the command asked for");
+  return {};
+}
+
+Status AhciDisk::read(uint64_t lba, uint32_t count, void* buffer) {
+  auto* out = static_cast<uint8_t*>(buffer);
+  while (count > 0) {
+    const uint32_t batch = count < kMaxSectors ? count : kMaxSectors;
+    if (lba + batch > m_sector_count) return fail("ahci: read beyond the end of the disk");
+    ETT_TRY(run(m_lba48 ? kReadDmaExt : kReadDma, lba, batch, batch * kSectorSize, false, kTransferMs));
+    __builtin_memcpy(out, m_area.data + kData, batch * kSectorSize);
+    out += batch * kSectorSize;
+    lba += batch;
+    count -= batch;
+  }
+  return {};
+}
+
+Status AhciDisk::write(uint64_t lba, uint32_t count, const void* data) {
+  const auto* in = static_cast<const uint8_t*>(data);
+  while (count > 0) {
+    const uint32_t batch = count < kMaxSectors ? count : kMaxSectors;
+    if (lba + batch > m_sector_count) return fail("ahci: write beyond the end of the disk");
+    __builtin_memcpy(m_area.data + kData, in, batch * kSectorSize);
+    ETT_TRY(run(m_lba48 ? kWriteDmaExt : kWriteDma, lba, batch, batch * kSectorSize, true, kTransferMs));
+    in += batch * kSectorSize;
+    lba += batch;
+    count -= batch;
+  }
+  return {};
+}
+
+Status AhciDisk::flush() {
+  return run(m_lba48 ? kFlushCacheExt : kFlushCache, 0, 0, 0, false, kFlushMs);
+}
+
+}  // namespace ett::drivers::storage

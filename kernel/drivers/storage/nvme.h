@@ -1,0 +1,157 @@
+// nvme.h: a polled NVMe controller (admin queue, one I/O queue pair) and one of its namespaces as a disk:
+// IDENTIFY, READ, WRITE and FLUSH. No interrupts; every wait has a deadline and fails with a message naming
+// what timed out.
+#pragma once
+
+#include <stdint.h>
+
+#include "drivers/storage/block_device.h"
+#include "drivers/storage/hardware.h"
+#include "ett/result.h"
+
+namespace ett::drivers::storage {
+
+class NvmeController {
+ public:
+  static constexpr uint32_t kPageSize = 4096;
+  static constexpr uint32_t kDataBytes = 64 * 1024;
+  // Admin and I/O queues, an IDENTIFY page, a PRP list page and the data bounce buffer; 4 KiB aligned.
+  static constexpr uint32_t kDmaBytes = 6 * kPageSize + kDataBytes;
+
+  // Disables the controller (whatever the firmware left in it), gives it our admin queue, enables it,
+  // IDENTIFYs it and creates one I/O queue pair. Writes nothing to any namespace.
+  static Result<NvmeController> open(RegisterWindow& bar0, Clock& clock, const DmaArea& area);
+  // Disables the controller again (one that holds no trace disk): it no longer reads the DMA area.
+  Status close();
+
+  uint32_t namespace_count() const { return m_namespace_count; }
+  const char* model() const { return m_model; }
+  uint32_t max_transfer_bytes() const { return m_max_transfer; }
+
+  struct NamespaceInfo {
+    uint64_t sectors;  // 0: the namespace is not active
+    uint32_t block_bytes;
+  };
+  Result<NamespaceInfo> identify_namespace(uint32_t nsid);
+  // The active namespace IDs in ascending order (at most `capacity`); returns how many. Asks for the active
+  // namespace list, and when the controller does not know that command (before NVMe 1.1), returns 1..count.
+  Result<uint32_t> active_namespaces(uint32_t* nsids, uint32_t capacity);
+
+  // One I/O command on namespace `nsid`; data moves through the bounce buffer.
+  Status read(uint32_t nsid, uint64_t lba, uint32_t count, void* buffer);
+  Status write(uint32_t nsid, uint64_t lba, uint32_t count, const void* data);
+  Status flush(uint32_t nsid);
+
+ private:
+  enum Reg : uint32_t {
+    kCap = 0x00,  // 64-bit
+    kVs = 0x08,
+    kIntms = 0x0C,
+    kCc = 0x14,
+    kCsts = 0x1C,
+    kAqa = 0x24,
+    kAsq = 0x28,  // 64-bit
+    kAcq = 0x30,  // 64-bit
+    kDoorbells = 0x1000,
+  };
+  enum CcBit : uint32_t {
+    kCcEnable = 1u << 0,
+    kCcIoSqEntrySize = 6u << 16,  // 2^6 = 64 bytes
+    kCcIoCqEntrySize = 4u << 20,  // 2^4 = 16 bytes
+  };
+  enum CstsBit : uint32_t {
+    kCstsReady = 1u << 0,
+    kCstsFatal = 1u << 1,
+  };
+  enum AdminOpcode : uint8_t {
+    kCreateIoSq = 0x01,
+    kCreateIoCq = 0x05,
+    kIdentify = 0x06,
+  };
+  enum IoOpcode : uint8_t {
+    kFlush = 0x00,
+    kWrite = 0x01,
+    kRead = 0x02,
+  };
+  enum IdentifyCns : uint32_t {
+    kCnsNamespace = 0,
+    kCnsController = 1,
+    kCnsActiveNamespaces = 2,
+  };
+  // The DMA area, one page each, then the data buffer.
+  enum Layout : uint32_t {
+    kAdminSq = 0 * kPageSize,
+    kAdminCq = 1 * kPageSize,
+    kIoSq = 2 * kPageSize,
+    kIoCq = 3 * kPageSize,
+    kIdentifyPage = 4 * kPageSize,
+    kPrpList = 5 * kPageSize,
+    kData = 6 * kPageSize,
+  };
+  static constexpr uint16_t kQueueEntries = 16;
+
+  struct Queue {
+    uint32_t sq_offset;
+    uint32_t cq_offset;
+    uint16_t id;
+    uint16_t sq_tail;
+    uint16_t cq_head;
+    uint8_t phase;
+  };
+  struct Command {
+    uint8_t opcode;
+    uint32_t nsid;
+    uint32_t cdw10, cdw11, cdw12;
+    uint32_t data_bytes;  // > 0: PRPs point at the bounce buffer (or the IDENTIFY page for admin IDENTIFY)
+    uint32_t data_offset;
+  };
+
+  NvmeController(RegisterWindow& bar0, Clock& clock, const DmaArea& area)
+      : m_bar(&bar0), m_clock(&clock), m_area(area) {}
+  Status disable();
+  Status enable();
+  Status identify_controller();
+  Status create_io_queues();
+  // Submits one command and waits for its completion entry.
+  Status submit(Queue& queue, const Command& command, uint32_t timeout_ms, const char* what);
+  uint32_t doorbell(uint16_t queue, bool completion) const {
+    return kDoorbells + (2u * queue + (completion ? 1u : 0u)) * m_doorbell_stride;
+  }
+  Status transfer(IoOpcode opcode, uint32_t nsid, uint64_t lba, uint32_t count);
+
+  RegisterWindow* m_bar;
+  Clock* m_clock;
+  DmaArea m_area;
+  uint32_t m_doorbell_stride = 4;
+  uint32_t m_ready_timeout_ms = 500;
+  uint32_t m_max_transfer = kDataBytes;
+  uint32_t m_namespace_count = 0;
+  uint16_t m_next_cid = 1;
+  Queue m_admin{kAdminSq, kAdminCq, 0, 0, 0, 1};
+  Queue m_io{kIoSq, kIoCq, 1, 0, 0, 1};
+  char m_model[41] = {};
+};
+
+// One namespace of 512-byte blocks.
+class NvmeDisk : public BlockDevice {
+ public:
+  // IDENTIFYs namespace `nsid`; fails for an inactive namespace or blocks of another size.
+  static Result<NvmeDisk> open(NvmeController& controller, uint32_t nsid);
+
+  Status read(uint64_t lba, uint32_t count, void* buffer) override;
+  Status write(uint64_t lba, uint32_t count, const void* data) override;
+  Status flush() override { return m_controller->flush(m_nsid); }
+  uint64_t sector_count() const override { return m_sectors; }
+  const char* model() const override { return m_controller->model(); }
+  uint32_t nsid() const { return m_nsid; }
+
+ private:
+  NvmeDisk(NvmeController& controller, uint32_t nsid, uint64_t sectors)
+      : m_controller(&controller), m_nsid(nsid), m_sectors(sectors) {}
+
+  NvmeController* m_controller;
+  uint32_t m_nsid;
+  uint64_t m_sectors;
+};
+
+}  // namespace ett::drivers::storage

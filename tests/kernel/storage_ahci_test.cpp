@@ -1,0 +1,206 @@
+// storage_ahci_test.cpp: the AHCI driver (kernel/drivers/storage/ahci) against a register model of an HBA:
+// handoff, port start/stop, IDENTIFY, DMA reads and writes, and odd or broken devices.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "drivers/storage/ahci.h"
+#include "storage_models.h"
+
+namespace ett::test {
+namespace {
+
+using drivers::storage::AhciController;
+using drivers::storage::AhciDisk;
+
+constexpr uint32_t kSt = 1, kFre = 1u << 4;
+
+struct AhciFixture : ::testing::Test {
+  GuestMemory memory{1 << 20};
+  SimClock clock;
+  AhciModel hba{memory, 4};
+  DmaArea area = memory.area(0x10000, AhciDisk::kDmaBytes);
+
+  void add_disk(int port, size_t sectors, uint8_t fill = 0) {
+    hba.ports[port].device = AhciModel::Device::Disk;
+    hba.ports[port].disk.assign(sectors * 512, fill);
+  }
+};
+
+TEST_F(AhciFixture, IdentifiesTheDiskAndMovesDataThroughDma) {
+  add_disk(1, 2048);
+  for (size_t i = 0; i < hba.ports[1].disk.size(); ++i) hba.ports[1].disk[i] = static_cast<uint8_t>(i * 7);
+  auto controller = AhciController::open(hba, clock);
+  ASSERT_TRUE(controller) << controller.error().message;
+  EXPECT_EQ(controller->port_count(), 4u);
+  EXPECT_FALSE(controller->took_over_from_firmware());
+  EXPECT_EQ(hba.ghc(), 0x80000000u) << "AHCI mode on, interrupts off";
+  EXPECT_EQ(controller->link(0), AhciController::Link::NoDevice);
+  ASSERT_EQ(controller->link(1), AhciController::Link::Up);
+
+  auto disk = AhciDisk::open(*controller, 1, area);
+  ASSERT_TRUE(disk) << disk.error().message;
+  EXPECT_STREQ(disk->model(), "MODEL DISK");
+  EXPECT_EQ(disk->sector_count(), 2048u);
+  EXPECT_TRUE(disk->has_lba48());
+  EXPECT_EQ(hba.ports[1].commands[0xEC], 1);
+  EXPECT_TRUE(memory.contains(hba.ports[1].clb, area)) << "the command list is in the driver's DMA area";
+  EXPECT_TRUE(memory.contains(hba.ports[1].fb, area));
+
+  std::vector<uint8_t> sector(3 * 512);
+  ASSERT_TRUE(disk->read(5, 3, sector.data()));
+  EXPECT_TRUE(std::equal(sector.begin(), sector.end(), hba.ports[1].disk.begin() + 5 * 512));
+
+  // 300 sectors: more than the bounce buffer, so three commands in order.
+  std::vector<uint8_t> data(300 * 512);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 13 + 1);
+  ASSERT_TRUE(disk->write(100, 300, data.data()));
+  EXPECT_TRUE(std::equal(data.begin(), data.end(), hba.ports[1].disk.begin() + 100 * 512));
+  ASSERT_EQ(hba.ports[1].writes.size(), 3u);
+  EXPECT_EQ(hba.ports[1].writes[0], (std::pair<uint64_t, uint32_t>{100, 128}));
+  EXPECT_EQ(hba.ports[1].writes[2], (std::pair<uint64_t, uint32_t>{356, 44}));
+  EXPECT_EQ(hba.ports[1].commands[0x35], 3) << "WRITE DMA EXT";
+  ASSERT_TRUE(disk->flush());
+  EXPECT_EQ(hba.ports[1].commands[0xEA], 1) << "FLUSH CACHE EXT";
+  EXPECT_FALSE(disk->write(2047, 2, data.data())) << "past the end";
+
+  ASSERT_TRUE(disk->close());
+  EXPECT_EQ(hba.ports[1].cmd & (kSt | kFre), 0u) << "a closed port is stopped";
+}
+
+TEST_F(AhciFixture, APortTheFirmwareLeftRunningIsStoppedAndGivenOurMemory) {
+  add_disk(0, 64);
+  hba.ports[0].cmd = kSt | kFre;
+  hba.ports[0].clb = 0x9000;  // the firmware's command list, in what becomes the capture buffer
+  hba.ports[0].fb = 0x9400;
+  auto controller = AhciController::open(hba, clock);
+  ASSERT_TRUE(controller);
+  auto disk = AhciDisk::open(*controller, 0, area);
+  ASSERT_TRUE(disk) << disk.error().message;
+  for (uint64_t clb : hba.ports[0].command_lists) EXPECT_TRUE(memory.contains(clb, area));
+}
+
+TEST_F(AhciFixture, TheFirmwareHandsTheControllerOver) {
+  add_disk(0, 64);
+  hba.firmware_owned(3, false);
+  auto controller = AhciController::open(hba, clock);
+  ASSERT_TRUE(controller) << controller.error().message;
+  EXPECT_TRUE(controller->took_over_from_firmware());
+  EXPECT_TRUE(hba.took_ownership());
+}
+
+TEST_F(AhciFixture, ABusyFirmwareGetsTwoSeconds) {
+  hba.firmware_owned(20'000, true);  // BB set; lets go after 20,000 polls (200 ms of the simulated clock)
+  auto controller = AhciController::open(hba, clock);
+  ASSERT_TRUE(controller) << controller.error().message;
+  EXPECT_GE(clock.ms(), 25u);
+}
+
+TEST_F(AhciFixture, FirmwareThatNeverLetsGoIsAnError) {
+  hba.firmware_owned(-1, false);
+  auto controller = AhciController::open(hba, clock);
+  ASSERT_FALSE(controller);
+  EXPECT_STREQ(controller.error().message,
+               "ahci: the firmware did not release the controller within 25 ms (BOHC.BOS stays set)");
+  AhciModel busy(memory, 1);
+  busy.firmware_owned(-1, true);
+  auto busy_controller = AhciController::open(busy, clock);
+  ASSERT_FALSE(busy_controller);
+  EXPECT_NE(std::string(busy_controller.error().message).find("within 2 s (BOHC.BB)"), std::string::npos);
+}
+
+TEST_F(AhciFixture, APortThatNeverClearsBsyTimesOutAndRunsNothing) {
+  add_disk(2, 64);
+  hba.ports[2].busy_forever = true;
+  auto controller = AhciController::open(hba, clock);
+  ASSERT_TRUE(controller);
+  const uint64_t before = clock.ms();
+  auto disk = AhciDisk::open(*controller, 2, area);
+  ASSERT_FALSE(disk);
+  EXPECT_STREQ(disk.error().message,
+               "ahci: the device stays busy after the port started (PxTFD.BSY or DRQ set)");
+  EXPECT_GE(clock.ms() - before, 2000u);
+  EXPECT_TRUE(hba.ports[2].commands.empty());
+}
+
+TEST_F(AhciFixture, ACommandThatNeverCompletesTimesOutAndStopsThePort) {
+  add_disk(0, 64);
+  hba.ports[0].never_complete = true;
+  auto controller = AhciController::open(hba, clock);
+  ASSERT_TRUE(controller);
+  auto disk = AhciDisk::open(*controller, 0, area);
+  ASSERT_FALSE(disk);
+  EXPECT_STREQ(disk.error().message, "ahci: timed out waiting for a command to complete (PxCI stays set)");
+  EXPECT_EQ(hba.ports[0].cmd & kSt, 0u) << "the HBA may not finish the command into reused memory";
+}
+
+TEST_F(AhciFixture, AFailedWriteIsAnErrorAndThePortStillWorks) {
+  add_disk(0, 64, 0xAB);
+  hba.ports[0].fail_writes = true;
+  auto controller = AhciController::open(hba, clock);
+  ASSERT_TRUE(controller);
+  auto disk = AhciDisk::open(*controller, 0, area);
+  ASSERT_TRUE(disk);
+  std::vector<uint8_t> data(512, 1);
+  auto wrote = disk->write(3, 1, data.data());
+  ASSERT_FALSE(wrote);
+  EXPECT_STREQ(wrote.error().message, "ahci: WRITE DMA failed (the device reported an error)");
+  EXPECT_EQ(hba.ports[0].disk[3 * 512], 0xAB);
+  std::vector<uint8_t> sector(512);
+  ASSERT_TRUE(disk->read(3, 1, sector.data())) << "the port restarts after a task-file error";
+  EXPECT_EQ(sector[0], 0xAB);
+}
+
+TEST_F(AhciFixture, AnAtapiDeviceIsNamedAndLeftStopped) {
+  hba.ports[3].device = AhciModel::Device::Atapi;
+  auto controller = AhciController::open(hba, clock);
+  ASSERT_TRUE(controller);
+  AhciDisk::Kind kind = AhciDisk::Kind::Disk;
+  auto disk = AhciDisk::open(*controller, 3, area, &kind);
+  ASSERT_FALSE(disk);
+  EXPECT_EQ(kind, AhciDisk::Kind::Atapi);
+  EXPECT_STREQ(disk.error().message, "ahci: an ATAPI device (CD/DVD), not a disk");
+  EXPECT_EQ(hba.ports[3].cmd & (kSt | kFre), 0u);
+  EXPECT_TRUE(hba.ports[3].commands.empty()) << "nothing is sent to it";
+}
+
+TEST_F(AhciFixture, LinkStates) {
+  hba.ports[1].device = AhciModel::Device::Offline;
+  add_disk(2, 8);
+  auto controller = AhciController::open(hba, clock);
+  ASSERT_TRUE(controller);
+  EXPECT_EQ(controller->link(0), AhciController::Link::NoDevice);
+  EXPECT_EQ(controller->link(1), AhciController::Link::Offline);
+  EXPECT_EQ(controller->link(2), AhciController::Link::Up);
+}
+
+TEST_F(AhciFixture, ACommandListThatNeverStopsIsAnError) {
+  add_disk(0, 64);
+  hba.ports[0].list_stuck = true;
+  auto controller = AhciController::open(hba, clock);
+  ASSERT_TRUE(controller);
+  auto disk = AhciDisk::open(*controller, 0, area);
+  ASSERT_TRUE(disk);
+  auto closed = disk->close();
+  ASSERT_FALSE(closed);
+  EXPECT_STREQ(closed.error().message, "ahci: the port's command list did not stop (PxCMD.CR stays set)");
+}
+
+TEST_F(AhciFixture, ARefusedSetup) {
+  hba.pi_empty = true;
+  auto controller = AhciController::open(hba, clock);
+  ASSERT_FALSE(controller);
+  EXPECT_STREQ(controller.error().message, "ahci: the controller implements no ports (PI = 0)");
+
+  AhciModel good(memory, 1);
+  good.ports[0].device = AhciModel::Device::Disk;
+  good.ports[0].disk.assign(512 * 8, 0);
+  auto hba_ok = AhciController::open(good, clock);
+  ASSERT_TRUE(hba_ok);
+  auto misaligned = AhciDisk::open(*hba_ok, 0, memory.area(0x10200, AhciDisk::kDmaBytes));
+  ASSERT_FALSE(misaligned);
+  EXPECT_STREQ(misaligned.error().message, "ahci: the DMA area is too small or not 4 KiB aligned");
+}
+
+}  // namespace
+}  // namespace ett::test

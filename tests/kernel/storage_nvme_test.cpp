@@ -1,0 +1,164 @@
+// storage_nvme_test.cpp: the NVMe driver (kernel/drivers/storage/nvme) against a register model of a
+// controller: bring-up, IDENTIFY, the I/O queue pair, PRP lists, and odd or broken controllers.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "drivers/storage/nvme.h"
+#include "storage_models.h"
+
+namespace ett::test {
+namespace {
+
+using drivers::storage::NvmeController;
+using drivers::storage::NvmeDisk;
+
+struct NvmeFixture : ::testing::Test {
+  GuestMemory memory{1 << 20};
+  SimClock clock;
+  NvmeModel nvme{memory};
+  DmaArea area = memory.area(0x20000, NvmeController::kDmaBytes);
+
+  void add_namespace(size_t blocks, uint32_t block_bytes = 512) {
+    NvmeModel::Namespace ns;
+    ns.block_bytes = block_bytes;
+    ns.data.assign(blocks * block_bytes, 0);
+    for (size_t i = 0; i < ns.data.size(); ++i) ns.data[i] = static_cast<uint8_t>(i * 3 + 5);
+    nvme.namespaces.push_back(ns);
+  }
+};
+
+TEST_F(NvmeFixture, BringsTheControllerUpAndMovesDataThroughPrpLists) {
+  add_namespace(1024);
+  add_namespace(4096);
+  auto controller = NvmeController::open(nvme, clock, area);
+  ASSERT_TRUE(controller) << controller.error().message;
+  EXPECT_EQ(nvme.enables, 1);
+  EXPECT_STREQ(controller->model(), "MODEL NVME");
+  uint32_t nsids[8];
+  auto count = controller->active_namespaces(nsids, 8);
+  ASSERT_TRUE(count);
+  ASSERT_EQ(*count, 2u);
+  EXPECT_EQ(nsids[1], 2u);
+
+  auto disk = NvmeDisk::open(*controller, 2);
+  ASSERT_TRUE(disk) << disk.error().message;
+  EXPECT_EQ(disk->sector_count(), 4096u);
+  EXPECT_STREQ(disk->model(), "MODEL NVME");
+
+  // One page, two pages (PRP2 is the second page), 64 KiB (a PRP list), 200 sectors (two commands).
+  for (uint32_t sectors : {1u, 8u, 16u, 128u, 200u}) {
+    std::vector<uint8_t> data(sectors * 512);
+    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 11 + sectors);
+    ASSERT_TRUE(disk->write(1000, sectors, data.data())) << sectors;
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), nvme.namespaces[1].data.begin() + 1000 * 512))
+        << sectors;
+    std::vector<uint8_t> back(data.size());
+    ASSERT_TRUE(disk->read(1000, sectors, back.data())) << sectors;
+    EXPECT_EQ(back, data) << sectors;
+  }
+  EXPECT_EQ(nvme.writes.back(), (std::pair<uint64_t, uint32_t>{1128, 72}));
+  ASSERT_TRUE(disk->flush());
+  EXPECT_EQ(nvme.io_commands[0x00], 1);
+  EXPECT_FALSE(disk->write(4095, 2, nullptr)) << "past the end of the namespace";
+  EXPECT_TRUE(std::all_of(nvme.namespaces[0].data.begin(), nvme.namespaces[0].data.begin() + 512,
+                          [&, i = 0](uint8_t b) mutable { return b == static_cast<uint8_t>(i++ * 3 + 5); }))
+      << "namespace 1 untouched";
+}
+
+TEST_F(NvmeFixture, ManyCommandsWrapTheQueuesAndFlipThePhase) {
+  add_namespace(64);
+  auto controller = NvmeController::open(nvme, clock, area);
+  ASSERT_TRUE(controller);
+  auto disk = NvmeDisk::open(*controller, 1);
+  ASSERT_TRUE(disk);
+  std::vector<uint8_t> sector(512);
+  for (uint32_t i = 0; i < 50; ++i) {
+    sector[0] = static_cast<uint8_t>(i);
+    ASSERT_TRUE(disk->write(i % 64, 1, sector.data())) << i;
+  }
+  EXPECT_EQ(nvme.io_commands[0x01], 50);
+  EXPECT_EQ(nvme.namespaces[0].data[49 * 512], 49);
+}
+
+TEST_F(NvmeFixture, TheTransferLimitSplitsCommands) {
+  add_namespace(256);
+  nvme.mdts = 1;  // 8 KiB per command
+  auto controller = NvmeController::open(nvme, clock, area);
+  ASSERT_TRUE(controller);
+  EXPECT_EQ(controller->max_transfer_bytes(), 8192u);
+  auto disk = NvmeDisk::open(*controller, 1);
+  ASSERT_TRUE(disk);
+  std::vector<uint8_t> data(64 * 512, 0x5A);
+  ASSERT_TRUE(disk->write(0, 64, data.data()));
+  EXPECT_EQ(nvme.writes.size(), 4u);
+}
+
+TEST_F(NvmeFixture, AControllerTheFirmwareLeftEnabledIsResetFirst) {
+  add_namespace(64);
+  nvme.enabled_by_firmware();
+  auto controller = NvmeController::open(nvme, clock, area);
+  ASSERT_TRUE(controller) << controller.error().message;
+  EXPECT_FALSE(nvme.queue_set_while_enabled)
+      << "AQA/ASQ/ACQ may only change while the controller is disabled";
+}
+
+TEST_F(NvmeFixture, AControllerThatNeverBecomesReadyTimesOut) {
+  nvme.never_ready = true;
+  auto controller = NvmeController::open(nvme, clock, area);
+  ASSERT_FALSE(controller);
+  EXPECT_STREQ(controller.error().message, "nvme: the controller did not become ready (CSTS.RDY stays 0)");
+  EXPECT_GE(clock.ms(), 1000u) << "CAP.TO (1 s) is waited for";
+  EXPECT_EQ(nvme.admin_commands, 0);
+}
+
+TEST_F(NvmeFixture, AFatalControllerIsReported) {
+  nvme.fatal = true;
+  auto controller = NvmeController::open(nvme, clock, area);
+  ASSERT_FALSE(controller);
+  EXPECT_STREQ(controller.error().message, "nvme: the controller reports a fatal status (CSTS.CFS)");
+}
+
+TEST_F(NvmeFixture, AFailedCommandNamesItsStatus) {
+  add_namespace(64);
+  nvme.fail_opcode = 0x01;
+  auto controller = NvmeController::open(nvme, clock, area);
+  ASSERT_TRUE(controller);
+  auto disk = NvmeDisk::open(*controller, 1);
+  ASSERT_TRUE(disk);
+  std::vector<uint8_t> data(512, 1);
+  auto wrote = disk->write(0, 1, data.data());
+  ASSERT_FALSE(wrote);
+  EXPECT_STREQ(wrote.error().message, "nvme: WRITE failed: status code type 0, status code 0x06");
+  std::vector<uint8_t> back(512);
+  EXPECT_TRUE(disk->read(0, 1, back.data())) << "the queue pair still works";
+}
+
+TEST_F(NvmeFixture, NamespacesWithOtherBlockSizesOrInactiveAreRefused) {
+  add_namespace(64, 4096);
+  nvme.active_list_unknown = true;  // an NVMe 1.0 controller: every namespace up to NN is tried
+  auto controller = NvmeController::open(nvme, clock, area);
+  ASSERT_TRUE(controller);
+  uint32_t nsids[4];
+  auto count = controller->active_namespaces(nsids, 4);
+  ASSERT_TRUE(count);
+  EXPECT_EQ(*count, 4u) << "1..4 of the 256 the controller has";
+  auto big = NvmeDisk::open(*controller, 1);
+  ASSERT_FALSE(big);
+  EXPECT_STREQ(big.error().message,
+               "nvme: the namespace has 4096-byte blocks; a trace disk needs 512-byte blocks");
+  auto inactive = NvmeDisk::open(*controller, 2);
+  ASSERT_FALSE(inactive);
+  EXPECT_STREQ(inactive.error().message, "nvme: the namespace is not active");
+}
+
+TEST_F(NvmeFixture, CloseDisablesTheController) {
+  add_namespace(8);
+  auto controller = NvmeController::open(nvme, clock, area);
+  ASSERT_TRUE(controller);
+  ASSERT_TRUE(controller->close());
+  EXPECT_EQ(nvme.read32(0x1C) & 1, 0u);
+}
+
+}  // namespace
+}  // namespace ett::test
