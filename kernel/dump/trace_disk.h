@@ -50,6 +50,10 @@ class TraceDisk {
             uint64_t end_lba)
       : m_device(&device), m_label(label), m_append(append), m_end_lba(end_lba) {}
   void set_where(const char* where);
+  Status write_chunks(const format::SessionHeader& header, const format::EventRecord* events,
+                      uint64_t event_count);
+  Status write_chunks_staged(const format::SessionHeader& header, const format::EventRecord* events,
+                             uint64_t event_count);
 
   drivers::storage::BlockDevice* m_device;
   char m_where[48] = {};

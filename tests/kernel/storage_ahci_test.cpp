@@ -2,6 +2,7 @@
 // handoff, port start/stop, IDENTIFY, DMA reads and writes, and odd or broken devices.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 
 #include "drivers/storage/ahci.h"
@@ -66,6 +67,44 @@ TEST_F(AhciFixture, IdentifiesTheDiskAndMovesDataThroughDma) {
 
   ASSERT_TRUE(disk->close());
   EXPECT_EQ(hba.ports[1].cmd & (kSt | kFre), 0u) << "a closed port is stopped";
+}
+
+// The dump's path: chunks built in one staging buffer while the other is written, no copy.
+TEST_F(AhciFixture, StagedWritesGoStraightFromTheStagingBuffers) {
+  add_disk(0, 4096);
+  auto controller = AhciController::open(hba, clock);
+  ASSERT_TRUE(controller);
+  auto disk = AhciDisk::open(*controller, 0, area);
+  ASSERT_TRUE(disk);
+  ASSERT_EQ(disk->staging_sectors(), 512u);
+  uint8_t* first = disk->staging(0);
+  uint8_t* second = disk->staging(1);
+  ASSERT_NE(first, second);
+  std::memset(first, 0x11, 512 * 512);
+  ASSERT_TRUE(disk->start_write(10, 512, 0));
+  EXPECT_FALSE(disk->start_write(600, 1, 1)) << "one write outstanding at a time";
+  std::memset(second, 0x22, 100 * 512);
+  ASSERT_TRUE(disk->finish_write());
+  ASSERT_TRUE(disk->start_write(522, 100, 1));
+  ASSERT_TRUE(disk->finish_write());
+  ASSERT_TRUE(disk->finish_write()) << "nothing outstanding: returns at once";
+  EXPECT_EQ(hba.ports[0].writes, (std::vector<std::pair<uint64_t, uint32_t>>{{10, 512}, {522, 100}}));
+  EXPECT_EQ(hba.ports[0].disk[10 * 512], 0x11);
+  EXPECT_EQ(hba.ports[0].disk[521 * 512 + 511], 0x11);
+  EXPECT_EQ(hba.ports[0].disk[522 * 512], 0x22);
+  EXPECT_EQ(hba.ports[0].disk[622 * 512], 0x00);
+  EXPECT_FALSE(disk->start_write(4000, 512, 0)) << "past the end";
+
+  // A disk without LBA48 takes 256 sectors per command.
+  AhciModel old(memory, 1);
+  old.ports[0].device = AhciModel::Device::Disk;
+  old.ports[0].lba48 = false;
+  old.ports[0].disk.assign(512 * 1024, 0);
+  auto old_hba = AhciController::open(old, clock);
+  ASSERT_TRUE(old_hba);
+  auto old_disk = AhciDisk::open(*old_hba, 0, area);
+  ASSERT_TRUE(old_disk);
+  EXPECT_EQ(old_disk->staging_sectors(), 256u);
 }
 
 TEST_F(AhciFixture, APortTheFirmwareLeftRunningIsStoppedAndGivenOurMemory) {

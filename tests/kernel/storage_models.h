@@ -237,9 +237,8 @@ class AhciModel final : public RegisterWindow {
     EXPECT_EQ(table[1] & 0x80, 0x80) << "the C bit";
     const uint8_t command = table[2];
     p.commands[command]++;
-    const uint64_t lba = uint64_t{table[4]} | (uint64_t{table[5]} << 8) | (uint64_t{table[6]} << 16) |
-                         (uint64_t{table[8]} << 24) | (uint64_t{table[9]} << 32) |
-                         (uint64_t{table[10]} << 40);
+    uint64_t lba = uint64_t{table[4]} | (uint64_t{table[5]} << 8) | (uint64_t{table[6]} << 16) |
+                   (uint64_t{table[8]} << 24) | (uint64_t{table[9]} << 32) | (uint64_t{table[10]} << 40);
     uint32_t count = table[12] | (uint32_t{table[13]} << 8);
     if (count == 0) count = 65536;
     std::vector<uint8_t> data;
@@ -252,11 +251,18 @@ class AhciModel final : public RegisterWindow {
         }
         data = identify(p);
         break;
+      case 0xC8:
+      case 0xCA:
+        // 28-bit: LBA bits 27:24 in the device register, the count in one byte (0: 256).
+        lba = (lba & 0xFFFFFF) | (uint64_t{table[7] & 0x0Fu} << 24);
+        count = table[12] ? table[12] : 256;
+        [[fallthrough]];
       case 0x25:
       case 0x35:
+        if (!p.lba48 && (command == 0x25 || command == 0x35)) error = true;
         if (lba + count > p.disk.size() / 512) error = true;
-        if (command == 0x35 && p.fail_writes) error = true;
-        EXPECT_EQ(write, command == 0x35) << "the W bit";
+        if ((command == 0x35 || command == 0xCA) && p.fail_writes) error = true;
+        EXPECT_EQ(write, command == 0x35 || command == 0xCA) << "the W bit";
         break;
       case 0xEA:
         break;
@@ -264,9 +270,10 @@ class AhciModel final : public RegisterWindow {
         error = true;
     }
     uint32_t moved = 0;
-    if (!error && (command == 0x25 || command == 0x35)) {
+    const bool is_read = command == 0x25 || command == 0xC8, is_write = command == 0x35 || command == 0xCA;
+    if (!error && (is_read || is_write)) {
       const size_t bytes = size_t{count} * 512;
-      if (command == 0x25)
+      if (is_read)
         data.assign(p.disk.begin() + lba * 512, p.disk.begin() + lba * 512 + bytes);
       else
         data.assign(bytes, 0);
@@ -286,7 +293,7 @@ class AhciModel final : public RegisterWindow {
       offset += n_bytes;
       moved += static_cast<uint32_t>(n_bytes);
     }
-    if (!error && command == 0x35) {
+    if (!error && is_write) {
       EXPECT_EQ(offset, size_t{count} * 512) << "the PRDT covers the sectors written";
       std::memcpy(p.disk.data() + lba * 512, data.data(), offset);
       p.writes.push_back({lba, count});

@@ -2,6 +2,7 @@
 // controller: bring-up, IDENTIFY, the I/O queue pair, PRP lists, and odd or broken controllers.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 
 #include "drivers/storage/nvme.h"
@@ -92,6 +93,36 @@ TEST_F(NvmeFixture, TheTransferLimitSplitsCommands) {
   std::vector<uint8_t> data(64 * 512, 0x5A);
   ASSERT_TRUE(disk->write(0, 64, data.data()));
   EXPECT_EQ(nvme.writes.size(), 4u);
+}
+
+// The dump's path: chunks built in one staging buffer while the other is written. With a transfer limit of
+// 8 KiB, one buffer is 32 commands: more than the queue holds, so some complete before the last is posted.
+TEST_F(NvmeFixture, StagedWritesGoStraightFromTheStagingBuffers) {
+  for (uint8_t mdts : {uint8_t{0}, uint8_t{1}}) {
+    NvmeModel model(memory);
+    model.mdts = mdts;
+    NvmeModel::Namespace ns;
+    ns.data.assign(2048 * 512, 0);
+    model.namespaces.push_back(ns);
+    auto controller = NvmeController::open(model, clock, area);
+    ASSERT_TRUE(controller);
+    auto disk = NvmeDisk::open(*controller, 1);
+    ASSERT_TRUE(disk);
+    ASSERT_EQ(disk->staging_sectors(), 512u);
+    for (uint32_t i = 0; i < 512 * 512; ++i) disk->staging(0)[i] = static_cast<uint8_t>(i / 512 + 1);
+    ASSERT_TRUE(disk->start_write(100, 512, 0));
+    EXPECT_FALSE(disk->start_write(700, 8, 1)) << "one write outstanding at a time";
+    std::memset(disk->staging(1), 0x77, 24 * 512);
+    ASSERT_TRUE(disk->finish_write());
+    ASSERT_TRUE(disk->start_write(612, 24, 1));
+    ASSERT_TRUE(disk->finish_write());
+    EXPECT_EQ(model.writes.size(), mdts ? 32u + 2u : 2u) << int{mdts};
+    for (uint32_t sector = 0; sector < 512; ++sector)
+      ASSERT_EQ(model.namespaces[0].data[(100 + sector) * 512 + 7], static_cast<uint8_t>(sector + 1))
+          << sector;
+    EXPECT_EQ(model.namespaces[0].data[612 * 512], 0x77);
+    EXPECT_EQ(model.namespaces[0].data[636 * 512], 0x00);
+  }
 }
 
 TEST_F(NvmeFixture, AControllerTheFirmwareLeftEnabledIsResetFirst) {

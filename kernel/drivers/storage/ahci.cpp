@@ -156,9 +156,15 @@ Status AhciDisk::identify() {
 
 Status AhciDisk::run(Command command, uint64_t lba, uint32_t sectors, uint32_t bytes, bool write,
                      uint32_t timeout_ms) {
+  ETT_TRY(issue(command, lba, sectors, bytes, kData, write, timeout_ms));
+  return complete(command, bytes, timeout_ms);
+}
+
+Status AhciDisk::issue(Command command, uint64_t lba, uint32_t sectors, uint32_t bytes, uint32_t data_offset,
+                       bool write, uint32_t timeout_ms) {
   RegisterWindow& abar = *m_hba.m_abar;
-  Clock& clock = *m_hba.m_clock;
-  ETT_TRY(wait_until(clock, timeout_ms, "ahci: the device stays busy before a command (PxTFD.BSY or DRQ set)",
+  ETT_TRY(wait_until(*m_hba.m_clock, timeout_ms,
+                     "ahci: the device stays busy before a command (PxTFD.BSY or DRQ set)",
                      [&] { return !(abar.read32(reg(Hba::kPxTfd)) & (Hba::kTfdBsy | Hba::kTfdDrq)); }));
 
   uint8_t* table = m_area.data + kCommandTable;
@@ -184,11 +190,11 @@ Status AhciDisk::run(Command command, uint64_t lba, uint32_t sectors, uint32_t b
   uint32_t prdt_entries = 0;
   if (bytes > 0) {
     auto* prd = reinterpret_cast<uint32_t*>(table + kPrdtOffset);
-    const uint64_t data = m_area.phys + kData;
+    const uint64_t data = m_area.phys + data_offset;
     prd[0] = static_cast<uint32_t>(data);
     prd[1] = static_cast<uint32_t>(data >> 32);
     prd[2] = 0;
-    prd[3] = bytes - 1;  // DBC: byte count minus one (bit 0 is always 1: counts are even)
+    prd[3] = bytes - 1;  // DBC: byte count minus one (bit 0 is always 1: counts are even); at most 4 MiB
     prdt_entries = 1;
   }
   const uint64_t table_phys = m_area.phys + kCommandTable;
@@ -201,6 +207,12 @@ Status AhciDisk::run(Command command, uint64_t lba, uint32_t sectors, uint32_t b
   abar.write32(reg(Hba::kPxIs), 0xFFFFFFFF);
   dma_barrier();
   abar.write32(reg(Hba::kPxCi), 1);
+  return {};
+}
+
+Status AhciDisk::complete(Command command, uint32_t bytes, uint32_t timeout_ms) {
+  RegisterWindow& abar = *m_hba.m_abar;
+  Clock& clock = *m_hba.m_clock;
   const uint64_t deadline = clock.deadline_after_ms(timeout_ms);
   for (;;) {
     if (abar.read32(reg(Hba::kPxIs)) & Hba::kIsTaskFileError) break;
@@ -230,9 +242,29 @@ Status AhciDisk::run(Command command, uint64_t lba, uint32_t sectors, uint32_t b
         return fail("ahci: FLUSH CACHE failed (the device reported an error)");
     }
   }
+  const auto* header = reinterpret_cast<const uint32_t*>(m_area.data + kCommandList);
   if (bytes > 0 && header[1] != bytes)
     return fail("ahci: the HBA moved fewer bytes than the command asked for");
   return {};
+}
+
+Status AhciDisk::start_write(uint64_t lba, uint32_t count, uint32_t index) {
+  if (m_outstanding_bytes) return fail("ahci: a write is already outstanding");
+  if (index >= kStagingBuffers || count == 0 || count > staging_sectors())
+    return fail("ahci: bad staging write");
+  if (lba + count > m_sector_count) return fail("ahci: write beyond the end of the disk");
+  const uint32_t bytes = count * kSectorSize;
+  ETT_TRY(issue(m_lba48 ? kWriteDmaExt : kWriteDma, lba, count, bytes, kStaging + index * kStagingBytes, true,
+                kTransferMs));
+  m_outstanding_bytes = bytes;
+  return {};
+}
+
+Status AhciDisk::finish_write() {
+  if (!m_outstanding_bytes) return {};
+  const uint32_t bytes = m_outstanding_bytes;
+  m_outstanding_bytes = 0;
+  return complete(m_lba48 ? kWriteDmaExt : kWriteDma, bytes, kTransferMs);
 }
 
 Status AhciDisk::read(uint64_t lba, uint32_t count, void* buffer) {

@@ -110,7 +110,8 @@ class AhciDisk : public BlockDevice {
   // The DMA area holds the command list, the received-FIS area, one command table and the data bounce
   // buffer; it must be 4 KiB aligned and at least this big.
   static constexpr uint32_t kDataBytes = 64 * 1024;
-  static constexpr uint32_t kDmaBytes = 4096 + kDataBytes;
+  static constexpr uint32_t kStagingBytes = 256 * 1024;  // each of the two staging buffers
+  static constexpr uint32_t kDmaBytes = 4096 + kDataBytes + kStagingBuffers * kStagingBytes;
 
   // What sits on a port whose link is up, from its signature.
   enum class Kind : uint8_t { Disk, Atapi, PortMultiplier, Other };
@@ -123,6 +124,11 @@ class AhciDisk : public BlockDevice {
   Status read(uint64_t lba, uint32_t count, void* buffer) override;
   Status write(uint64_t lba, uint32_t count, const void* data) override;
   Status flush() override;
+  // 28-bit commands count at most 256 sectors.
+  uint32_t staging_sectors() const override { return m_lba48 ? kStagingBytes / kSectorSize : 256; }
+  uint8_t* staging(uint32_t index) override { return m_area.data + kStaging + index * kStagingBytes; }
+  Status start_write(uint64_t lba, uint32_t count, uint32_t index) override;
+  Status finish_write() override;
   uint64_t sector_count() const override { return m_sector_count; }
   const char* model() const override { return m_model; }
   bool has_lba48() const { return m_lba48; }
@@ -177,6 +183,7 @@ class AhciDisk : public BlockDevice {
     kCommandTable = 2048,  // command FIS at 0, PRDT at 0x80; 128 aligned
     kPrdtOffset = 0x80,
     kData = 4096,
+    kStaging = kData + kDataBytes,
   };
   AhciDisk(AhciController& hba, uint32_t port, const DmaArea& area)
       : m_hba(hba), m_port(port), m_area(area) {}
@@ -186,12 +193,17 @@ class AhciDisk : public BlockDevice {
   // Issues one command in slot 0 and waits for it; `bytes` of data move through the bounce buffer.
   Status run(Command command, uint64_t lba, uint32_t sectors, uint32_t bytes, bool write,
              uint32_t timeout_ms);
+  // The two halves of run(): `data_offset` is where in the DMA area the data is.
+  Status issue(Command command, uint64_t lba, uint32_t sectors, uint32_t bytes, uint32_t data_offset,
+               bool write, uint32_t timeout_ms);
+  Status complete(Command command, uint32_t bytes, uint32_t timeout_ms);
 
   AhciController m_hba;
   uint32_t m_port;
   DmaArea m_area;
   uint64_t m_sector_count = 0;
   bool m_lba48 = false;
+  uint32_t m_outstanding_bytes = 0;  // a started write: its size; 0: none
   char m_model[41] = {};
 };
 

@@ -22,6 +22,19 @@ class BlockDevice {
   // Called once the disk is known to be the trace disk: settings that change the drive (IDE multiple mode).
   virtual void prepare_for_writing() {}
 
+  // Overlapped writes from the driver's own DMA memory (AHCI, NVMe): the caller fills one of two staging
+  // buffers while the device writes the other, and no byte is copied. A driver without them returns 0
+  // sectors, and the caller uses write().
+  static constexpr uint32_t kStagingBuffers = 2;
+  virtual uint32_t staging_sectors() const { return 0; }
+  virtual uint8_t* staging(uint32_t /*index*/) { return nullptr; }
+  // Starts writing `count` sectors of staging buffer `index` at `lba`; at most one write is outstanding.
+  virtual Status start_write(uint64_t /*lba*/, uint32_t /*count*/, uint32_t /*index*/) {
+    return fail("this disk has no staging buffers");
+  }
+  // Waits for the outstanding write (none: returns at once).
+  virtual Status finish_write() { return {}; }
+
  protected:
   ~BlockDevice() = default;
 };

@@ -88,36 +88,41 @@ Status NvmeController::enable() {
   return {};
 }
 
-Status NvmeController::submit(Queue& queue, const Command& command, uint32_t timeout_ms, const char* what) {
+void NvmeController::prps(uint32_t offset, uint32_t bytes, uint64_t& prp1, uint64_t& prp2) {
+  prp1 = m_area.phys + offset;
+  prp2 = 0;
+  if (bytes > 2 * kPageSize) {
+    auto* list = reinterpret_cast<uint64_t*>(m_area.data + kPrpList);
+    const uint32_t pages = (bytes + kPageSize - 1) / kPageSize;
+    for (uint32_t page = 1; page < pages; ++page) list[page - 1] = prp1 + uint64_t{page} * kPageSize;
+    prp2 = m_area.phys + kPrpList;
+  } else if (bytes > kPageSize) {
+    prp2 = prp1 + kPageSize;
+  }
+}
+
+uint16_t NvmeController::post(Queue& queue, const Command& command, uint64_t prp1, uint64_t prp2) {
   const uint16_t cid = m_next_cid++;
   if (m_next_cid == 0) m_next_cid = 1;
   auto* sqe = reinterpret_cast<uint32_t*>(m_area.data + queue.sq_offset + queue.sq_tail * kSqEntryBytes);
   for (uint32_t i = 0; i < kSqEntryBytes / 4; ++i) sqe[i] = 0;
   sqe[0] = command.opcode | (uint32_t{cid} << 16);
   sqe[1] = command.nsid;
-  if (command.data_bytes > 0) {
-    const uint64_t data = m_area.phys + command.data_offset;
-    uint64_t prp2 = 0;
-    if (command.data_bytes > 2 * kPageSize) {
-      auto* list = reinterpret_cast<uint64_t*>(m_area.data + kPrpList);
-      const uint32_t pages = (command.data_bytes + kPageSize - 1) / kPageSize;
-      for (uint32_t page = 1; page < pages; ++page) list[page - 1] = data + uint64_t{page} * kPageSize;
-      prp2 = m_area.phys + kPrpList;
-    } else if (command.data_bytes > kPageSize) {
-      prp2 = data + kPageSize;
-    }
-    sqe[6] = static_cast<uint32_t>(data);
-    sqe[7] = static_cast<uint32_t>(data >> 32);
-    sqe[8] = static_cast<uint32_t>(prp2);
-    sqe[9] = static_cast<uint32_t>(prp2 >> 32);
-  }
+  sqe[6] = static_cast<uint32_t>(prp1);
+  sqe[7] = static_cast<uint32_t>(prp1 >> 32);
+  sqe[8] = static_cast<uint32_t>(prp2);
+  sqe[9] = static_cast<uint32_t>(prp2 >> 32);
   sqe[10] = command.cdw10;
   sqe[11] = command.cdw11;
   sqe[12] = command.cdw12;
   queue.sq_tail = static_cast<uint16_t>((queue.sq_tail + 1) % kQueueEntries);
   dma_barrier();
   m_bar->write32(doorbell(queue.id, false), queue.sq_tail);
+  return cid;
+}
 
+Status NvmeController::reap(Queue& queue, uint32_t timeout_ms, const char* what,
+                            const uint16_t* expected_cid) {
   volatile uint32_t* cqe =
       reinterpret_cast<volatile uint32_t*>(m_area.data + queue.cq_offset + queue.cq_head * kCqEntryBytes);
   static char message[128];
@@ -133,7 +138,7 @@ Status NvmeController::submit(Queue& queue, const Command& command, uint32_t tim
   m_bar->write32(doorbell(queue.id, true), queue.cq_head);
 
   const uint32_t status = (dw3 >> 17) & 0x7FFF;  // SC bits 7:0, SCT bits 10:8
-  if ((dw3 & 0xFFFF) != cid) {
+  if (expected_cid && (dw3 & 0xFFFF) != *expected_cid) {
     lib::format(message, sizeof(message), "nvme: %s completed with another command's identifier", what);
     return fail(message);
   }
@@ -145,14 +150,65 @@ Status NvmeController::submit(Queue& queue, const Command& command, uint32_t tim
   return {};
 }
 
+Status NvmeController::submit(Queue& queue, const Command& command, uint32_t timeout_ms, const char* what) {
+  uint64_t prp1 = 0, prp2 = 0;
+  if (command.data_bytes > 0) prps(command.data_offset, command.data_bytes, prp1, prp2);
+  const uint16_t cid = post(queue, command, prp1, prp2);
+  return reap(queue, timeout_ms, what, &cid);
+}
+
+Status NvmeController::start_writes(uint32_t nsid, uint64_t lba, uint32_t count, uint32_t index) {
+  if (m_writes_in_flight) return fail("nvme: a write is already outstanding");
+  if (index >= BlockDevice::kStagingBuffers || count == 0 || count * kSectorSize > kStagingBytes)
+    return fail("nvme: bad staging write");
+  // This buffer's own PRP list: entry k is its page k (a command starting at page p points PRP2 at entry
+  // p+1).
+  const uint32_t buffer = kStaging + index * kStagingBytes;
+  const uint32_t list_offset = kStagingPrpLists + index * kPageSize;
+  auto* list = reinterpret_cast<uint64_t*>(m_area.data + list_offset);
+  for (uint32_t page = 0; page < kStagingBytes / kPageSize; ++page)
+    list[page] = m_area.phys + buffer + uint64_t{page} * kPageSize;
+  const uint32_t max_sectors = m_max_transfer / kSectorSize;
+  for (uint32_t done = 0; done < count;) {
+    const uint32_t sectors = count - done < max_sectors ? count - done : max_sectors;
+    const uint32_t offset = done * kSectorSize, bytes = sectors * kSectorSize;
+    const uint64_t prp1 = m_area.phys + buffer + offset;
+    uint64_t prp2 = 0;
+    if (bytes > 2 * kPageSize)
+      prp2 = m_area.phys + list_offset + 8 * (offset / kPageSize + 1);
+    else if (bytes > kPageSize)
+      prp2 = prp1 + kPageSize;
+    if (m_writes_in_flight == kQueueEntries - 1) {  // the queue is full: one must complete first
+      --m_writes_in_flight;
+      ETT_TRY(reap(m_io, kIoMs, "WRITE", nullptr));
+    }
+    const uint64_t at = lba + done;
+    post(m_io, {kWrite, nsid, static_cast<uint32_t>(at), static_cast<uint32_t>(at >> 32), sectors - 1, 0, 0},
+         prp1, prp2);
+    ++m_writes_in_flight;
+    done += sectors;
+  }
+  return {};
+}
+
+Status NvmeController::finish_writes() {
+  Status result;
+  while (m_writes_in_flight > 0) {
+    --m_writes_in_flight;
+    Status one = reap(m_io, kIoMs, "WRITE", nullptr);
+    if (!one && result) result = one;
+  }
+  return result;
+}
+
 Status NvmeController::identify_controller() {
   ETT_TRY(submit(m_admin, {kIdentify, 0, kCnsController, 0, 0, kPageSize, kIdentifyPage}, kAdminMs,
                  "IDENTIFY (controller)"));
   const uint8_t* page = m_area.data + kIdentifyPage;
   for (uint32_t i = 0; i < 40; ++i) m_model[i] = static_cast<char>(page[24 + i]);
   for (int i = 39; i >= 0 && (m_model[i] == ' ' || m_model[i] == '\0'); --i) m_model[i] = '\0';
-  const uint8_t mdts = page[77];  // 2^MDTS minimum-size pages; 0: no limit
-  if (mdts != 0 && mdts < 5) m_max_transfer = kPageSize << mdts;
+  const uint8_t mdts = page[77];                                  // 2^MDTS minimum-size pages; 0: no limit
+  if (mdts != 0 && mdts < 6) m_max_transfer = kPageSize << mdts;  // else: more than a staging buffer
   m_namespace_count = load32(page + 516);
   return {};
 }
@@ -204,7 +260,7 @@ Status NvmeController::transfer(IoOpcode opcode, uint32_t nsid, uint64_t lba, ui
 }
 
 Status NvmeController::read(uint32_t nsid, uint64_t lba, uint32_t count, void* buffer) {
-  const uint32_t max_sectors = m_max_transfer / kSectorSize;
+  const uint32_t max_sectors = (m_max_transfer < kDataBytes ? m_max_transfer : kDataBytes) / kSectorSize;
   auto* out = static_cast<uint8_t*>(buffer);
   while (count > 0) {
     const uint32_t batch = count < max_sectors ? count : max_sectors;
@@ -218,7 +274,7 @@ Status NvmeController::read(uint32_t nsid, uint64_t lba, uint32_t count, void* b
 }
 
 Status NvmeController::write(uint32_t nsid, uint64_t lba, uint32_t count, const void* data) {
-  const uint32_t max_sectors = m_max_transfer / kSectorSize;
+  const uint32_t max_sectors = (m_max_transfer < kDataBytes ? m_max_transfer : kDataBytes) / kSectorSize;
   const auto* in = static_cast<const uint8_t*>(data);
   while (count > 0) {
     const uint32_t batch = count < max_sectors ? count : max_sectors;
@@ -253,6 +309,11 @@ Result<NvmeDisk> NvmeDisk::open(NvmeController& controller, uint32_t nsid) {
 Status NvmeDisk::read(uint64_t lba, uint32_t count, void* buffer) {
   if (lba + count > m_sectors) return fail("nvme: read beyond the end of the namespace");
   return m_controller->read(m_nsid, lba, count, buffer);
+}
+
+Status NvmeDisk::start_write(uint64_t lba, uint32_t count, uint32_t index) {
+  if (lba + count > m_sectors) return fail("nvme: write beyond the end of the namespace");
+  return m_controller->start_writes(m_nsid, lba, count, index);
 }
 
 Status NvmeDisk::write(uint64_t lba, uint32_t count, const void* data) {

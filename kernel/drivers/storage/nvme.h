@@ -15,8 +15,11 @@ class NvmeController {
  public:
   static constexpr uint32_t kPageSize = 4096;
   static constexpr uint32_t kDataBytes = 64 * 1024;
-  // Admin and I/O queues, an IDENTIFY page, a PRP list page and the data bounce buffer; 4 KiB aligned.
-  static constexpr uint32_t kDmaBytes = 6 * kPageSize + kDataBytes;
+  static constexpr uint32_t kStagingBytes = 256 * 1024;  // each of the two staging buffers
+  // Admin and I/O queues, an IDENTIFY page, a PRP list page, the data bounce buffer, two staging buffers and
+  // their PRP lists; 4 KiB aligned.
+  static constexpr uint32_t kDmaBytes =
+      6 * kPageSize + kDataBytes + BlockDevice::kStagingBuffers * (kStagingBytes + kPageSize);
 
   // Disables the controller (whatever the firmware left in it), gives it our admin queue, enables it,
   // IDENTIFYs it and creates one I/O queue pair. Writes nothing to any namespace.
@@ -41,6 +44,11 @@ class NvmeController {
   Status read(uint32_t nsid, uint64_t lba, uint32_t count, void* buffer);
   Status write(uint32_t nsid, uint64_t lba, uint32_t count, const void* data);
   Status flush(uint32_t nsid);
+  uint8_t* staging(uint32_t index) { return m_area.data + kStaging + index * kStagingBytes; }
+  // Submits the WRITE commands for `count` sectors of staging buffer `index` (as many as the transfer limit
+  // needs); finish_writes() reaps their completions.
+  Status start_writes(uint32_t nsid, uint64_t lba, uint32_t count, uint32_t index);
+  Status finish_writes();
 
  private:
   enum Reg : uint32_t {
@@ -87,6 +95,8 @@ class NvmeController {
     kIdentifyPage = 4 * kPageSize,
     kPrpList = 5 * kPageSize,
     kData = 6 * kPageSize,
+    kStaging = kData + kDataBytes,
+    kStagingPrpLists = kStaging + BlockDevice::kStagingBuffers * kStagingBytes,
   };
   static constexpr uint16_t kQueueEntries = 16;
 
@@ -114,6 +124,12 @@ class NvmeController {
   Status create_io_queues();
   // Submits one command and waits for its completion entry.
   Status submit(Queue& queue, const Command& command, uint32_t timeout_ms, const char* what);
+  // The two halves of submit(): post() writes the entry and rings the doorbell (PRPs as given); reap() waits
+  // for the next completion entry and returns its status.
+  uint16_t post(Queue& queue, const Command& command, uint64_t prp1, uint64_t prp2);
+  Status reap(Queue& queue, uint32_t timeout_ms, const char* what, const uint16_t* expected_cid);
+  // PRP1/PRP2 for `bytes` at `offset` in the DMA area (the shared PRP list page when more than two pages).
+  void prps(uint32_t offset, uint32_t bytes, uint64_t& prp1, uint64_t& prp2);
   uint32_t doorbell(uint16_t queue, bool completion) const {
     return kDoorbells + (2u * queue + (completion ? 1u : 0u)) * m_doorbell_stride;
   }
@@ -124,9 +140,10 @@ class NvmeController {
   DmaArea m_area;
   uint32_t m_doorbell_stride = 4;
   uint32_t m_ready_timeout_ms = 500;
-  uint32_t m_max_transfer = kDataBytes;
+  uint32_t m_max_transfer = kStagingBytes;  // per command: MDTS, or a whole staging buffer
   uint32_t m_namespace_count = 0;
   uint16_t m_next_cid = 1;
+  uint32_t m_writes_in_flight = 0;
   Queue m_admin{kAdminSq, kAdminCq, 0, 0, 0, 1};
   Queue m_io{kIoSq, kIoCq, 1, 0, 0, 1};
   char m_model[41] = {};
@@ -141,6 +158,10 @@ class NvmeDisk : public BlockDevice {
   Status read(uint64_t lba, uint32_t count, void* buffer) override;
   Status write(uint64_t lba, uint32_t count, const void* data) override;
   Status flush() override { return m_controller->flush(m_nsid); }
+  uint32_t staging_sectors() const override { return NvmeController::kStagingBytes / kSectorSize; }
+  uint8_t* staging(uint32_t index) override { return m_controller->staging(index); }
+  Status start_write(uint64_t lba, uint32_t count, uint32_t index) override;
+  Status finish_write() override { return m_controller->finish_writes(); }
   uint64_t sector_count() const override { return m_sectors; }
   const char* model() const override { return m_controller->model(); }
   uint32_t nsid() const { return m_nsid; }
