@@ -10,8 +10,8 @@
 //
 // The CRC32C is over the line's text from "ETTX" to the space before it. A session goes out as the disk
 // writer does it, after the label (its size covering the session): its header with status Writing, the
-// chunks, then the header again with status Complete; for a sector sent twice the later line counts. A log cut off
-// part way therefore holds a session marked Writing whose complete chunks can be recovered.
+// chunks, then the header again with status Complete; for a sector sent twice the later line counts. A log
+// cut off part way therefore holds a session marked Writing whose complete chunks can be recovered.
 #pragma once
 
 #include <stdint.h>

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dump/crc32c_slice8.h"
 #include "ett/crc32c.h"
 #include "ett/result.h"
 #include "ett/trace_format.h"
@@ -117,7 +118,7 @@ inline uint32_t build_chunk(uint8_t* chunk, uint32_t session_number, uint64_t in
   __builtin_memcpy(chunk + sizeof(header), events + first, records_bytes);
   __builtin_memset(chunk + sizeof(header) + records_bytes, 0,
                    format::kChunkBytes - sizeof(header) - records_bytes);
-  const uint32_t crc = crc32c(chunk, format::kChunkBytes);
+  const uint32_t crc = crc32c_slice8(chunk, format::kChunkBytes);
   __builtin_memcpy(chunk + offsetof(format::ChunkHeader, crc), &crc, sizeof(crc));
   return count;
 }

@@ -347,7 +347,14 @@ Result<TraceDisk> Search::run() {
       }
     }
   }
-  if (found) return *m_found;
+  if (found) {
+    if (m_found->device().staging_sectors() > 0) {
+      const auto start = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(g_dma));
+      console::print("ETT: %s: DMA area 0x%08x-0x%08x, inside the kernel image (below the capture buffer)\n",
+                     m_found->where(), start, start + static_cast<uint32_t>(sizeof(g_dma)));
+    }
+    return *m_found;
+  }
   if (m_label_problem) return fail(m_label_problem);
   static char message[224];
   lib::format(

@@ -110,7 +110,7 @@ class AhciDisk : public BlockDevice {
   // The DMA area holds the command list, the received-FIS area, one command table and the data bounce
   // buffer; it must be 4 KiB aligned and at least this big.
   static constexpr uint32_t kDataBytes = 64 * 1024;
-  static constexpr uint32_t kStagingBytes = 256 * 1024;  // each of the two staging buffers
+  static constexpr uint32_t kStagingBytes = 1024 * 1024;  // each of the two staging buffers
   static constexpr uint32_t kDmaBytes = 4096 + kDataBytes + kStagingBuffers * kStagingBytes;
 
   // What sits on a port whose link is up, from its signature.

@@ -207,8 +207,9 @@ Status NvmeController::identify_controller() {
   const uint8_t* page = m_area.data + kIdentifyPage;
   for (uint32_t i = 0; i < 40; ++i) m_model[i] = static_cast<char>(page[24 + i]);
   for (int i = 39; i >= 0 && (m_model[i] == ' ' || m_model[i] == '\0'); --i) m_model[i] = '\0';
-  const uint8_t mdts = page[77];                                  // 2^MDTS minimum-size pages; 0: no limit
-  if (mdts != 0 && mdts < 6) m_max_transfer = kPageSize << mdts;  // else: more than a staging buffer
+  const uint8_t mdts = page[77];  // 2^MDTS minimum-size pages; 0: no limit
+  if (mdts != 0 && (uint64_t{kPageSize} << (mdts < 32 ? mdts : 32)) < m_max_transfer)
+    m_max_transfer = kPageSize << mdts;
   m_namespace_count = load32(page + 516);
   return {};
 }

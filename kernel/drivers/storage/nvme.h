@@ -15,7 +15,7 @@ class NvmeController {
  public:
   static constexpr uint32_t kPageSize = 4096;
   static constexpr uint32_t kDataBytes = 64 * 1024;
-  static constexpr uint32_t kStagingBytes = 256 * 1024;  // each of the two staging buffers
+  static constexpr uint32_t kStagingBytes = 1024 * 1024;  // each of the two staging buffers
   // Admin and I/O queues, an IDENTIFY page, a PRP list page, the data bounce buffer, two staging buffers and
   // their PRP lists; 4 KiB aligned.
   static constexpr uint32_t kDmaBytes =
