@@ -17,7 +17,7 @@ using drivers::storage::AhciDisk;
 constexpr uint32_t kSt = 1, kFre = 1u << 4;
 
 struct AhciFixture : ::testing::Test {
-  GuestMemory memory{1 << 20};
+  GuestMemory memory{4 << 20};
   SimClock clock;
   AhciModel hba{memory, 4};
   DmaArea area = memory.area(0x10000, AhciDisk::kDmaBytes);
@@ -71,12 +71,12 @@ TEST_F(AhciFixture, IdentifiesTheDiskAndMovesDataThroughDma) {
 
 // The dump's path: chunks built in one staging buffer while the other is written, no copy.
 TEST_F(AhciFixture, StagedWritesGoStraightFromTheStagingBuffers) {
-  add_disk(0, 4096);
+  add_disk(0, 8192);
   auto controller = AhciController::open(hba, clock);
   ASSERT_TRUE(controller);
   auto disk = AhciDisk::open(*controller, 0, area);
   ASSERT_TRUE(disk);
-  ASSERT_EQ(disk->staging_sectors(), 512u);
+  ASSERT_EQ(disk->staging_sectors(), AhciDisk::kStagingBytes / 512);
   uint8_t* first = disk->staging(0);
   uint8_t* second = disk->staging(1);
   ASSERT_NE(first, second);
@@ -93,7 +93,8 @@ TEST_F(AhciFixture, StagedWritesGoStraightFromTheStagingBuffers) {
   EXPECT_EQ(hba.ports[0].disk[521 * 512 + 511], 0x11);
   EXPECT_EQ(hba.ports[0].disk[522 * 512], 0x22);
   EXPECT_EQ(hba.ports[0].disk[622 * 512], 0x00);
-  EXPECT_FALSE(disk->start_write(4000, 512, 0)) << "past the end";
+  EXPECT_FALSE(disk->start_write(8000, 512, 0)) << "past the end";
+  EXPECT_FALSE(disk->start_write(0, disk->staging_sectors() + 1, 0)) << "more than a staging buffer";
 
   // A disk without LBA48 takes 256 sectors per command.
   AhciModel old(memory, 1);
