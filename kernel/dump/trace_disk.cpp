@@ -215,6 +215,7 @@ bool Search::ahci(const Controller& c) {
     if (auto stopped = hba->stop_port(port); !stopped)
       console::print("ETT: %s port %u: %s\n", controller, port, stopped.error().message);
   }
+  hba->spin_up_ports();
   char empty[96] = "";
   size_t empty_length = 0;
   uint32_t empty_ports = 0;

@@ -214,6 +214,25 @@ TEST_F(AhciFixture, LinkStates) {
   EXPECT_EQ(controller->link(2), AhciController::Link::Up);
 }
 
+TEST_F(AhciFixture, StaggeredSpinUpBringsTheLinksUp) {
+  add_disk(1, 64);
+  hba.ports[3].device = AhciModel::Device::Atapi;
+  hba.staggered_spin_up = true;
+  hba.link_polls = 1000;  // 10 ms of polls
+  auto controller = AhciController::open(hba, clock);
+  ASSERT_TRUE(controller);
+  EXPECT_EQ(controller->link(1), AhciController::Link::Offline) << "no link before spin-up";
+  const uint64_t before = clock.ms();
+  controller->spin_up_ports();
+  EXPECT_LE(clock.ms() - before, 51u) << "ports without a device are waited for 50 ms at most";
+  EXPECT_EQ(controller->link(0), AhciController::Link::NoDevice);
+  EXPECT_EQ(controller->link(1), AhciController::Link::Up);
+  EXPECT_EQ(controller->link(3), AhciController::Link::Up);
+  for (const auto& port : hba.ports) EXPECT_TRUE(port.cmd & 2) << "PxCMD.SUD";
+  auto disk = AhciDisk::open(*controller, 1, area);
+  EXPECT_TRUE(disk) << disk.error().message;
+}
+
 TEST_F(AhciFixture, ACommandListThatNeverStopsIsAnError) {
   add_disk(0, 64);
   hba.ports[0].list_stuck = true;

@@ -87,6 +87,7 @@ class AhciModel final : public RegisterWindow {
     bool never_complete = false;  // commands are accepted and never finish
     // registers
     uint32_t clb = 0, fb = 0, is = 0, cmd = 0, serr = 0, ci = 0;
+    int ssts_reads = 0;  // since spin-up
     uint64_t clb_full() const { return clb; }
     // what happened
     std::map<uint8_t, int> commands;                    // ATA command -> count
@@ -105,12 +106,16 @@ class AhciModel final : public RegisterWindow {
     m_busy = busy;
   }
   bool pi_empty = false;  // a controller that implements no ports
+  // CAP.SSS: a port's device shows no link (DET=1) until PxCMD.SUD is set, then after `link_polls` SSTS
+  // reads.
+  bool staggered_spin_up = false;
+  int link_polls = 3;
 
   uint32_t read32(uint32_t offset) override {
     if (offset >= 0x100) return read_port((offset - 0x100) / 0x80, (offset - 0x100) % 0x80);
     switch (offset) {
-      case 0x00:  // CAP: NP, S64A
-        return (static_cast<uint32_t>(ports.size()) - 1) | (1u << 31);
+      case 0x00:  // CAP: NP, S64A, SSS
+        return (static_cast<uint32_t>(ports.size()) - 1) | (1u << 31) | (staggered_spin_up ? 1u << 27 : 0u);
       case 0x04:
         return m_ghc;
       case 0x0C:
@@ -169,7 +174,10 @@ class AhciModel final : public RegisterWindow {
       case 0x24:
         return p.device == Device::Atapi ? 0xEB140101 : p.device == Device::Disk ? 0x00000101 : 0xFFFFFFFF;
       case 0x28:
-        return p.device == Device::None ? 0 : p.device == Device::Offline ? 0x1 : 0x113;
+        if (p.device == Device::None) return 0;
+        if (p.device == Device::Offline) return 0x1;
+        if (staggered_spin_up && (!(p.cmd & 2) || p.ssts_reads++ < link_polls)) return 0x1;
+        return 0x113;
       case 0x30:
         return p.serr;
       case 0x38:

@@ -8,6 +8,7 @@ namespace ett::drivers::storage {
 namespace {
 constexpr uint32_t kHandoffMs = 25;         // AHCI 1.3.1 10.6.3: the firmware clears BOS within 25 ms...
 constexpr uint32_t kHandoffBusyMs = 2'000;  // ...or, when it says it is busy (BB), within 2 s
+constexpr uint32_t kSpinUpMs = 50;          // SATA link setup after spin-up takes about 10 ms
 constexpr uint32_t kStopMs = 500;           // CR and FR clear within 500 ms of ST or FRE clearing
 constexpr uint32_t kDeviceReadyMs = 2'000;  // BSY and DRQ clear after the port starts
 constexpr uint32_t kIdentifyMs = 2'000;
@@ -62,6 +63,24 @@ AhciController::Link AhciController::link(uint32_t port) {
     default:
       return Link::NoDevice;
   }
+}
+
+void AhciController::spin_up_ports() {
+  if (!(m_cap & kCapStaggeredSpinUp)) return;
+  uint32_t waiting = 0;
+  for (uint32_t port = 0; port < kMaxPorts; ++port) {
+    if (!(m_ports_implemented & (1u << port))) continue;
+    const uint32_t cmd = m_abar->read32(port_reg(port, kPxCmd));
+    if (cmd & kCmdSpinUp) continue;
+    m_abar->write32(port_reg(port, kPxCmd), cmd | kCmdSpinUp | kCmdPowerOn);
+    waiting |= 1u << port;
+  }
+  // Ports with nothing attached never come up: the wait is bounded, and its end is no error.
+  (void)wait_until(*m_clock, kSpinUpMs, "", [&] {
+    for (uint32_t port = 0; port < kMaxPorts; ++port)
+      if ((waiting & (1u << port)) && link(port) == Link::Up) waiting &= ~(1u << port);
+    return waiting == 0;
+  });
 }
 
 Status AhciController::stop_port(uint32_t port) {

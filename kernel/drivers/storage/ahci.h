@@ -26,6 +26,9 @@ class AhciController {
   // What the port's link says, before anything is sent to it.
   enum class Link : uint8_t { NoDevice, Offline, Up };
   Link link(uint32_t port);
+  // On a controller with staggered spin-up (CAP.SSS) a device's link only comes up once its port is told to
+  // spin it up (PxCMD.SUD): does so on every implemented port and waits up to 50 ms for the links.
+  void spin_up_ports();
   // Stops a port's command engine and FIS receive, so that it uses no memory the firmware gave it.
   Status stop_port(uint32_t port);
 
