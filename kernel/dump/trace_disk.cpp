@@ -325,6 +325,14 @@ Result<TraceDisk> Search::run() {
     for (uint32_t i = 0; i < m_controller_count; ++i) {
       const Controller& c = m_controllers[i];
       if (c.kind != kind) continue;
+      const bool compatibility = kind == storage::ControllerKind::Ide &&
+                                 !storage::ide_channel_native(c.prog_if, 0) &&
+                                 !storage::ide_channel_native(c.prog_if, 1);
+      if (found && compatibility) {
+        console::print("ETT: %s: IDE controller in compatibility mode (its channels are the legacy ports)\n",
+                       name(c, "ide"));
+        continue;
+      }
       if (found) {
         console::print("ETT: %s: %s controller, not searched (the trace disk was found first)\n",
                        name(c, "pci"), storage::kind_name(kind));
