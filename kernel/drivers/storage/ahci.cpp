@@ -21,11 +21,14 @@ constexpr uint32_t kMaxSectors = AhciDisk::kDataBytes / BlockDevice::kSectorSize
 
 Result<AhciController> AhciController::open(RegisterWindow& abar, Clock& clock) {
   AhciController hba(abar, clock);
-  ETT_TRY(hba.take_from_firmware());
-  const uint32_t ghc = abar.read32(kGhc);
-  abar.write32(kGhc, (ghc | kGhcAhciEnable) & ~kGhcInterruptEnable);
+  // AHCI mode first: on a controller that also offers legacy mode, the other registers mean nothing until
+  // then.
+  abar.write32(kGhc, (abar.read32(kGhc) | kGhcAhciEnable) & ~kGhcInterruptEnable);
   if (!(abar.read32(kGhc) & kGhcAhciEnable))
     return fail("ahci: the controller stays in legacy mode (GHC.AE)");
+  ETT_TRY(hba.take_from_firmware());
+  abar.write32(
+      kGhc, (abar.read32(kGhc) | kGhcAhciEnable) & ~kGhcInterruptEnable);  // the firmware may have changed it
   hba.m_cap = abar.read32(kCap);
   hba.m_ports_implemented = abar.read32(kPi);
   if (hba.m_ports_implemented == 0) return fail("ahci: the controller implements no ports (PI = 0)");
