@@ -3,11 +3,13 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <map>
 #include <memory>
+#include <string>
 
 #include "commands.h"
 #include "ett/trace_format.h"
-#include "qemu_runner.h"
+#include "harness/runner.h"
 
 namespace ett::cli {
 
@@ -48,8 +50,8 @@ bool print_fidelity(const host::RunReport& r, const std::string& json_path) {
   for (size_t k = 0; k < r.machines.size(); ++k) {
     const host::MachineResult& machine = r.machines[k];
     if (r.machines.size() > 1)
-      fmt::print("  machine {}:      {} events sent, session {} on {}, {} events\n", k + 1, machine.events_sent,
-                 machine.session_number, machine.disk, machine.kernel_events);
+      fmt::print("  machine {}:      {} events sent, session {} on {}, {} events\n", k + 1,
+                 machine.events_sent, machine.session_number, machine.disk, machine.kernel_events);
     if (!machine.fidelity) continue;
     fmt::print("{}", host::format_fidelity(*machine.fidelity));
     clean = clean && machine.fidelity->clean();
@@ -85,7 +87,8 @@ int run_qemu_run(QemuRunOptions& options, const CLI::App& sub) {
                r.paced_writes);
   fmt::print("  kernel events:  {}{}\n", r.kernel_events,
              r.kernel_events == r.events_sent ? "" : " (differs from the events sent)");
-  fmt::print("  session:        {} on {} (stop: {}, TSC {:.3f} MHz)\n", r.session_number, r.machines.empty() ? options.run.disk : r.machines.front().disk,
+  fmt::print("  session:        {} on {} (stop: {}, TSC {:.3f} MHz)\n", r.session_number,
+             r.machines.empty() ? options.run.disk : r.machines.front().disk,
              format::stop_reason_name(r.stop_reason), static_cast<double>(r.tsc_hz) / 1e6);
   fmt::print("  duration:       {} total (boot to capturing {})\n", milliseconds(r.total_ns),
              milliseconds(r.boot_ns));
@@ -167,6 +170,18 @@ Command add_qemu_run_command(CLI::App& app) {
   sub->add_option("--memory", run.memory_mb, "Each QEMU's RAM in MiB (-m)")
       ->capture_default_str()
       ->check(CLI::Range(16, 4096));
+  sub->add_option("--machine", run.machine,
+                  "QEMU machine: pc (i440FX, PIIX3 IDE) or q35 (ICH9, its built-in AHCI controller)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"pc", "q35"}));
+  const std::map<std::string, host::DiskInterface> interfaces = {{"ide", host::DiskInterface::Ide},
+                                                                 {"ahci", host::DiskInterface::Ahci},
+                                                                 {"nvme", host::DiskInterface::Nvme}};
+  sub->add_option(
+         "--disk-interface", run.disk_interface,
+         "Where the trace disk is attached: ide (primary master; a PIIX3 controller on q35), ahci (port "
+         "0; an AHCI controller on pc) or nvme (an NVMe controller) [default: ide]")
+      ->transform(CLI::CheckedTransformer(interfaces));
   sub->add_flag("--verbose", run.verbose, "Copy the guest's serial output to standard output as it arrives");
   sub->add_option("--qemu", run.qemu, "QEMU binary")->capture_default_str();
   sub->footer(

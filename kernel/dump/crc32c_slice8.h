@@ -1,6 +1,7 @@
 // crc32c_slice8.h: CRC-32C eight bytes per step (slice-by-8), for the dump's chunks: the same values as
-// ett/crc32c.h with about half the memory reads, which is what a chunk's CRC costs under QEMU's TCG and on an
-// old CPU (the dump to AHCI or NVMe waits for the CPU, not for the disk).
+// ett/crc32c.h with about half the memory reads (build_chunk's checksum in the kernel's dump), which is what
+// a chunk's CRC costs under QEMU's TCG and on an old CPU (the dump to AHCI or NVMe waits for the CPU, not for
+// the disk).
 #pragma once
 
 #include <stddef.h>

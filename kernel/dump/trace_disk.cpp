@@ -10,6 +10,7 @@
 #include "drivers/storage/kernel_hardware.h"
 #include "drivers/storage/nvme.h"
 #include "drivers/storage/storage_pci.h"
+#include "dump/crc32c_slice8.h"
 #include "lib/format.h"
 #include "lib/text.h"
 #include "lib/tsc_math.h"
@@ -405,7 +406,7 @@ Status TraceDisk::write_chunks(const format::SessionHeader& header, const format
                                uint64_t event_count) {
   Progress progress(header.chunk_count);
   for (uint64_t index = 0; index < header.chunk_count; ++index) {
-    build_chunk(g_chunk, header.session_number, index, events, event_count);
+    build_chunk(g_chunk, header.session_number, index, events, event_count, crc32c_slice8);
     ETT_TRY(m_device->write(header.start_lba + 1 + index * format::kChunkSectors, format::kChunkSectors,
                             g_chunk));
     progress.done(index + 1);
@@ -425,7 +426,8 @@ Status TraceDisk::write_chunks_staged(const format::SessionHeader& header, const
     const uint64_t count = left < per_batch ? left : per_batch;
     uint8_t* staging = m_device->staging(buffer);
     for (uint64_t k = 0; k < count; ++k)
-      build_chunk(staging + k * format::kChunkBytes, header.session_number, first + k, events, event_count);
+      build_chunk(staging + k * format::kChunkBytes, header.session_number, first + k, events, event_count,
+                  crc32c_slice8);
     ETT_TRY(m_device->finish_write());  // the other buffer's write
     progress.done(first);
     ETT_TRY(m_device->start_write(header.start_lba + 1 + first * format::kChunkSectors,

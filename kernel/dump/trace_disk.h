@@ -5,8 +5,8 @@
 #include <stdint.h>
 
 #include "drivers/storage/block_device.h"
-#include "dump/session_codec.h"
 #include "ett/result.h"
+#include "ett/session_codec.h"
 #include "ett/trace_format.h"
 
 namespace ett::dump {

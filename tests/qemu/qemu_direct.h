@@ -1,5 +1,6 @@
-// qemu_direct.h: boot tests that drive QEMU themselves (several IDE disks, a monitor socket for keys and the
-// screen, killing QEMU mid-dump), with the same virtual probe and handshake as `ett qemu run`.
+// qemu_direct.h: boot tests that drive QEMU themselves (several disks on IDE, AHCI or NVMe, a monitor socket
+// for keys and the screen, killing QEMU mid-dump), with the same virtual probe and handshake as `ett qemu
+// run`.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -17,9 +18,10 @@
 #include <vector>
 
 #include "ett/virtual_probe.h"
-#include "qemu_process.h"
+#include "harness/qemu_disks.h"
+#include "harness/qemu_process.h"
+#include "harness/shared_memory.h"
 #include "qemu_test_support.h"
-#include "shared_memory.h"
 
 namespace ett::test {
 
@@ -27,10 +29,12 @@ using vprobe::KernelState;
 
 struct DirectOptions {
   std::string kernel = std::string(ETT_BIN_DIR) + "/ett-kernel.elf";
-  std::string iso;     // boots the GRUB ISO instead of -kernel
-  std::string append;  // kernel arguments (-kernel only)
+  std::string iso;                                 // boots the GRUB ISO instead of -kernel
+  std::string append;                              // kernel arguments (-kernel only)
+  std::string machine = "pc";                      // QEMU's -M: pc or q35
   std::vector<std::pair<int, std::string>> disks;  // IDE index (0-3) and raw image
-  std::string drive_options;  // appended to every -drive, e.g. ",throttling.bps-write=N"
+  std::vector<host::AttachedDisk> attached;        // more disks, on any interface (harness/qemu_disks.h)
+  std::string drive_options;                       // appended to every -drive, e.g. ",throttling.bps-write=N"
   bool monitor = false;
   std::vector<std::string> qemu_args;  // more QEMU options, e.g. {"-cpu", "max"}
 };
@@ -41,23 +45,26 @@ class QemuMachine {
     auto shm = host::SharedMemoryFile::create();
     if (!shm) throw std::runtime_error(shm.error().message);
     m_shm = std::make_unique<host::SharedMemoryFile>(std::move(*shm));
-    std::vector<std::string> argv = {"qemu-system-i386", "-M", "pc", "-accel", "tcg", "-m", "256",
-                                     "-display", "none", "-serial", "stdio", "-no-reboot"};
+    std::vector<std::string> argv = {
+        "qemu-system-i386", "-M",   options.machine, "-accel", "tcg",       "-m", "256",
+        "-display",         "none", "-serial",       "stdio",  "-no-reboot"};
     if (options.monitor) {
       m_monitor_path = (dir / "monitor.sock").string();
       argv.insert(argv.end(), {"-monitor", "unix:" + m_monitor_path + ",server,nowait"});
     } else {
       argv.insert(argv.end(), {"-monitor", "none"});
     }
-    argv.insert(argv.end(), {"-object",
-                             "memory-backend-file,id=shm0,mem-path=" + m_shm->path() + ",size=1M,share=on",
-                             "-device", "ivshmem-plain,memdev=shm0", "-device",
-                             "isa-debug-exit,iobase=0xf4,iosize=0x04"});
+    argv.insert(
+        argv.end(),
+        {"-object", "memory-backend-file,id=shm0,mem-path=" + m_shm->path() + ",size=1M,share=on", "-device",
+         "ivshmem-plain,memdev=shm0", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"});
     argv.insert(argv.end(), options.qemu_args.begin(), options.qemu_args.end());
+    std::vector<host::AttachedDisk> disks = options.attached;
     for (const auto& [index, image] : options.disks)
-      argv.insert(argv.end(),
-                  {"-drive", "file=" + image + ",format=raw,if=ide,index=" + std::to_string(index) +
-                                            options.drive_options});
+      disks.push_back({image, host::DiskInterface::Ide, index});
+    const std::vector<std::string> drives =
+        host::disk_arguments(options.machine, disks, options.drive_options);
+    argv.insert(argv.end(), drives.begin(), drives.end());
     if (!options.iso.empty())
       argv.insert(argv.end(), {"-cdrom", options.iso, "-boot", "d"});
     else
@@ -74,9 +81,7 @@ class QemuMachine {
   vprobe::Control* control() { return m_shm->control(); }
   std::string serial() const { return m_qemu->serial(); }
 
-  KernelState state() {
-    return static_cast<KernelState>(std::atomic_ref<uint32_t>(control()->state).load());
-  }
+  KernelState state() { return static_cast<KernelState>(std::atomic_ref<uint32_t>(control()->state).load()); }
   bool found_probe() { return std::atomic_ref<uint32_t>(control()->magic).load() == vprobe::kControlMagic; }
 
   // Waits until `done()` holds, QEMU exits, or the time is up.

@@ -1,0 +1,42 @@
+// qemu_command.cpp: builds the QEMU argv of one machine (see qemu_command.h).
+#include "harness/qemu_command.h"
+
+namespace ett::host {
+
+std::vector<std::string> split_words(const std::string& text) {
+  std::vector<std::string> words;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+    size_t start = i;
+    while (i < text.size() && text[i] != ' ' && text[i] != '\t') ++i;
+    if (i > start) words.push_back(text.substr(start, i - start));
+  }
+  return words;
+}
+
+std::vector<std::string> qemu_command(const RunOptions& options, const std::string& kernel,
+                                      const std::string& shm_path, const std::string& disk) {
+  std::vector<std::string> argv = {
+      options.qemu, "-M",   options.machine, "-accel", "tcg",     "-m",    std::to_string(options.memory_mb),
+      "-display",   "none", "-monitor",      "none",   "-serial", "stdio", "-no-reboot"};
+  argv.insert(argv.end(),
+              {"-object", "memory-backend-file,id=shm0,mem-path=" + shm_path + ",size=1M,share=on", "-device",
+               "ivshmem-plain,memdev=shm0"});
+  // The first position of the interface: IDE primary master, AHCI port 0, the first NVMe controller (an ISO's
+  // CD-ROM is IDE index 2 on pc and AHCI port 2 on q35).
+  const std::vector<std::string> drive = disk_arguments(options.machine, {{disk, options.disk_interface, 0}});
+  argv.insert(argv.end(), drive.begin(), drive.end());
+  argv.insert(argv.end(), {"-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"});
+  if (!options.iso.empty()) {
+    argv.insert(argv.end(), {"-cdrom", options.iso, "-boot", "d"});
+  } else {
+    std::string append = "exit=qemu";
+    for (const std::string& word : split_words(options.append))
+      if (word != "exit=qemu") append += " " + word;
+    argv.insert(argv.end(), {"-kernel", kernel, "-append", append});
+  }
+  return argv;
+}
+
+}  // namespace ett::host

@@ -1,0 +1,178 @@
+// trace_disk_interface_test.cpp: boot tests of the trace disk on each interface the kernel searches: IDE
+// (-M pc), AHCI (q35's built-in controller) and NVMe, each next to an unlabelled disk on another port or
+// controller that stays byte-for-byte identical; booted with -kernel and from the GRUB ISO; a full disk and a
+// missing label on each.
+#include <cctype>
+#include <sstream>
+
+#include "harness/qemu_disks.h"
+#include "qemu_direct.h"
+
+namespace ett::test {
+namespace {
+
+using host::AttachedDisk;
+using host::DiskInterface;
+
+constexpr double kBootSeconds = 30;
+const int kSuccess = vprobe::qemu_status_for(vprobe::kExitSuccess);
+const int kFailure = vprobe::qemu_status_for(vprobe::kExitFailure);
+constexpr uint64_t kTraceSectors = 32768;  // 16 MiB
+constexpr uint64_t kOtherSectors = 4096;   // 2 MiB
+
+struct InterfaceCase {
+  DiskInterface interface;
+  const char* machine;
+  const char* model;  // IDENTIFY model as the kernel prints it
+  int other_slot;
+  int trace_slot;      // -kernel boot
+  int iso_trace_slot;  // ISO boot: the CD-ROM has IDE index 2 on pc, AHCI port 2 on q35
+  friend void PrintTo(const InterfaceCase& c, std::ostream* out) {
+    *out << host::disk_interface_name(c.interface);
+  }
+};
+
+const InterfaceCase kCases[] = {
+    {DiskInterface::Ide, "pc", "QEMU HARDDISK", 0, 1, 3},
+    {DiskInterface::Ahci, "q35", "QEMU HARDDISK", 0, 1, 3},
+    {DiskInterface::Nvme, "q35", "QEMU NVMe Ctrl", 0, 1, 1},
+};
+
+class TraceDiskInterface : public ::testing::TestWithParam<InterfaceCase> {
+ protected:
+  DirectOptions options(std::vector<std::pair<int, std::string>> disks,
+                        const std::string& append = "exit=qemu") {
+    DirectOptions o;
+    o.machine = GetParam().machine;
+    o.append = append;
+    for (auto& [slot, path] : disks) o.attached.push_back(AttachedDisk{path, GetParam().interface, slot});
+    return o;
+  }
+  std::string line(uint64_t sectors, const std::string& verdict) const {
+    return std::string(": disk \"") + GetParam().model + "\", " + std::to_string(sectors) +
+           " sectors: " + verdict;
+  }
+};
+
+std::string make_trace_disk(const fs::path& path, const std::string& size = "16M") {
+  auto made = run_ett({"mkdisk", path.string(), "--size", size});
+  EXPECT_EQ(made.exit_code, 0) << made.output;
+  return read_file(path);
+}
+
+void play_changes(QemuMachine& qemu, int count) {
+  for (int i = 0; i < count; ++i) {
+    qemu.set_lines(static_cast<uint8_t>((i % 15) + 1));
+    const uint32_t beat = qemu.heartbeat();
+    qemu.wait_until([&] { return qemu.heartbeat() - beat >= vprobe::kPaceBeats; }, 5);
+  }
+}
+
+int capture_and_stop(QemuMachine& qemu, int changes) {
+  if (!qemu.wait_state(KernelState::Capturing, kBootSeconds)) return -1;
+  play_changes(qemu, changes);
+  qemu.request_stop();
+  auto exit = qemu.wait_exit(60);
+  return exit && exit->exited ? exit->status : -1;
+}
+
+// The extracted CSV holds exactly the changes played: probe 1 codes 1..count, in order.
+void expect_extracted(const fs::path& trace, int count) {
+  auto extracted = run_ett({"extract", trace.string()});
+  ASSERT_EQ(extracted.exit_code, 0) << extracted.output;
+  std::istringstream rows(extracted.output);
+  std::string row;
+  int seen = 0;
+  while (std::getline(rows, row)) {
+    if (row.empty() || !std::isdigit(static_cast<unsigned char>(row[0]))) continue;
+    const std::string expected_start = std::to_string(seen) + ",1," + std::to_string(seen % 15 + 1) + ",";
+    EXPECT_EQ(row.rfind(expected_start, 0), 0u) << row;
+    ++seen;
+  }
+  EXPECT_EQ(seen, count) << extracted.output;
+}
+
+TEST_P(TraceDiskInterface, KernelBootCapturesDumpsAndExtracts) {
+  ScratchDir dir;
+  write_random_image(dir / "other.img", kOtherSectors * 512, 11);
+  make_trace_disk(dir / "trace.img");
+  DirectOptions o = options({{GetParam().other_slot, (dir / "other.img").string()},
+                             {GetParam().trace_slot, (dir / "trace.img").string()}});
+  const std::string other = read_file(dir / "other.img");
+  QemuMachine qemu(o, dir / "");
+  ASSERT_EQ(capture_and_stop(qemu, 5), kSuccess) << qemu.serial();
+  const std::string serial = qemu.serial();
+  EXPECT_NE(
+      serial.find(line(kOtherSectors, "the disk is not an ETT trace disk (run `ett mkdisk`); not touched")),
+      std::string::npos)
+      << serial;
+  EXPECT_NE(serial.find(line(kTraceSectors, "ETT trace disk")), std::string::npos) << serial;
+  EXPECT_TRUE(read_file(dir / "other.img") == other) << "the unlabelled disk was modified";
+  expect_extracted(dir / "trace.img", 5);
+}
+
+TEST_P(TraceDiskInterface, IsoBootCapturesDumpsAndExtracts) {
+  ScratchDir dir;
+  write_random_image(dir / "other.img", kOtherSectors * 512, 12);
+  make_trace_disk(dir / "trace.img");
+  DirectOptions o = options({{GetParam().other_slot, (dir / "other.img").string()},
+                             {GetParam().iso_trace_slot, (dir / "trace.img").string()}});
+  o.iso = std::string(ETT_BIN_DIR) + "/ett.iso";
+  const std::string other = read_file(dir / "other.img");
+  QemuMachine qemu(o, dir / "");
+  ASSERT_EQ(capture_and_stop(qemu, 4), kSuccess) << qemu.serial();
+  EXPECT_NE(qemu.serial().find(line(kTraceSectors, "ETT trace disk")), std::string::npos) << qemu.serial();
+  EXPECT_TRUE(read_file(dir / "other.img") == other) << "the unlabelled disk was modified";
+  expect_extracted(dir / "trace.img", 4);
+}
+
+// Two unlabelled disks and no trace disk: refused before capturing, both disks untouched.
+TEST_P(TraceDiskInterface, NoLabelledDiskIsRefusedAndNothingIsWritten) {
+  ScratchDir dir;
+  const std::string first = write_random_image(dir / "a.img", 1 << 20, 1);
+  const std::string second = write_random_image(dir / "b.img", 1 << 20, 2);
+  QemuMachine qemu(options({{GetParam().other_slot, (dir / "a.img").string()},
+                            {GetParam().trace_slot, (dir / "b.img").string()}}),
+                   dir / "");
+  auto exit = qemu.wait_exit(kBootSeconds);
+  ASSERT_TRUE(exit && exit->exited) << qemu.serial();
+  EXPECT_EQ(exit->status, kFailure);
+  EXPECT_NE(
+      qemu.serial().find("RESULT FAILED no ETT trace disk found (2 disks searched on IDE, AHCI and NVMe)"),
+      std::string::npos)
+      << qemu.serial();
+  EXPECT_TRUE(read_file(dir / "a.img") == first);
+  EXPECT_TRUE(read_file(dir / "b.img") == second);
+}
+
+// The smallest trace disk holds one session of one chunk. Once it is used, the next capture still runs (in
+// RAM), its dump is refused with a message that names the numbers, and the disk is not written.
+TEST_P(TraceDiskInterface, FullDiskRefusesTheDumpAndWritesNothing) {
+  ScratchDir dir;
+  const fs::path trace = dir / "trace.img";
+  make_trace_disk(trace, "37376");  // label + 7 sectors + one session header + one chunk
+  {
+    QemuMachine qemu(options({{GetParam().trace_slot, trace.string()}}), dir / "");
+    ASSERT_EQ(capture_and_stop(qemu, 2), kSuccess) << qemu.serial();
+  }
+  const std::string before = read_file(trace);
+  QemuMachine qemu(options({{GetParam().trace_slot, trace.string()}}), dir / "");
+  ASSERT_EQ(capture_and_stop(qemu, 4), kFailure) << qemu.serial();
+  const std::string serial = qemu.serial();
+  EXPECT_NE(serial.find("the trace disk is full (room for 0 events): the capture will stay in RAM"),
+            std::string::npos)
+      << serial;
+  EXPECT_NE(
+      serial.find("RESULT FAILED the trace disk is full: room for 0 events, the capture has 4; nothing was "
+                  "written"),
+      std::string::npos)
+      << serial;
+  EXPECT_TRUE(read_file(trace) == before) << "the full disk was written";
+}
+
+INSTANTIATE_TEST_SUITE_P(Interfaces, TraceDiskInterface, ::testing::ValuesIn(kCases), [](const auto& info) {
+  return std::string(host::disk_interface_name(info.param.interface));
+});
+
+}  // namespace
+}  // namespace ett::test
