@@ -3,7 +3,6 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <map>
 #include <memory>
 #include <string>
 
@@ -174,14 +173,13 @@ Command add_qemu_run_command(CLI::App& app) {
                   "QEMU machine: pc (i440FX, PIIX3 IDE) or q35 (ICH9, its built-in AHCI controller)")
       ->capture_default_str()
       ->check(CLI::IsMember({"pc", "q35"}));
-  const std::map<std::string, host::DiskInterface> interfaces = {{"ide", host::DiskInterface::Ide},
-                                                                 {"ahci", host::DiskInterface::Ahci},
-                                                                 {"nvme", host::DiskInterface::Nvme}};
-  sub->add_option(
-         "--disk-interface", run.disk_interface,
-         "Where the trace disk is attached: ide (primary master; a PIIX3 controller on q35), ahci (port "
-         "0; an AHCI controller on pc) or nvme (an NVMe controller) [default: ide]")
-      ->transform(CLI::CheckedTransformer(interfaces));
+  sub->add_option_function<std::string>(
+         "--disk-interface",
+         [&run](const std::string& name) { run.disk_interface = *host::parse_disk_interface(name); },
+         "Where the trace disk is attached: ide (primary master; a PIIX3 controller on q35), ahci (port 0; "
+         "an AHCI "
+         "controller on pc) or nvme (an NVMe controller) [default: ide]")
+      ->check(CLI::IsMember({"ide", "ahci", "nvme"}));
   sub->add_flag("--verbose", run.verbose, "Copy the guest's serial output to standard output as it arrives");
   sub->add_option("--qemu", run.qemu, "QEMU binary")->capture_default_str();
   sub->footer(

@@ -1,8 +1,9 @@
 // trace_disk_interface_test.cpp: boot tests of the trace disk on each interface the kernel searches: IDE
 // (-M pc), AHCI (q35's built-in controller) and NVMe, each next to an unlabelled disk on another port or
 // controller that stays byte-for-byte identical; booted with -kernel and from the GRUB ISO; a full disk and a
-// missing label on each.
+// missing label on each; `ett qemu run --machine --disk-interface` from the command line.
 #include <cctype>
+#include <fstream>
 #include <sstream>
 
 #include "harness/qemu_disks.h"
@@ -168,6 +169,23 @@ TEST_P(TraceDiskInterface, FullDiskRefusesTheDumpAndWritesNothing) {
       std::string::npos)
       << serial;
   EXPECT_TRUE(read_file(trace) == before) << "the full disk was written";
+}
+
+// `ett qemu run --machine M --disk-interface I` from the command line: the scenario's events on the disk.
+TEST_P(TraceDiskInterface, QemuRunFromTheCommandLine) {
+  ScratchDir dir;
+  {
+    std::ofstream scenario(dir / "five.scn");
+    scenario << "# five changes of probe 1\n2000 1 1\n4000 1 2\n6000 1 3\n8000 1 4\n10000 1 5\n";
+  }
+  auto run = run_ett({"qemu", "run", "--machine", GetParam().machine, "--disk-interface",
+                      host::disk_interface_name(GetParam().interface), "--disk", (dir / "trace.img").string(),
+                      "--scenario", (dir / "five.scn").string(), "--check", "--serial-log",
+                      (dir / "serial.log").string()});
+  ASSERT_EQ(run.exit_code, 0) << run.output << read_file(dir / "serial.log");
+  EXPECT_NE(read_file(dir / "serial.log").find(line(131072, "ETT trace disk")), std::string::npos)
+      << read_file(dir / "serial.log");  // the 64 MiB disk `ett qemu run` made
+  expect_extracted(dir / "trace.img", 5);
 }
 
 INSTANTIATE_TEST_SUITE_P(Interfaces, TraceDiskInterface, ::testing::ValuesIn(kCases), [](const auto& info) {
