@@ -18,7 +18,8 @@ for ((run = 1; run <= runs; ++run)); do
     [ "$interface" = ide ] && machine=pc
     rm -f "$work/trace.img"
     "$bin/ett" qemu run --machine "$machine" --disk-interface "$interface" --disk "$work/trace.img" \
-      --scenario "$work/one.scn" --append "mode=calibrate limit=0.3" --serial-log "$work/serial.log" >/dev/null
+      --scenario "$work/one.scn" --append "mode=calibrate limit=0.3" --serial-log "$work/serial.log" \
+      >"$work/run.log" 2>&1 || { cat "$work/run.log" >&2; exit 1; }
     rate=$(sed -n 's/.*ETT: dump complete: .* (\([0-9.]*\) MB\/s).*/\1/p' "$work/serial.log")
     echo "run $run: $interface $rate MB/s" >&2
     rates[$interface]="${rates[$interface]:-} $rate"
