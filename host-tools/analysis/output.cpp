@@ -39,15 +39,26 @@ std::string json_seqs(const std::vector<uint64_t>& seqs) {
   return out + "]";
 }
 
+// "least-squares fit over 700 actions: duration = (...) ns + (...) ns x size, R^2 = ...", newline included.
+std::string fit_line_text(const LinearFit& f) {
+  const std::string what =
+      f.method == FitMethod::Robust
+          ? fmt::format("robust fit (bisquare weights) over {} actions, {} down-weighted", f.points,
+                        f.downweighted)
+          : fmt::format("least-squares fit over {} actions", f.points);
+  return fmt::format("{}: duration = ({:.1f} ± {:.1f}) ns + ({:.6g} ± {:.2g}) ns x size, R^2 = {:.6f}\n",
+                     what, f.intercept_ns, f.intercept_stderr_ns, f.slope_ns, f.slope_stderr_ns, f.r2);
+}
+
 std::string fit_json(const FitResult& fit) {
   const LinearFit& f = fit.fit;
   std::string out = fmt::format(
-      "{{\"model\":\"duration = intercept + slope * size\",\"intercept_ns\":{},"
+      "{{\"model\":\"duration = intercept + slope * size\",\"method\":\"{}\",\"intercept_ns\":{},"
       "\"slope_ns\":{},\"intercept_stderr_ns\":{},\"slope_stderr_ns\":{},\"r2\":{},"
-      "\"points\":{},\"actions_without_size\":{},\"sizes\":[",
-      num(f.intercept_ns), fmt::format("{:.6g}", f.slope_ns), num(f.intercept_stderr_ns),
-      fmt::format("{:.6g}", f.slope_stderr_ns), fmt::format("{:.6f}", f.r2), f.points,
-      fit.actions_without_size);
+      "\"points\":{},\"downweighted\":{},\"actions_without_size\":{},\"sizes\":[",
+      fit_method_name(f.method), num(f.intercept_ns), fmt::format("{:.6g}", f.slope_ns),
+      num(f.intercept_stderr_ns), fmt::format("{:.6g}", f.slope_stderr_ns), fmt::format("{:.6f}", f.r2),
+      f.points, f.downweighted, fit.actions_without_size);
   for (size_t i = 0; i < fit.sizes.size(); ++i)
     out += fmt::format("{}{{\"size\":{},\"count\":{},\"mean_ns\":{},\"stddev_ns\":{}}}", i ? "," : "",
                        num(fit.sizes[i].size), fit.sizes[i].duration.count, num(fit.sizes[i].duration.mean),
@@ -165,10 +176,12 @@ std::string format_durations(const DurationsResult& r, const FitResult* fit, Out
                      r.out_of_order.empty() ? "" : ": seq " + seq_list(r.out_of_order, 10));
   if (fit) {
     const LinearFit& f = fit->fit;
-    out += fmt::format(
-        "\nleast-squares fit over {} actions: duration = ({:.1f} ± {:.1f}) ns + ({:.6g} ± {:.2g}) ns "
-        "x size, R^2 = {:.6f}\n",
-        f.points, f.intercept_ns, f.intercept_stderr_ns, f.slope_ns, f.slope_stderr_ns, f.r2);
+    out += "\n" + fit_line_text(f);
+    if (fit->robust_differs)
+      out += fmt::format(
+          "note: the least-squares line explains little (R^2 {:.3f}) and a robust fit differs: {}"
+          "      try --fit robust\n",
+          f.r2, fit_line_text(*fit->robust_differs));
     if (fit->actions_without_size)
       out += fmt::format("({} actions left out: their start code has no size)\n", fit->actions_without_size);
     out += fmt::format("{:>10}  {:>8}  {:>14}  {:>12}\n", "size", "count", "mean (ns)", "stddev (ns)");

@@ -65,10 +65,14 @@ int run_durations(const AnalyzeOptions& o, OutputFormat format) {
   auto rule = parse_pair_rule(o.pair);
   if (!rule) return report(rule.error());
   std::optional<std::map<uint8_t, double>> sizes;
-  if (!o.fit.empty() && o.fit != "linear")
-    return report({ErrorKind::Usage, "--fit '" + o.fit + "': only linear"});
-  if (!o.fit.empty() && o.size_of_code.empty())
-    return report({ErrorKind::Usage, "--fit linear needs --size-of-code CODE=SIZE,..."});
+  FitMethod method = FitMethod::Linear;
+  if (!o.fit.empty()) {
+    auto parsed = parse_fit_method(o.fit);
+    if (!parsed) return report(parsed.error());
+    method = *parsed;
+    if (o.size_of_code.empty())
+      return report({ErrorKind::Usage, "--fit " + o.fit + " needs --size-of-code CODE=SIZE,..."});
+  }
   if (!o.size_of_code.empty()) {
     auto parsed = parse_size_of_code(o.size_of_code);
     if (!parsed) return report(parsed.error());
@@ -85,7 +89,7 @@ int run_durations(const AnalyzeOptions& o, OutputFormat format) {
   result->pi_trace_id = pi->trace_id;
   std::optional<FitResult> fit;
   if (sizes) {
-    auto fitted = fit_durations(result->actions, *sizes);
+    auto fitted = fit_durations(result->actions, *sizes, method);
     if (!fitted) return report(fitted.error());
     fit = *fitted;
   }
@@ -190,7 +194,10 @@ Command add_analyze_command(CLI::App& app) {
   add_pair_option(durations, o->pair);
   durations->add_option("--size-of-code", o->size_of_code,
                         "The size each start code stands for: \"1=16,2=500\"");
-  durations->add_option("--fit", o->fit, "linear: least-squares duration = a + b * size");
+  durations->add_option(
+      "--fit", o->fit,
+      "linear: least-squares duration = a + b * size; robust: the same line with bisquare weights, "
+      "which outliers (stalls) cannot pull away");
   durations->add_option("--pi-ns", o->pi_ns,
                         "Precision bound to quote (default: the stored one of this machine)");
 
