@@ -330,4 +330,51 @@ std::string format_align(const AlignResult& r, const std::vector<int64_t>& trace
   return out;
 }
 
+std::string format_pps(const PpsResult& r, OutputFormat format) {
+  const bool labelled = r.utc_second.has_value();
+  auto utc = [&](uint64_t tsc) { return labelled ? format_utc(r.utc_of_tsc(tsc)) : std::string(); };
+  if (format == OutputFormat::Csv) {
+    std::string out = "seq,tsc,pulse,residual_ns,utc,rejected\n";
+    for (const PpsPulse& p : r.pulses)
+      out += fmt::format("{},{},{},{},{},\n", p.seq, p.tsc, p.number, num(p.residual_ns), utc(p.tsc));
+    for (const PpsRejection& x : r.rejected) out += fmt::format("{},{},,,,\"{}\"\n", x.seq, x.tsc, x.reason);
+    return out;
+  }
+  if (format == OutputFormat::Json) {
+    std::string rejected = "[";
+    for (size_t i = 0; i < r.rejected.size(); ++i)
+      rejected += fmt::format("{}{{\"seq\":{},\"tsc\":{},\"reason\":\"{}\"}}", i ? "," : "",
+                              r.rejected[i].seq, r.rejected[i].tsc, r.rejected[i].reason);
+    rejected += "]";
+    const double offset_ppm = (r.header_tsc_hz - r.tsc_hz) / r.tsc_hz * 1e6;
+    return fmt::format(
+        "{{\"line\":\"D{}\",\"pulses\":{},\"missing\":{},\"rejected\":{},\"rejections\":{},\"tsc_hz\":{:.3f},"
+        "\"uncertainty_hz\":{:.3f},\"uncertainty_ppb\":{:.3f},\"calibrated_tsc_hz\":{:.0f},"
+        "\"calibration_error_ppm\":{:.3f},\"jitter_p50_ns\":{},\"jitter_p99_ns\":{},\"jitter_max_ns\":{},"
+        "\"first_pulse_tsc\":{},\"utc_second\":{},\"utc_first_pulse\":{},\"labels\":{},\"label_note\":{}}}\n",
+        r.line, r.pulses.size(), r.missing, r.rejected.size(), rejected, r.tsc_hz, r.tsc_hz_stderr,
+        r.uncertainty_ppb, r.header_tsc_hz, offset_ppm, num(r.jitter_p50_ns), num(r.jitter_p99_ns),
+        num(r.jitter_max_ns), r.pulses.front().tsc, labelled ? std::to_string(*r.utc_second) : "null",
+        labelled ? "\"" + utc(r.pulses.front().tsc) + "\"" : "null",
+        labelled ? "\"" + r.label_source + "\"" : "null",
+        r.label_note.empty() ? "null" : "\"" + r.label_note + "\"");
+  }
+  std::string out = fmt::format("PPS on D{}: {} pulses accepted, {} missing seconds, {} edges rejected\n",
+                                r.line, r.pulses.size(), r.missing, r.rejected.size());
+  for (const PpsRejection& x : r.rejected) out += fmt::format("  rejected seq {}: {}\n", x.seq, x.reason);
+  out += fmt::format("TSC rate: {:.3f} Hz ± {:.3f} Hz ({:.3f} ppb) against the pulses\n", r.tsc_hz,
+                     r.tsc_hz_stderr, r.uncertainty_ppb);
+  out += fmt::format("the capture's own calibration: {:.0f} Hz ({:+.3f} ppm from the pulses)\n",
+                     r.header_tsc_hz, (r.header_tsc_hz - r.tsc_hz) / r.tsc_hz * 1e6);
+  out += fmt::format("jitter (|residual| of the pulses): p50 {:.1f} ns, p99 {:.1f} ns, max {:.1f} ns\n",
+                     r.jitter_p50_ns, r.jitter_p99_ns, r.jitter_max_ns);
+  if (labelled)
+    out += fmt::format("UTC: pulse 1 (seq {}) is {} (labelled from {})\n", r.pulses.front().seq,
+                       utc(r.pulses.front().tsc),
+                       r.label_source == "cmos" ? "the capture's CMOS start time" : "--utc-at-edge");
+  else
+    out += "UTC: not labelled: " + r.label_note + "\n";
+  return out;
+}
+
 }  // namespace ett::host
