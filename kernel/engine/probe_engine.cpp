@@ -95,10 +95,6 @@ EngineResult run_with_clock(const RunSetup& setup, const Probe& probe, const x86
   return Loops<Clock>::run(setup, drivers::PortLines{probe.io_base}, cpu);
 }
 
-}  // namespace
-
-namespace {
-
 // The lpt sources: the port's registers (on-board at the I/O base, or a PCI card's BARs), opened for input.
 Result<ParallelPort> open_port(const config::Config& config, Probe& probe) {
   const bool loopback = config.probe == format::ProbeSource::LptLoopback;
@@ -159,8 +155,8 @@ Result<Probe> open_probe(const config::Config& config) {
     probe.ivshmem_lines = ivshmem->lines();
     probe.pci = ivshmem->pci_address();
   }
-  if (config.mode ==
-      format::CaptureMode::HwLat) {  // reads only the clock: no probe is needed, none is touched
+  // mode=hwlat reads only the clock: no probe is needed, none is touched.
+  if (config.mode == format::CaptureMode::HwLat) {
     console::print("ETT: mode=hwlat reads no probe%s\n",
                    probe.control ? "; host stop through the ivshmem control block" : "");
     return probe;
