@@ -30,7 +30,8 @@ struct CaptureInfo {
   std::string layout = "2x4";
   int probe_count = 2;
   uint8_t initial_lines = 0;
-  std::string captured_at;  // UTC text, may be empty
+  std::string captured_at;        // UTC text, may be empty
+  uint64_t captured_at_unix = 0;  // the same, seconds since 1970 (0: unknown)
   std::string cpu_brand;
 };
 

@@ -54,7 +54,7 @@ Expected<Capture> load_capture(Database& db, int64_t trace_id) {
   auto info_rows = db.query(
       "SELECT tsc_hz, capture_start_tsc, capture_end_tsc, mode, layout, initial_lines, captured_at, "
       "cpu_brand, "
-      "disk_name, session FROM traces WHERE trace_id = $1",
+      "disk_name, session, captured_at_unix FROM traces WHERE trace_id = $1",
       params);
   if (!info_rows) return info_rows.failure();
   if (info_rows->rows.empty())
@@ -72,6 +72,7 @@ Expected<Capture> load_capture(Database& db, int64_t trace_id) {
   info.initial_lines = static_cast<uint8_t>(as_int(row[5]));
   info.captured_at = as_text(row[6]);
   info.cpu_brand = as_text(row[7]);
+  info.captured_at_unix = static_cast<uint64_t>(as_int(row[10]));
   const std::string disk = as_text(row[8]);
   info.name = disk.empty() ? fmt::format("trace {} (session {})", trace_id, as_text(row[9]))
                            : fmt::format("trace {} ({} session {})", trace_id, disk, as_text(row[9]));
@@ -150,6 +151,55 @@ Expected<std::optional<StoredPrecision>> find_precision(Database& db, int64_t tr
   const auto& r = rows->rows[0];
   return std::optional<StoredPrecision>{
       StoredPrecision{as_int(r[0]), as_double(r[1]), as_double(r[2]), as_double(r[3]), as_double(r[4])}};
+}
+
+Status store_pps(Database& db, int64_t trace_id, const PpsResult& result) {
+  ETT_TRY(db.run_script(pps_table_sql(db.engine())));
+  ETT_TRY(db.run_script("BEGIN"));
+  const SqlValue id[] = {trace_id};
+  auto removed = db.query("DELETE FROM pps_mapping WHERE trace_id = $1", id);
+  Status stored = removed ? Status{} : Status{removed.failure()};
+  if (stored) {
+    const SqlValue params[] = {trace_id,
+                               static_cast<int64_t>(result.line),
+                               fmt::format("{:.17g}", result.tsc_hz),
+                               fmt::format("{:.17g}", result.uncertainty_ppb),
+                               fmt::format("{:.17g}", result.anchor_tsc),
+                               result.utc_second ? SqlValue{*result.utc_second} : SqlValue{},
+                               result.label_source,
+                               static_cast<int64_t>(result.pulses.size()),
+                               static_cast<int64_t>(result.rejected.size()),
+                               fmt::format("{:.17g}", result.jitter_p99_ns)};
+    auto inserted = db.query(
+        "INSERT INTO pps_mapping (trace_id, line, tsc_hz, uncertainty_ppb, anchor_tsc, utc_second, "
+        "label_source, "
+        "pulses, rejected, jitter_p99_ns) VALUES ($1, $2, CAST($3 AS DOUBLE PRECISION), CAST($4 AS DOUBLE "
+        "PRECISION), CAST($5 AS DOUBLE PRECISION), $6, $7, $8, $9, CAST($10 AS DOUBLE PRECISION))",
+        params);
+    if (!inserted) stored = inserted.failure();
+  }
+  ETT_TRY(db.run_script(stored ? "COMMIT" : "ROLLBACK"));
+  return stored;
+}
+
+Expected<std::optional<PpsResult>> find_pps(Database& db, int64_t trace_id) {
+  ETT_TRY(db.run_script(pps_table_sql(db.engine())));
+  const SqlValue params[] = {trace_id};
+  ETT_TRY_ASSIGN(auto rows,
+                 db.query("SELECT line, tsc_hz, uncertainty_ppb, anchor_tsc, utc_second, label_source, "
+                          "jitter_p99_ns FROM pps_mapping WHERE trace_id = $1",
+                          params));
+  if (rows.rows.empty()) return std::optional<PpsResult>{};
+  const auto& r = rows.rows[0];
+  PpsResult mapping;
+  mapping.line = static_cast<int>(as_int(r[0]));
+  mapping.tsc_hz = as_double(r[1]);
+  mapping.uncertainty_ppb = as_double(r[2]);
+  mapping.anchor_tsc = as_double(r[3]);
+  if (r[4]) mapping.utc_second = as_int(r[4]);
+  mapping.label_source = as_text(r[5]);
+  mapping.jitter_p99_ns = as_double(r[6]);
+  return std::optional<PpsResult>{std::move(mapping)};
 }
 
 Status check_endpoint(const CaptureInfo& info, const Endpoint& endpoint, std::string_view option) {

@@ -9,6 +9,7 @@
 
 #include "analysis/capture.h"
 #include "analysis/durations.h"
+#include "analysis/pps.h"
 #include "analysis/precision.h"
 #include "db/database.h"
 
@@ -52,6 +53,11 @@ struct LoadedTrace {
   Capture capture;
 };
 Expected<LoadedTrace> open_trace(const std::string& db_url, std::optional<int64_t> trace);
+
+// The PPS mapping of a trace (`ett analyze pps` stores it, table pps_mapping): its rate, anchor and UTC
+// label. The stored result has no pulse list.
+Status store_pps(Database& db, int64_t trace_id, const PpsResult& result);
+Expected<std::optional<PpsResult>> find_pps(Database& db, int64_t trace_id);
 
 // The pi to quote for a trace: `override_ns` when given, else the stored 100 % precision of its machine (and
 // the calibration trace it was measured on), else 0 (unknown).

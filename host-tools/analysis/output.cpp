@@ -39,15 +39,26 @@ std::string json_seqs(const std::vector<uint64_t>& seqs) {
   return out + "]";
 }
 
+// "least-squares fit over 700 actions: duration = (...) ns + (...) ns x size, R^2 = ...", newline included.
+std::string fit_line_text(const LinearFit& f) {
+  const std::string what =
+      f.method == FitMethod::Robust
+          ? fmt::format("robust fit (bisquare weights) over {} actions, {} down-weighted", f.points,
+                        f.downweighted)
+          : fmt::format("least-squares fit over {} actions", f.points);
+  return fmt::format("{}: duration = ({:.1f} ± {:.1f}) ns + ({:.6g} ± {:.2g}) ns x size, R^2 = {:.6f}\n",
+                     what, f.intercept_ns, f.intercept_stderr_ns, f.slope_ns, f.slope_stderr_ns, f.r2);
+}
+
 std::string fit_json(const FitResult& fit) {
   const LinearFit& f = fit.fit;
   std::string out = fmt::format(
-      "{{\"model\":\"duration = intercept + slope * size\",\"intercept_ns\":{},"
+      "{{\"model\":\"duration = intercept + slope * size\",\"method\":\"{}\",\"intercept_ns\":{},"
       "\"slope_ns\":{},\"intercept_stderr_ns\":{},\"slope_stderr_ns\":{},\"r2\":{},"
-      "\"points\":{},\"actions_without_size\":{},\"sizes\":[",
-      num(f.intercept_ns), fmt::format("{:.6g}", f.slope_ns), num(f.intercept_stderr_ns),
-      fmt::format("{:.6g}", f.slope_stderr_ns), fmt::format("{:.6f}", f.r2), f.points,
-      fit.actions_without_size);
+      "\"points\":{},\"downweighted\":{},\"actions_without_size\":{},\"sizes\":[",
+      fit_method_name(f.method), num(f.intercept_ns), fmt::format("{:.6g}", f.slope_ns),
+      num(f.intercept_stderr_ns), fmt::format("{:.6g}", f.slope_stderr_ns), fmt::format("{:.6f}", f.r2),
+      f.points, f.downweighted, fit.actions_without_size);
   for (size_t i = 0; i < fit.sizes.size(); ++i)
     out += fmt::format("{}{{\"size\":{},\"count\":{},\"mean_ns\":{},\"stddev_ns\":{}}}", i ? "," : "",
                        num(fit.sizes[i].size), fit.sizes[i].duration.count, num(fit.sizes[i].duration.mean),
@@ -165,10 +176,12 @@ std::string format_durations(const DurationsResult& r, const FitResult* fit, Out
                      r.out_of_order.empty() ? "" : ": seq " + seq_list(r.out_of_order, 10));
   if (fit) {
     const LinearFit& f = fit->fit;
-    out += fmt::format(
-        "\nleast-squares fit over {} actions: duration = ({:.1f} ± {:.1f}) ns + ({:.6g} ± {:.2g}) ns "
-        "x size, R^2 = {:.6f}\n",
-        f.points, f.intercept_ns, f.intercept_stderr_ns, f.slope_ns, f.slope_stderr_ns, f.r2);
+    out += "\n" + fit_line_text(f);
+    if (fit->robust_differs)
+      out += fmt::format(
+          "note: the least-squares line explains little (R^2 {:.3f}) and a robust fit differs: {}"
+          "      try --fit robust\n",
+          f.r2, fit_line_text(*fit->robust_differs));
     if (fit->actions_without_size)
       out += fmt::format("({} actions left out: their start code has no size)\n", fit->actions_without_size);
     out += fmt::format("{:>10}  {:>8}  {:>14}  {:>12}\n", "size", "count", "mean (ns)", "stddev (ns)");
@@ -314,6 +327,53 @@ std::string format_align(const AlignResult& r, const std::vector<int64_t>& trace
     out += fmt::format("{:>8}  {:>6}  {:>16.1f}  {:>12.3f}  {:>14.1f}  {:>14.1f}\n", trace(f.capture),
                        f.edges, f.offset_ns, f.drift_ppm, f.rms_residual_ns, f.max_abs_residual_ns);
   out += fmt::format("merged timeline: {} events (--format csv prints it)\n", r.timeline.size());
+  return out;
+}
+
+std::string format_pps(const PpsResult& r, OutputFormat format) {
+  const bool labelled = r.utc_second.has_value();
+  auto utc = [&](uint64_t tsc) { return labelled ? format_utc(r.utc_of_tsc(tsc)) : std::string(); };
+  if (format == OutputFormat::Csv) {
+    std::string out = "seq,tsc,pulse,residual_ns,utc,rejected\n";
+    for (const PpsPulse& p : r.pulses)
+      out += fmt::format("{},{},{},{},{},\n", p.seq, p.tsc, p.number, num(p.residual_ns), utc(p.tsc));
+    for (const PpsRejection& x : r.rejected) out += fmt::format("{},{},,,,\"{}\"\n", x.seq, x.tsc, x.reason);
+    return out;
+  }
+  if (format == OutputFormat::Json) {
+    std::string rejected = "[";
+    for (size_t i = 0; i < r.rejected.size(); ++i)
+      rejected += fmt::format("{}{{\"seq\":{},\"tsc\":{},\"reason\":\"{}\"}}", i ? "," : "",
+                              r.rejected[i].seq, r.rejected[i].tsc, r.rejected[i].reason);
+    rejected += "]";
+    const double offset_ppm = (r.header_tsc_hz - r.tsc_hz) / r.tsc_hz * 1e6;
+    return fmt::format(
+        "{{\"line\":\"D{}\",\"pulses\":{},\"missing\":{},\"rejected\":{},\"rejections\":{},\"tsc_hz\":{:.3f},"
+        "\"uncertainty_hz\":{:.3f},\"uncertainty_ppb\":{:.3f},\"calibrated_tsc_hz\":{:.0f},"
+        "\"calibration_error_ppm\":{:.3f},\"jitter_p50_ns\":{},\"jitter_p99_ns\":{},\"jitter_max_ns\":{},"
+        "\"first_pulse_tsc\":{},\"utc_second\":{},\"utc_first_pulse\":{},\"labels\":{},\"label_note\":{}}}\n",
+        r.line, r.pulses.size(), r.missing, r.rejected.size(), rejected, r.tsc_hz, r.tsc_hz_stderr,
+        r.uncertainty_ppb, r.header_tsc_hz, offset_ppm, num(r.jitter_p50_ns), num(r.jitter_p99_ns),
+        num(r.jitter_max_ns), r.pulses.front().tsc, labelled ? std::to_string(*r.utc_second) : "null",
+        labelled ? "\"" + utc(r.pulses.front().tsc) + "\"" : "null",
+        labelled ? "\"" + r.label_source + "\"" : "null",
+        r.label_note.empty() ? "null" : "\"" + r.label_note + "\"");
+  }
+  std::string out = fmt::format("PPS on D{}: {} pulses accepted, {} missing seconds, {} edges rejected\n",
+                                r.line, r.pulses.size(), r.missing, r.rejected.size());
+  for (const PpsRejection& x : r.rejected) out += fmt::format("  rejected seq {}: {}\n", x.seq, x.reason);
+  out += fmt::format("TSC rate: {:.3f} Hz ± {:.3f} Hz ({:.3f} ppb) against the pulses\n", r.tsc_hz,
+                     r.tsc_hz_stderr, r.uncertainty_ppb);
+  out += fmt::format("the capture's own calibration: {:.0f} Hz ({:+.3f} ppm from the pulses)\n",
+                     r.header_tsc_hz, (r.header_tsc_hz - r.tsc_hz) / r.tsc_hz * 1e6);
+  out += fmt::format("jitter (|residual| of the pulses): p50 {:.1f} ns, p99 {:.1f} ns, max {:.1f} ns\n",
+                     r.jitter_p50_ns, r.jitter_p99_ns, r.jitter_max_ns);
+  if (labelled)
+    out += fmt::format("UTC: pulse 1 (seq {}) is {} (labelled from {})\n", r.pulses.front().seq,
+                       utc(r.pulses.front().tsc),
+                       r.label_source == "cmos" ? "the capture's CMOS start time" : "--utc-at-edge");
+  else
+    out += "UTC: not labelled: " + r.label_note + "\n";
   return out;
 }
 

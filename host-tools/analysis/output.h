@@ -9,6 +9,7 @@
 #include "analysis/fit.h"
 #include "analysis/histogram.h"
 #include "analysis/intervals.h"
+#include "analysis/pps.h"
 #include "analysis/precision.h"
 #include "common/status.h"
 
@@ -25,5 +26,7 @@ std::string format_histogram(const HistogramResult& result, OutputFormat format)
 // Text and JSON: the clock fits; CSV: the merged timeline. `trace_ids` name the captures in order.
 std::string format_align(const AlignResult& result, const std::vector<int64_t>& trace_ids,
                          OutputFormat format);
+// Text and JSON: the rate, jitter and UTC label; CSV: one row per pulse and per rejected edge.
+std::string format_pps(const PpsResult& result, OutputFormat format);
 
 }  // namespace ett::host

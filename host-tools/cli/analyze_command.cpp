@@ -1,4 +1,4 @@
-// analyze_command.cpp: `ett analyze precision|durations|intervals|histogram|align`: analyses of loaded
+// analyze_command.cpp: `ett analyze precision|durations|intervals|histogram|align|pps`: analyses of loaded
 // traces.
 #include <fmt/format.h>
 
@@ -35,6 +35,10 @@ struct AnalyzeOptions {
   // align
   std::vector<int64_t> traces;
   int sync = 0;
+  // pps
+  std::string line = "D7";
+  bool falling = false;
+  std::string utc_at_edge;
 };
 
 int print(const std::string& text) {
@@ -65,10 +69,14 @@ int run_durations(const AnalyzeOptions& o, OutputFormat format) {
   auto rule = parse_pair_rule(o.pair);
   if (!rule) return report(rule.error());
   std::optional<std::map<uint8_t, double>> sizes;
-  if (!o.fit.empty() && o.fit != "linear")
-    return report({ErrorKind::Usage, "--fit '" + o.fit + "': only linear"});
-  if (!o.fit.empty() && o.size_of_code.empty())
-    return report({ErrorKind::Usage, "--fit linear needs --size-of-code CODE=SIZE,..."});
+  FitMethod method = FitMethod::Linear;
+  if (!o.fit.empty()) {
+    auto parsed = parse_fit_method(o.fit);
+    if (!parsed) return report(parsed.error());
+    method = *parsed;
+    if (o.size_of_code.empty())
+      return report({ErrorKind::Usage, "--fit " + o.fit + " needs --size-of-code CODE=SIZE,..."});
+  }
   if (!o.size_of_code.empty()) {
     auto parsed = parse_size_of_code(o.size_of_code);
     if (!parsed) return report(parsed.error());
@@ -85,7 +93,7 @@ int run_durations(const AnalyzeOptions& o, OutputFormat format) {
   result->pi_trace_id = pi->trace_id;
   std::optional<FitResult> fit;
   if (sizes) {
-    auto fitted = fit_durations(result->actions, *sizes);
+    auto fitted = fit_durations(result->actions, *sizes, method);
     if (!fitted) return report(fitted.error());
     fit = *fitted;
   }
@@ -152,6 +160,30 @@ int run_align(const AnalyzeOptions& o, OutputFormat format) {
   return print(format_align(*result, o.traces, format));
 }
 
+int run_pps(const AnalyzeOptions& o, OutputFormat format) {
+  PpsOptions options;
+  if (o.line.size() != 2 || (o.line[0] != 'D' && o.line[0] != 'd') || o.line[1] < '0' || o.line[1] > '7')
+    return report({ErrorKind::Usage, "--line '" + o.line + "': expected a data line D0 to D7"});
+  options.line = o.line[1] - '0';
+  options.rising = !o.falling;
+  if (!o.utc_at_edge.empty()) {
+    auto parsed = parse_utc_at_edge(o.utc_at_edge);
+    if (!parsed) return report(parsed.error());
+    options.utc_at_pulse = *parsed;
+  }
+  auto loaded = open_trace(o.db, o.trace);
+  if (!loaded) return report(loaded.error());
+  options.captured_at_unix = loaded->capture.info.captured_at_unix;
+  auto result = analyze_pps(loaded->capture, options);
+  if (!result) return report(result.error());
+  if (!o.no_store) {
+    auto stored = store_pps(*loaded->db, loaded->capture.info.trace_id, *result);
+    if (!stored) return report(stored.error());
+  }
+  if (format == OutputFormat::Text) std::printf("%s\n", loaded->capture.info.name.c_str());
+  return print(format_pps(*result, format));
+}
+
 CLI::App* add_common(CLI::App* sub, AnalyzeOptions& o, bool with_trace = true) {
   if (with_trace) add_trace_option(sub, o.trace);
   sub->add_option("--format", o.format, "text, csv or json")->capture_default_str();
@@ -164,8 +196,23 @@ CLI::App* add_common(CLI::App* sub, AnalyzeOptions& o, bool with_trace = true) {
 Command add_analyze_command(CLI::App& app) {
   auto o = std::make_shared<AnalyzeOptions>();
   CLI::App* sub = app.add_subcommand(
-      "analyze", "Analyse a loaded trace: precision, durations, intervals, histogram, align");
+      "analyze", "Analyse a loaded trace: precision, durations, intervals, histogram, align, pps");
   sub->require_subcommand(1);
+
+  CLI::App* pps = add_common(
+      sub->add_subcommand(
+          "pps",
+          "A GPS receiver's pulse-per-second on a data line: the TSC rate against true seconds (Hz, "
+          "ppb), the pulses' jitter, and the TSC-to-UTC mapping (stored with the trace)"),
+      *o);
+  pps->add_option("--line", o->line, "The data line the PPS output is wired to, D0 to D7")
+      ->capture_default_str();
+  pps->add_flag("--falling", o->falling, "The falling edge marks the second (default: the rising edge)");
+  pps->add_option(
+      "--utc-at-edge", o->utc_at_edge,
+      "N=2026-11-23T16:00:05Z: accepted pulse N (from 1) is that UTC second (default: from the capture's "
+      "CMOS start time, when unambiguous)");
+  pps->add_flag("--no-store", o->no_store, "Do not store the mapping in the database");
 
   CLI::App* precision = add_common(
       sub->add_subcommand("precision",
@@ -190,7 +237,10 @@ Command add_analyze_command(CLI::App& app) {
   add_pair_option(durations, o->pair);
   durations->add_option("--size-of-code", o->size_of_code,
                         "The size each start code stands for: \"1=16,2=500\"");
-  durations->add_option("--fit", o->fit, "linear: least-squares duration = a + b * size");
+  durations->add_option(
+      "--fit", o->fit,
+      "linear: least-squares duration = a + b * size; robust: the same line with bisquare weights, "
+      "which outliers (stalls) cannot pull away");
   durations->add_option("--pi-ns", o->pi_ns,
                         "Precision bound to quote (default: the stored one of this machine)");
 
@@ -216,7 +266,7 @@ Command add_analyze_command(CLI::App& app) {
       ->required()
       ->check(CLI::Range(1, 8));
 
-  return {sub, [o, precision, durations, intervals, hist, align] {
+  return {sub, [o, precision, durations, intervals, hist, align, pps] {
             auto format = parse_output_format(o->format);
             if (!format) return report(format.error());
             if (precision->parsed()) return run_precision(*o, *format);
@@ -224,6 +274,7 @@ Command add_analyze_command(CLI::App& app) {
             if (intervals->parsed()) return run_intervals(*o, *format);
             if (hist->parsed()) return run_histogram(*o, *format);
             if (align->parsed()) return run_align(*o, *format);
+            if (pps->parsed()) return run_pps(*o, *format);
             return 1;
           }};
 }

@@ -30,6 +30,7 @@ Command add_label_command(CLI::App& app);
 Command add_synth_command(CLI::App& app);
 // Analysis and export of loaded traces.
 Command add_analyze_command(CLI::App& app);
+Command add_compare_command(CLI::App& app);  // the regression gate
 Command add_export_command(CLI::App& app);
 Command add_report_command(CLI::App& app);
 

@@ -250,4 +250,16 @@ std::string precision_table_sql(DbEngine engine) {
       integer, integer);
 }
 
+std::string pps_table_sql(DbEngine engine) {
+  const char* integer = engine == DbEngine::Postgres ? "BIGINT" : "INTEGER";
+  return fmt::format(
+      "CREATE TABLE IF NOT EXISTS pps_mapping (\n  trace_id {0} PRIMARY KEY,\n  line {0} NOT NULL,\n  tsc_hz "
+      "DOUBLE "
+      "PRECISION NOT NULL,\n  uncertainty_ppb DOUBLE PRECISION NOT NULL,\n  anchor_tsc DOUBLE PRECISION NOT "
+      "NULL,\n  utc_second {0},\n  label_source TEXT NOT NULL,\n  pulses {0} NOT NULL,\n  rejected {0} NOT "
+      "NULL,\n  "
+      "jitter_p99_ns DOUBLE PRECISION NOT NULL\n)",
+      integer);
+}
+
 }  // namespace ett::host

@@ -27,6 +27,10 @@ std::vector<std::string> schema_statements(DbEngine engine);
 // report look up), created on first use: CREATE TABLE IF NOT EXISTS analysis_precision.
 std::string precision_table_sql(DbEngine engine);
 
+// The UTC mapping of a trace from its PPS line (`ett analyze pps`), created on first use: CREATE TABLE IF NOT
+// EXISTS pps_mapping. UTC(tsc) = utc_second + (tsc - anchor_tsc) / tsc_hz.
+std::string pps_table_sql(DbEngine engine);
+
 // INSERT INTO traces (...) VALUES ($1, ...) RETURNING trace_id
 std::string insert_trace_sql();
 

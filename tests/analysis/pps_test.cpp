@@ -1,0 +1,248 @@
+// pps_test.cpp: the PPS analysis on synthetic edges (clean, missing, doubled, off-grid and jittered pulses;
+// CMOS and user labels), and `ett analyze pps` end to end.
+#include "analysis/pps.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "analysis/output.h"
+#include "image/disk_maker.h"
+#include "image/session_writer.h"
+#include "qemu/qemu_test_support.h"
+
+namespace ett::host {
+namespace {
+
+constexpr uint64_t kTrueHz = 2'100'000'000;  // the TSC against true seconds
+constexpr uint64_t kStartTsc = 50'000'000;
+constexpr uint64_t kCmos = 1'795'449'600;  // 2026-11-23T16:00:00Z
+
+// A capture whose D7 carries a PPS: rising edges at whole seconds, falling 100 ms later, with `jitter_ns` of
+// Gaussian jitter; probe 1 (D0-D3) counts in between. The capture started `start_fraction` s after the CMOS
+// second, and the header's calibration is 30 ppm off the true rate.
+struct SyntheticPps {
+  int seconds = 20;
+  double start_fraction = 0.3;
+  double jitter_ns = 10;
+  std::vector<int> drop;                        // pulse numbers without an edge
+  std::vector<std::pair<int, double>> extra;    // (after pulse k, seconds later): an extra rising edge
+  std::vector<std::pair<int, double>> shifted;  // (pulse k, ns): a pulse off its second
+  uint64_t seed = 1;
+
+  Capture make() const {
+    Capture capture;
+    capture.info.name = "synthetic";
+    capture.info.tsc_hz = static_cast<uint64_t>(kTrueHz * (1 + 30e-6));
+    capture.info.capture_start_tsc = kStartTsc;
+    capture.info.captured_at_unix = kCmos;
+    std::mt19937_64 random(seed);
+    std::normal_distribution<double> noise(0, jitter_ns);
+    struct Change {
+      double tsc;
+      uint8_t mask, value;
+    };
+    std::vector<Change> changes;
+    auto at = [&](double since_start_s) { return static_cast<double>(kStartTsc) + since_start_s * kTrueHz; };
+    const double first = 1 - start_fraction;  // the first whole second after the start
+    for (int k = 0; k < seconds; ++k) {
+      double offset_ns = noise(random);
+      for (auto [pulse, ns] : shifted)
+        if (pulse == k) offset_ns += ns;
+      if (std::find(drop.begin(), drop.end(), k) == drop.end()) {
+        changes.push_back({at(first + k) + offset_ns * 2.1, 0x80, 0x80});
+        changes.push_back({at(first + k + 0.1), 0x80, 0x00});
+      }
+      for (auto [pulse, later] : extra)
+        if (pulse == k) {
+          changes.push_back({at(first + k + later), 0x80, 0x80});
+          changes.push_back({at(first + k + later + 0.001), 0x80, 0x00});
+        }
+      changes.push_back({at(first + k + 0.5), 0x0F, static_cast<uint8_t>(1 + k % 15)});
+    }
+    std::sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) { return a.tsc < b.tsc; });
+    uint8_t lines = 0;
+    uint64_t seq = 0;
+    for (const Change& c : changes) {
+      lines = static_cast<uint8_t>((lines & ~c.mask) | c.value);
+      AnalysisEvent event;
+      event.seq = seq++;
+      event.tsc = static_cast<uint64_t>(std::llround(c.tsc));
+      event.lines = lines;
+      event.probe = c.mask == 0x80 ? 2 : 1;
+      event.code = c.mask == 0x80 ? static_cast<uint8_t>(lines >> 4) : static_cast<uint8_t>(lines & 0x0F);
+      capture.events.push_back(event);
+    }
+    return capture;
+  }
+};
+
+PpsOptions options_for(const Capture& capture) {
+  PpsOptions options;
+  options.captured_at_unix = capture.info.captured_at_unix;
+  return options;
+}
+
+TEST(Pps, CleanPulsesGiveTheTrueRateWithAnHonestUncertainty) {
+  const Capture capture = SyntheticPps{}.make();
+  auto result = analyze_pps(capture, options_for(capture));
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(result->pulses.size(), 20u);
+  EXPECT_EQ(result->missing, 0);
+  EXPECT_TRUE(result->rejected.empty());
+  EXPECT_LT(std::abs(result->tsc_hz - kTrueHz), 5 * result->tsc_hz_stderr + 0.5)
+      << result->tsc_hz << " ± " << result->tsc_hz_stderr;
+  EXPECT_LT(result->uncertainty_ppb, 3);
+  EXPECT_GT(result->uncertainty_ppb, 0.01);
+  EXPECT_NEAR(result->jitter_p50_ns, 10 * 0.6745, 6);
+  EXPECT_LT(result->jitter_max_ns, 50);
+  // The header's calibration is 30 ppm off: the pulses see it.
+  EXPECT_NEAR((result->header_tsc_hz - result->tsc_hz) / result->tsc_hz * 1e6, 30, 0.01);
+}
+
+TEST(Pps, CmosStartLabelsTheSecondsAndEveryTscGetsItsUtc) {
+  const Capture capture = SyntheticPps{}.make();
+  auto result = analyze_pps(capture, options_for(capture));
+  ASSERT_TRUE(result);
+  ASSERT_TRUE(result->utc_second.has_value()) << result->label_note;
+  EXPECT_EQ(result->label_source, "cmos");
+  EXPECT_EQ(*result->utc_second, static_cast<int64_t>(kCmos) + 1);
+  // The probe-1 change half a second after pulse 4 (seq order: find it by its TSC).
+  const uint64_t tsc = static_cast<uint64_t>(kStartTsc + (0.7 + 4 + 0.5) * kTrueHz);
+  const UtcTime time = result->utc_of_tsc(tsc);
+  EXPECT_EQ(time.second, static_cast<int64_t>(kCmos) + 5);
+  EXPECT_NEAR(static_cast<double>(time.nanosecond), 500'000'000, 50);
+  EXPECT_EQ(format_utc(UtcTime{static_cast<int64_t>(kCmos) + 5, 123}), "2026-11-23T16:00:05.000000123Z");
+}
+
+TEST(Pps, AStartNearAWholeSecondIsAmbiguousUnlessTheUserLabels) {
+  SyntheticPps near;
+  near.start_fraction = 0.97;  // the first pulse comes 30 ms after the start
+  const Capture capture = near.make();
+  auto result = analyze_pps(capture, options_for(capture));
+  ASSERT_TRUE(result);
+  EXPECT_FALSE(result->utc_second.has_value());
+  EXPECT_NE(result->label_note.find("ambiguous"), std::string::npos) << result->label_note;
+  PpsOptions user = options_for(capture);
+  user.utc_at_pulse = *parse_utc_at_edge("3=2026-11-23T16:00:07Z");
+  auto labelled = analyze_pps(capture, user);
+  ASSERT_TRUE(labelled);
+  EXPECT_EQ(labelled->label_source, "user");
+  EXPECT_EQ(*labelled->utc_second, 1'795'449'605);
+  user.utc_at_pulse = std::pair<size_t, int64_t>{21, 0};
+  auto beyond = analyze_pps(capture, user);
+  ASSERT_FALSE(beyond);
+  EXPECT_NE(beyond.error().message.find("accepted pulses 1 to 20"), std::string::npos)
+      << beyond.error().message;
+}
+
+TEST(Pps, MissingDoubledOffGridAndJitteredPulsesAreHandledAndReported) {
+  SyntheticPps messy;
+  messy.drop = {5, 12};
+  messy.extra = {{7, 0.15}, {10, 0.6}};  // a second pulse within the second, and one 0.6 s off the grid
+  messy.shifted = {{15, 40'000}};        // 40 us late: a glitch on the grid
+  const Capture capture = messy.make();
+  auto result = analyze_pps(capture, options_for(capture));
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(result->pulses.size(), 17u);  // 20 - 2 missing - 1 jittered
+  EXPECT_EQ(result->missing, 3);          // seconds 5, 12 and 15 have no accepted pulse
+  ASSERT_EQ(result->rejected.size(), 3u);
+  EXPECT_NE(result->rejected[0].reason.find("doubled"), std::string::npos) << result->rejected[0].reason;
+  EXPECT_NE(result->rejected[1].reason.find("off the 1 Hz grid"), std::string::npos)
+      << result->rejected[1].reason;
+  EXPECT_NE(result->rejected[2].reason.find("off the fitted line"), std::string::npos)
+      << result->rejected[2].reason;
+  EXPECT_LT(std::abs(result->tsc_hz - kTrueHz), 5 * result->tsc_hz_stderr + 0.5);
+  EXPECT_LT(result->jitter_max_ns, 50);
+  EXPECT_EQ(*result->utc_second, static_cast<int64_t>(kCmos) + 1);
+}
+
+TEST(Pps, TooFewPulsesOrABadLineAreErrors) {
+  SyntheticPps two;
+  two.seconds = 2;
+  const Capture capture = two.make();
+  auto result = analyze_pps(capture, options_for(capture));
+  ASSERT_FALSE(result);
+  EXPECT_NE(result.error().message.find("2 pulses on D7"), std::string::npos) << result.error().message;
+  PpsOptions bad = options_for(capture);
+  bad.line = 8;
+  EXPECT_FALSE(analyze_pps(capture, bad));
+  PpsOptions other_line = options_for(SyntheticPps{}.make());
+  other_line.line = 6;
+  EXPECT_FALSE(analyze_pps(SyntheticPps{}.make(), other_line));
+}
+
+TEST(Pps, UtcTimesParse) {
+  EXPECT_EQ(*parse_utc_second("2026-11-23T16:00:05Z"), 1'795'449'605);
+  EXPECT_EQ(*parse_utc_second("2000-02-29T23:59:59+00:00"), 951'868'799);
+  EXPECT_EQ(*parse_utc_second("2026-11-23 16:00:05"), 1'795'449'605);
+  for (const char* bad : {"2026-11-23T16:00:05.5Z", "2026-13-01T00:00:00Z", "yesterday", "2026-11-23T16:00Z"})
+    EXPECT_FALSE(parse_utc_second(bad)) << bad;
+  EXPECT_FALSE(parse_utc_at_edge("0=2026-11-23T16:00:05Z"));
+  EXPECT_FALSE(parse_utc_at_edge("2026-11-23T16:00:05Z"));
+  auto edge = parse_utc_at_edge("4=2026-11-23T16:00:05Z");
+  ASSERT_TRUE(edge);
+  EXPECT_EQ(edge->first, 4u);
+}
+
+TEST(Pps, CommandStoresTheMappingAndPrintsJson) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("ett-pps-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string disk = (dir / "trace.img").string(), db = "sqlite:" + (dir / "t.db").string();
+  MakeDiskOptions make;
+  make.path = disk;
+  ASSERT_TRUE(make_disk(make));
+  const Capture capture = SyntheticPps{}.make();
+  std::vector<format::EventRecord> records;
+  for (const AnalysisEvent& e : capture.events) {
+    format::EventRecord r{};
+    r.tsc = e.tsc;
+    r.probe = e.probe;
+    r.code = e.code;
+    r.lines = e.lines;
+    records.push_back(r);
+  }
+  auto writer = SessionWriter::open(disk);
+  ASSERT_TRUE(writer);
+  SessionSpec spec;
+  spec.records = records;
+  spec.tsc_hz = capture.info.tsc_hz;
+  spec.capture_start_tsc = kStartTsc;
+  spec.captured_at_unix = kCmos;
+  ASSERT_TRUE(writer->append(spec));
+  ASSERT_EQ(test::run_ett({"load", disk, "--db", db}).exit_code, 0);
+
+  const std::string json_path = (dir / "pps.json").string();
+  auto run = test::run_ett({"analyze", "pps", "--db", db, "--line", "D7", "--format", "json"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json report = nlohmann::json::parse(run.output);
+  EXPECT_EQ(report["pulses"], 20);
+  EXPECT_EQ(report["rejected"], 0);
+  EXPECT_EQ(report["labels"], "cmos");
+  EXPECT_EQ(report["utc_second"], kCmos + 1);  // pulse 1 is 16:00:01 (its own TSC within its jitter of it)
+  const std::string first = report["utc_first_pulse"];
+  EXPECT_TRUE(first.starts_with("2026-11-23T16:00:01.0000000") ||
+              first.starts_with("2026-11-23T16:00:00.9999999"))
+      << first;
+  EXPECT_NEAR(report["tsc_hz"].get<double>(), kTrueHz, 10);
+  EXPECT_LT(report["uncertainty_ppb"].get<double>(), 3);
+  EXPECT_LT(report["jitter_p99_ns"].get<double>(), 50);
+
+  auto stored = test::run_ett(
+      {"sql", "--db", db, "--csv", "SELECT line, pulses, label_source, utc_second FROM pps_mapping"});
+  ASSERT_EQ(stored.exit_code, 0) << stored.output;
+  EXPECT_NE(stored.output.find("7,20,cmos,1795449601"), std::string::npos) << stored.output;
+
+  auto bad = test::run_ett({"analyze", "pps", "--db", db, "--line", "D9"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("--line 'D9'"), std::string::npos) << bad.output;
+  if (!HasFailure()) std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ett::host
