@@ -6,6 +6,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpu_info.h"
 #include "arch/x86/exceptions.h"
+#include "arch/x86/gdt.h"
 #include "arch/x86/multiboot.h"
 #include "arch/x86/tsc_calibration.h"
 #include "arch/x86/tsc_clock.h"
@@ -13,7 +14,7 @@
 #include "capture/stop_rules.h"
 #include "config/cmdline.h"
 #include "drivers/console.h"
-#include "drivers/ivshmem_probe.h"
+#include "drivers/probe/ivshmem_probe.h"
 #include "drivers/qemu_exit.h"
 #include "dump/serial_dump.h"
 #include "dump/trace_disk.h"
@@ -139,8 +140,9 @@ struct Capture {
   uint64_t event_count;
 };
 
+// held_key: the key that started the capture on the start screen (0: none); see engine::run_engine.
 Result<Capture> capture_once(const Boot& boot, const config::Config& config, const Machine& machine,
-                             const dump::TraceDisk* disk) {
+                             const dump::TraceDisk* disk, uint8_t held_key) {
   capture::EventBuffer buffer = find_capture_buffer(boot.info, disk ? disk->max_events() : UINT64_MAX);
   if (buffer.capacity() < kMinBufferEvents) return fail("no room for a capture buffer in RAM");
 
@@ -153,7 +155,7 @@ Result<Capture> capture_once(const Boot& boot, const config::Config& config, con
                  machine.cpu.has_sse2 ? "lfence+rdtsc" : "rdtsc", ms_since(boot.entry_tsc, machine.tsc.hz));
 
   const engine::EngineResult run = engine::run_engine(config, machine.probe, machine.cpu, machine.tsc.hz,
-                                                      machine.probe.control, buffer);
+                                                      machine.probe.control, buffer, held_key);
   engine::close_probe(machine.probe);
   const capture::CaptureResult& result = run.capture;
   engine::describe(config, machine.probe, run, header);
@@ -266,8 +268,8 @@ void report_calibration(const x86::TscCalibration& tsc) {
                  tsc.hz, tsc.uncertainty_ppm, lib::reference_name(tsc.choice.reference));
 }
 
-// The start screen's description of what will happen.
-void show_start_screen(const config::Config& config, const dump::TraceDisk* disk, const char* warning) {
+// The start screen's description of what will happen; returns the make code of the key that started it.
+uint8_t show_start_screen(const config::Config& config, const dump::TraceDisk* disk, const char* warning) {
   static char target[ui::kStatusLength];
   if (disk)
     lib::format(target, sizeof(target), "  Trace disk: %s, \"%.40s\", next session %u, room for %llu events",
@@ -281,16 +283,12 @@ void show_start_screen(const config::Config& config, const dump::TraceDisk* disk
                          "  The capture polls the probe lines with interrupts off and stops on limit=,",
                          "  a host stop request or a full buffer; then the analysis stage shows the events.",
                          nullptr};
-  ui::run_start_screen(lines, warning);
+  return ui::run_start_screen(lines, warning);
 }
 
-Status run(const Boot& boot, const config::Config& config) {
+Status run(const Boot& boot, const config::Config& config, const x86::CpuInfo& cpu) {
   Machine machine{};
-  machine.cpu = x86::read_cpu_info();
-  console::print("ETT: cpu %s \"%s\"%s\n", machine.cpu.vendor, machine.cpu.brand[0] ? machine.cpu.brand : "?",
-                 machine.cpu.invariant_tsc ? " invariant-tsc" : "");
-  if (!machine.cpu.has_tsc) return fail("this CPU has no time-stamp counter");
-
+  machine.cpu = cpu;
   warn_if_tsc_not_invariant(machine.cpu);
   ETT_TRY_ASSIGN(machine.tsc, x86::calibrate_tsc(machine.cpu.has_sse2));
   report_calibration(machine.tsc);
@@ -317,8 +315,10 @@ Status run(const Boot& boot, const config::Config& config) {
   dump::SerialDump serial;
   const bool unattended = config::unattended(config);
   for (bool first = true;; first = false) {
-    if (!unattended || !first) show_start_screen(config, disk, lib::tsc_screen_warning(machine.cpu.invariant_tsc));
-    ETT_TRY_ASSIGN(Capture capture, capture_once(boot, config, machine, disk));
+    uint8_t held_key = 0;
+    if (!unattended || !first)
+      held_key = show_start_screen(config, disk, lib::tsc_screen_warning(machine.cpu.invariant_tsc));
+    ETT_TRY_ASSIGN(Capture capture, capture_once(boot, config, machine, disk, held_key));
     SaveJob job{&capture, &config, &machine, disk,
                 config.dump == config::DumpTarget::Serial ? &serial : nullptr};
     ui::CaptureView view{capture.buffer.begin(), capture.event_count, capture.header.capture_start_tsc,
@@ -349,11 +349,11 @@ Status run(const Boot& boot, const config::Config& config) {
 }  // namespace
 
 extern "C" [[noreturn]] void kernel_main(uint32_t magic, uint32_t info_address) {
-  const uint64_t entry_tsc = x86::rdtsc();
+  x86::Gdt::load();  // before the IDT: its gates name the kernel's code selector
   runtime::run_global_constructors();
   console::init();
   x86::install_exception_handlers();
-  console::write("ETT: capture kernel (multiboot v1, i686)\n");
+  console::write("ETT: capture kernel (multiboot v1, i586 and later)\n");
 
   auto boot = x86::multiboot::parse(magic, info_address);
   if (!boot) finish_failed(boot.error().message);
@@ -372,8 +372,16 @@ extern "C" [[noreturn]] void kernel_main(uint32_t magic, uint32_t info_address) 
   g_exit_qemu = config->exit == config::ExitAction::Qemu;
   set_panic_exits_qemu(g_exit_qemu);
 
+  // Nothing above reads the TSC: on a CPU without one, rdtsc is an invalid opcode.
+  const x86::CpuInfo cpu = x86::read_cpu_info();
+  console::print("ETT: cpu %s \"%s\" family %u%s%s\n", cpu.has_cpuid ? cpu.vendor : "(no CPUID)",
+                 cpu.brand[0] ? cpu.brand : "?", cpu.family, cpu.has_sse2 ? " sse2" : "",
+                 cpu.invariant_tsc ? " invariant-tsc" : "");
+  if (const char* reason = x86::unsupported_cpu_reason(cpu)) finish_failed(reason);
+  const uint64_t entry_tsc = x86::rdtsc();
+
   // run() returns only when it failed: otherwise it exits QEMU (exit=qemu) or stays in the analysis stage.
-  const Status status = run(Boot{*boot, arguments, entry_tsc}, *config);
+  const Status status = run(Boot{*boot, arguments, entry_tsc}, *config, cpu);
   finish_failed(status.error().message);
 }
 

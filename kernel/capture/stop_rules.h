@@ -9,13 +9,13 @@ namespace ett::capture {
 
 // No keyboard check (keyboard=1 not given, or the host tests).
 struct NoKeyboard {
-  bool key_pending() const { return false; }
+  bool new_key_press() { return false; }
 };
 
 // Clock:    uint64_t now() (TSC ticks).
 // Host:     void capture_started(uint64_t start_tsc)  -- the initial lines are sampled; tell the host
 //           bool stop_requested()
-// Keyboard: bool key_pending()  -- consulted only when keyboard=1 asked for it
+// Keyboard: bool new_key_press()  -- consulted only when keyboard=1 asked for it; may consume what it reads
 template <typename Clock, typename Host, typename Keyboard = NoKeyboard>
 class StopRules {
  public:
@@ -37,7 +37,7 @@ class StopRules {
   format::StopReason check() {
     if (m_host.stop_requested()) return format::StopReason::HostRequest;
     if (m_clock.now() >= m_deadline) return format::StopReason::Deadline;
-    if (m_keyboard != nullptr && m_keyboard->key_pending()) return format::StopReason::Keyboard;
+    if (m_keyboard != nullptr && m_keyboard->new_key_press()) return format::StopReason::Keyboard;
     return format::StopReason::None;
   }
 

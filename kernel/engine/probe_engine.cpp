@@ -5,11 +5,12 @@
 #include "arch/x86/tsc_clock.h"
 #include "capture/stop_rules.h"
 #include "drivers/console.h"
-#include "drivers/ivshmem_probe.h"
-#include "drivers/parallel_port.h"
-#include "drivers/pci_lpt.h"
-#include "drivers/ps2_keyboard.h"
-#include "drivers/ps2_stop_key.h"
+#include "drivers/input/ps2_stop_key.h"
+#include "drivers/probe/ivshmem_probe.h"
+#include "drivers/probe/parallel_port.h"
+#include "drivers/probe/pci_lpt.h"
+#include "drivers/probe/port_lines.h"
+#include "lib/format.h"
 #include "lib/tsc_math.h"
 #include "runtime/panic.h"
 
@@ -30,6 +31,7 @@ struct RunSetup {
   uint64_t hwlat_threshold_ticks;
   volatile vprobe::Control* control;
   capture::EventBuffer buffer;
+  drivers::Ps2StopKey* keyboard;  // keyboard=1, else nullptr
 };
 
 template <typename Clock>
@@ -60,8 +62,7 @@ struct Loops {
   static EngineResult run(const RunSetup& setup, Source source, const x86::CpuInfo& cpu) {
     x86::TscClock deadline_clock;
     drivers::IvshmemHost host{setup.control};
-    drivers::Ps2StopKey key;
-    Stop stop(deadline_clock, host, setup.limit_ticks, setup.config.keyboard ? &key : nullptr);
+    Stop stop(deadline_clock, host, setup.limit_ticks, setup.keyboard);
     EngineResult result{};
     switch (setup.config.mode) {
       case format::CaptureMode::Calibrate: {
@@ -94,6 +95,54 @@ EngineResult run_with_clock(const RunSetup& setup, const Probe& probe, const x86
   return Loops<Clock>::run(setup, drivers::PortLines{probe.io_base}, cpu);
 }
 
+// The lpt sources: the port's registers (on-board at the I/O base, or a PCI card's BARs), opened for input.
+Result<ParallelPort> open_port(const config::Config& config, Probe& probe) {
+  const bool loopback = config.probe == format::ProbeSource::LptLoopback;
+  ParallelPort::Location where{};
+  if (config.probe == format::ProbeSource::PciLpt) {
+    ETT_TRY_ASSIGN(const drivers::PciLpt card, drivers::PciLpt::find());
+    const drivers::PciLpt::Registers& r = card.registers;
+    probe.pci = card.pci;
+    where = {r.spp_base, r.ecr_port};
+    char ecr[48] = "no second I/O BAR, so no ECR";
+    if (r.ecr_port) lib::format(ecr, sizeof(ecr), "ECR at I/O 0x%04x (BAR%u + 2)", r.ecr_port, r.ecr_bar);
+    console::print(
+        "ETT: probe pci-lpt: card %04x:%04x at PCI %02x:%02x.%x (prog-if %02x: %s), SPP registers at "
+        "I/O 0x%04x (BAR%u), %s\n",
+        card.vendor, card.device, card.pci.bus, card.pci.slot, card.pci.function, card.prog_if,
+        drivers::PciLpt::interface_name(card.prog_if), r.spp_base, r.spp_bar, ecr);
+  } else {
+    where = ParallelPort::Location::on_board(config.probe_io_base ? config.probe_io_base
+                                                                  : ParallelPort::kDefaultBase);
+  }
+  x86::CpuIoPorts io;
+  return ParallelPort::open(io, where, loopback ? ParallelPort::Mode::Loopback : ParallelPort::Mode::Input);
+}
+
+void report_port(const config::Config& config, const Probe& probe, const ParallelPort& port) {
+  const ParallelPort::Saved& saved = port.saved();
+  char ecr[112] = "";
+  if (saved.has_ecr)
+    lib::format(ecr, sizeof(ecr), "ECR at 0x%03x switched from %s to PS/2 mode (restored afterwards)",
+                saved.where.ecr_port, ParallelPort::ecr_mode_name(port.firmware_ecr_mode()));
+  else if (saved.where.ecr_port)
+    lib::format(ecr, sizeof(ecr), "no ECR at 0x%03x", saved.where.ecr_port);
+  else
+    lib::format(ecr, sizeof(ecr), "no ECR");
+  char mode[112];
+  if (config.probe == format::ProbeSource::LptLoopback)
+    lib::format(mode, sizeof(mode),
+                "direction bit clear: TEST-ONLY loopback, the data register reads back what "
+                "was written to it");
+  else
+    lib::format(mode, sizeof(mode),
+                "input (control bit 5 set), checked: wrote 0x%02x/0x%02x, read 0x%02x/0x%02x",
+                ParallelPort::kPatternA, ParallelPort::kPatternB, port.check_read_a(), port.check_read_b());
+  console::print("ETT: probe %s at I/O 0x%03x: %s; %s (control was 0x%02x)%s\n",
+                 format::probe_source_name(static_cast<uint32_t>(config.probe)), port.base(), ecr, mode,
+                 saved.control, probe.control ? "; host stop through the ivshmem control block" : "");
+}
+
 }  // namespace
 
 Result<Probe> open_probe(const config::Config& config) {
@@ -106,45 +155,37 @@ Result<Probe> open_probe(const config::Config& config) {
     probe.ivshmem_lines = ivshmem->lines();
     probe.pci = ivshmem->pci_address();
   }
-  switch (config.probe) {
-    case format::ProbeSource::Ivshmem:
-      if (!ivshmem) return ivshmem.failure();
-      probe.address = ivshmem->physical_address();
-      console::print("ETT: probe ivshmem at PCI %02x:%02x.%x, shared memory at 0x%08x (%llu KiB)\n", probe.pci.bus,
-                     probe.pci.slot, probe.pci.function, probe.address, ivshmem->size() / 1024);
-      return probe;
-    case format::ProbeSource::PciLpt: {
-      ETT_TRY_ASSIGN(const drivers::PciLpt card, drivers::PciLpt::find());
-      probe.pci = card.pci;
-      probe.io_base = card.io_base;
-      break;
-    }
-    case format::ProbeSource::Lpt:
-    case format::ProbeSource::LptLoopback:
-      probe.io_base = config.probe_io_base ? config.probe_io_base : ParallelPort::kDefaultBase;
-      break;
+  // mode=hwlat reads only the clock: no probe is needed, none is touched.
+  if (config.mode == format::CaptureMode::HwLat) {
+    console::print("ETT: mode=hwlat reads no probe%s\n",
+                   probe.control ? "; host stop through the ivshmem control block" : "");
+    return probe;
   }
-  const bool loopback = config.probe == format::ProbeSource::LptLoopback;
-  auto port = ParallelPort::open(probe.io_base, loopback ? ParallelPort::Mode::Loopback : ParallelPort::Mode::Input);
-  if (!port) return port.failure();
-  probe.saved_control = port->saved_control();
-  probe.address = probe.io_base;
-  console::print("ETT: probe %s at I/O 0x%03x%s (control was 0x%02x)%s\n",
-                 format::probe_source_name(static_cast<uint32_t>(config.probe)), probe.io_base,
-                 loopback ? ", direction bit clear: TEST-ONLY loopback, the data register reads back what was "
-                            "written to it"
-                          : ", bidirectional input (control bit 5 set)",
-                 probe.saved_control, probe.control ? "; host stop through the ivshmem control block" : "");
+  if (config.probe == format::ProbeSource::Ivshmem) {
+    if (!ivshmem) return ivshmem.failure();
+    probe.address = ivshmem->physical_address();
+    console::print("ETT: probe ivshmem at PCI %02x:%02x.%x, shared memory at 0x%08x (%llu KiB)\n",
+                   probe.pci.bus, probe.pci.slot, probe.pci.function, probe.address, ivshmem->size() / 1024);
+    return probe;
+  }
+  ETT_TRY_ASSIGN(const ParallelPort port, open_port(config, probe));
+  probe.lpt_open = true;
+  probe.lpt = port.saved();
+  probe.io_base = port.data_port();
+  probe.address = port.base();
+  report_port(config, probe, port);
   return probe;
 }
 
 void close_probe(const Probe& probe) {
-  if (probe.source == format::ProbeSource::Ivshmem) return;
-  ParallelPort::restore(probe.io_base, probe.saved_control);
+  if (!probe.lpt_open) return;
+  x86::CpuIoPorts io;
+  ParallelPort::restore(io, probe.lpt);
 }
 
-EngineResult run_engine(const config::Config& config, const Probe& probe, const x86::CpuInfo& cpu, uint64_t tsc_hz,
-                        volatile vprobe::Control* control, capture::EventBuffer buffer) {
+EngineResult run_engine(const config::Config& config, const Probe& probe, const x86::CpuInfo& cpu,
+                        uint64_t tsc_hz, volatile vprobe::Control* control, capture::EventBuffer buffer,
+                        uint8_t held_key) {
   capture::CaptureOptions options;
   options.filter_mask = config.filter_mask;
   options.trigger_enabled = config.trigger_enabled;
@@ -154,13 +195,15 @@ EngineResult run_engine(const config::Config& config, const Probe& probe, const 
   if (config.stop_rule == format::StopReason::CodeMatch)
     options.event_stop = capture::EventStop::code_on_probe(config.stop_probe, config.stop_code);
   const uint32_t threshold_ns = config.hwlat_threshold_ns ? config.hwlat_threshold_ns : config::kDefaultHwlatThresholdNs;
+  drivers::Ps2StopKey keyboard{drivers::StopKeyFilter(held_key)};
+  if (config.keyboard) keyboard.drain();
   const RunSetup setup{config,
                        options,
                        config.limit_ms ? lib::ticks_for_ms(config.limit_ms, tsc_hz) : 0,
                        tsc_hz * threshold_ns / 1'000'000'000,
                        control ? control : &g_no_host_control,
-                       buffer};
-  if (config.keyboard) drivers::Ps2Keyboard{}.drain();
+                       buffer,
+                       config.keyboard ? &keyboard : nullptr};
   x86::cli();
   return cpu.has_sse2 ? run_with_clock<x86::OrderedTscClock>(setup, probe, cpu)
                       : run_with_clock<x86::TscClock>(setup, probe, cpu);

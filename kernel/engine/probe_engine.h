@@ -8,6 +8,7 @@
 #include "arch/x86/pci.h"
 #include "capture/capture_loop.h"
 #include "config/cmdline.h"
+#include "drivers/probe/parallel_port.h"
 #include "ett/result.h"
 #include "ett/trace_format.h"
 #include "ett/virtual_probe.h"
@@ -19,15 +20,16 @@ struct Probe {
   uint32_t address;                   // header.probe_address: shared memory, or the port's I/O base
   volatile uint8_t* ivshmem_lines;    // probe=ivshmem
   volatile vprobe::Control* control;  // the virtual probe's control block when one exists (host stop)
-  uint16_t io_base;                   // lpt sources
-  uint8_t saved_control;              // the port's control register before the capture
+  uint16_t io_base;                   // lpt sources: the data register the loop reads
+  bool lpt_open;                      // an lpt source was opened: close_probe() restores it
+  drivers::ParallelPort::Saved lpt;   // the port's registers before the capture
   x86::pci::Address pci;              // ivshmem or pci-lpt
 };
 
 // Finds and opens the source; with an lpt source the ivshmem device, when present, still carries the host's
-// stop request and the state handshake.
+// stop request and the state handshake. mode=hwlat opens no source (it reads only the clock).
 Result<Probe> open_probe(const config::Config& config);
-// Puts the parallel port's control register back (no-op for ivshmem).
+// Puts the parallel port's registers back as open_probe() found them (no-op for ivshmem and mode=hwlat).
 void close_probe(const Probe& probe);
 
 struct EngineResult {
@@ -37,9 +39,12 @@ struct EngineResult {
   bool smi_valid;
 };
 
-// Runs the loop the configuration asks for into `buffer`. Disables interrupts; leaves them off.
+// Runs the loop the configuration asks for into `buffer`. Disables interrupts; leaves them off. held_key:
+// the make code of the key that started the capture (Enter on the start screen), 0 without a start screen:
+// with keyboard=1 its release and repeats do not stop the capture.
 EngineResult run_engine(const config::Config& config, const Probe& probe, const x86::CpuInfo& cpu,
-                        uint64_t tsc_hz, volatile vprobe::Control* control, capture::EventBuffer buffer);
+                        uint64_t tsc_hz, volatile vprobe::Control* control, capture::EventBuffer buffer,
+                        uint8_t held_key);
 
 // Fills the issue-3 fields of the session header from the configuration and the result.
 void describe(const config::Config& config, const Probe& probe, const EngineResult& result,

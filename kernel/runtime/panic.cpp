@@ -21,10 +21,15 @@ void panic(const char* message) {
   x86::cli();
   if (!g_in_panic) {  // a panic while printing a panic must not recurse
     g_in_panic = true;
-    console::print("ETT: PANIC %s\n", message);
-    console::print("ETT: RESULT FAILED panic: %s\n", message);
-    if (g_exits_qemu) drivers::qemu_exit(vprobe::kExitFailure);
+    // Plain writes, no formatting: a panic from an exception handler must not run code that could fault
+    // again.
+    console::write("ETT: PANIC ");
+    console::write(message);
+    console::write("\nETT: RESULT FAILED panic: ");
+    console::write(message);
+    console::write("\n");
   }
+  if (g_exits_qemu) drivers::qemu_exit(vprobe::kExitFailure);
   x86::halt_forever();
 }
 

@@ -4,7 +4,8 @@
 
 #include "arch/x86/cpu.h"
 #include "drivers/console.h"
-#include "drivers/ps2_keyboard.h"
+#include "drivers/input/ps2_keyboard.h"
+#include "drivers/input/stop_key_filter.h"
 #include "ui/keys.h"
 #include "ui/scroll_box.h"
 #include "ui/text_screen.h"
@@ -59,7 +60,7 @@ void set_status(const char* message) {
 
 }  // namespace
 
-void run_start_screen(const char* const* lines, const char* warning) {
+uint8_t run_start_screen(const char* const* lines, const char* warning) {
   drivers::Ps2Keyboard keyboard;
   console::set_screen_output(false);
   TextScreen::clear();
@@ -74,6 +75,7 @@ void run_start_screen(const char* const* lines, const char* warning) {
   while (wait_for_key(keyboard, decoder) != Key::Enter) {
   }
   console::set_screen_output(true);  // the capture's lines show on screen again
+  return drivers::StopKeyFilter::kEnter;
 }
 
 void run_analysis_stage(const CaptureView& view, SaveFunction save, void* context) {

@@ -29,9 +29,10 @@ struct CaptureView {
   const char* warning;   // shown in red on the title row (nullptr for none)
 };
 
-// Shows `lines` (nullptr-terminated) under a title, and `warning` (when not nullptr) in red above the key line,
-// and waits for Enter. Keys pressed before are dropped.
-void run_start_screen(const char* const* lines, const char* warning);
+// Shows `lines` (nullptr-terminated) under a title, and `warning` (when not nullptr) in red above the key
+// line, and waits for Enter. Keys pressed before are dropped. Returns the make code of the key that started
+// the capture (it may still be held down when the capture starts).
+uint8_t run_start_screen(const char* const* lines, const char* warning);
 
 // The scroll box over `view`, until ESC. `save` runs on S (nullptr: saving is off, say so).
 void run_analysis_stage(const CaptureView& view, SaveFunction save, void* context);

@@ -40,7 +40,7 @@ struct Host {
 struct Keys {
   const Script* script;
   size_t press_at = SIZE_MAX;
-  bool key_pending() const { return script->reads >= press_at; }
+  bool new_key_press() const { return script->reads >= press_at; }
 };
 
 struct Out {

@@ -61,6 +61,27 @@ inline void load_idt(const void* table, uint16_t size) {
   asm volatile("lidt %0" : : "m"(descriptor) : "memory");
 }
 
+// Whether CPUID exists: the EFLAGS ID bit (21) can be toggled. Early 486s have no CPUID and fault on it.
+inline bool has_cpuid() {
+  constexpr uint32_t kEflagsId = 1u << 21;
+  uint32_t before, after;
+  asm volatile(
+      "pushfl\n\t"
+      "pushfl\n\t"
+      "popl %0\n\t"
+      "movl %0, %1\n\t"
+      "xorl %2, %1\n\t"
+      "pushl %1\n\t"
+      "popfl\n\t"
+      "pushfl\n\t"
+      "popl %1\n\t"
+      "popfl"
+      : "=&r"(before), "=&r"(after)
+      : "i"(kEflagsId)
+      : "cc");
+  return ((before ^ after) & kEflagsId) != 0;
+}
+
 struct CpuidRegs {
   uint32_t eax, ebx, ecx, edx;
 };

@@ -2,6 +2,7 @@
 #include "arch/x86/cpu_info.h"
 
 #include "arch/x86/cpu.h"
+#include "lib/format.h"
 
 namespace ett::x86 {
 
@@ -13,6 +14,8 @@ void store_le32(char* out, uint32_t value) {
 
 CpuInfo read_cpu_info() {
   CpuInfo info{};
+  info.has_cpuid = has_cpuid();
+  if (!info.has_cpuid) return info;
   const CpuidRegs leaf0 = cpuid(kCpuidVendor);
   store_le32(info.vendor + 0, leaf0.ebx);
   store_le32(info.vendor + 4, leaf0.edx);
@@ -24,6 +27,7 @@ CpuInfo read_cpu_info() {
     info.has_sse2 = features.edx & kFeatureSse2;
     info.hypervisor = features.ecx & kFeatureHypervisor;
     const uint32_t family = (features.eax >> 8) & 0xF;
+    info.family = family;
     const uint32_t model = ((features.eax >> 4) & 0xF) | (((features.eax >> 16) & 0xF) << 4);
     const bool intel = leaf0.ebx == 0x756E6547 && leaf0.edx == 0x49656E69 && leaf0.ecx == 0x6C65746E;
     info.has_smi_count = intel && family == 6 && model >= 0x1A && (features.edx & kFeatureMsr) && !info.hypervisor;
@@ -47,6 +51,19 @@ CpuInfo read_cpu_info() {
   if (max_extended >= kCpuidPowerManagement)
     info.invariant_tsc = cpuid(kCpuidPowerManagement).edx & kInvariantTsc;
   return info;
+}
+
+const char* unsupported_cpu_reason(const CpuInfo& cpu) {
+  static char reason[160];
+  if (!cpu.has_cpuid)
+    return "this CPU has no CPUID instruction (a 386 or early 486) and so no time-stamp counter: "
+           "ETT needs a Pentium or newer";
+  if (cpu.has_tsc) return nullptr;
+  lib::format(reason, sizeof(reason),
+              "this CPU (\"%s\", family %u) has no time-stamp counter (CPUID.1:EDX bit 4 clear): ETT needs a "
+              "Pentium or newer",
+              cpu.vendor, cpu.family);
+  return reason;
 }
 
 }  // namespace ett::x86

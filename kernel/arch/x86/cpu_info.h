@@ -1,11 +1,15 @@
 // cpu_info.h: what CPUID says about this processor: vendor, brand, and the TSC-related features.
 #pragma once
 
+#include <stdint.h>
+
 namespace ett::x86 {
 
 struct CpuInfo {
   char vendor[16];  // leaf 0, NUL-terminated ("GenuineIntel")
   char brand[48];   // leaves 0x80000002-4, NUL-terminated, leading spaces dropped; empty if not reported
+  bool has_cpuid;   // early 486s have no CPUID instruction: everything below is then false
+  uint32_t family;  // CPUID.1:EAX[11:8] (4: 486, 5: Pentium, 6: Pentium Pro and later, 15: Pentium 4)
   bool has_tsc;
   bool has_sse2;       // lfence is available
   bool invariant_tsc;  // the TSC runs at a constant rate in every P-/C-state
@@ -16,5 +20,9 @@ struct CpuInfo {
 };
 
 CpuInfo read_cpu_info();
+
+// Why the capture cannot run on this CPU (no CPUID, or no TSC: a 486 or older), in one line naming what was
+// found; nullptr when it can. Checked before the first rdtsc, which would fault on such a CPU.
+const char* unsupported_cpu_reason(const CpuInfo& cpu);
 
 }  // namespace ett::x86

@@ -4,7 +4,6 @@
 #include <stdint.h>
 
 #include "arch/x86/cpu.h"
-#include "lib/format.h"
 #include "runtime/panic.h"
 
 namespace ett::x86 {
@@ -45,11 +44,38 @@ constexpr bool has_error_code(uint32_t vector) {
          vector == 30;
 }
 
+// The message is put together by hand (no formatter, no division, nothing but byte stores), so that the
+// report itself cannot raise the exception it reports: an invalid opcode in the formatter used to fault again
+// in its own handler, forever.
+class Message {
+ public:
+  Message& text(const char* text) {
+    while (*text != '\0' && m_length < sizeof(m_text) - 1) m_text[m_length++] = *text++;
+    m_text[m_length] = '\0';
+    return *this;
+  }
+  Message& hex(uint32_t value, uint32_t digits) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    char out[9] = {};
+    for (uint32_t i = digits; i-- > 0; value >>= 4) out[i] = kDigits[value & 0xF];
+    return text(out);
+  }
+  const char* c_str() const { return m_text; }
+
+ private:
+  char m_text[112] = {};
+  uint32_t m_length = 0;
+};
+
+bool g_reporting = false;
+
 [[noreturn]] void report(uint32_t vector, const InterruptFrame* frame, uint32_t error_code) {
-  static char message[96];
-  lib::format(message, sizeof(message), "cpu exception %u (%s) at eip=0x%08x, error code 0x%x", vector,
-              kNames[vector], frame->eip, error_code);
-  panic(message);
+  if (g_reporting) panic("cpu exception while reporting a cpu exception");  // once: panic() does not recurse
+  g_reporting = true;
+  static Message message;
+  message.text("cpu exception 0x").hex(vector, 2).text(" (").text(kNames[vector]).text(") at eip=0x");
+  message.hex(frame->eip, 8).text(", error code 0x").hex(error_code, 8);
+  panic(message.c_str());
 }
 
 template <uint32_t kVector>

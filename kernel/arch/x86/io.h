@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/io_ports.h"
+
 namespace ett::x86 {
 
 inline uint8_t in8(uint16_t port) {
@@ -77,6 +79,13 @@ class IoWindow {
     return static_cast<uint16_t>(m_base + static_cast<uint16_t>(reg));
   }
   uint16_t m_base;
+};
+
+// The real ports, for drivers written against lib::IoPorts.
+class CpuIoPorts final : public lib::IoPorts {
+ public:
+  uint8_t in8(uint16_t port) override { return x86::in8(port); }
+  void out8(uint16_t port, uint8_t value) override { x86::out8(port, value); }
 };
 
 }  // namespace ett::x86

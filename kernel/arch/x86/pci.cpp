@@ -43,29 +43,8 @@ void write16(Address address, uint8_t offset, uint16_t value) {
   out16(static_cast<uint16_t>(kConfigData + (offset & 2)), value);
 }
 
-namespace {
-
-// Calls match(address) for every present function; the first for which it returns true.
-template <typename Match>
-Result<Address> scan(Match match) {
-  for (uint32_t bus = 0; bus < 256; ++bus) {
-    for (uint8_t slot = 0; slot < 32; ++slot) {
-      const Address first{static_cast<uint8_t>(bus), slot, 0};
-      if (read16(first, kVendorId) == kNoDevice) continue;
-      const uint8_t functions = (read8(first, kHeaderType) & kHeaderMultiFunction) ? 8 : 1;
-      for (uint8_t function = 0; function < functions; ++function) {
-        const Address a{static_cast<uint8_t>(bus), slot, function};
-        if (read16(a, kVendorId) != kNoDevice && match(a)) return a;
-      }
-    }
-  }
-  return fail("PCI device not found");
-}
-
-}  // namespace
-
 Result<Address> find_class(uint8_t class_code, uint8_t subclass) {
-  return scan(
+  return find_first(
       [&](Address a) { return read8(a, kClassCode) == class_code && read8(a, kSubclass) == subclass; });
 }
 

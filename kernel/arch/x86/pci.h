@@ -50,6 +50,24 @@ uint8_t read8(Address address, uint8_t offset);
 void write32(Address address, uint8_t offset, uint32_t value);
 void write16(Address address, uint8_t offset, uint16_t value);
 
+// Calls match(address) for every present function in bus/slot/function order; the first for which it
+// returns true.
+template <typename Match>
+Result<Address> find_first(Match match) {
+  for (uint32_t bus = 0; bus < 256; ++bus) {
+    for (uint8_t slot = 0; slot < 32; ++slot) {
+      const Address first{static_cast<uint8_t>(bus), slot, 0};
+      if (read16(first, kVendorId) == kNoDevice) continue;
+      const uint8_t functions = (read8(first, kHeaderType) & kHeaderMultiFunction) ? 8 : 1;
+      for (uint8_t function = 0; function < functions; ++function) {
+        const Address a{static_cast<uint8_t>(bus), slot, function};
+        if (read16(a, kVendorId) != kNoDevice && match(a)) return a;
+      }
+    }
+  }
+  return fail("PCI device not found");
+}
+
 // Scans every bus, slot and function; the first match in bus/slot/function order.
 Result<Address> find_device(uint16_t vendor, uint16_t device);
 // The same scan by class and subclass (e.g. 0x07/0x01: parallel port).

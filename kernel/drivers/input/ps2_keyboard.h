@@ -18,7 +18,7 @@ class Ps2Keyboard {
   void drain() const;
 
  private:
-  enum DataReg : uint8_t { kData = 0 };        // port 0x60
+  enum DataReg : uint8_t { kData = 0 };          // port 0x60
   enum ControllerReg : uint8_t { kStatus = 0 };  // port 0x64
   enum StatusBit : uint8_t {
     kOutputFull = 1u << 0,

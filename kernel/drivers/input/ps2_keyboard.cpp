@@ -1,5 +1,5 @@
 // ps2_keyboard.cpp: polled reads from the 8042 controller's output buffer.
-#include "drivers/ps2_keyboard.h"
+#include "drivers/input/ps2_keyboard.h"
 
 namespace ett::drivers {
 

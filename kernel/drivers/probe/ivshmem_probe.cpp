@@ -1,5 +1,5 @@
 // ivshmem_probe.cpp: finds the ivshmem device, checks its shared-memory BAR, and turns on memory decoding.
-#include "drivers/ivshmem_probe.h"
+#include "drivers/probe/ivshmem_probe.h"
 
 namespace ett::drivers {
 
