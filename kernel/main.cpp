@@ -13,7 +13,7 @@
 #include "capture/stop_rules.h"
 #include "config/cmdline.h"
 #include "drivers/ata_pio.h"
-#include "drivers/console.h"
+#include "drivers/console/console.h"
 #include "drivers/ivshmem_probe.h"
 #include "drivers/qemu_exit.h"
 #include "dump/serial_dump.h"

@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#include "drivers/serial_port.h"
+#include "drivers/console/serial_port.h"
 #include "dump/session_codec.h"
 #include "ett/trace_format.h"
 

@@ -2,7 +2,7 @@
 #include "dump/trace_disk.h"
 
 #include "arch/x86/cpu.h"
-#include "drivers/console.h"
+#include "drivers/console/console.h"
 #include "lib/format.h"
 #include "lib/tsc_math.h"
 

@@ -4,7 +4,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc_clock.h"
 #include "capture/stop_rules.h"
-#include "drivers/console.h"
+#include "drivers/console/console.h"
 #include "drivers/ivshmem_probe.h"
 #include "drivers/parallel_port.h"
 #include "drivers/pci_lpt.h"

@@ -3,7 +3,7 @@
 #include "ui/analysis_stage.h"
 
 #include "arch/x86/cpu.h"
-#include "drivers/console.h"
+#include "drivers/console/console.h"
 #include "drivers/ps2_keyboard.h"
 #include "ui/keys.h"
 #include "ui/scroll_box.h"

@@ -1,5 +1,5 @@
 // vga_text.cpp: character output, line wrap and scrolling on the VGA text screen.
-#include "drivers/vga_text.h"
+#include "drivers/console/vga_text.h"
 
 namespace ett::drivers {
 

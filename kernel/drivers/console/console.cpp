@@ -1,10 +1,10 @@
 // console.cpp: formats into a line buffer (lib/format) and writes it to serial and VGA.
-#include "drivers/console.h"
+#include "drivers/console/console.h"
 
 #include <stdarg.h>
 
-#include "drivers/serial_port.h"
-#include "drivers/vga_text.h"
+#include "drivers/console/serial_port.h"
+#include "drivers/console/vga_text.h"
 #include "lib/format.h"
 #include "lib/text.h"
 
