@@ -59,7 +59,7 @@ void set_status(const char* message) {
 
 }  // namespace
 
-void run_start_screen(const char* const* lines, const char* warning) {
+void run_start_screen(const char* const* lines, const char* warning, const char* no_keyboard) {
   drivers::Ps2Keyboard keyboard;
   console::set_screen_output(false);
   TextScreen::clear();
@@ -67,6 +67,12 @@ void run_start_screen(const char* const* lines, const char* warning) {
   uint32_t row = 2;
   for (const char* const* line = lines; *line && row < kStatusRow; ++line) TextScreen::draw_row(row++, *line);
   if (warning) TextScreen::draw_row(kStatusRow, warning, TextScreen::kWarning);
+  if (no_keyboard) {
+    TextScreen::print_row(kKeysRow, TextScreen::kInverse, " No keyboard (%s): starting at once", no_keyboard);
+    console::write("ETT: start screen: no keyboard, starting at once\n");
+    console::set_screen_output(true);
+    return;
+  }
   TextScreen::draw_row(kKeysRow, " Enter: start the capture", TextScreen::kInverse);
   console::write("ETT: start screen: press Enter to capture\n");
   keyboard.drain();
@@ -91,6 +97,13 @@ void run_analysis_stage(const CaptureView& view, SaveFunction save, void* contex
   TextScreen::draw_row(kHeaderRow, "         seq  probe  code  lines             time (ns)");
   draw_events(view, box);
   set_status(view.status);
+  if (view.no_keyboard) {
+    if (!view.status[0]) set_status(view.no_keyboard);
+    TextScreen::print_row(kKeysRow, TextScreen::kInverse, " No keyboard: %s; restart the PC to capture again",
+                          saved ? "saved by itself" : "not saved");
+    console::print("ETT: analysis stage: %llu events (no keyboard: the screen stays)\n", view.event_count);
+    x86::halt_forever();
+  }
   draw_keys(view, box, saved);
   console::print("ETT: analysis stage: %llu events (PgUp/PgDn/Home/End/arrows, S: save, ESC: new capture)\n",
                  view.event_count);
