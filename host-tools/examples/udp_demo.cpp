@@ -42,6 +42,9 @@ struct Options {
   // Pause between requests. libettprobe paces each cable's writes on the kernel's heartbeat (two stop checks,
   // about 30 us under TCG); without a pause the server's signal would wait for it inside the measured action.
   int gap_us = 200;
+  // A regression to find: the client waits this long between marking a send and sending (a slower send path),
+  // so every action grows by about this much. `ett compare` against a run without it fires its gate.
+  int delay_us = 0;
 };
 
 [[noreturn]] void fail(const std::string& message) {
@@ -139,6 +142,11 @@ void run_client(const Options& options, int port) {
       message[0] = static_cast<uint8_t>(code);
       const uint64_t start = monotonic_ns();
       probe.signal(kClientProbe, code);
+      if (options.delay_us > 0) {
+        const uint64_t until = monotonic_ns() + static_cast<uint64_t>(options.delay_us) * 1000;
+        while (monotonic_ns() < until) {
+        }
+      }
       if (sendto(fd, message.data(), size, 0, reinterpret_cast<sockaddr*>(&server), sizeof(server)) !=
           static_cast<ssize_t>(size))
         fail(errno_text("client: sendto"));
@@ -218,13 +226,15 @@ int parse_int(const std::string& flag, const char* text, int low, int high) {
 
 constexpr const char* kUsage =
     "usage: ett-udp-demo [pair|server|client] [--url URL] [--sizes S1,S2,...] [--rounds N] [--gap-us G] "
-    "[--port P]\n"
+    "[--port P] [--delay-us D]\n"
     "       ett-udp-demo --size-map [--sizes S1,S2,...]\n"
     "  pair (default): the server in a child process and the client here, on a free loopback port\n"
     "  --url: the probe cable (default: $ETT_PROBE_URL, set by `ett qemu run --run`)\n"
     "  --sizes: message sizes in bytes, at most 7 (default 16,256,1024,4096,16384,32768,60000)\n"
     "  --rounds: requests per size (default 50); --port: the server's port for server/client\n"
     "  --gap-us: pause between requests (default 200), so that probe pacing never waits inside an action\n"
+    "  --delay-us: the client waits D us between marking a send and sending it (a regression for ett "
+    "compare)\n"
     "  --size-map: print the --size-of-code mapping for `ett analyze durations` and exit\n";
 
 }  // namespace
@@ -250,6 +260,8 @@ int main(int argc, char** argv) {
         options.rounds = parse_int(arg, value(), 1, 1'000'000);
       else if (arg == "--gap-us")
         options.gap_us = parse_int(arg, value(), 0, 999'999);
+      else if (arg == "--delay-us")
+        options.delay_us = parse_int(arg, value(), 0, 1'000'000);
       else if (arg == "--port")
         options.port = parse_int(arg, value(), 1, 65535);
       else if (arg == "--size-map")

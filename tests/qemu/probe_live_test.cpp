@@ -1,7 +1,7 @@
 // probe_live_test.cpp: boot tests of `ett qemu run --run CMD` with the real kernel: `ett signal` from a shell
 // command is captured exactly and in order, a failing command fails the run after the dump, and the UDP demo
 // (two processes signalling through libettprobe) yields one action per message and a latency that grows with
-// the message size.
+// the message size; `ett compare` fires on a delay planted in a second run.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -155,6 +155,34 @@ TEST(ProbeLive, UdpDemoGivesOneActionPerMessageInSizeOrder) {
   }
   EXPECT_EQ(small.size(), static_cast<size_t>(kRounds));
   EXPECT_EQ(large.size(), static_cast<size_t>(kRounds));
+}
+
+// The regression gate on real captures: two live runs of the UDP demo, the second with a 2 ms delay planted
+// in the client between marking a send and sending it. `ett compare` must fire on the median (exit 1) and see
+// every statistic slower; the delay is hundreds of times the loopback latency, so a stall of QEMU's vCPU on a
+// busy host (milliseconds, in a few actions) cannot hide it from the median.
+TEST(ProbeLive, CompareFiresOnADelayPlantedInTheSecondRun) {
+  ScratchDir dir;
+  const fs::path disk = dir / "trace.img";
+  const std::string db = "sqlite:" + (dir / "demo.db").string();
+  const std::string demo = quote(kBin + "/ett-udp-demo") + " --rounds 30 --sizes 16,1024";
+  for (const std::string& extra : {std::string(), std::string(" --delay-us 2000")}) {
+    CommandResult run = run_ett({"qemu", "run", "--disk", disk.string(), "--run", demo + extra});
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    CommandResult load = run_ett({"load", disk.string(), "--db", db});
+    ASSERT_EQ(load.exit_code, 0) << load.output;
+  }
+  CommandResult compared =
+      run_ett({"compare", "--db", db, "--baseline", "1", "--candidate", "2", "--from", "1", "--to", "2",
+               "--max-regression", "10%", "--pi-ns", "0", "--format", "json"});
+  EXPECT_EQ(compared.exit_code, 1) << compared.output;
+  EXPECT_NE(compared.output.find("\"decision\":\"regression\""), std::string::npos) << compared.output;
+  EXPECT_EQ(json_number(compared.output, "actions"), 60) << compared.output;
+  EXPECT_GT(json_number(compared.output, "difference_ns"), 1'000'000) << compared.output;
+  // The same baseline against itself: nothing to report.
+  CommandResult same = run_ett({"compare", "--db", db, "--baseline", "1", "--candidate", "1", "--from", "1",
+                                "--to", "2", "--max-regression", "10%", "--pi-ns", "0"});
+  EXPECT_EQ(same.exit_code, 0) << same.output;
 }
 
 }  // namespace

@@ -1,0 +1,338 @@
+// compare_command.cpp: `ett compare`: did the candidate captures' actions get slower than the baseline's?
+// Text, JSON or Markdown (for a CI job summary); the exit status is the gate's decision.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "analysis/compare.h"
+#include "analysis/input.h"
+#include "commands.h"
+#include "export/output_file.h"
+
+namespace ett::cli {
+
+namespace {
+
+using namespace ett::host;
+
+// Exit statuses (README, "ett compare"): scripts and CI jobs branch on them.
+constexpr int kExitPass = 0;
+constexpr int kExitRegression = 1;
+constexpr int kExitUndecided = 7;
+constexpr int kExitError = 8;
+
+struct CompareCommandOptions {
+  std::string db = default_db_url();
+  std::vector<int64_t> baseline, candidate;
+  std::string from, to, pair = "same-code";
+  std::string size_of_code, fit = "linear";
+  std::string stat = "median", max_regression = "5%";
+  double confidence = 0.95;
+  uint32_t resamples = 2000;
+  uint64_t seed = 1;
+  size_t min_actions = 20;
+  std::optional<double> pi_ns;
+  std::string format = "text";
+  std::string output;
+  bool force = false;
+};
+
+// The actions of one side: every trace paired on its own, durations pooled.
+struct SideData {
+  std::vector<int64_t> traces;
+  std::vector<Action> actions;
+  CompareSide all;
+  std::map<double, CompareSide> by_size;
+  std::vector<double> x, y;  // size and duration of each action with a size
+};
+
+Expected<SideData> load_side(Database& db, const std::vector<int64_t>& traces, const Endpoint& from,
+                             const Endpoint& to, PairRule rule, const std::map<uint8_t, double>* sizes,
+                             double& pi_ns, const std::optional<double>& pi_override) {
+  SideData side;
+  side.traces = traces;
+  for (int64_t id : traces) {
+    ETT_TRY(resolve_trace(db, id));
+    ETT_TRY_ASSIGN(Capture capture, load_capture(db, id));
+    ETT_TRY(check_endpoints(capture.info, from, to));
+    ETT_TRY_ASSIGN(QuotedPi pi, resolve_pi(db, id, pi_override));
+    pi_ns = std::max(pi_ns, pi.pi_ns);
+    ETT_TRY_ASSIGN(DurationsResult paired, pair_actions(capture.events, from, to, pi.pi_ns, rule));
+    for (const Action& action : paired.actions) {
+      side.all.durations_ns.push_back(action.duration_ns);
+      if (!sizes) continue;
+      auto size = sizes->find(action.start_code);
+      if (size == sizes->end()) continue;
+      side.by_size[size->second].durations_ns.push_back(action.duration_ns);
+      side.x.push_back(size->second);
+      side.y.push_back(action.duration_ns);
+    }
+    side.actions.insert(side.actions.end(), paired.actions.begin(), paired.actions.end());
+  }
+  return side;
+}
+
+std::string trace_list(const std::vector<int64_t>& traces) {
+  std::string out;
+  for (size_t i = 0; i < traces.size(); ++i) out += fmt::format("{}{}", i ? "," : "", traces[i]);
+  return out;
+}
+
+std::string num(double value) {
+  return std::isfinite(value) ? fmt::format("{:.1f}", value) : "null";
+}
+
+struct Report {
+  const CompareCommandOptions& o;
+  const SideData& baseline;
+  const SideData& candidate;
+  double pi_ns;
+  const CompareResult& overall;
+  std::vector<std::pair<double, CompareResult>> sizes;
+  std::optional<FitComparison> fit;
+};
+
+std::string stats_json(const CompareResult& r) {
+  std::string out = "[";
+  for (size_t i = 0; i < r.stats.size(); ++i) {
+    const StatComparison& s = r.stats[i];
+    out += fmt::format(
+        "{}{{\"stat\":\"{}\",\"baseline_ns\":{},\"candidate_ns\":{},\"difference_ns\":{},\"lower_ns\":{},"
+        "\"upper_ns\":{},\"verdict\":\"{}\"}}",
+        i ? "," : "", compare_stat_name(s.stat), num(s.baseline_ns), num(s.candidate_ns),
+        num(s.difference_ns), num(s.lower_ns), num(s.upper_ns), verdict_name(s.verdict));
+  }
+  return out + "]";
+}
+
+std::string gate_json(const GateResult& g) {
+  return fmt::format("{{\"decision\":\"{}\",\"stat\":\"{}\",\"limit_ns\":{},\"lower_ns\":{},\"reason\":{}}}",
+                     gate_decision_name(g.decision), compare_stat_name(g.stat),
+                     g.decision == GateDecision::Undecided ? "null" : num(g.limit_ns),
+                     g.decision == GateDecision::Undecided ? "null" : num(g.lower_ns), json_escape(g.reason));
+}
+
+std::string format_json(const Report& r) {
+  std::string out = fmt::format(
+      "{{\"baseline\":{{\"traces\":[{}],\"actions\":{},\"stalled\":{}}},\"candidate\":{{\"traces\":[{}],"
+      "\"actions\":{},\"stalled\":{}}},\"from\":{},\"to\":{},\"pi_ns\":{},\"confidence\":{},\"resamples\":{},"
+      "\"seed\":{},\"stats\":{},\"gate\":{}",
+      trace_list(r.baseline.traces), r.overall.baseline.actions, r.overall.baseline.stalled,
+      trace_list(r.candidate.traces), r.overall.candidate.actions, r.overall.candidate.stalled,
+      json_escape(r.o.from), json_escape(r.o.to), r.pi_ns > 0 ? num(r.pi_ns) : "null", r.o.confidence,
+      r.o.resamples, r.o.seed, stats_json(r.overall), gate_json(r.overall.gate));
+  if (!r.sizes.empty()) {
+    out += ",\"sizes\":[";
+    for (size_t i = 0; i < r.sizes.size(); ++i)
+      out += fmt::format("{}{{\"size\":{},\"baseline_actions\":{},\"candidate_actions\":{},\"stats\":{}}}",
+                         i ? "," : "", r.sizes[i].first, r.sizes[i].second.baseline.actions,
+                         r.sizes[i].second.candidate.actions, stats_json(r.sizes[i].second));
+    out += "]";
+  }
+  if (r.fit) {
+    out += fmt::format(",\"fit\":{{\"method\":\"{}\",\"parameters\":[", fit_method_name(r.fit->method));
+    for (size_t i = 0; i < r.fit->parameters.size(); ++i) {
+      const ParameterComparison& p = r.fit->parameters[i];
+      out += fmt::format(
+          "{}{{\"name\":\"{}\",\"baseline\":{:.6g},\"candidate\":{:.6g},\"difference\":{:.6g},\"lower\":{:."
+          "6g},"
+          "\"upper\":{:.6g}}}",
+          i ? "," : "", p.name, p.baseline, p.candidate, p.difference, p.lower, p.upper);
+    }
+    out += fmt::format("],\"baseline_downweighted\":{},\"candidate_downweighted\":{}}}",
+                       r.fit->baseline.downweighted, r.fit->candidate.downweighted);
+  }
+  return out + "}\n";
+}
+
+// The statistics as a table: text columns, or Markdown rows.
+std::string stats_table(const CompareResult& r, bool markdown) {
+  std::string out;
+  if (markdown)
+    out +=
+        "| statistic | baseline | candidate | difference | bounds | verdict |\n| --- | ---: | ---: | ---: | "
+        "---: | --- |\n";
+  else
+    out += fmt::format("{:<10} {:>16} {:>16} {:>16}  {:<30} {}\n", "statistic", "baseline", "candidate",
+                       "difference", "bounds of the difference", "verdict");
+  for (const StatComparison& s : r.stats) {
+    const std::string bounds = fmt::format("[{:.1f}, {:.1f}] ns", s.lower_ns, s.upper_ns);
+    if (markdown)
+      out += fmt::format("| {} | {:.1f} ns | {:.1f} ns | {:+.1f} ns | {} | {} |\n", compare_stat_name(s.stat),
+                         s.baseline_ns, s.candidate_ns, s.difference_ns, bounds, verdict_name(s.verdict));
+    else
+      out += fmt::format("{:<10} {:>13.1f} ns {:>13.1f} ns {:>+13.1f} ns  {:<30} {}\n",
+                         compare_stat_name(s.stat), s.baseline_ns, s.candidate_ns, s.difference_ns, bounds,
+                         verdict_name(s.verdict));
+  }
+  return out;
+}
+
+std::string format_text(const Report& r, bool markdown) {
+  const CompareResult& o = r.overall;
+  const char* heading = markdown ? "### " : "";
+  std::string out = fmt::format("{}ett compare: actions {} -> {}\n\n", heading, r.o.from, r.o.to);
+  out += fmt::format(
+      "{}baseline: trace{} {}, {} actions{}\n", markdown ? "- " : "", r.baseline.traces.size() > 1 ? "s" : "",
+      trace_list(r.baseline.traces), o.baseline.actions,
+      o.baseline.stalled ? fmt::format(" ({} touching a stall left out)", o.baseline.stalled) : "");
+  out += fmt::format(
+      "{}candidate: trace{} {}, {} actions{}\n", markdown ? "- " : "",
+      r.candidate.traces.size() > 1 ? "s" : "", trace_list(r.candidate.traces), o.candidate.actions,
+      o.candidate.stalled ? fmt::format(" ({} touching a stall left out)", o.candidate.stalled) : "");
+  out += fmt::format("{}precision bound pi: {}\n", markdown ? "- " : "",
+                     r.pi_ns > 0 ? fmt::format("{:.1f} ns (differences within ±pi are no change)", r.pi_ns)
+                                 : "unknown (no mode=calibrate capture of this machine, no --pi-ns)");
+  out += fmt::format("{}bootstrap: {} resamples, seed {}; each bound holds with {:.3g} % confidence\n\n",
+                     markdown ? "- " : "", r.o.resamples, r.o.seed, r.o.confidence * 100);
+  if (!o.stats.empty()) out += stats_table(o, markdown);
+  for (const auto& [size, result] : r.sizes) {
+    out += fmt::format("\n{}size {} ({} baseline, {} candidate actions)\n", markdown ? "#### " : "", size,
+                       result.baseline.actions, result.candidate.actions);
+    out += result.stats.empty() ? "  " + result.gate.reason + "\n" : stats_table(result, markdown);
+  }
+  if (r.fit) {
+    out += fmt::format("\n{}{} fit duration = a + b x size\n", markdown ? "#### " : "",
+                       r.fit->method == FitMethod::Robust ? "robust" : "least-squares");
+    for (const ParameterComparison& p : r.fit->parameters)
+      out += fmt::format(
+          "{}{}: baseline {:.6g}, candidate {:.6g}, difference {:+.6g} ns{}, bounds [{:.6g}, {:.6g}]\n",
+          markdown ? "- " : "  ", p.name[0] == 'i' ? "a (intercept)" : "b (slope)", p.baseline, p.candidate,
+          p.difference, p.name[0] == 's' ? "/size unit" : "", p.lower, p.upper);
+  }
+  const GateResult& g = o.gate;
+  std::string decision = gate_decision_name(g.decision);
+  for (char& c : decision) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  out += fmt::format("\n{}gate ({}, --max-regression {}): {}{}{}: {}\n", markdown ? "" : "",
+                     compare_stat_name(g.stat), r.o.max_regression, markdown ? "**" : "", decision,
+                     markdown ? "**" : "", g.reason);
+  return out;
+}
+
+int run_compare(const CompareCommandOptions& o) {
+  auto fail = [](const HostError& error) {
+    report(error);
+    return kExitError;
+  };
+  if (o.baseline.empty() || o.candidate.empty())
+    return fail({ErrorKind::Usage, "give --baseline TRACE[,TRACE...] and --candidate TRACE[,TRACE...]"});
+  if (o.format != "text" && o.format != "json" && o.format != "markdown")
+    return fail({ErrorKind::Usage, "--format '" + o.format + "': expected text, json or markdown"});
+  if (o.pi_ns && !(*o.pi_ns >= 0 && std::isfinite(*o.pi_ns)))
+    return fail({ErrorKind::Usage, "--pi-ns must be a finite time >= 0"});
+  auto from = parse_endpoint(o.from);
+  if (!from) return fail(from.error());
+  auto to = parse_endpoint(o.to);
+  if (!to) return fail(to.error());
+  auto rule = parse_pair_rule(o.pair);
+  if (!rule) return fail(rule.error());
+  auto method = parse_fit_method(o.fit);
+  if (!method) return fail(method.error());
+  CompareOptions options;
+  auto stat = parse_compare_stat(o.stat);
+  if (!stat) return fail(stat.error());
+  options.gate_stat = *stat;
+  auto limit = parse_regression_limit(o.max_regression);
+  if (!limit) return fail(limit.error());
+  options.limit = *limit;
+  options.confidence = o.confidence;
+  options.resamples = o.resamples;
+  options.seed = o.seed;
+  options.min_actions = o.min_actions;
+  std::optional<std::map<uint8_t, double>> sizes;
+  if (!o.size_of_code.empty()) {
+    auto parsed = parse_size_of_code(o.size_of_code);
+    if (!parsed) return fail(parsed.error());
+    sizes = *parsed;
+  }
+  auto db = open_database(o.db);
+  if (!db) return fail(db.error());
+  double pi_ns = 0;
+  const std::map<uint8_t, double>* size_map = sizes ? &*sizes : nullptr;
+  auto baseline = load_side(**db, o.baseline, *from, *to, *rule, size_map, pi_ns, o.pi_ns);
+  if (!baseline) return fail(baseline.error());
+  auto candidate = load_side(**db, o.candidate, *from, *to, *rule, size_map, pi_ns, o.pi_ns);
+  if (!candidate) return fail(candidate.error());
+  options.pi_ns = pi_ns;
+
+  auto overall = compare_durations(baseline->all, candidate->all, options);
+  if (!overall) return fail(overall.error());
+  Report out{o, *baseline, *candidate, pi_ns, *overall, {}, std::nullopt};
+  if (sizes) {
+    CompareOptions per_size = options;
+    per_size.min_actions = std::min<size_t>(options.min_actions, 3);
+    for (const auto& [size, side] : baseline->by_size) {
+      auto other = candidate->by_size.find(size);
+      if (other == candidate->by_size.end()) continue;
+      auto compared = compare_durations(side, other->second, per_size);
+      if (!compared) return fail(compared.error());
+      out.sizes.emplace_back(size, *compared);
+    }
+    auto fitted = compare_fits(baseline->x, baseline->y, candidate->x, candidate->y, *method, options);
+    if (!fitted) return fail(fitted.error());
+    out.fit = *fitted;
+  }
+  const std::string text = o.format == "json" ? format_json(out) : format_text(out, o.format == "markdown");
+  auto written = write_output(o.output, text, o.force);
+  if (!written) return fail(written.error());
+  switch (overall->gate.decision) {
+    case GateDecision::Pass:
+      return kExitPass;
+    case GateDecision::Regression:
+      return kExitRegression;
+    case GateDecision::Undecided:
+      return kExitUndecided;
+  }
+  return kExitError;
+}
+
+}  // namespace
+
+Command add_compare_command(CLI::App& app) {
+  auto o = std::make_shared<CompareCommandOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "compare",
+      "Compare the durations of the same actions in baseline and candidate captures (bootstrap bounds per "
+      "statistic) and gate on a regression: exit 0 not slower, 1 slower, 7 cannot decide, 8 error");
+  sub->add_option("--baseline", o->baseline, "Baseline trace ids (repeated trials): T1,T2,...")
+      ->delimiter(',')
+      ->required();
+  sub->add_option("--candidate", o->candidate, "Candidate trace ids: T1,T2,...")->delimiter(',')->required();
+  sub->add_option("--from", o->from, "Start events: PROBE or PROBE:CODE")->required();
+  sub->add_option("--to", o->to,
+                  "End events: PROBE or PROBE:CODE (without a code: the same code as the start)")
+      ->required();
+  add_pair_option(sub, o->pair);
+  sub->add_option(
+      "--size-of-code", o->size_of_code,
+      "The size each start code stands for (\"1=16,2=500\"): compare per size and the fitted line");
+  sub->add_option("--fit", o->fit, "linear or robust: how each side's line is fitted (with --size-of-code)")
+      ->capture_default_str();
+  sub->add_option("--stat", o->stat, "The statistic the gate judges: median, p90, p99 or mean")
+      ->capture_default_str();
+  sub->add_option(
+         "--max-regression", o->max_regression,
+         "The slowdown allowed: a percentage of the baseline's statistic (5%) or a time (250ns, 3us); "
+         "never below pi")
+      ->capture_default_str();
+  sub->add_option("--confidence", o->confidence, "Confidence of each bound (0.5-1)")->capture_default_str();
+  sub->add_option("--resamples", o->resamples, "Bootstrap resamples (at least 100)")->capture_default_str();
+  sub->add_option("--seed", o->seed, "Seed of the bootstrap's random numbers (same seed, same result)")
+      ->capture_default_str();
+  sub->add_option("--min-actions", o->min_actions,
+                  "Fewer usable actions on a side than this: the gate cannot decide (exit 7)")
+      ->capture_default_str();
+  sub->add_option("--pi-ns", o->pi_ns,
+                  "Precision bound (default: the largest stored one of the traces' machines)");
+  sub->add_option("--format", o->format, "text, json or markdown (a CI job summary)")->capture_default_str();
+  sub->add_option("-o,--output", o->output, "Output file (default: standard output)");
+  sub->add_flag("--force", o->force, "Overwrite an existing output file");
+  add_db_option(sub, o->db);
+  return {sub, [o] { return run_compare(*o); }};
+}
+
+}  // namespace ett::cli
