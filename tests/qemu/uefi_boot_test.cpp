@@ -104,5 +104,20 @@ TEST(UefiBoot, TheFadtSaysThereIsNoKeyboardController) {
   EXPECT_NE(qemu.serial().find("ETT: ivshmem BAR2 moved from 0x"), std::string::npos) << qemu.serial();
 }
 
+// OVMF cannot start a multiboot kernel through -kernel: --firmware uefi without --iso is refused up front.
+TEST(UefiBoot, FirmwareUefiNeedsTheIso) {
+  ScratchDir dir;
+  write_scenario(dir / "s.txt", {{0, 1, 1}});
+  auto refused = run_ett({"qemu", "run", "--disk", (dir / "t.img").string(), "--scenario",
+                          (dir / "s.txt").string(), "--firmware", "uefi"});
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  EXPECT_NE(refused.output.find("--firmware uefi boots only --iso ISO"), std::string::npos) << refused.output;
+  EXPECT_FALSE(fs::exists(dir / "t.img"));
+  auto unknown = run_ett({"qemu", "run", "--disk", (dir / "t.img").string(), "--scenario",
+                          (dir / "s.txt").string(), "--firmware", "efi"});
+  EXPECT_NE(unknown.exit_code, 0) << unknown.output;
+  EXPECT_NE(unknown.output.find("--firmware"), std::string::npos) << unknown.output;
+}
+
 }  // namespace
 }  // namespace ett::test
