@@ -2,8 +2,8 @@
 """boot_time_bench.py: boot-to-capturing time of the GRUB ISO under SeaBIOS and under OVMF (QEMU TCG).
 
 Prints numbers; it is not a timed test. Each run starts QEMU the way `ett qemu run --iso ISO --firmware F` does
-(-M pc, the ivshmem probe, a trace disk on IDE; OVMF: qemu-system-x86_64 with Debian's OVMF_CODE_4M.fd and a
-copy of its variable store) and timestamps the serial lines as they arrive: QEMU start -> the kernel's first line
+(-M pc, the ivshmem probe, a trace disk on IDE; OVMF: qemu-system-x86_64 with Debian's OVMF_CODE_4M.fd, a
+copy of its variable store and no network card) and timestamps the serial lines as they arrive: QEMU start -> the kernel's first line
 ("ETT: capture kernel") -> "ETT: capturing". The kernel's own "N ms after kernel entry" is reported as well.
 Usage: bench/boot_time_bench.py [BIN_DIR] [RUNS]   (default build/bin, 3 runs per firmware)
 """
@@ -32,7 +32,7 @@ def boot(tmp, firmware):
         vars_copy = os.path.join(tmp, "vars.fd")
         shutil.copyfile(OVMF_VARS, vars_copy)
         args += ["-drive", "if=pflash,format=raw,readonly=on,file=" + OVMF_CODE,
-                 "-drive", "if=pflash,format=raw,file=" + vars_copy]
+                 "-drive", "if=pflash,format=raw,file=" + vars_copy, "-nic", "none"]
     start = time.monotonic()
     qemu = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     kernel_s = capturing_s = None
