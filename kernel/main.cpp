@@ -13,7 +13,8 @@
 #include "capture/capture_loop.h"
 #include "capture/stop_rules.h"
 #include "config/cmdline.h"
-#include "drivers/console.h"
+#include "drivers/console/console.h"
+#include "drivers/input/ps2_presence.h"
 #include "drivers/probe/ivshmem_probe.h"
 #include "drivers/qemu_exit.h"
 #include "dump/serial_dump.h"
@@ -268,8 +269,18 @@ void report_calibration(const x86::TscCalibration& tsc) {
                  tsc.hz, tsc.uncertainty_ppm, lib::reference_name(tsc.choice.reference));
 }
 
-// The start screen's description of what will happen; returns the make code of the key that started it.
-uint8_t show_start_screen(const config::Config& config, const dump::TraceDisk* disk, const char* warning) {
+// Whether there is a keyboard to wait for: the FADT's IAPC_BOOT_ARCH 8042 flag, then the controller itself.
+// nullptr when there is one, otherwise why not (shown on the start screen and the analysis stage).
+const char* find_no_keyboard(const acpi::Timers& acpi, uint64_t tsc_hz) {
+  if (acpi.keyboard == acpi::Keyboard8042::Absent) return "ACPI says this PC has no 8042 keyboard controller";
+  auto present = drivers::Ps2Presence::check(tsc_hz);
+  return present ? nullptr : present.error().message;
+}
+
+// The start screen's description of what will happen; returns the make code of the key that started it (0
+// without a keyboard).
+uint8_t show_start_screen(const config::Config& config, const dump::TraceDisk* disk, const char* warning,
+                          const char* no_keyboard) {
   static char target[ui::kStatusLength];
   if (disk)
     lib::format(target, sizeof(target), "  Trace disk: %s, \"%.40s\", next session %u, room for %llu events",
@@ -283,15 +294,27 @@ uint8_t show_start_screen(const config::Config& config, const dump::TraceDisk* d
                          "  The capture polls the probe lines with interrupts off and stops on limit=,",
                          "  a host stop request or a full buffer; then the analysis stage shows the events.",
                          nullptr};
-  return ui::run_start_screen(lines, warning);
+  return ui::run_start_screen(lines, warning, no_keyboard);
 }
 
-Status run(const Boot& boot, const config::Config& config, const x86::CpuInfo& cpu) {
+Status run(const Boot& boot, config::Config config, const x86::CpuInfo& cpu) {
   Machine machine{};
   machine.cpu = cpu;
   warn_if_tsc_not_invariant(machine.cpu);
-  ETT_TRY_ASSIGN(machine.tsc, x86::calibrate_tsc(machine.cpu.has_sse2));
+  const acpi::LoaderRsdp loader_rsdp{boot.info.rsdp, boot.info.rsdp_length};
+  ETT_TRY_ASSIGN(machine.tsc, x86::calibrate_tsc(machine.cpu.has_sse2, loader_rsdp));
+  console::print("ETT: ACPI RSDP from %s\n",
+                 machine.tsc.timers.rsdp_source ? machine.tsc.timers.rsdp_source : "nowhere (none found)");
   report_calibration(machine.tsc);
+
+  // No keyboard: nobody can press Enter or S, so the run is unattended, as with auto=1.
+  const char* no_keyboard = find_no_keyboard(machine.tsc.timers, machine.tsc.hz);
+  if (no_keyboard) {
+    console::print("ETT: no keyboard: %s: starting at once and saving by itself, as with auto=1%s\n", no_keyboard,
+                   config.keyboard ? " (keyboard=1 cannot stop it)" : "");
+    config.auto_start = true;
+    config.keyboard = false;
+  }
 
   ETT_TRY_ASSIGN(machine.probe, engine::open_probe(config));
   static vprobe::Control no_virtual_probe{};  // lpt sources without ivshmem: nobody reads the handshake
@@ -316,14 +339,14 @@ Status run(const Boot& boot, const config::Config& config, const x86::CpuInfo& c
   const bool unattended = config::unattended(config);
   for (bool first = true;; first = false) {
     uint8_t held_key = 0;
-    if (!unattended || !first)
-      held_key = show_start_screen(config, disk, lib::tsc_screen_warning(machine.cpu.invariant_tsc));
+    if (!unattended || !first || no_keyboard)
+      held_key = show_start_screen(config, disk, lib::tsc_screen_warning(machine.cpu.invariant_tsc), no_keyboard);
     ETT_TRY_ASSIGN(Capture capture, capture_once(boot, config, machine, disk, held_key));
     SaveJob job{&capture, &config, &machine, disk,
                 config.dump == config::DumpTarget::Serial ? &serial : nullptr};
     ui::CaptureView view{capture.buffer.begin(), capture.event_count, capture.header.capture_start_tsc,
                          machine.tsc.hz, capture.header.stop_reason, false, "",
-                         lib::tsc_title_warning(machine.cpu.invariant_tsc)};
+                         lib::tsc_title_warning(machine.cpu.invariant_tsc), no_keyboard};
     if (unattended && first) {
       // Unattended: the dump is automatic and the RESULT line is what the harness waits for.
       if (config.dump == config::DumpTarget::None) {
@@ -346,6 +369,26 @@ Status run(const Boot& boot, const config::Config& config, const x86::CpuInfo& c
   }
 }
 
+// VGA text unless the loader set up a graphics mode (UEFI GOP, VBE), which gets the framebuffer console.
+void use_screen(const boot::Framebuffer& fb) {
+  switch (fb.kind) {
+    case boot::FramebufferKind::None:
+    case boot::FramebufferKind::VgaText: console::use_vga_text(); return;
+    case boot::FramebufferKind::Rgb: break;
+    case boot::FramebufferKind::Indexed:
+      console::write("ETT: no screen: the loader's framebuffer uses a palette (output on serial only)\n");
+      return;
+  }
+  if (fb.address + uint64_t{fb.pitch} * fb.height > kBufferCeiling) {
+    console::write("ETT: no screen: the framebuffer lies above 4 GiB (output on serial only)\n");
+    return;
+  }
+  const drivers::PixelFormat format{static_cast<uint8_t>((fb.bpp + 7) / 8), fb.red_position, fb.red_size,
+                                    fb.green_position, fb.green_size, fb.blue_position, fb.blue_size};
+  console::use_framebuffer({reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(fb.address)), fb.pitch, fb.width,
+                            fb.height, format});
+}
+
 }  // namespace
 
 extern "C" [[noreturn]] void kernel_main(uint32_t magic, uint32_t info_address) {
@@ -353,10 +396,15 @@ extern "C" [[noreturn]] void kernel_main(uint32_t magic, uint32_t info_address) 
   runtime::run_global_constructors();
   console::init();
   x86::install_exception_handlers();
-  console::write("ETT: capture kernel (multiboot v1, i586 and later)\n");
 
   auto boot = x86::multiboot::parse(magic, info_address);
-  if (!boot) finish_failed(boot.error().message);
+  if (!boot) {
+    console::use_vga_text();  // a guess, but the failure should be seen on a BIOS PC's screen too
+    finish_failed(boot.error().message);
+  }
+  use_screen(boot->framebuffer);
+  console::print("ETT: capture kernel (multiboot v%u, i586 and later), screen: %s\n", boot->protocol,
+                 console::screen_name());
   console::print("ETT: command line \"%s\" from %s\n", boot->cmdline,
                  boot->loader_name[0] ? boot->loader_name : "an unnamed loader");
   const char* arguments = config::kernel_arguments(boot->cmdline, boot->loader_name);

@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -69,6 +70,9 @@ bool print_fidelity(const host::RunReport& r, const std::string& json_path) {
 
 int run_qemu_run(QemuRunOptions& options, const CLI::App& sub) {
   options.run.append_given = sub.count("--append") > 0;
+  // OVMF alone takes 5-20 s to reach GRUB under TCG.
+  if (options.run.firmware == host::Firmware::Uefi && sub.count("--boot-timeout") == 0)
+    options.run.boot_timeout_s = 120;
   options.run.initial_lines = static_cast<uint8_t>(options.initial_lines);
   options.run.sync_probe = static_cast<uint8_t>(options.sync_probe);
   auto result = host::run_qemu(options.run, stderr);
@@ -132,6 +136,12 @@ Command add_qemu_run_command(CLI::App& app) {
       sub->add_option("--kernel", run.kernel, "Multiboot kernel ELF (default: ett-kernel.elf next to ett)");
   sub->add_option("--iso", run.iso, "Boot this GRUB ISO instead (its QEMU menu entry sets the arguments)")
       ->excludes(kernel);
+  sub->add_option("--firmware", run.firmware,
+                  "bios (SeaBIOS) or uefi (OVMF from Debian's ovmf package; boots only --iso; the boot timeout "
+                  "defaults to 120 s)")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, host::Firmware>{{"bios", host::Firmware::Bios}, {"uefi", host::Firmware::Uefi}}))
+      ->option_text("bios|uefi (default: bios)");
   sub->add_option("--append", run.append,
                   "Kernel arguments after 'exit=qemu', e.g. \"layout=8x1\" (not with --iso)");
   sub->add_option("--timeout", run.timeout_s, "Seconds for the whole run; QEMU is killed after")

@@ -15,11 +15,23 @@ std::vector<std::string> split_words(const std::string& text) {
   return words;
 }
 
+std::string uefi_vars_path(const std::string& shm_path) {
+  return shm_path + ".ovmf-vars.fd";
+}
+
 std::vector<std::string> qemu_command(const RunOptions& options, const std::string& kernel,
                                       const std::string& shm_path, const std::string& disk) {
   std::vector<std::string> argv = {
       options.qemu, "-M",   options.machine, "-accel", "tcg",     "-m",    std::to_string(options.memory_mb),
       "-display",   "none", "-monitor",      "none",   "-serial", "stdio", "-no-reboot"};
+  // UEFI: OVMF is 64-bit firmware (the kernel runs the same on qemu-system-x86_64); no network card, for which
+  // OVMF would start its PXE stack, seconds under TCG.
+  if (options.firmware == Firmware::Uefi) {
+    if (options.qemu == RunOptions{}.qemu) argv[0] = "qemu-system-x86_64";
+    argv.insert(argv.end(),
+                {"-drive", std::string("if=pflash,format=raw,readonly=on,file=") + kOvmfCode, "-drive",
+                 "if=pflash,format=raw,file=" + uefi_vars_path(shm_path), "-nic", "none"});
+  }
   argv.insert(argv.end(),
               {"-object", "memory-backend-file,id=shm0,mem-path=" + shm_path + ",size=1M,share=on", "-device",
                "ivshmem-plain,memdev=shm0"});

@@ -30,7 +30,8 @@ bool is_supported_machine(std::string_view machine) {
 
 std::vector<std::string> disk_arguments(std::string_view machine, const std::vector<AttachedDisk>& disks,
                                         const std::string& drive_options) {
-  const bool q35 = machine == "q35";
+  // The machine type before any ",option" (tests use "q35,i8042=off").
+  const bool q35 = machine.substr(0, machine.find(',')) == "q35";
   std::vector<std::string> argv;
   const auto uses = [&](DiskInterface interface) {
     return std::any_of(disks.begin(), disks.end(),

@@ -156,6 +156,24 @@ Status check_file(const std::string& path, const std::string& what, const std::s
 }
 
 // One measurement PC: its trace disk, its virtual probe and its QEMU.
+// A writable copy of OVMF's variable store (the firmware writes its boot entries into it), removed at the end.
+struct UefiVars {
+  std::string path;
+  UefiVars() = default;
+  UefiVars(const UefiVars&) = delete;
+  UefiVars& operator=(const UefiVars&) = delete;
+  ~UefiVars() {
+    if (!path.empty()) ::unlink(path.c_str());
+  }
+  Status copy_from(const std::string& from, const std::string& to) {
+    std::error_code error;
+    std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing, error);
+    if (error) return make_error(ErrorKind::Io, fmt::format("{}: {}", to, error.message()));
+    path = to;
+    return {};
+  }
+};
+
 struct Machine {
   std::string disk;
   std::string label;  // "" for a single machine, else "machine K: " before its messages
@@ -168,6 +186,7 @@ struct Machine {
   // Capturing and at the look that saw it, each minus the capture_start_tsc the kernel published.
   uint64_t host_tsc_before_capturing = 0;
   std::optional<std::pair<int64_t, int64_t>> offset_bounds;
+  UefiVars uefi_vars;  // --firmware uefi: this machine's copy of the OVMF variable store
 
   Control* control() const { return shm.control(); }
 };
@@ -312,6 +331,9 @@ class RunSteps {
       return make_error(ErrorKind::Usage,
                         "--append does not apply to --iso: the GRUB menu's QEMU entry sets the "
                         "kernel arguments");
+    if (options.firmware == Firmware::Uefi && options.iso.empty())
+      return make_error(ErrorKind::Usage,
+                        "--firmware uefi boots only --iso ISO (QEMU's -kernel loader needs the BIOS)");
     if (options.timeout_s <= 0 || options.boot_timeout_s <= 0)
       return make_error(ErrorKind::Usage, "timeouts must be positive");
     if (options.machines < 1) return make_error(ErrorKind::Usage, "--machines must be at least 1");
@@ -339,6 +361,10 @@ class RunSteps {
                          options.kernel.empty() ? " (build it, or give --kernel ELF or --iso ISO)" : ""));
     } else {
       ETT_TRY(check_file(options.iso, "ISO", ""));
+    }
+    if (options.firmware == Firmware::Uefi) {
+      ETT_TRY(check_file(kOvmfCode, "--firmware uefi: OVMF firmware", " (install Debian's ovmf package)"));
+      ETT_TRY(check_file(kOvmfVars, "--firmware uefi: OVMF variable store", " (install Debian's ovmf package)"));
     }
     for (const std::string& word : split_words(options.append)) {
       if (!word.starts_with("layout=")) continue;
@@ -408,6 +434,8 @@ class RunSteps {
       m_state.machines.push_back(std::move(machine));
     }
     for (auto& machine : m_state.machines) {
+      if (m_options.firmware == Firmware::Uefi)
+        ETT_TRY(machine->uefi_vars.copy_from(kOvmfVars, uefi_vars_path(machine->shm.path())));
       machine->host_tsc_before_capturing = __rdtsc();  // no kernel runs before its QEMU
       ETT_TRY_ASSIGN(machine->qemu,
                      QemuProcess::start(qemu_command(m_options, m_kernel, machine->shm.path(), machine->disk),

@@ -13,6 +13,9 @@
 
 namespace ett::host {
 
+// The PC's firmware: SeaBIOS (QEMU's own), or OVMF (UEFI, Debian's ovmf package), which boots only the ISO.
+enum class Firmware { Bios, Uefi };
+
 struct RunOptions {
   std::string disk;  // created as a 64 MiB trace disk when missing
   std::string scenario;
@@ -34,6 +37,7 @@ struct RunOptions {
   unsigned memory_mb = 256;                           // each QEMU's -m
   std::string machine = "pc";                         // QEMU's -M: "pc" or "q35"
   DiskInterface disk_interface = DiskInterface::Ide;  // where the trace disk is attached (qemu_disks.h)
+  Firmware firmware = Firmware::Bios;
   // Several measurement PCs: each its own QEMU, probe and disk (machine_disk_path); the scenario goes to
   // machine 1, and the same edges on `sync_probe` (toggling its lowest line every sync_period_us, from 0 to
   // the scenario's end) go to every machine, for `ett analyze align --sync P`.

@@ -3,7 +3,7 @@
 
 #include "arch/x86/cmos_rtc.h"
 #include "arch/x86/cpu.h"
-#include "drivers/console.h"
+#include "drivers/console/console.h"
 #include "ett/serial_framing.h"
 #include "lib/format.h"
 

@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "drivers/serial_port.h"
+#include "drivers/console/serial_port.h"
 #include "ett/session_codec.h"
 #include "ett/trace_format.h"
 

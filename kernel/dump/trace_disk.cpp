@@ -4,7 +4,7 @@
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/pci.h"
-#include "drivers/console.h"
+#include "drivers/console/console.h"
 #include "drivers/storage/ahci.h"
 #include "drivers/storage/ata_pio.h"
 #include "drivers/storage/kernel_hardware.h"

@@ -4,7 +4,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc_clock.h"
 #include "capture/stop_rules.h"
-#include "drivers/console.h"
+#include "drivers/console/console.h"
 #include "drivers/input/ps2_stop_key.h"
 #include "drivers/probe/ivshmem_probe.h"
 #include "drivers/probe/parallel_port.h"

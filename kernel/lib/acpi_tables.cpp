@@ -21,7 +21,7 @@ bool same_signature(const uint8_t* bytes, const char* signature, uint32_t length
 
 constexpr char kRsdpSignature[] = "RSD PTR ";
 
-// An RSDP at `address` whose checksums hold.
+// An RSDP at `address` whose checksums hold; `address` is 0 for the loader's copy.
 bool read_rsdp(const PhysicalMemory& memory, uint64_t address, Rsdp& out) {
   const uint8_t* p = memory.map(address, kRsdpChecksumLength);
   if (!p || !same_signature(p, kRsdpSignature, 8) || checksum(p, kRsdpChecksumLength) != 0) return false;
@@ -87,6 +87,31 @@ Result<Rsdp> find_rsdp(const PhysicalMemory& memory) {
   return fail("no ACPI RSDP in the EBDA or at 0xE0000-0xFFFFF");
 }
 
+namespace {
+
+// The loader's copy seen through the PhysicalMemory interface, at address 0, so that read_rsdp checks it the same
+// way as one found in memory.
+class CopyMemory final : public PhysicalMemory {
+ public:
+  explicit CopyMemory(const LoaderRsdp& copy) : m_copy(copy) {}
+  const uint8_t* map(uint64_t address, uint32_t length) const override {
+    return address + length <= m_copy.length ? m_copy.bytes + address : nullptr;
+  }
+
+ private:
+  LoaderRsdp m_copy;
+};
+
+}  // namespace
+
+Result<FoundRsdp> locate_rsdp(const PhysicalMemory& memory, const LoaderRsdp& loader) {
+  Rsdp rsdp{};
+  if (loader.bytes && loader.length > 0 && read_rsdp(CopyMemory(loader), 0, rsdp)) return FoundRsdp{rsdp, true};
+  auto found = find_rsdp(memory);
+  if (!found) return found.failure();
+  return FoundRsdp{*found, false};
+}
+
 Result<uint64_t> find_table(const PhysicalMemory& memory, const Rsdp& rsdp, const char* signature) {
   uint32_t length = 0;
   if (rsdp.xsdt) {
@@ -111,6 +136,12 @@ Result<PmTimerBlock> parse_pm_timer(const uint8_t* fadt, uint32_t length) {
   if (port == 0) return fail("the FADT lists no PM timer");
   if (port > 0xFFFC) return fail("the FADT's PM timer port is outside the I/O space");
   return PmTimerBlock{static_cast<uint16_t>(port), bits};
+}
+
+Keyboard8042 parse_8042_flag(const uint8_t* fadt, uint32_t length) {
+  if (length < kFadtBootArch + 2 || fadt[kFadtRevision] < 2) return Keyboard8042::Unknown;
+  const uint16_t flags = static_cast<uint16_t>(fadt[kFadtBootArch] | fadt[kFadtBootArch + 1] << 8);
+  return (flags & kBootArch8042) ? Keyboard8042::Present : Keyboard8042::Absent;
 }
 
 Result<uint64_t> parse_hpet_base(const uint8_t* hpet, uint32_t length) {
@@ -142,17 +173,23 @@ const char* read_table(const PhysicalMemory& memory, const Rsdp& rsdp, const cha
 
 }  // namespace
 
-Timers find_timers(const PhysicalMemory& memory) {
+Timers find_timers(const PhysicalMemory& memory, const LoaderRsdp& loader) {
   Timers timers{};
-  auto rsdp = find_rsdp(memory);
-  if (!rsdp) {
-    timers.pm_timer_missing = timers.hpet_missing = rsdp.error().message;
+  auto found = locate_rsdp(memory, loader);
+  if (!found) {
+    timers.pm_timer_missing = timers.hpet_missing = found.error().message;
     return timers;
   }
+  const Rsdp& rsdp = found->rsdp;
+  timers.rsdp_source = found->from_loader ? "the boot loader" : "a memory search";
   timers.pm_timer_missing =
-      read_table(memory, *rsdp, "FACP", "no ACPI FADT (\"FACP\") table", parse_pm_timer, timers.pm_timer);
+      read_table(memory, rsdp, "FACP", "no ACPI FADT (\"FACP\") table", parse_pm_timer, timers.pm_timer);
   timers.hpet_missing =
-      read_table(memory, *rsdp, "HPET", "no ACPI \"HPET\" table", parse_hpet_base, timers.hpet_base);
+      read_table(memory, rsdp, "HPET", "no ACPI \"HPET\" table", parse_hpet_base, timers.hpet_base);
+  auto keyboard = [](const uint8_t* fadt, uint32_t length) -> Result<Keyboard8042> {
+    return parse_8042_flag(fadt, length);
+  };
+  read_table(memory, rsdp, "FACP", "", keyboard, timers.keyboard);
   return timers;
 }
 

@@ -36,8 +36,10 @@ enum SdtField : uint32_t {
 };
 
 enum FadtField : uint32_t {
+  kFadtRevision = 8,         // the table header's revision: 1 is ACPI 1.0, whose boot flags are reserved
   kFadtPmTimerBlock = 76,    // u32 PM_TMR_BLK: I/O port of the 4-byte PM timer register (0 = none)
   kFadtPmTimerLength = 91,   // u8 PM_TMR_LEN: 4 when the timer exists
+  kFadtBootArch = 109,       // u16 IAPC_BOOT_ARCH (revision >= 2)
   kFadtFlags = 112,          // u32
   kFadtXPmTimerBlock = 208,  // Generic Address Structure, ACPI 2.0+: used when PM_TMR_BLK is 0
   kFadtXPmTimerEnd = 220,
@@ -45,6 +47,11 @@ enum FadtField : uint32_t {
 
 enum FadtFlag : uint32_t {
   kFadtTimerValueExtended = 1u << 8,  // TMR_VAL_EXT: the PM timer counts 32 bits, not 24
+};
+
+enum FadtBootArchFlag : uint16_t {
+  kBootArchLegacyDevices = 1u << 0,
+  kBootArch8042 = 1u << 1,  // the board has a keyboard controller at ports 0x60/0x64
 };
 
 enum HpetField : uint32_t {
@@ -83,6 +90,20 @@ struct Rsdp {
 // Searches the EBDA and the BIOS area for a structure signed "RSD PTR " whose checksum(s) hold.
 Result<Rsdp> find_rsdp(const PhysicalMemory& memory);
 
+// The boot loader's copy of the RSDP (multiboot2's ACPI tags): `length` bytes, 0 when the loader gave none.
+struct LoaderRsdp {
+  const uint8_t* bytes = nullptr;
+  uint32_t length = 0;
+};
+
+// An RSDP from the loader's copy (its checksums checked; `address` is 0), or one found by the memory search.
+// On a UEFI PC the RSDP need not be in the BIOS areas at all: the copy comes first.
+struct FoundRsdp {
+  Rsdp rsdp;
+  bool from_loader;
+};
+Result<FoundRsdp> locate_rsdp(const PhysicalMemory& memory, const LoaderRsdp& loader);
+
 // The physical address of the first table signed `signature` (4 characters) listed in the XSDT (or, without
 // a usable XSDT, the RSDT) whose checksum holds.
 Result<uint64_t> find_table(const PhysicalMemory& memory, const Rsdp& rsdp, const char* signature);
@@ -98,14 +119,20 @@ Result<PmTimerBlock> parse_pm_timer(const uint8_t* fadt, uint32_t length);
 // The HPET's register block (system memory) from an "HPET" table of `length` bytes.
 Result<uint64_t> parse_hpet_base(const uint8_t* hpet, uint32_t length);
 
+// What the FADT says about a keyboard controller. A revision-1 FADT (ACPI 1.0) has no such flag: Unknown.
+enum class Keyboard8042 : uint8_t { Unknown, Present, Absent };
+Keyboard8042 parse_8042_flag(const uint8_t* fadt, uint32_t length);
+
 // What the tables say about the two timers. A timer that is not there has a message saying why.
 struct Timers {
   const char* pm_timer_missing;  // nullptr when pm_timer is valid
   PmTimerBlock pm_timer;
   const char* hpet_missing;  // nullptr when hpet_base is valid
   uint64_t hpet_base;
+  const char* rsdp_source;  // "the boot loader", "a memory search" or nullptr (no RSDP)
+  Keyboard8042 keyboard;    // from the FADT (Unknown without one)
 };
 
-Timers find_timers(const PhysicalMemory& memory);
+Timers find_timers(const PhysicalMemory& memory, const LoaderRsdp& loader = {});
 
 }  // namespace ett::acpi

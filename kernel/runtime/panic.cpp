@@ -2,7 +2,7 @@
 #include "runtime/panic.h"
 
 #include "arch/x86/cpu.h"
-#include "drivers/console.h"
+#include "drivers/console/console.h"
 #include "drivers/qemu_exit.h"
 #include "ett/virtual_probe.h"
 

@@ -3,7 +3,7 @@
 #include "ui/analysis_stage.h"
 
 #include "arch/x86/cpu.h"
-#include "drivers/console.h"
+#include "drivers/console/console.h"
 #include "drivers/input/ps2_keyboard.h"
 #include "drivers/input/stop_key_filter.h"
 #include "ui/keys.h"
@@ -60,7 +60,7 @@ void set_status(const char* message) {
 
 }  // namespace
 
-uint8_t run_start_screen(const char* const* lines, const char* warning) {
+uint8_t run_start_screen(const char* const* lines, const char* warning, const char* no_keyboard) {
   drivers::Ps2Keyboard keyboard;
   console::set_screen_output(false);
   TextScreen::clear();
@@ -68,6 +68,12 @@ uint8_t run_start_screen(const char* const* lines, const char* warning) {
   uint32_t row = 2;
   for (const char* const* line = lines; *line && row < kStatusRow; ++line) TextScreen::draw_row(row++, *line);
   if (warning) TextScreen::draw_row(kStatusRow, warning, TextScreen::kWarning);
+  if (no_keyboard) {
+    TextScreen::print_row(kKeysRow, TextScreen::kInverse, " No keyboard (%s): starting at once", no_keyboard);
+    console::write("ETT: start screen: no keyboard, starting at once\n");
+    console::set_screen_output(true);
+    return 0;
+  }
   TextScreen::draw_row(kKeysRow, " Enter: start the capture", TextScreen::kInverse);
   console::write("ETT: start screen: press Enter to capture\n");
   keyboard.drain();
@@ -93,6 +99,13 @@ void run_analysis_stage(const CaptureView& view, SaveFunction save, void* contex
   TextScreen::draw_row(kHeaderRow, "         seq  probe  code  lines             time (ns)");
   draw_events(view, box);
   set_status(view.status);
+  if (view.no_keyboard) {
+    if (!view.status[0]) set_status(view.no_keyboard);
+    TextScreen::print_row(kKeysRow, TextScreen::kInverse, " No keyboard: %s; restart the PC to capture again",
+                          saved ? "saved by itself" : "not saved");
+    console::print("ETT: analysis stage: %llu events (no keyboard: the screen stays)\n", view.event_count);
+    x86::halt_forever();
+  }
   draw_keys(view, box, saved);
   console::print("ETT: analysis stage: %llu events (PgUp/PgDn/Home/End/arrows, S: save, ESC: new capture)\n",
                  view.event_count);

@@ -27,14 +27,17 @@ struct CaptureView {
   bool saved;            // already saved (the automatic dump of an unattended run)
   const char* status;    // the first status line ("" for none)
   const char* warning;   // shown in red on the title row (nullptr for none)
+  const char* no_keyboard;  // why there is no keyboard (nullptr when there is one): the stage only shows
 };
 
 // Shows `lines` (nullptr-terminated) under a title, and `warning` (when not nullptr) in red above the key
 // line, and waits for Enter. Keys pressed before are dropped. Returns the make code of the key that started
-// the capture (it may still be held down when the capture starts).
-uint8_t run_start_screen(const char* const* lines, const char* warning);
+// the capture (it may still be held down when the capture starts). With `no_keyboard` (why there is none) it
+// says so and returns 0 at once.
+uint8_t run_start_screen(const char* const* lines, const char* warning, const char* no_keyboard = nullptr);
 
-// The scroll box over `view`, until ESC. `save` runs on S (nullptr: saving is off, say so).
+// The scroll box over `view`, until ESC. `save` runs on S (nullptr: saving is off, say so). Without a keyboard
+// (view.no_keyboard) it shows the first events and the reason, and never returns.
 void run_analysis_stage(const CaptureView& view, SaveFunction save, void* context);
 
 // Nanoseconds in `ticks` at `tsc_hz` without overflow for any realistic capture.

@@ -1,19 +1,19 @@
-// text_screen.cpp: rows written straight into VGA text memory.
+// text_screen.cpp: rows written cell by cell onto the console's screen (VGA text or framebuffer).
 #include "ui/text_screen.h"
 
 #include <stdarg.h>
 
+#include "drivers/console/console.h"
 #include "lib/format.h"
 
 namespace ett::ui {
 
 void TextScreen::draw_row(uint32_t row, const char* text, Attribute attribute) {
-  if (row >= kRows) return;
-  volatile uint16_t* cells = reinterpret_cast<volatile uint16_t*>(kBufferAddress) + row * kColumns;
+  drivers::CellScreen* screen = console::screen();
+  if (row >= kRows || !screen) return;
   uint32_t column = 0;
-  for (; column < kColumns && text[column] != '\0'; ++column)
-    cells[column] = static_cast<uint16_t>((attribute << 8) | static_cast<uint8_t>(text[column]));
-  for (; column < kColumns; ++column) cells[column] = static_cast<uint16_t>((attribute << 8) | ' ');
+  for (; column < kColumns && text[column] != '\0'; ++column) screen->put(row, column, text[column], attribute);
+  for (; column < kColumns; ++column) screen->put(row, column, ' ', attribute);
 }
 
 void TextScreen::print_row(uint32_t row, Attribute attribute, const char* format, ...) {

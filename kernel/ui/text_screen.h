@@ -1,5 +1,5 @@
-// text_screen.h: whole-row drawing on the 80x25 VGA text screen for the start screen and the analysis stage
-// (the console's VgaText is a scrolling terminal; these screens place every row themselves).
+// text_screen.h: whole-row drawing on the console's 80x25 screen (VGA text or framebuffer) for the start
+// screen and the analysis stage (the console itself is a scrolling terminal; these screens place every row).
 #pragma once
 
 #include <stdint.h>
@@ -23,9 +23,6 @@ class TextScreen {
   [[gnu::format(printf, 3, 4)]] static void print_row(uint32_t row, Attribute attribute, const char* format,
                                                      ...);
   static void clear();
-
- private:
-  static constexpr uintptr_t kBufferAddress = 0xB8000;
 };
 
 }  // namespace ett::ui

@@ -248,5 +248,90 @@ TEST(KernelAcpiTables, HpetFields) {
   EXPECT_FALSE(parse_hpet_base(memory.at(0x4000), kHpetTableEnd));
 }
 
+// An RSDP copy as a multiboot2 ACPI tag carries it (the bytes only, no address of its own).
+std::vector<uint8_t> rsdp_copy(FakeMemory& scratch, uint32_t rsdt, uint8_t revision = 0, uint64_t xsdt = 0) {
+  scratch.rsdp(0x500, rsdt, revision, xsdt);
+  return std::vector<uint8_t>(scratch.at(0x500),
+                              scratch.at(0x500) + (revision >= 2 ? uint32_t{kRsdpV2Length} : 20u));
+}
+
+TEST(KernelAcpiTables, TheLoadersRsdpCopyIsUsedWithoutAMemorySearch) {
+  // A UEFI PC: no RSDP in the EBDA or the BIOS area, the tables elsewhere in RAM.
+  FakeMemory memory;
+  memory.fadt(0x81000, 0xB008, true);
+  memory.hpet(0x82000, 0xFED00000);
+  memory.root(0x80000, "XSDT", {0x81000, 0x82000});
+  EXPECT_FALSE(find_rsdp(memory));
+  FakeMemory scratch;
+  const std::vector<uint8_t> copy = rsdp_copy(scratch, 0, 2, 0x80000);
+  auto found = locate_rsdp(memory, LoaderRsdp{copy.data(), static_cast<uint32_t>(copy.size())});
+  ASSERT_TRUE(found) << found.error().message;
+  EXPECT_TRUE(found->from_loader);
+  EXPECT_EQ(found->rsdp.xsdt, 0x80000u);
+  const Timers timers = find_timers(memory, LoaderRsdp{copy.data(), static_cast<uint32_t>(copy.size())});
+  EXPECT_STREQ(timers.rsdp_source, "the boot loader");
+  ASSERT_EQ(timers.pm_timer_missing, nullptr) << timers.pm_timer_missing;
+  EXPECT_EQ(timers.pm_timer.port, 0xB008);
+  EXPECT_EQ(timers.hpet_base, 0xFED00000u);
+  // Without the copy the same PC has no ACPI at all.
+  EXPECT_EQ(find_timers(memory).rsdp_source, nullptr);
+}
+
+TEST(KernelAcpiTables, TheLoadersCopyComesBeforeTheBiosAreas) {
+  FakeMemory memory;
+  memory.fadt(0x81000, 0x608, false);
+  memory.root(0x80000, "RSDT", {0x81000});
+  memory.fadt(0x91000, 0x1808, false);
+  memory.root(0x90000, "RSDT", {0x91000});
+  memory.rsdp(0xF0000, 0x90000);  // the BIOS area's RSDP points elsewhere
+  FakeMemory scratch;
+  const std::vector<uint8_t> copy = rsdp_copy(scratch, 0x80000);
+  const Timers timers = find_timers(memory, LoaderRsdp{copy.data(), static_cast<uint32_t>(copy.size())});
+  EXPECT_STREQ(timers.rsdp_source, "the boot loader");
+  EXPECT_EQ(timers.pm_timer.port, 0x608);
+}
+
+TEST(KernelAcpiTables, ADamagedOrShortLoaderCopyFallsBackToTheMemorySearch) {
+  FakeMemory memory;
+  memory.fadt(0x81000, 0x608, false);
+  memory.root(0x80000, "RSDT", {0x81000});
+  memory.rsdp(0xE0010, 0x80000);
+  FakeMemory scratch;
+  std::vector<uint8_t> copy = rsdp_copy(scratch, 0x80000);
+  copy[8] ^= 0x55;  // checksum broken
+  auto found = locate_rsdp(memory, LoaderRsdp{copy.data(), static_cast<uint32_t>(copy.size())});
+  ASSERT_TRUE(found);
+  EXPECT_FALSE(found->from_loader);
+  EXPECT_EQ(found->rsdp.address, 0xE0010u);
+  const std::vector<uint8_t> good = rsdp_copy(scratch, 0x80000);
+  auto short_copy = locate_rsdp(memory, LoaderRsdp{good.data(), 12});  // truncated tag
+  ASSERT_TRUE(short_copy);
+  EXPECT_FALSE(short_copy->from_loader);
+  EXPECT_STREQ(find_timers(memory, LoaderRsdp{copy.data(), 20}).rsdp_source, "a memory search");
+}
+
+TEST(KernelAcpiTables, The8042FlagOfTheFadt) {
+  FakeMemory memory;
+  memory.fadt(0x1000, 0x608, false);
+  EXPECT_EQ(parse_8042_flag(memory.at(0x1000), 244), Keyboard8042::Unknown);  // revision 0/1: reserved field
+  memory.at(0x1000)[kFadtRevision] = 3;
+  memory.at(0x1000)[kFadtBootArch] = kBootArchLegacyDevices | kBootArch8042;
+  EXPECT_EQ(parse_8042_flag(memory.at(0x1000), 244), Keyboard8042::Present);
+  memory.at(0x1000)[kFadtBootArch] = kBootArchLegacyDevices;
+  EXPECT_EQ(parse_8042_flag(memory.at(0x1000), 244), Keyboard8042::Absent);
+  EXPECT_EQ(parse_8042_flag(memory.at(0x1000), kFadtBootArch + 1), Keyboard8042::Unknown);  // too short
+
+  // Through the table walk, as the kernel reads it.
+  memory.fadt(0x81000, 0x608, false);
+  memory.at(0x81000)[kFadtRevision] = 3;
+  memory.seal(0x81000);
+  memory.root(0x80000, "RSDT", {0x81000});
+  memory.rsdp(0xE0000, 0x80000);
+  EXPECT_EQ(find_timers(memory).keyboard, Keyboard8042::Absent);
+  memory.at(0x81000)[kFadtBootArch] = kBootArch8042;
+  memory.seal(0x81000);
+  EXPECT_EQ(find_timers(memory).keyboard, Keyboard8042::Present);
+}
+
 }  // namespace
 }  // namespace ett::acpi

@@ -69,11 +69,12 @@ struct CaptureRun {
 CaptureRun capture(const ScratchDir& dir, const std::vector<ScenarioEvent>& events,
                    const std::vector<std::string>& extra_args) {
   write_scenario(dir / "scenario.txt", events);
-  std::vector<std::string> args = {"qemu",         "run",
-                                   "--disk",       (dir / "trace.img").string(),
-                                   "--scenario",   (dir / "scenario.txt").string(),
-                                   "--sent-log",   (dir / "sent.csv").string(),
-                                   "--timeout",    "120"};
+  std::vector<std::string> args = {"qemu",       "run",
+                                   "--disk",     (dir / "trace.img").string(),
+                                   "--scenario", (dir / "scenario.txt").string(),
+                                   "--sent-log", (dir / "sent.csv").string()};
+  if (std::find(extra_args.begin(), extra_args.end(), "--timeout") == extra_args.end())
+    args.insert(args.end(), {"--timeout", "120"});
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   CaptureRun result;
   result.run = run_ett(args);
@@ -144,6 +145,21 @@ TEST(Capture, BootsFromTheGrubIso) {
   ASSERT_EQ(result.run.exit_code, 0) << result.run.output;
   expect_same_events(result.captured, expected_events(events));
   expect_timing_matches(result.captured, result.sent);
+}
+
+// The same ISO booted the way a UEFI PC boots it: OVMF -> GRUB x86_64-efi -> multiboot2, the kernel on the GOP
+// framebuffer, the trace disk on IDE (-M pc: the kernel drives legacy IDE; q35's disk would be AHCI).
+TEST(Capture, BootsFromTheGrubIsoUnderUefi) {
+  ScratchDir dir;
+  auto events = alternating_scenario(300, 200, 2, 4, 11);
+  auto result = capture(dir, events,
+                        {"--iso", std::string(ETT_BIN_DIR) + "/ett.iso", "--firmware", "uefi", "--timeout", "300",
+                         "--serial-log", (dir / "serial.log").string()});
+  ASSERT_EQ(result.run.exit_code, 0) << result.run.output;
+  const std::string serial = read_file(dir / "serial.log");
+  EXPECT_NE(serial.find("(multiboot v2, i586 and later), screen: framebuffer "), std::string::npos) << serial;
+  EXPECT_NE(serial.find("ETT: ACPI RSDP from the boot loader"), std::string::npos) << serial;
+  expect_same_events(result.captured, expected_events(events));
 }
 
 // Both nibbles change in one write: two events with the same timestamp, probe 1 first.

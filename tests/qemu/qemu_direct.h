@@ -1,6 +1,6 @@
 // qemu_direct.h: boot tests that drive QEMU themselves (several disks on IDE, AHCI or NVMe, a monitor socket
-// for keys and the screen, killing QEMU mid-dump), with the same virtual probe and handshake as `ett qemu
-// run`.
+// for keys and the screen, killing QEMU mid-dump, SeaBIOS or OVMF), with the same virtual probe and handshake as
+// `ett qemu run`.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -9,14 +9,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "drivers/console/framebuffer_text.h"
 #include "ett/virtual_probe.h"
 #include "harness/qemu_disks.h"
 #include "harness/qemu_process.h"
@@ -31,13 +34,36 @@ struct DirectOptions {
   std::string kernel = std::string(ETT_BIN_DIR) + "/ett-kernel.elf";
   std::string iso;                                 // boots the GRUB ISO instead of -kernel
   std::string append;                              // kernel arguments (-kernel only)
-  std::string machine = "pc";                      // QEMU's -M: pc or q35
+  std::string machine = "pc";                      // QEMU -M value: pc or q35, with options ("pc,i8042=off")
   std::vector<std::pair<int, std::string>> disks;  // IDE index (0-3) and raw image
   std::vector<host::AttachedDisk> attached;        // more disks, on any interface (harness/qemu_disks.h)
   std::string drive_options;                       // appended to every -drive, e.g. ",throttling.bps-write=N"
   bool monitor = false;
   std::vector<std::string> qemu_args;  // more QEMU options, e.g. {"-cpu", "max"}
+  bool uefi = false;          // OVMF (needs an ISO) instead of SeaBIOS; the screen is then the framebuffer
 };
+
+// Debian's ovmf package: the firmware code (read-only) and the variable store template.
+inline constexpr const char* kOvmfCode = "/usr/share/OVMF/OVMF_CODE_4M.fd";
+inline constexpr const char* kOvmfVars = "/usr/share/OVMF/OVMF_VARS_4M.fd";
+
+// A GRUB ISO (boot/make-iso.sh, BIOS and UEFI) whose one menu entry boots the kernel with `arguments`, the
+// screen set up as boot/grub.cfg does.
+inline fs::path make_test_iso(const fs::path& dir, const std::string& arguments) {
+  const fs::path cfg = dir / "grub.cfg";
+  std::ofstream(cfg) << "set timeout=0\nserial --unit=0 --speed=115200\nterminal_input console serial\n"
+                        "terminal_output console serial\n"
+                        "if [ \"$grub_platform\" = \"efi\" ]; then insmod efi_gop; set ett_gfxpayload=auto; "
+                        "else set ett_gfxpayload=text; fi\nexport ett_gfxpayload\n"
+                        "menuentry test {\n  multiboot2 /boot/ett-kernel.elf " << arguments
+                     << "\n  set gfxpayload=$ett_gfxpayload\n}\n";
+  const fs::path iso = dir / "test.iso";
+  const std::string command = quote(std::string(ETT_SOURCE_DIR) + "/boot/make-iso.sh") + " " +
+                              quote(std::string(ETT_BIN_DIR) + "/ett-kernel.elf") + " " + quote(cfg.string()) +
+                              " " + quote(iso.string());
+  if (std::system(command.c_str()) != 0) throw std::runtime_error("make-iso.sh failed");
+  return iso;
+}
 
 class QemuMachine {
  public:
@@ -45,9 +71,17 @@ class QemuMachine {
     auto shm = host::SharedMemoryFile::create();
     if (!shm) throw std::runtime_error(shm.error().message);
     m_shm = std::make_unique<host::SharedMemoryFile>(std::move(*shm));
-    std::vector<std::string> argv = {
-        "qemu-system-i386", "-M",   options.machine, "-accel", "tcg",       "-m", "256",
-        "-display",         "none", "-serial",       "stdio",  "-no-reboot"};
+    // OVMF is 64-bit firmware: it needs qemu-system-x86_64 (the kernel itself runs the same on both).
+    std::vector<std::string> argv = {options.uefi ? "qemu-system-x86_64" : "qemu-system-i386", "-M",
+                                     options.machine, "-accel", "tcg", "-m", "256", "-display", "none",
+                                     "-serial", "stdio", "-no-reboot"};
+    m_framebuffer = options.uefi;
+    if (options.uefi) {
+      const fs::path vars = dir / "ovmf-vars.fd";
+      fs::copy_file(kOvmfVars, vars, fs::copy_options::overwrite_existing);
+      argv.insert(argv.end(), {"-drive", std::string("if=pflash,format=raw,readonly=on,file=") + kOvmfCode,
+                               "-drive", "if=pflash,format=raw,file=" + vars.string()});
+    }
     if (options.monitor) {
       m_monitor_path = (dir / "monitor.sock").string();
       argv.insert(argv.end(), {"-monitor", "unix:" + m_monitor_path + ",server,nowait"});
@@ -126,8 +160,10 @@ class QemuMachine {
     if (::write(m_monitor_fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) return "";
     return read_to_prompt();
   }
-  // The guest's 80x25 text screen, one string per row, through `pmemsave` of VGA text memory.
+  // The guest's 80x25 text screen, one string per row: VGA text memory (`pmemsave`), or under UEFI the
+  // framebuffer console read back from a `screendump` through the kernel's own font.
   std::vector<std::string> screen(const fs::path& scratch) {
+    if (m_framebuffer) return framebuffer_screen(scratch);
     const fs::path file = scratch / "screen.bin";
     fs::remove(file);
     monitor("pmemsave 0xb8000 4000 \"" + file.string() + "\"");  // quoted: the size is an expression
@@ -161,6 +197,49 @@ class QemuMachine {
   }
 
  private:
+  // Each cell's background is its top-left pixel (the font keeps column 0 blank); the pixels that differ
+  // from it form the glyph, matched against the font. A cell matching no glyph reads as '\x01'.
+  std::vector<std::string> framebuffer_screen(const fs::path& scratch) {
+    const fs::path file = scratch / "screen.ppm";
+    fs::remove(file);
+    monitor("screendump \"" + file.string() + "\"");
+    std::ifstream in(file, std::ios::binary);
+    std::string magic;
+    uint32_t width = 0, height = 0, maximum = 0;
+    in >> magic >> width >> height >> maximum;
+    in.get();
+    using drivers::FramebufferText;
+    if (magic != "P6" || maximum != 255 || width < FramebufferText::kGridWidth ||
+        height < FramebufferText::kGridHeight)
+      return {};
+    std::vector<uint8_t> rgb(size_t{width} * height * 3);
+    in.read(reinterpret_cast<char*>(rgb.data()), static_cast<std::streamsize>(rgb.size()));
+    if (!in) return {};
+    auto pixel = [&](uint32_t x, uint32_t y) {
+      const uint8_t* p = &rgb[(size_t{y} * width + x) * 3];
+      return uint32_t{p[0]} << 16 | uint32_t{p[1]} << 8 | p[2];
+    };
+    const uint32_t x0 = FramebufferText::origin_x(width), y0 = FramebufferText::origin_y(height);
+    std::vector<std::string> rows;
+    for (uint32_t row = 0; row < FramebufferText::kRows; ++row) {
+      std::string text;
+      for (uint32_t column = 0; column < FramebufferText::kColumns; ++column) {
+        const uint32_t cx = x0 + column * font::kWidth, cy = y0 + row * font::kHeight;
+        const uint32_t background = pixel(cx, cy);
+        font::Glyph seen{};
+        for (uint32_t y = 0; y < font::kHeight; ++y)
+          for (uint32_t x = 0; x < font::kWidth; ++x)
+            if (pixel(cx + x, cy + y) != background) seen.rows[y] |= static_cast<uint8_t>(0x80 >> x);
+        char found = '\x01';
+        for (char c = font::kFirst; c <= font::kLast; ++c)
+          if (std::equal(seen.rows, seen.rows + font::kHeight, font::glyph(c).rows)) found = c;
+        text += found;
+      }
+      rows.push_back(text);
+    }
+    return rows;
+  }
+
   std::string read_to_prompt() {
     std::string out;
     char buffer[4096];
@@ -177,6 +256,7 @@ class QemuMachine {
   std::unique_ptr<host::QemuProcess> m_qemu;
   std::string m_monitor_path;
   int m_monitor_fd = -1;
+  bool m_framebuffer = false;
 };
 
 // An image of `bytes` random bytes (an unlabelled disk somebody cares about).

@@ -1,7 +1,8 @@
-// multiboot.cpp: copies what the kernel needs out of the multiboot v1 information block (paging is off,
-// so the loader's physical addresses are plain pointers).
+// multiboot.cpp: copies what the kernel needs out of the multiboot v1 information block, or hands a v2 block
+// to lib/multiboot2 (paging is off, so the loader's physical addresses are plain pointers).
 #include "arch/x86/multiboot.h"
 
+#include "lib/multiboot2.h"
 #include "lib/text.h"
 
 namespace ett::x86::multiboot {
@@ -46,23 +47,20 @@ const T* at(uint32_t address) {
   return reinterpret_cast<const T*>(address);
 }
 
-void add_loader_range(BootInfo& info, uint64_t start, uint64_t size) {
-  if (info.loader_count < kMaxLoaderRanges && size > 0)
-    info.loader[info.loader_count++] = {start, start + size};
-}
+using boot::add_loader_range;
+using boot::kMaxCmdline;
+using boot::kMaxLoaderName;
+using boot::kMaxRamRanges;
 
 void add_string_range(BootInfo& info, uint32_t address) {
   if (address != 0) add_loader_range(info, address, lib::text_length(at<char>(address)) + 1);
 }
 
-}  // namespace
-
-Result<BootInfo> parse(uint32_t magic, uint32_t info_address) {
-  if (magic != kBootloaderMagic) return fail("not started by a multiboot v1 loader (bad magic in eax)");
-  if (info_address == 0) return fail("multiboot information pointer is null");
+Result<BootInfo> parse_v1(uint32_t info_address) {
   const RawInfo& raw = *at<RawInfo>(info_address);
 
   BootInfo info{};
+  info.protocol = 1;
   info.flags = raw.flags;
   add_loader_range(info, info_address, kRawInfoSize);
 
@@ -100,6 +98,19 @@ Result<BootInfo> parse(uint32_t magic, uint32_t info_address) {
   }
   if (info.ram_count == 0) return fail("the boot loader reported no usable RAM");
   return info;
+}
+
+}  // namespace
+
+Result<BootInfo> parse(uint32_t magic, uint32_t info_address) {
+  if (info_address == 0) return fail("multiboot information pointer is null");
+  if (magic == kBootloaderMagic) return parse_v1(info_address);
+  if (magic == boot::multiboot2::kBootloaderMagic) {
+    // The block says its own size in its first word; the parser bounds every read by it.
+    const uint8_t* block = at<uint8_t>(info_address);
+    return boot::multiboot2::parse(block, info_address, *at<uint32_t>(info_address));
+  }
+  return fail("not started by a multiboot loader (unknown magic in eax)");
 }
 
 }  // namespace ett::x86::multiboot

@@ -46,7 +46,7 @@ format::TscMethod method_of(lib::Reference reference) {
 
 }  // namespace
 
-Result<TscCalibration> calibrate_tsc(bool has_lfence) {
+Result<TscCalibration> calibrate_tsc(bool has_lfence, const acpi::LoaderRsdp& loader) {
   TscCalibration out{};
   auto& pit = out.results[static_cast<uint32_t>(lib::Reference::Pit)];
   auto& pm = out.results[static_cast<uint32_t>(lib::Reference::PmTimer)];
@@ -54,7 +54,7 @@ Result<TscCalibration> calibrate_tsc(bool has_lfence) {
   pit = result_of(Pit::calibrate_tsc());
 
   const IdentityMemory memory;
-  out.timers = acpi::find_timers(memory);
+  out.timers = acpi::find_timers(memory, loader);
   const CounterTiming timing{window_deadline_ticks(pit), has_lfence};
   if (out.timers.pm_timer_missing)
     pm.problem = out.timers.pm_timer_missing;

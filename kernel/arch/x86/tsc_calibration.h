@@ -22,6 +22,7 @@ struct TscCalibration {
 };
 
 // Fails only when no reference works. `has_lfence`: the CPU has SSE2, so the counter reads can be fenced.
-Result<TscCalibration> calibrate_tsc(bool has_lfence);
+// `loader` is the boot loader's copy of the ACPI RSDP (may be empty): used before searching memory for one.
+Result<TscCalibration> calibrate_tsc(bool has_lfence, const acpi::LoaderRsdp& loader);
 
 }  // namespace ett::x86

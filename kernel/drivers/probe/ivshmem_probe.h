@@ -28,6 +28,10 @@ class IvshmemProbe {
       : m_pci(pci), m_base(base), m_size(size) {}
 
   static constexpr uint8_t kSharedMemoryBar = 2;
+  // Where a BAR moved below 4 GiB may go: QEMU's RAM below 4 GiB ends by 0xE0000000 on pc and q35 alike, and
+  // 0xFEC00000 up holds the IOAPIC, HPET, LAPIC and the firmware flash.
+  static constexpr uint64_t kLowWindowFloor = 0xE0000000;
+  static constexpr uint64_t kLowWindowCeiling = 0xFEC00000;
 
   x86::pci::Address m_pci;
   volatile uint8_t* m_base;

@@ -1,7 +1,7 @@
 // pci_lpt.cpp: the PCI scan for a parallel-port card that can do input, its BARs, and I/O decoding on.
 #include "drivers/probe/pci_lpt.h"
 
-#include "drivers/console.h"
+#include "drivers/console/console.h"
 
 namespace ett::drivers {
 

@@ -1,5 +1,5 @@
 // serial_port.cpp: 16550 setup and polled, bounded transmission.
-#include "drivers/serial_port.h"
+#include "drivers/console/serial_port.h"
 
 namespace ett::drivers {
 
