@@ -38,6 +38,23 @@ Expected<std::unique_ptr<Database>> open_database(const std::string& url) {
   return db;
 }
 
+namespace {
+
+// The trace's rows of event_codes, counted from the decoded events.
+Status insert_event_codes(Database& db, int64_t trace_id, std::span<const Event> events) {
+  std::vector<uint64_t> counts(256 * 256);
+  for (const Event& event : events) ++counts[event.probe * 256u + event.code];
+  for (size_t key = 0; key < counts.size(); ++key) {
+    if (!counts[key]) continue;
+    const SqlValue row[] = {trace_id, static_cast<int64_t>(key / 256), static_cast<int64_t>(key % 256),
+                            static_cast<int64_t>(counts[key])};
+    ETT_TRY(db.query("INSERT INTO event_codes (trace_id, probe, code, events) VALUES ($1, $2, $3, $4)", row));
+  }
+  return {};
+}
+
+}  // namespace
+
 Expected<LoadOutcome> Database::load_trace(const TraceRow& trace, std::span<const Event> events,
                                            uint64_t capture_start_tsc, uint64_t tsc_hz,
                                            const LoadProgress& progress) {
@@ -63,6 +80,7 @@ Expected<LoadOutcome> Database::load_trace(const TraceRow& trace, std::span<cons
       const SqlValue probe[] = {trace_id, int64_t{p}};
       ETT_TRY(query("INSERT INTO probes (trace_id, probe) VALUES ($1, $2) ON CONFLICT DO NOTHING", probe));
     }
+    ETT_TRY(insert_event_codes(*this, trace_id, events));
     for (const std::string& index : event_index_statements(engine())) ETT_TRY(run_script(index));
     return {};
   };
@@ -78,6 +96,7 @@ Expected<LoadOutcome> Database::load_trace(const TraceRow& trace, std::span<cons
     if (!wrong.empty()) {
       const SqlValue id[] = {trace_id};
       ETT_TRY(query("DELETE FROM events WHERE trace_id = $1", id));
+      ETT_TRY(query("DELETE FROM event_codes WHERE trace_id = $1", id));
       ETT_TRY(insert_contents(trace_id));
     }
     ETT_TRY(commit());
@@ -97,6 +116,10 @@ Expected<std::string> Database::check_events(int64_t trace_id, const TraceRow& t
   ETT_TRY_ASSIGN(ResultTable counted, query("SELECT count(*) FROM events WHERE trace_id = $1", id));
   const uint64_t rows = counted.rows.empty() || !counted.rows[0][0] ? 0 : std::stoull(*counted.rows[0][0]);
   if (rows != expected) return fmt::format("it has {} of its {} events", rows, expected);
+  ETT_TRY_ASSIGN(ResultTable codes, query("SELECT sum(events) FROM event_codes WHERE trace_id = $1", id));
+  const uint64_t in_codes = codes.rows.empty() || !codes.rows[0][0] ? 0 : std::stoull(*codes.rows[0][0]);
+  if (in_codes != expected)
+    return fmt::format("its event_codes count {} of its {} events", in_codes, expected);
   ContentHasher hasher(trace.header, rows);
   uint64_t incomplete = 0;
   ETT_TRY(scan_events(trace_id, [&](const StoredEvent& stored) {

@@ -42,11 +42,10 @@ const std::vector<NamedQuery>& named_queries() {
        "how many events each probe's codes have",
        {},
        true,
-       // Counted first (from the events_probe_code index alone, in its order), labelled after: one probes
-       // lookup per group, not per event.
-       "SELECT c.probe, p.label, c.code, c.events FROM (SELECT probe, code, count(*) AS events FROM events "
-       "WHERE trace_id = $1 GROUP BY probe, code) c "
-       "LEFT JOIN probes p ON p.trace_id = $1 AND p.probe = c.probe ORDER BY c.probe, c.code"},
+       // Counted by the load (event_codes), so no scan of the trace's events.
+       "SELECT c.probe, p.label, c.code, c.events FROM event_codes c "
+       "LEFT JOIN probes p ON p.trace_id = c.trace_id AND p.probe = c.probe "
+       "WHERE c.trace_id = $1 ORDER BY c.probe, c.code"},
       {"probes",
        "the probes of a trace and their labels",
        {},

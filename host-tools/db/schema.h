@@ -22,7 +22,8 @@ const std::vector<ColumnDef>& trace_columns();
 
 // The schema's version, kept in the one-row table ett_schema (README "Trace database"):
 //   1  traces, events (trace_id, seq, probe, code, tsc, time_ns, lines), probes; no ett_schema table
-//   2  events gains flags and aux (every field of the record); the events indexes; ett_schema
+//   2  events gains flags and aux (every field of the record); the events_time index; event_codes (events per
+//      probe and code, written by the load); ett_schema
 // A newer version adds a step to the migrations in schema.cpp and bumps this.
 inline constexpr int kSchemaVersion = 2;
 
@@ -30,8 +31,9 @@ inline constexpr int kSchemaVersion = 2;
 // events table's secondary indexes are not among them: see event_index_statements.
 std::vector<std::string> schema_statements(DbEngine engine);
 
-// CREATE INDEX IF NOT EXISTS for the events indexes the named queries use. A load runs them after its bulk
-// insert, so that the first load into a new database builds them once, sorted, instead of row by row.
+// CREATE INDEX IF NOT EXISTS for the events index the named queries use (events_time). A load runs them after
+// its bulk insert, so that the first load into a new database builds them once, sorted, instead of row by
+// row.
 std::vector<std::string> event_index_statements(DbEngine engine);
 
 // Brings the database to kSchemaVersion: creates what is missing, migrates an older schema in one
