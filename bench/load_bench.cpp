@@ -137,15 +137,15 @@ int main(int argc, char** argv) {
   if (!written) die(written.error().message);
   std::printf("%-50s %7.2f s\n", "synth (write the trace disk)", seconds_since(start));
 
-  // ett load into SQLite: the `ett` binary end to end (a new file: decode, bulk insert, the events indexes
-  // built after it), in process for the database part alone (another new file), and a second trace into the
-  // first file (the indexes exist, so the insert extends them).
+  // ett load into SQLite: the `ett` binary end to end (a new file: decode, bulk insert, event_codes), in
+  // process for the database part alone (another new file), and a second trace into the first file (its
+  // events_time index already holds the first trace).
   const std::string db_url = "sqlite:" + (dir / "ett.db").string();
   double ett_load_cpu = 0;
   const double ett_load =
       shell(fmt::format("'{}' load '{}' --db '{}' >/dev/null", ett, image, db_url), ett_load_cpu);
   const LoadTimes sqlite = timed_load("sqlite:" + (dir / "ett-inprocess.db").string(), image, false);
-  // A second trace of the same size into that file: its indexes now exist and grow with the insert.
+  // A second trace of the same size into that file.
   const std::string second = (dir / "second.img").string();
   if (auto made = write_synth_capture(second, {events, 2, ett::format::Layout::Double2x4}); !made)
     die(made.error().message);
@@ -176,7 +176,7 @@ int main(int argc, char** argv) {
   }
 
   row("ett load -> SQLite, the ett binary (end to end)", events, ett_load, ett_load_cpu);
-  row("ett load -> SQLite, a second trace, indexes kept up", events, second_load, second_cpu);
+  row("ett load -> SQLite, a second trace into that file", events, second_load, second_cpu);
   row("ett load -> SQLite (database part, in process)", events, sqlite.database.wall, sqlite.database.cpu);
   row("ett load -> SQLite (decode + load, in process)", events, sqlite.total.wall, sqlite.total.cpu);
   row("ett load -> PostgreSQL COPY binary (database part)", events, pg.database.wall, pg.server_cpu);

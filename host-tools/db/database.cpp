@@ -71,7 +71,7 @@ Expected<LoadOutcome> Database::load_trace(const TraceRow& trace, std::span<cons
     open = false;
     return end_load(true);
   };
-  // The rest of a trace after its traces row: events, probes (those missing), the events indexes.
+  // The rest of a trace after its traces row: events, probes (those missing), event_codes.
   auto insert_contents = [&](int64_t trace_id) -> Status {
     ETT_TRY(insert_events(trace_id, events, capture_start_tsc, tsc_hz, progress));
     if (progress && !progress(events.size(), events.size()))
@@ -81,7 +81,6 @@ Expected<LoadOutcome> Database::load_trace(const TraceRow& trace, std::span<cons
       ETT_TRY(query("INSERT INTO probes (trace_id, probe) VALUES ($1, $2) ON CONFLICT DO NOTHING", probe));
     }
     ETT_TRY(insert_event_codes(*this, trace_id, events));
-    for (const std::string& index : event_index_statements(engine())) ETT_TRY(run_script(index));
     return {};
   };
 

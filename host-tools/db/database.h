@@ -81,9 +81,9 @@ class Database {
   virtual Expected<ResultTable> run_script(const std::string& sql) = 0;
 
   // In one transaction: unless (disk_uuid, session, content_hash) is already there, inserts the trace row,
-  // its events and one probes row per probe, then creates the events indexes if they are missing. Either all
-  // of it is committed or none of it. When the trace is there, checks that its events rows are (count and
-  // content hash) and loads them again if not (LoadOutcome::repaired). Shared by both engines (database.cpp).
+  // its events, its event_codes rows and one probes row per probe. Either all of it is committed or none of
+  // it. When the trace is there, checks that its events rows are (count and content hash) and loads them
+  // again if not (LoadOutcome::repaired). Shared by both engines (database.cpp).
   Expected<LoadOutcome> load_trace(const TraceRow& trace, std::span<const Event> events,
                                    uint64_t capture_start_tsc, uint64_t tsc_hz, const LoadProgress& progress);
 

@@ -239,6 +239,7 @@ std::vector<std::string> schema_statements(DbEngine engine) {
       // The identity of a trace: loading the same session with the same contents again finds this row.
       "CREATE UNIQUE INDEX IF NOT EXISTS traces_identity ON traces (disk_uuid, session, content_hash)",
       events_table_sql(engine),
+      event_index_statements(engine).at(0),
       event_codes_table_sql(engine),
       fmt::format("CREATE TABLE IF NOT EXISTS probes (\n  trace_id {} NOT NULL,\n  probe {} NOT NULL,\n"
                   "  label TEXT,\n  PRIMARY KEY (trace_id, probe)\n){}",

@@ -27,13 +27,12 @@ const std::vector<ColumnDef>& trace_columns();
 // A newer version adds a step to the migrations in schema.cpp and bumps this.
 inline constexpr int kSchemaVersion = 2;
 
-// CREATE TABLE / INDEX statements of the current schema for an engine, run in order (IF NOT EXISTS). The
-// events table's secondary indexes are not among them: see event_index_statements.
+// CREATE TABLE / INDEX statements of the current schema for an engine, run in order (IF NOT EXISTS), the
+// events index (event_index_statements) included.
 std::vector<std::string> schema_statements(DbEngine engine);
 
-// CREATE INDEX IF NOT EXISTS for the events index the named queries use (events_time). A load runs them after
-// its bulk insert, so that the first load into a new database builds them once, sorted, instead of row by
-// row.
+// CREATE INDEX IF NOT EXISTS for the events index the named queries use (events_time). It exists before the
+// first load: kept up during a bulk insert it cost less than built after one (README "Trace database").
 std::vector<std::string> event_index_statements(DbEngine engine);
 
 // Brings the database to kSchemaVersion: creates what is missing, migrates an older schema in one
