@@ -49,8 +49,6 @@ class ProgressBar {
 
 int run_load(const LoadOptions& options) {
   using namespace ett::host;
-  auto db = open_database(options.db);
-  if (!db) return report(db.error());
   ProgressBar bar;
   SessionProgress progress;
   if (::isatty(STDERR_FILENO))
@@ -58,7 +56,7 @@ int run_load(const LoadOptions& options) {
       return bar.update(session, done, total);
     };
   const LoadRequest request{options.image, options.session, options.all};
-  auto loaded = load_image(**db, request, progress);
+  auto loaded = load_into(options.db, request, progress);
   bar.clear();
   if (!loaded) return report(loaded.error());
   int status = 0;
@@ -66,6 +64,10 @@ int run_load(const LoadOptions& options) {
     if (!session.skipped.empty()) {
       warn(fmt::format("session {} skipped: {}", session.session, session.skipped));
       status = 1;
+    } else if (session.already_loaded && !session.repaired.empty()) {
+      std::printf("session %u of %s was loaded as trace %lld, but %s: its %llu events were loaded again\n",
+                  session.session, options.image.c_str(), static_cast<long long>(session.trace_id),
+                  session.repaired.c_str(), static_cast<unsigned long long>(session.events));
     } else if (session.already_loaded) {
       std::printf("session %u of %s is already loaded as trace %lld: nothing changed\n", session.session,
                   options.image.c_str(), static_cast<long long>(session.trace_id));

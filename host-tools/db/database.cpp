@@ -1,9 +1,12 @@
 // database.cpp: picks the engine from a database URL; what both engines share.
 #include "db/database.h"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 
 #include "db/postgres.h"
+#include "db/schema.h"
 #include "db/sqlite.h"
 
 namespace ett::host {
@@ -33,6 +36,101 @@ Expected<std::unique_ptr<Database>> open_database(const std::string& url) {
                                                    : open_postgres_database(parsed.target));
   ETT_TRY(db->ensure_schema());
   return db;
+}
+
+namespace {
+
+// The trace's rows of event_codes, counted from the decoded events.
+Status insert_event_codes(Database& db, int64_t trace_id, std::span<const Event> events) {
+  std::vector<uint64_t> counts(256 * 256);
+  for (const Event& event : events) ++counts[event.probe * 256u + event.code];
+  for (size_t key = 0; key < counts.size(); ++key) {
+    if (!counts[key]) continue;
+    const SqlValue row[] = {trace_id, static_cast<int64_t>(key / 256), static_cast<int64_t>(key % 256),
+                            static_cast<int64_t>(counts[key])};
+    ETT_TRY(db.query("INSERT INTO event_codes (trace_id, probe, code, events) VALUES ($1, $2, $3, $4)", row));
+  }
+  return {};
+}
+
+}  // namespace
+
+Expected<LoadOutcome> Database::load_trace(const TraceRow& trace, std::span<const Event> events,
+                                           uint64_t capture_start_tsc, uint64_t tsc_hz,
+                                           const LoadProgress& progress) {
+  ETT_TRY(begin_load());
+  bool open = true;
+  struct RollBack {
+    Database& db;
+    bool& open;
+    ~RollBack() {
+      if (open) (void)db.end_load(false);
+    }
+  } roll_back{*this, open};
+  auto commit = [&]() -> Status {
+    open = false;
+    return end_load(true);
+  };
+  // The rest of a trace after its traces row: events, probes (those missing), event_codes.
+  auto insert_contents = [&](int64_t trace_id) -> Status {
+    ETT_TRY(insert_events(trace_id, events, capture_start_tsc, tsc_hz, progress));
+    if (progress && !progress(events.size(), events.size()))
+      return make_error(ErrorKind::Interrupted, "load abandoned; nothing of it was kept");
+    for (int p = 1; p <= trace.probe_count; ++p) {
+      const SqlValue probe[] = {trace_id, int64_t{p}};
+      ETT_TRY(query("INSERT INTO probes (trace_id, probe) VALUES ($1, $2) ON CONFLICT DO NOTHING", probe));
+    }
+    ETT_TRY(insert_event_codes(*this, trace_id, events));
+    return {};
+  };
+
+  const SqlValue identity[] = {trace.disk_uuid, int64_t{trace.session}, trace.content_hash};
+  ETT_TRY_ASSIGN(
+      ResultTable found,
+      query("SELECT trace_id FROM traces WHERE disk_uuid = $1 AND session = $2 AND content_hash = $3",
+            identity));
+  if (!found.rows.empty() && found.rows[0][0]) {
+    const int64_t trace_id = std::stoll(*found.rows[0][0]);
+    ETT_TRY_ASSIGN(std::string wrong, check_events(trace_id, trace, events.size()));
+    if (!wrong.empty()) {
+      const SqlValue id[] = {trace_id};
+      ETT_TRY(query("DELETE FROM events WHERE trace_id = $1", id));
+      ETT_TRY(query("DELETE FROM event_codes WHERE trace_id = $1", id));
+      ETT_TRY(insert_contents(trace_id));
+    }
+    ETT_TRY(commit());
+    return LoadOutcome{trace_id, true, wrong};
+  }
+  ETT_TRY_ASSIGN(ResultTable inserted, query(insert_trace_sql(), trace.values));
+  if (inserted.rows.empty() || !inserted.rows[0][0])
+    return make_error(ErrorKind::Io, "INSERT INTO traces returned no trace_id");
+  const int64_t trace_id = std::stoll(*inserted.rows[0][0]);
+  ETT_TRY(insert_contents(trace_id));
+  ETT_TRY(commit());
+  return LoadOutcome{trace_id, false, {}};
+}
+
+Expected<std::string> Database::check_events(int64_t trace_id, const TraceRow& trace, uint64_t expected) {
+  const SqlValue id[] = {trace_id};
+  ETT_TRY_ASSIGN(ResultTable counted, query("SELECT count(*) FROM events WHERE trace_id = $1", id));
+  const uint64_t rows = counted.rows.empty() || !counted.rows[0][0] ? 0 : std::stoull(*counted.rows[0][0]);
+  if (rows != expected) return fmt::format("it has {} of its {} events", rows, expected);
+  ETT_TRY_ASSIGN(ResultTable codes, query("SELECT sum(events) FROM event_codes WHERE trace_id = $1", id));
+  const uint64_t in_codes = codes.rows.empty() || !codes.rows[0][0] ? 0 : std::stoull(*codes.rows[0][0]);
+  if (in_codes != expected)
+    return fmt::format("its event_codes count {} of its {} events", in_codes, expected);
+  ContentHasher hasher(trace.header, rows);
+  uint64_t incomplete = 0;
+  ETT_TRY(scan_events(trace_id, [&](const StoredEvent& stored) {
+    hasher.add(stored.event);
+    incomplete += stored.complete ? 0 : 1;
+  }));
+  if (incomplete)
+    return fmt::format("{} of its events have no flags and aux (loaded by an older ett)", incomplete);
+  if (hasher.hex() != trace.content_hash)
+    return fmt::format("its events differ from the disk's (content hash {}, not {})", hasher.hex(),
+                       trace.content_hash);
+  return std::string();
 }
 
 Expected<int64_t> latest_trace(Database& db) {

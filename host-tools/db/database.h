@@ -46,6 +46,7 @@ struct TraceRow {
   std::string content_hash;
   std::vector<SqlValue> values;  // every column of kTraceColumns
   int probe_count = 0;
+  format::SessionHeader header{};  // what content_hash covers besides the events
 };
 
 // Called as a load goes on; returning false abandons the load (nothing of it stays in the database).
@@ -53,15 +54,25 @@ using LoadProgress = std::function<bool(uint64_t done, uint64_t total)>;
 
 struct LoadOutcome {
   int64_t trace_id = 0;
-  bool already_loaded = false;  // the same disk, session and contents were there: nothing changed
+  bool already_loaded = false;  // the same disk, session and contents were there
+  // When already loaded but its events rows were not all there as loaded (deleted, changed, the table
+  // dropped, or flags/aux missing from an older ett): what was wrong. Its events were loaded again.
+  std::string repaired;
 };
+
+// A row of `events` as stored: flags and aux are nullopt where an older ett loaded the trace.
+struct StoredEvent {
+  Event event;
+  bool complete = true;  // flags and aux were there
+};
+using StoredEventSink = std::function<void(const StoredEvent&)>;
 
 class Database {
  public:
   virtual ~Database() = default;
   virtual DbEngine engine() const = 0;
 
-  // Creates the tables and indexes that are missing (CREATE ... IF NOT EXISTS).
+  // Creates the tables and indexes that are missing and migrates an older schema (apply_schema).
   virtual Status ensure_schema() = 0;
 
   // Runs one statement with $1, $2, ... parameters (text, or integers) and returns every row as text.
@@ -70,10 +81,27 @@ class Database {
   virtual Expected<ResultTable> run_script(const std::string& sql) = 0;
 
   // In one transaction: unless (disk_uuid, session, content_hash) is already there, inserts the trace row,
-  // its events and one probes row per probe. Either all of it is committed or none of it.
-  virtual Expected<LoadOutcome> load_trace(const TraceRow& trace, std::span<const Event> events,
-                                           uint64_t capture_start_tsc, uint64_t tsc_hz,
-                                           const LoadProgress& progress) = 0;
+  // its events, its event_codes rows and one probes row per probe. Either all of it is committed or none of
+  // it. When the trace is there, checks that its events rows are (count and content hash) and loads them
+  // again if not (LoadOutcome::repaired). Shared by both engines (database.cpp).
+  Expected<LoadOutcome> load_trace(const TraceRow& trace, std::span<const Event> events,
+                                   uint64_t capture_start_tsc, uint64_t tsc_hz, const LoadProgress& progress);
+
+ protected:
+  // The engine's part of a load. begin_load starts its transaction (and takes what lock it needs);
+  // end_load commits it (or rolls it back when `commit` is false, which cannot fail).
+  virtual Status begin_load() = 0;
+  virtual Status end_load(bool commit) = 0;
+  // Bulk-inserts `events` as rows of trace_id; progress may abandon it (an Interrupted error).
+  virtual Status insert_events(int64_t trace_id, std::span<const Event> events, uint64_t capture_start_tsc,
+                               uint64_t tsc_hz, const LoadProgress& progress) = 0;
+  // Streams the events rows of trace_id in seq order.
+  virtual Status scan_events(int64_t trace_id, const StoredEventSink& sink) = 0;
+
+ private:
+  // Why trace_id's events rows are not the `expected` events that hash to trace.content_hash; "" when they
+  // are.
+  Expected<std::string> check_events(int64_t trace_id, const TraceRow& trace, uint64_t expected);
 };
 
 Expected<std::unique_ptr<Database>> open_database(const std::string& url);

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <filesystem>
 
 #include "db/schema.h"
 #include "image/trace_image.h"
@@ -64,10 +65,35 @@ Expected<std::vector<LoadedSession>> load_image(Database& db, const LoadRequest&
     result.cpu_seconds = thread_cpu_seconds() - cpu_start;
     result.trace_id = outcome.trace_id;
     result.already_loaded = outcome.already_loaded;
+    result.repaired = outcome.repaired;
     result.events = data->events.size();
     result.health = health_name(summary.health);
     loaded.push_back(result);
   }
+  return loaded;
+}
+
+Expected<std::vector<LoadedSession>> load_into(const std::string& url, const LoadRequest& request,
+                                               const SessionProgress& progress) {
+  ETT_TRY_ASSIGN(DbUrl parsed, parse_db_url(url));
+  std::error_code ignored;
+  const bool new_file = parsed.engine == DbEngine::Sqlite && !std::filesystem::exists(parsed.target, ignored);
+  auto remove_new_file = [&] {
+    if (!new_file) return;
+    for (const char* suffix : {"", "-journal", "-wal", "-shm"})
+      std::filesystem::remove(parsed.target + suffix, ignored);
+  };
+  auto db = open_database(url);
+  if (!db) {
+    remove_new_file();
+    return db.failure();
+  }
+  auto loaded = load_image(**db, request, progress);
+  db->reset();  // closed before its file may go
+  bool any = false;
+  if (loaded)
+    for (const LoadedSession& session : *loaded) any = any || session.skipped.empty();
+  if (!any) remove_new_file();
   return loaded;
 }
 

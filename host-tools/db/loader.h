@@ -21,6 +21,7 @@ struct LoadedSession {
   int64_t trace_id = 0;
   uint64_t events = 0;
   bool already_loaded = false;
+  std::string repaired;    // already loaded, but its events rows were not all there: why (they were reloaded)
   std::string health;      // "ok", "partial"
   std::string skipped;     // why the session was not loaded (--all only; "" when it was)
   double seconds = 0;      // time spent in the database
@@ -34,5 +35,11 @@ using SessionProgress = std::function<bool(uint32_t session, uint64_t done, uint
 // `skipped` and the others still load; otherwise it is an error.
 Expected<std::vector<LoadedSession>> load_image(Database& db, const LoadRequest& request,
                                                 const SessionProgress& progress = {});
+
+// `ett load`: opens the database at `url` (creating a new SQLite file) and runs load_image. A SQLite file
+// that this call created is removed again when nothing was loaded into it (the load failed, or every session
+// was skipped): a failed load leaves no empty database behind.
+Expected<std::vector<LoadedSession>> load_into(const std::string& url, const LoadRequest& request,
+                                               const SessionProgress& progress = {});
 
 }  // namespace ett::host

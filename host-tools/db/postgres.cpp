@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <libpq-fe.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "db/schema.h"
@@ -55,6 +56,47 @@ class CopyBuffer {
   std::vector<char> m_data;
 };
 
+// The binary COPY format's signature (with its NUL): both directions start with it.
+constexpr char kCopySignature[11] = {'P', 'G', 'C', 'O', 'P', 'Y', '\n', '\377', '\r', '\n', '\0'};
+
+// Big-endian reads of one binary COPY message; a read past the end gives 0 and marks overrun.
+class CopyReader {
+ public:
+  void assign(const char* data, size_t size) {
+    m_data = reinterpret_cast<const uint8_t*>(data);
+    m_size = size;
+    m_at = 0;
+  }
+  bool done() const { return m_at >= m_size; }
+  size_t position() const { return m_at; }
+  bool overrun() const { return m_overrun; }
+  void skip(size_t size) {
+    if (size > m_size - m_at) m_overrun = true;
+    m_at = std::min(m_size, m_at + size);
+  }
+  int16_t i16() { return static_cast<int16_t>(integer(2)); }
+  int32_t i32() { return static_cast<int32_t>(integer(4)); }
+  // A signed big-endian integer of 2, 4 or 8 bytes.
+  int64_t integer(size_t size) {
+    if (size > 8 || size > m_size - m_at) {
+      m_overrun = true;
+      m_at = m_size;
+      return 0;
+    }
+    uint64_t value = 0;
+    for (size_t i = 0; i < size; ++i) value = value << 8 | m_data[m_at + i];
+    m_at += size;
+    const unsigned shift = static_cast<unsigned>(64 - 8 * size);
+    return size ? static_cast<int64_t>(value << shift) >> shift : 0;
+  }
+
+ private:
+  const uint8_t* m_data = nullptr;
+  size_t m_size = 0;
+  size_t m_at = 0;
+  bool m_overrun = false;
+};
+
 std::string param_text(const SqlValue& value, bool& is_null) {
   is_null = false;
   if (const auto* n = std::get_if<int64_t>(&value)) return std::to_string(*n);
@@ -71,8 +113,7 @@ class PostgresDatabase final : public Database {
 
   Status ensure_schema() override {
     ETT_TRY(exec("SET client_min_messages = warning"));
-    for (const std::string& statement : schema_statements(DbEngine::Postgres)) ETT_TRY(exec(statement));
-    return {};
+    return apply_schema(*this);
   }
 
   Expected<ResultTable> query(const std::string& sql, std::span<const SqlValue> params) override {
@@ -93,39 +134,40 @@ class PostgresDatabase final : public Database {
     return fetch(result.get());
   }
 
-  Expected<LoadOutcome> load_trace(const TraceRow& trace, std::span<const Event> events, uint64_t start_tsc,
-                                   uint64_t tsc_hz, const LoadProgress& progress) override {
+  Status begin_load() override {
     ETT_TRY(exec("BEGIN"));
-    Transaction transaction(*this);
     // Two loads of the same trace at once: the second waits here and then finds the first one's row.
-    ETT_TRY(exec("LOCK TABLE traces IN SHARE ROW EXCLUSIVE MODE"));
-    const SqlValue identity[] = {trace.disk_uuid, int64_t{trace.session}, trace.content_hash};
-    ETT_TRY_ASSIGN(
-        ResultTable found,
-        query("SELECT trace_id FROM traces WHERE disk_uuid = $1 AND session = $2 AND content_hash = $3",
-              identity));
-    if (!found.rows.empty() && found.rows[0][0]) return LoadOutcome{std::stoll(*found.rows[0][0]), true};
-    ETT_TRY_ASSIGN(ResultTable inserted, query(insert_trace_sql(), trace.values));
-    if (inserted.rows.empty() || !inserted.rows[0][0])
-      return error("INSERT INTO traces returned no trace_id");
-    const int64_t trace_id = std::stoll(*inserted.rows[0][0]);
+    if (Status locked = exec("LOCK TABLE traces IN SHARE ROW EXCLUSIVE MODE"); !locked) {
+      PgResult(PQexec(m_conn.get(), "ROLLBACK"));
+      return locked;
+    }
+    return {};
+  }
 
+  Status end_load(bool commit) override {
+    if (commit) return exec("COMMIT");
+    PgResult(PQexec(m_conn.get(), "ROLLBACK"));
+    return {};
+  }
+
+  Status insert_events(int64_t trace_id, std::span<const Event> events, uint64_t start_tsc, uint64_t tsc_hz,
+                       const LoadProgress& progress) override {
     PgResult copy(
         PQexec(m_conn.get(),
-               "COPY events (trace_id, seq, probe, code, tsc, time_ns, lines) FROM STDIN (FORMAT binary)"));
+               "COPY events (trace_id, seq, probe, code, tsc, time_ns, lines, flags, aux) FROM STDIN "
+               "(FORMAT binary)"));
     if (PQresultStatus(copy.get()) != PGRES_COPY_IN) return error("COPY events");
     CopyBuffer buffer;
     constexpr size_t kSendBytes = 256 << 10;
     buffer.reserve(kSendBytes + 256);
-    static const char kSignature[] = "PGCOPY\n\377\r\n";  // 11 bytes with its NUL
-    buffer.bytes(kSignature, 11);
+    buffer.bytes(kCopySignature, sizeof(kCopySignature));
     buffer.i32(0);  // flags
     buffer.i32(0);  // header extension length
     const EventTiming timing{start_tsc, tsc_hz};
     uint64_t reported = 0;
     for (size_t i = 0; i < events.size(); ++i) {
       const Event& event = events[i];
-      buffer.i16(7);
+      buffer.i16(9);
       buffer.field8(trace_id);
       buffer.field8(static_cast<int64_t>(event.seq));
       buffer.field2(event.probe);
@@ -136,6 +178,8 @@ class PostgresDatabase final : public Database {
       else
         buffer.null_field();
       buffer.field2(event.lines);
+      buffer.field2(event.flags);
+      buffer.field8(event.aux);
       if (buffer.size() >= kSendBytes) {
         ETT_TRY(send(buffer));
         if (progress && i + 1 - reported >= 2048) {
@@ -154,35 +198,81 @@ class PostgresDatabase final : public Database {
     PgResult copied(PQgetResult(m_conn.get()));
     if (PQresultStatus(copied.get()) != PGRES_COMMAND_OK) return error("COPY events");
     while (PGresult* extra = PQgetResult(m_conn.get())) PQclear(extra);
-    if (progress && !progress(events.size(), events.size()))
-      return make_error(ErrorKind::Interrupted, "load abandoned; nothing of it was kept");
+    return {};
+  }
 
-    const SqlValue probe_params[] = {trace_id, int64_t{trace.probe_count}};
-    ETT_TRY_ASSIGN(
-        ResultTable ignored,
-        query("INSERT INTO probes (trace_id, probe) SELECT $1::bigint, generate_series(1, $2::int)",
-              probe_params));
-    ETT_TRY(transaction.commit());
-    return LoadOutcome{trace_id, false};
+  // COPY ... TO STDOUT (FORMAT binary): no text conversion per cell, rows as they come.
+  Status scan_events(int64_t trace_id, const StoredEventSink& sink) override {
+    PgResult copy(
+        PQexec(m_conn.get(), fmt::format("COPY (SELECT seq, tsc, probe, code, lines, flags, aux FROM "
+                                         "events WHERE trace_id = {} ORDER BY seq) TO STDOUT "
+                                         "(FORMAT binary)",
+                                         trace_id)
+                                 .c_str()));
+    if (PQresultStatus(copy.get()) != PGRES_COPY_OUT) return error("COPY events out");
+    // Messages need not end where rows do (the header comes with the first row or alone): the bytes are
+    // gathered, and only whole rows are taken from them.
+    std::string pending;
+    size_t at = 0;
+    bool header = true, trailer = false, bad = false;
+    for (;;) {
+      char* data = nullptr;
+      const int got = PQgetCopyData(m_conn.get(), &data, 0);
+      if (got == -1) break;
+      if (got < 0) return error("COPY events out");
+      pending.erase(0, at);
+      at = 0;
+      pending.append(data, static_cast<size_t>(got));
+      PQfreemem(data);
+      for (;;) {
+        CopyReader reader;
+        reader.assign(pending.data() + at, pending.size() - at);
+        if (header) {
+          reader.skip(sizeof(kCopySignature) + 4);
+          reader.skip(static_cast<size_t>(reader.i32()));
+          if (reader.overrun()) break;
+          header = false;
+          at += reader.position();
+          continue;
+        }
+        if (reader.done() || trailer || bad) break;
+        const int16_t fields = reader.i16();
+        if (fields == -1) {
+          trailer = true;
+          at += reader.position();
+          break;
+        }
+        if (fields != 7) {
+          bad = true;
+          break;
+        }
+        int64_t values[7];
+        bool present[7];
+        for (int f = 0; f < 7; ++f) {
+          const int32_t size = reader.i32();
+          present[f] = size >= 0;
+          values[f] = present[f] ? reader.integer(static_cast<size_t>(size)) : 0;
+        }
+        if (reader.overrun()) break;  // the rest of the row is in the next message
+        at += reader.position();
+        StoredEvent stored;
+        stored.event = Event{static_cast<uint64_t>(values[0]), static_cast<uint64_t>(values[1]),
+                             static_cast<uint8_t>(values[2]),  static_cast<uint8_t>(values[3]),
+                             static_cast<uint8_t>(values[4]),  static_cast<uint8_t>(values[5]),
+                             static_cast<uint32_t>(values[6])};
+        stored.complete = present[5] && present[6];
+        sink(stored);
+      }
+    }
+    bad = bad || !trailer || at != pending.size();
+    PgResult finished(PQgetResult(m_conn.get()));
+    if (PQresultStatus(finished.get()) != PGRES_COMMAND_OK) return error("COPY events out");
+    while (PGresult* extra = PQgetResult(m_conn.get())) PQclear(extra);
+    if (bad) return make_error(ErrorKind::Io, "PostgreSQL: COPY events out: a row in an unexpected layout");
+    return {};
   }
 
  private:
-  class Transaction {
-   public:
-    explicit Transaction(PostgresDatabase& db) : m_db(db) {}
-    ~Transaction() {
-      if (!m_done) PgResult(PQexec(m_db.m_conn.get(), "ROLLBACK"));
-    }
-    Status commit() {
-      m_done = true;
-      return m_db.exec("COMMIT");
-    }
-
-   private:
-    PostgresDatabase& m_db;
-    bool m_done = false;
-  };
-
   ett::Failure<HostError> error(const std::string& what) const {
     std::string message = PQerrorMessage(m_conn.get());
     while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();

@@ -20,8 +20,35 @@ struct ColumnDef {
 // The columns of `traces` after trace_id: identity, what was loaded, then every session-header field.
 const std::vector<ColumnDef>& trace_columns();
 
-// CREATE TABLE / INDEX statements for an engine, run in order.
+// The schema's version, kept in the one-row table ett_schema (README "Trace database"):
+//   1  traces, events (trace_id, seq, probe, code, tsc, time_ns, lines), probes; no ett_schema table
+//   2  events gains flags and aux (every field of the record); the events_time index; event_codes (events per
+//      probe and code, written by the load); ett_schema
+// A newer version adds a step to the migrations in schema.cpp and bumps this.
+inline constexpr int kSchemaVersion = 2;
+
+// CREATE TABLE / INDEX statements of the current schema for an engine, run in order (IF NOT EXISTS), the
+// events index (event_index_statements) included.
 std::vector<std::string> schema_statements(DbEngine engine);
+
+// CREATE INDEX IF NOT EXISTS for the events index the named queries use (events_time). It exists before the
+// first load: kept up during a bulk insert it cost less than built after one (README "Trace database").
+std::vector<std::string> event_index_statements(DbEngine engine);
+
+// Brings the database to kSchemaVersion: creates what is missing, migrates an older schema in one
+// transaction, and refuses (with a message saying so) a database made by a newer ett.
+Status apply_schema(Database& db);
+
+// Incremental content_hash: the session header, then every event in seq order.
+class ContentHasher {
+ public:
+  ContentHasher(const format::SessionHeader& header, uint64_t event_count);
+  void add(const Event& event);
+  std::string hex() const;
+
+ private:
+  uint64_t m_hash;
+};
 
 // The table of measured precision per trace and coverage (`ett analyze precision` stores, `durations` and the
 // report look up), created on first use: CREATE TABLE IF NOT EXISTS analysis_precision.

@@ -51,11 +51,11 @@ struct Table {
   const LoadSource* source = nullptr;
 };
 
-enum Column { TraceId, Seq, Probe, Code, Tsc, TimeNs, Lines };
+enum Column { TraceId, Seq, Probe, Code, Tsc, TimeNs, Lines, Flags, Aux };
 
 int connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out, char**) {
   const int declared =
-      sqlite3_declare_vtab(db, "CREATE TABLE x(trace_id, seq, probe, code, tsc, time_ns, lines)");
+      sqlite3_declare_vtab(db, "CREATE TABLE x(trace_id, seq, probe, code, tsc, time_ns, lines, flags, aux)");
   if (declared != SQLITE_OK) return declared;
   // Only a statement of ours may read it: not a trigger or a view of a database someone else wrote.
   sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
@@ -133,8 +133,14 @@ int column(sqlite3_vtab_cursor* cursor, sqlite3_context* context, int index) {
       else
         sqlite3_result_null(context);
       break;
-    default:
+    case Lines:
       sqlite3_result_int(context, event.lines);
+      break;
+    case Flags:
+      sqlite3_result_int(context, event.flags);
+      break;
+    default:
+      sqlite3_result_int64(context, event.aux);
       break;
   }
   return SQLITE_OK;
@@ -172,7 +178,7 @@ class SqliteDatabase final : public Database {
   Status ensure_schema() override {
     // Big pages suit long sequential event tables; only a new, empty database takes the setting.
     ETT_TRY(exec("PRAGMA page_size = 65536"));
-    for (const std::string& statement : schema_statements(DbEngine::Sqlite)) ETT_TRY(exec(statement));
+    ETT_TRY(apply_schema(*this));
     // A table of that name would hide the bulk-load virtual table, and the load would read it instead.
     ETT_TRY_ASSIGN(ResultTable own,
                    query("SELECT name FROM sqlite_schema WHERE name = 'ett_load_events'", {}));
@@ -207,8 +213,7 @@ class SqliteDatabase final : public Database {
     return last;
   }
 
-  Expected<LoadOutcome> load_trace(const TraceRow& trace, std::span<const Event> events, uint64_t start_tsc,
-                                   uint64_t tsc_hz, const LoadProgress& progress) override {
+  Status begin_load() override {
     // Load-time pragmas: a big page cache and temporary storage in memory. The rollback journal stays on
     // (journal_mode DELETE): appending to a table journals almost nothing, and it is what makes an
     // interrupted load leave no trace behind.
@@ -217,35 +222,34 @@ class SqliteDatabase final : public Database {
     ETT_TRY(exec("PRAGMA synchronous = NORMAL"));
     // Debian builds SQLite with SECURE_DELETE on: every b-tree rebalance then zeroes the space it frees (8 %
     // of a load). A load only appends, so the freed space never held anything the database does not still
-    // hold; the connection's setting comes back when the load ends, for whatever deletes on it later.
-    const int secure_delete = secure_delete_setting();
+    // hold; the connection's setting comes back when the load ends (end_load), for whatever deletes on it
+    // later.
+    m_secure_delete = secure_delete_setting();
     ETT_TRY(exec("PRAGMA secure_delete = OFF"));
-    const ScopeExit restore_secure_delete([&] {
-      sqlite3_exec(m_db.get(), fmt::format("PRAGMA secure_delete = {}", secure_delete).c_str(), nullptr,
-                   nullptr, nullptr);
-    });
-    ETT_TRY(exec("BEGIN IMMEDIATE"));
-    Transaction transaction(*this);
+    if (Status begun = exec("BEGIN IMMEDIATE"); !begun) {
+      restore_secure_delete();
+      return begun;
+    }
+    return {};
+  }
 
-    const SqlValue identity[] = {trace.disk_uuid, int64_t{trace.session}, trace.content_hash};
-    ETT_TRY_ASSIGN(
-        ResultTable found,
-        query("SELECT trace_id FROM traces WHERE disk_uuid = $1 AND session = $2 AND content_hash = $3",
-              identity));
-    if (!found.rows.empty() && found.rows[0][0]) return LoadOutcome{std::stoll(*found.rows[0][0]), true};
+  Status end_load(bool commit) override {
+    Status done = commit ? exec("COMMIT") : Status{};
+    if (!commit || !done) sqlite3_exec(m_db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+    restore_secure_delete();
+    return done;
+  }
 
-    ETT_TRY_ASSIGN(ResultTable inserted, query(insert_trace_sql(), trace.values));
-    if (inserted.rows.empty() || !inserted.rows[0][0])
-      return error("INSERT INTO traces returned no trace_id");
-    const int64_t trace_id = std::stoll(*inserted.rows[0][0]);
-
+  Status insert_events(int64_t trace_id, std::span<const Event> events, uint64_t start_tsc, uint64_t tsc_hz,
+                       const LoadProgress& progress) override {
     // INSERT ... SELECT from the virtual table over `events`, a chunk per step: the rows go from the decoded
     // array into the b-tree inside one statement (no bind/step/reset per row), and the progress callback runs
     // between chunks.
     constexpr size_t kChunkRows = size_t{1} << 16;
     ETT_TRY_ASSIGN(SqliteStatement insert,
-                   prepare("INSERT INTO events (trace_id, seq, probe, code, tsc, time_ns, lines) "
-                           "SELECT trace_id, seq, probe, code, tsc, time_ns, lines FROM ett_load_events"));
+                   prepare("INSERT INTO events (trace_id, seq, probe, code, tsc, time_ns, lines, flags, aux) "
+                           "SELECT trace_id, seq, probe, code, tsc, time_ns, lines, flags, aux "
+                           "FROM ett_load_events"));
     m_source = LoadSource{events, 0, 0, trace_id, EventTiming{start_tsc, tsc_hz}};
     for (size_t begin = 0; begin < events.size(); begin += kChunkRows) {
       const size_t end = std::min(events.size(), begin + kChunkRows);
@@ -263,56 +267,45 @@ class SqliteDatabase final : public Database {
       }
     }
     m_source = {};
-    if (progress && !progress(events.size(), events.size()))
-      return make_error(ErrorKind::Interrupted, "load abandoned; nothing of it was kept");
-    ETT_TRY_ASSIGN(SqliteStatement probe,
-                   prepare("INSERT INTO probes (trace_id, probe, label) VALUES (?1, ?2, NULL)"));
-    for (int p = 1; p <= trace.probe_count; ++p) {
-      sqlite3_bind_int64(probe.get(), 1, trace_id);
-      sqlite3_bind_int(probe.get(), 2, p);
-      if (sqlite3_step(probe.get()) != SQLITE_DONE) return error("inserting probes");
-      sqlite3_reset(probe.get());
+    return {};
+  }
+
+  Status scan_events(int64_t trace_id, const StoredEventSink& sink) override {
+    ETT_TRY_ASSIGN(SqliteStatement scan,
+                   prepare("SELECT seq, tsc, probe, code, lines, flags, aux FROM events WHERE trace_id = ?1 "
+                           "ORDER BY seq"));
+    sqlite3_bind_int64(scan.get(), 1, trace_id);
+    sqlite3_stmt* row = scan.get();
+    int step;
+    while ((step = sqlite3_step(row)) == SQLITE_ROW) {
+      StoredEvent stored;
+      Event& event = stored.event;
+      event.seq = static_cast<uint64_t>(sqlite3_column_int64(row, 0));
+      event.tsc = static_cast<uint64_t>(sqlite3_column_int64(row, 1));
+      event.probe = static_cast<uint8_t>(sqlite3_column_int(row, 2));
+      event.code = static_cast<uint8_t>(sqlite3_column_int(row, 3));
+      event.lines = static_cast<uint8_t>(sqlite3_column_int(row, 4));
+      stored.complete =
+          sqlite3_column_type(row, 5) != SQLITE_NULL && sqlite3_column_type(row, 6) != SQLITE_NULL;
+      event.flags = static_cast<uint8_t>(sqlite3_column_int(row, 5));
+      event.aux = static_cast<uint32_t>(sqlite3_column_int64(row, 6));
+      sink(stored);
     }
-    ETT_TRY(transaction.commit());
-    return LoadOutcome{trace_id, false};
+    if (step != SQLITE_DONE) return error("reading events");
+    return {};
   }
 
  private:
-  // Runs a function when it goes out of scope.
-  template <typename F>
-  class ScopeExit {
-   public:
-    explicit ScopeExit(F f) : m_f(std::move(f)) {}
-    ~ScopeExit() { m_f(); }
-    ScopeExit(const ScopeExit&) = delete;
-    ScopeExit& operator=(const ScopeExit&) = delete;
-
-   private:
-    F m_f;
-  };
-
   // The connection's PRAGMA secure_delete (0 or 1; 1, the safe side, when it cannot be read).
   int secure_delete_setting() {
     auto read = prepare("PRAGMA secure_delete");
     return read && sqlite3_step(read->get()) == SQLITE_ROW ? sqlite3_column_int(read->get(), 0) : 1;
   }
 
-  // Rolls back unless committed, so that every early return leaves the database as it was.
-  class Transaction {
-   public:
-    explicit Transaction(SqliteDatabase& db) : m_db(db) {}
-    ~Transaction() {
-      if (!m_done) sqlite3_exec(m_db.m_db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
-    }
-    Status commit() {
-      m_done = true;
-      return m_db.exec("COMMIT");
-    }
-
-   private:
-    SqliteDatabase& m_db;
-    bool m_done = false;
-  };
+  void restore_secure_delete() {
+    sqlite3_exec(m_db.get(), fmt::format("PRAGMA secure_delete = {}", m_secure_delete).c_str(), nullptr,
+                 nullptr, nullptr);
+  }
 
   ett::Failure<HostError> error(const std::string& what) const {
     return make_error(ErrorKind::Io, fmt::format("{}: {}: {}", m_path, what, sqlite3_errmsg(m_db.get())));
@@ -381,6 +374,7 @@ class SqliteDatabase final : public Database {
 
   SqliteHandle m_db;
   std::string m_path;
+  int m_secure_delete = 1;  // the connection's setting outside a load
 
  public:
   LoadSource m_source;  // read by the ett_load_events virtual table (its client data)

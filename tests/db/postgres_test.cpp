@@ -6,13 +6,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <cstdio>
 #include <memory>
 
 #include "db/loader.h"
 #include "db/queries.h"
+#include "db/schema.h"
+#include "image/session_writer.h"
 #include "image/synth.h"
+#include "image/trace_image.h"
+#include "support/db_fixtures.h"
 #include "support/pg_server.h"
 #include "support/test_disk_writer.h"
 
@@ -58,22 +61,7 @@ int64_t count(Database& db, const std::string& sql) {
   return std::stoll(table->rows.at(0).at(0).value());
 }
 
-struct CommandResult {
-  int status = -1;
-  std::string out;
-};
-
-// Runs the real `ett` binary; stderr goes along with stdout.
-CommandResult ett(const std::string& args) {
-  CommandResult result;
-  std::FILE* pipe = ::popen((std::string(ETT_BIN_DIR) + "/ett " + args + " 2>&1").c_str(), "r");
-  std::array<char, 4096> buffer;
-  size_t got = 0;
-  while ((got = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.out.append(buffer.data(), got);
-  const int status = ::pclose(pipe);
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
+using ett::test::ett;
 
 class PostgresLoad : public ::testing::Test {
  protected:
@@ -188,6 +176,71 @@ TEST_F(PostgresLoad, CommandsOnBothEngines) {
     EXPECT_NE(bad.out.find("nope"), std::string::npos) << bad.out;
     EXPECT_EQ(ett("query nosuch" + db).status, 1);
   }
+}
+
+// mode=hwlat gap lengths and mode=calibrate step lengths are in aux; flags too. Both stay on PostgreSQL.
+TEST_F(PostgresLoad, HwlatAndCalibrateCapturesKeepAuxAndFlags) {
+  const std::string modes = dir.file("modes.img");
+  ASSERT_TRUE(write_synth_capture(modes, {500, 5, f::Layout::Double2x4}));
+  auto writer = SessionWriter::open(modes);
+  ASSERT_TRUE(writer);
+  std::vector<f::EventRecord> records(4'000);
+  for (size_t i = 0; i < records.size(); ++i) {
+    records[i].tsc = 2'000'000 + i * 100'000;
+    records[i].flags = static_cast<uint8_t>(i % 4 == 0);
+    records[i].aux = i == 1 ? 0xFFFFFFFFu : static_cast<uint32_t>(40'000 + i * 31);
+  }
+  for (f::CaptureMode mode : {f::CaptureMode::HwLat, f::CaptureMode::Calibrate}) {
+    SessionSpec spec;
+    spec.mode = mode;
+    spec.records = records;
+    ASSERT_TRUE(writer->append(spec));
+  }
+  auto db = open_database(fresh_database("modes"));
+  ASSERT_TRUE(db) << db.error().message;
+  auto loaded = load_image(**db, {modes, std::nullopt, true});
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  for (int64_t trace : {(*loaded)[1].trace_id, (*loaded)[2].trace_id}) {
+    auto rows = (*db)->query("SELECT flags, aux FROM events WHERE trace_id = $1 ORDER BY seq",
+                             std::vector<SqlValue>{trace});
+    ASSERT_TRUE(rows) << rows.error().message;
+    ASSERT_EQ(rows->rows.size(), records.size());
+    for (size_t i = 0; i < records.size(); ++i) {
+      ASSERT_EQ(*rows->rows[i][0], std::to_string(records[i].flags));
+      ASSERT_EQ(*rows->rows[i][1], std::to_string(records[i].aux));
+    }
+  }
+  EXPECT_EQ(count(**db, "SELECT version FROM ett_schema"), kSchemaVersion);
+}
+
+// A database of the schema before ett_schema (events without flags and aux; DDL as it was) is migrated when
+// opened; a reload of its trace fills in flags and aux; after DROP TABLE events a reload puts them back.
+TEST_F(PostgresLoad, AnOldSchemaIsMigratedAndReloadsRepairMissingRows) {
+  const std::string url = fresh_database("old_schema");
+  {
+    auto raw = open_postgres_database(url);  // no ensure_schema: the old tables are made here
+    ASSERT_TRUE(raw) << raw.error().message;
+    ett::test::write_version1_trace(**raw, image, 1);
+    ASSERT_TRUE((*raw)->run_script(
+        "INSERT INTO events SELECT 1, s, 1, 0, s * 10, NULL, 0 FROM generate_series(0, 1999) AS s"));
+  }
+  const std::string db = " --db '" + url + "'";
+  auto old = ett("sql 'SELECT count(*) AS n FROM events WHERE aux IS NULL' --csv" + db);
+  ASSERT_EQ(old.status, 0) << old.out;
+  EXPECT_EQ(old.out, "n\n2000\n");
+  auto reload = ett("load " + image + " --session 2" + db);
+  ASSERT_EQ(reload.status, 0) << reload.out;
+  EXPECT_NE(reload.out.find("was loaded as trace 1, but"), std::string::npos) << reload.out;
+  EXPECT_EQ(ett("sql 'SELECT count(*) AS n, count(aux) AS a FROM events' --csv" + db).out,
+            "n,a\n2000,2000\n");
+  ASSERT_EQ(ett("sql 'DROP TABLE events'" + db).status, 0);
+  auto repaired = ett("load " + image + " --session 2" + db);
+  EXPECT_NE(repaired.out.find("but it has 0 of its 2000 events: its 2000 events were loaded again"),
+            std::string::npos)
+      << repaired.out;
+  auto same = ett("load " + image + " --session 2" + db);
+  EXPECT_NE(same.out.find("already loaded as trace 1: nothing changed"), std::string::npos) << same.out;
+  EXPECT_EQ(ett("sql 'SELECT version FROM ett_schema' --csv" + db).out, "version\n2\n");
 }
 
 }  // namespace
