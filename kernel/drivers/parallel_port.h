@@ -5,13 +5,14 @@
 //    inputs driven by the system under test. The data register is never written in this mode (writing it
 //    with the direction bit clear would drive the lines against the probe's own drivers).
 //  - Loopback (probe=lpt-loopback, tests only): direction bit clear, so the data register reads back the last
-//    value written to it; under QEMU the monitor command `o/b 0x378 VALUE` sets it. It exercises the same read
-//    path as Input, but captures nothing on real hardware.
+//    value written to it; under QEMU the monitor command `o/b 0x378 VALUE` sets it. It exercises the same
+//    read path as Input, but captures nothing on real hardware.
 // open() saves the control register and restore() puts it back when the capture ends.
 #pragma once
 
 #include <stdint.h>
 
+#include "arch/x86/idle_poll.h"
 #include "arch/x86/io.h"
 #include "ett/result.h"
 
@@ -57,6 +58,11 @@ class ParallelPort {
 struct PortLines {
   uint16_t port;
   [[gnu::always_inline]] uint8_t read() const { return x86::in8(port); }
+  // The capture loop's idle step (capture/capture_loop.h).
+  template <bool kFiltered>
+  [[gnu::always_inline]] uint8_t idle(uint32_t last, uint32_t mask, uint32_t& countdown) const {
+    return x86::idle_poll_port<kFiltered>(port, last, mask, countdown);
+  }
 };
 
 }  // namespace ett::drivers

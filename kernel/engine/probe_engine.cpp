@@ -28,9 +28,23 @@ struct RunSetup {
   capture::CaptureOptions options;
   uint64_t limit_ticks;
   uint64_t hwlat_threshold_ticks;
+  uint64_t stall_floor_ticks;
   volatile vprobe::Control* control;
   capture::EventBuffer buffer;
 };
+
+// The typical check interval for the stall log: 1024 bare polls (a stop check's worth), the shortest of a
+// few tries so that one interrupted try does not count. 0 when the lines changed meanwhile (the log then
+// takes its first interval instead).
+template <typename Clock, typename Source>
+uint64_t typical_check_ticks(Source source, uint32_t interval_polls) {
+  uint64_t best = 0;
+  for (int i = 0; i < 4; ++i) {
+    const uint64_t ticks = capture::bare_poll_ticks(source, Clock{}, interval_polls);
+    if (ticks != 0 && (best == 0 || ticks < best)) best = ticks;
+  }
+  return best;
+}
 
 template <typename Clock>
 struct Loops {
@@ -56,12 +70,47 @@ struct Loops {
     panic("unknown layout");
   }
 
+  static CaptureResult capture_configured(const RunSetup& setup, auto source, Stop& stop) {
+    return setup.config.filter_mask == 0xFF ? capture_layout<false>(setup, source, stop)
+                                            : capture_layout<true>(setup, source, stop);
+  }
+
+  template <typename Source>
+  static capture::PollWindow floor_window(const RunSetup& setup, Source source) {
+    return capture::bare_poll_window(source, x86::TscClock{}, setup.limit_ticks,
+                                     1u << Stop::kPollIntervalLog2);
+  }
+
+  // bench=N: the production loop (same Stop type, so the same instantiation) with a deadline of one window
+  // and a control block nobody writes to, then the floor for a window of the same length.
+  template <typename Source>
+  static uint32_t bench(const RunSetup& setup, Source source, BenchWindow* windows, uint32_t count) {
+    x86::TscClock deadline_clock;
+    drivers::IvshmemHost nobody{&g_no_host_control};
+    Stop stop(deadline_clock, nobody, setup.limit_ticks, nullptr);
+    stop.set_stall_reference(0, setup.stall_floor_ticks);
+    uint32_t done = 0;
+    for (; done < count; ++done) {
+      // The pair's order alternates, so that neither side is always the one a host preemption lands in.
+      capture::PollWindow floor{};
+      if (done % 2 == 1) floor = floor_window(setup, source);
+      const CaptureResult loop = capture_configured(setup, source, stop);
+      if (loop.event_count != 0 || loop.iterations == 0) break;  // the lines changed: not an idle window
+      if (done % 2 == 0) floor = floor_window(setup, source);
+      if (floor.polls == 0) break;
+      windows[done] = BenchWindow{loop.iterations, loop.end_tsc - loop.armed_tsc, floor.polls, floor.ticks};
+    }
+    return done;
+  }
+
   template <typename Source>
   static EngineResult run(const RunSetup& setup, Source source, const x86::CpuInfo& cpu) {
     x86::TscClock deadline_clock;
     drivers::IvshmemHost host{setup.control};
     drivers::Ps2StopKey key;
     Stop stop(deadline_clock, host, setup.limit_ticks, setup.config.keyboard ? &key : nullptr);
+    stop.set_stall_reference(typical_check_ticks<Clock>(source, 1u << Stop::kPollIntervalLog2),
+                             setup.stall_floor_ticks);
     EngineResult result{};
     switch (setup.config.mode) {
       case format::CaptureMode::Calibrate: {
@@ -72,17 +121,20 @@ struct Loops {
         break;
       }
       case format::CaptureMode::HwLat: {
-        const uint32_t smi_before = cpu.has_smi_count ? static_cast<uint32_t>(x86::rdmsr(x86::kMsrSmiCount)) : 0;
+        const uint32_t smi_before =
+            cpu.has_smi_count ? static_cast<uint32_t>(x86::rdmsr(x86::kMsrSmiCount)) : 0;
         result.capture = capture::run_hwlat(x86::TscClock{}, stop, setup.buffer, setup.hwlat_threshold_ticks);
         result.smi_valid = cpu.has_smi_count;
-        if (cpu.has_smi_count) result.smi_count = static_cast<uint32_t>(x86::rdmsr(x86::kMsrSmiCount)) - smi_before;
+        if (cpu.has_smi_count)
+          result.smi_count = static_cast<uint32_t>(x86::rdmsr(x86::kMsrSmiCount)) - smi_before;
         break;
       }
       case format::CaptureMode::Capture:
-        result.capture = setup.config.filter_mask == 0xFF ? capture_layout<false>(setup, source, stop)
-                                                           : capture_layout<true>(setup, source, stop);
+        result.capture = capture_configured(setup, source, stop);
         break;
     }
+    stop.stalls().finish(result.capture.end_tsc);
+    result.stalls = stop.stalls();
     return result;
   }
 };
@@ -92,6 +144,29 @@ EngineResult run_with_clock(const RunSetup& setup, const Probe& probe, const x86
   if (probe.source == format::ProbeSource::Ivshmem)
     return Loops<Clock>::run(setup, drivers::IvshmemLines{probe.ivshmem_lines}, cpu);
   return Loops<Clock>::run(setup, drivers::PortLines{probe.io_base}, cpu);
+}
+
+template <typename Clock>
+uint32_t bench_with_clock(const RunSetup& setup, const Probe& probe, BenchWindow* windows, uint32_t count) {
+  if (probe.source == format::ProbeSource::Ivshmem)
+    return Loops<Clock>::bench(setup, drivers::IvshmemLines{probe.ivshmem_lines}, windows, count);
+  return Loops<Clock>::bench(setup, drivers::PortLines{probe.io_base}, windows, count);
+}
+
+capture::CaptureOptions options_for(const config::Config& config) {
+  capture::CaptureOptions options;
+  options.filter_mask = config.filter_mask;
+  options.trigger_enabled = config.trigger_enabled;
+  options.trigger = capture::TritPattern{config.trigger_mask, config.trigger_match};
+  options.pretrigger = config.pretrigger;
+  if (config.stop_rule == format::StopReason::ZeroCode) options.event_stop = capture::EventStop::zero_code();
+  if (config.stop_rule == format::StopReason::CodeMatch)
+    options.event_stop = capture::EventStop::code_on_probe(config.stop_probe, config.stop_code);
+  return options;
+}
+
+uint64_t stall_floor_ticks(uint64_t tsc_hz) {
+  return tsc_hz * capture::StallLog::kStallFloorNs / 1'000'000'000;
 }
 
 }  // namespace
@@ -110,8 +185,9 @@ Result<Probe> open_probe(const config::Config& config) {
     case format::ProbeSource::Ivshmem:
       if (!ivshmem) return ivshmem.failure();
       probe.address = ivshmem->physical_address();
-      console::print("ETT: probe ivshmem at PCI %02x:%02x.%x, shared memory at 0x%08x (%llu KiB)\n", probe.pci.bus,
-                     probe.pci.slot, probe.pci.function, probe.address, ivshmem->size() / 1024);
+      console::print("ETT: probe ivshmem at PCI %02x:%02x.%x, shared memory at 0x%08x (%llu KiB)\n",
+                     probe.pci.bus, probe.pci.slot, probe.pci.function, probe.address,
+                     ivshmem->size() / 1024);
       return probe;
     case format::ProbeSource::PciLpt: {
       ETT_TRY_ASSIGN(const drivers::PciLpt card, drivers::PciLpt::find());
@@ -125,15 +201,17 @@ Result<Probe> open_probe(const config::Config& config) {
       break;
   }
   const bool loopback = config.probe == format::ProbeSource::LptLoopback;
-  auto port = ParallelPort::open(probe.io_base, loopback ? ParallelPort::Mode::Loopback : ParallelPort::Mode::Input);
+  auto port =
+      ParallelPort::open(probe.io_base, loopback ? ParallelPort::Mode::Loopback : ParallelPort::Mode::Input);
   if (!port) return port.failure();
   probe.saved_control = port->saved_control();
   probe.address = probe.io_base;
   console::print("ETT: probe %s at I/O 0x%03x%s (control was 0x%02x)%s\n",
                  format::probe_source_name(static_cast<uint32_t>(config.probe)), probe.io_base,
-                 loopback ? ", direction bit clear: TEST-ONLY loopback, the data register reads back what was "
-                            "written to it"
-                          : ", bidirectional input (control bit 5 set)",
+                 loopback
+                     ? ", direction bit clear: TEST-ONLY loopback, the data register reads back what was "
+                       "written to it"
+                     : ", bidirectional input (control bit 5 set)",
                  probe.saved_control, probe.control ? "; host stop through the ivshmem control block" : "");
   return probe;
 }
@@ -143,27 +221,39 @@ void close_probe(const Probe& probe) {
   ParallelPort::restore(probe.io_base, probe.saved_control);
 }
 
-EngineResult run_engine(const config::Config& config, const Probe& probe, const x86::CpuInfo& cpu, uint64_t tsc_hz,
-                        volatile vprobe::Control* control, capture::EventBuffer buffer) {
-  capture::CaptureOptions options;
-  options.filter_mask = config.filter_mask;
-  options.trigger_enabled = config.trigger_enabled;
-  options.trigger = capture::TritPattern{config.trigger_mask, config.trigger_match};
-  options.pretrigger = config.pretrigger;
-  if (config.stop_rule == format::StopReason::ZeroCode) options.event_stop = capture::EventStop::zero_code();
-  if (config.stop_rule == format::StopReason::CodeMatch)
-    options.event_stop = capture::EventStop::code_on_probe(config.stop_probe, config.stop_code);
-  const uint32_t threshold_ns = config.hwlat_threshold_ns ? config.hwlat_threshold_ns : config::kDefaultHwlatThresholdNs;
+EngineResult run_engine(const config::Config& config, const Probe& probe, const x86::CpuInfo& cpu,
+                        uint64_t tsc_hz, volatile vprobe::Control* control, capture::EventBuffer buffer) {
+  const capture::CaptureOptions options = options_for(config);
+  const uint32_t threshold_ns =
+      config.hwlat_threshold_ns ? config.hwlat_threshold_ns : config::kDefaultHwlatThresholdNs;
   const RunSetup setup{config,
                        options,
                        config.limit_ms ? lib::ticks_for_ms(config.limit_ms, tsc_hz) : 0,
                        tsc_hz * threshold_ns / 1'000'000'000,
+                       stall_floor_ticks(tsc_hz),
                        control ? control : &g_no_host_control,
                        buffer};
   if (config.keyboard) drivers::Ps2Keyboard{}.drain();
   x86::cli();
   return cpu.has_sse2 ? run_with_clock<x86::OrderedTscClock>(setup, probe, cpu)
                       : run_with_clock<x86::TscClock>(setup, probe, cpu);
+}
+
+uint32_t run_bench(const config::Config& config, const Probe& probe, const x86::CpuInfo& cpu, uint64_t tsc_hz,
+                   BenchWindow* windows, uint32_t count, capture::EventBuffer buffer) {
+  capture::CaptureOptions options = options_for(config);
+  options.trigger_enabled =
+      false;  // the trigger wait is a loop of its own; the benchmark times the capture loop
+  const RunSetup setup{config,
+                       options,
+                       lib::ticks_for_ms(kBenchWindowMs, tsc_hz),
+                       0,
+                       stall_floor_ticks(tsc_hz),
+                       &g_no_host_control,
+                       buffer};
+  x86::cli();
+  return cpu.has_sse2 ? bench_with_clock<x86::OrderedTscClock>(setup, probe, windows, count)
+                      : bench_with_clock<x86::TscClock>(setup, probe, windows, count);
 }
 
 void describe(const config::Config& config, const Probe& probe, const EngineResult& result,
