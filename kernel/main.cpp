@@ -138,6 +138,7 @@ struct Capture {
   capture::EventBuffer buffer;
   format::SessionHeader header;
   uint64_t event_count;
+  capture::StallLog stalls;  // its stall records go into the session's stall table
 };
 
 // bench=N: the loop benchmark's windows, one line each, for bench/capture_loop_bench.py.
@@ -220,7 +221,7 @@ Result<Capture> capture_once(const Boot& boot, const config::Config& config, con
   header.stop_reason = static_cast<uint32_t>(result.stop_reason);
   header.initial_lines = result.initial_lines;
   header.final_lines = result.final_lines;
-  return Capture{buffer, header, result.event_count};
+  return Capture{buffer, header, result.event_count, run.stalls};
 }
 
 // Everything a save needs, for the analysis stage's S key.
@@ -238,9 +239,10 @@ Result<uint32_t> save_capture(SaveJob& job) {
   set_state(KernelState::Dumping);
   if (job.disk) {
     ETT_TRY(job.disk->write_session(capture.header, capture.buffer.begin(), capture.event_count,
-                                    job.machine->tsc.hz));
+                                    capture.stalls.records(), capture.stalls.size(), job.machine->tsc.hz));
   } else if (job.serial) {
-    job.serial->write_session(capture.header, capture.buffer.begin(), capture.event_count);
+    job.serial->write_session(capture.header, capture.buffer.begin(), capture.event_count,
+                              capture.stalls.records(), capture.stalls.size());
   } else {
     return fail("dump=none: the events stay in RAM");
   }

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "db/postgres.h"
+#include "db/schema.h"
 #include "db/sqlite.h"
 
 namespace ett::host {
@@ -32,6 +33,7 @@ Expected<std::unique_ptr<Database>> open_database(const std::string& url) {
                                                    ? open_sqlite_database(parsed.target)
                                                    : open_postgres_database(parsed.target));
   ETT_TRY(db->ensure_schema());
+  ETT_TRY(add_missing_trace_columns(*db));
   return db;
 }
 

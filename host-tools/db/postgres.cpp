@@ -162,6 +162,11 @@ class PostgresDatabase final : public Database {
         ResultTable ignored,
         query("INSERT INTO probes (trace_id, probe) SELECT $1::bigint, generate_series(1, $2::int)",
               probe_params));
+    for (const TraceRow::Stall& stall : trace.stalls) {
+      const SqlValue stall_params[] = {trace_id, stall.start_ns, stall.length_ns, stall.start_tsc,
+                                       stall.length_ticks};
+      ETT_TRY_ASSIGN(ResultTable stall_row, query(insert_stall_sql(), stall_params));
+    }
     ETT_TRY(transaction.commit());
     return LoadOutcome{trace_id, false};
   }

@@ -273,6 +273,11 @@ class SqliteDatabase final : public Database {
       if (sqlite3_step(probe.get()) != SQLITE_DONE) return error("inserting probes");
       sqlite3_reset(probe.get());
     }
+    for (const TraceRow::Stall& stall : trace.stalls) {
+      const SqlValue stall_params[] = {trace_id, stall.start_ns, stall.length_ns, stall.start_tsc,
+                                       stall.length_ticks};
+      ETT_TRY_ASSIGN(ResultTable stall_row, query(insert_stall_sql(), stall_params));
+    }
     ETT_TRY(transaction.commit());
     return LoadOutcome{trace_id, false};
   }

@@ -23,17 +23,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ett/trace_format.h"
+
 namespace ett::capture {
 
-// One stall: the check interval that held it.
-struct Stall {
-  uint64_t start_tsc;     // the check before the stall
-  uint64_t length_ticks;  // to the check after it
-};
+// One stall: the check interval that held it (as it goes into the session's stall table).
+using Stall = format::StallRecord;
 
 class StallLog {
  public:
-  static constexpr uint32_t kCapacity = 256;
+  static constexpr uint32_t kCapacity = format::kMaxStallRecords;
   static constexpr uint64_t kStallFactor = 4;
   static constexpr uint32_t kStallFloorNs = 20'000;
 

@@ -11,6 +11,8 @@ namespace ett::dump {
 namespace {
 // One chunk is assembled here (header + records + padding + CRC) and written with one command.
 alignas(16) uint8_t g_chunk[format::kChunkBytes];
+// The stall table, written once after the header.
+alignas(16) StallTable g_stall_table;
 
 Status write_header(drivers::AtaPio& ata, format::SessionHeader& header, format::SessionStatus status) {
   header.status = static_cast<uint32_t>(status);
@@ -74,7 +76,8 @@ Result<TraceDisk> TraceDisk::open(const drivers::AtaPio& ata_in) {
 }
 
 Result<DumpStats> TraceDisk::write_session(format::SessionHeader& header, const format::EventRecord* events,
-                                           uint64_t event_count, uint64_t tsc_hz) {
+                                           uint64_t event_count, const format::StallRecord* stalls,
+                                           uint32_t stall_count, uint64_t tsc_hz) {
   ETT_TRY(check_room(event_count));
   start_session_header(header, m_label, m_append, event_count);
   const uint64_t chunk_count = header.chunk_count;
@@ -82,12 +85,13 @@ Result<DumpStats> TraceDisk::write_session(format::SessionHeader& header, const 
                  header.start_lba, event_count, chunk_count);
 
   const uint64_t start = x86::rdtsc();
+  build_stall_table(g_stall_table, header, stalls, stall_count);
   ETT_TRY(write_header(m_ata, header, format::SessionStatus::Writing));
+  ETT_TRY(m_ata.write(header.start_lba + 1, format::kStallTableSectors, &g_stall_table));
   uint64_t next_report = chunk_count / 10;
   for (uint64_t index = 0; index < chunk_count; ++index) {
     build_chunk(g_chunk, header.session_number, index, events, event_count);
-    ETT_TRY(
-        m_ata.write(header.start_lba + 1 + index * format::kChunkSectors, format::kChunkSectors, g_chunk));
+    ETT_TRY(m_ata.write(chunk_lba(header, index), format::kChunkSectors, g_chunk));
     if (chunk_count >= 20 && index + 1 == next_report && index + 1 < chunk_count) {
       console::print("ETT: dump %llu%% (%llu/%llu chunks)\n", (index + 1) * 100 / chunk_count, index + 1,
                      chunk_count);
@@ -101,7 +105,7 @@ Result<DumpStats> TraceDisk::write_session(format::SessionHeader& header, const 
 
   m_append = {header.start_lba + header.reserved_sectors, header.session_number + 1,
               m_append.existing_sessions + 1};
-  const DumpStats stats{chunk_count, (1 + chunk_count * format::kChunkSectors) * format::kSectorSize, ticks};
+  const DumpStats stats{chunk_count, header.reserved_sectors * format::kSectorSize, ticks};
   const uint64_t us = lib::us_for_ticks(ticks, tsc_hz);
   const uint64_t centi_mb_per_s = us == 0 ? 0 : stats.bytes * 100 / us;  // bytes per us = MB/s
   console::print("ETT: dump complete: %llu KiB in %llu ms (%llu.%02llu MB/s)\n", stats.bytes / 1024,

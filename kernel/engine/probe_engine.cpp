@@ -274,6 +274,12 @@ void describe(const config::Config& config, const Probe& probe, const EngineResu
   header.pretrigger_events = r.pretrigger_events;
   header.loop_iterations = r.iterations;
   header.floor_milliticks = result.floor_milliticks;
+  const capture::StallLog& stalls = result.stalls;
+  header.stall_count = stalls.count();
+  header.longest_check_ticks = stalls.longest_interval();
+  header.typical_check_ticks = stalls.typical_interval();
+  header.stall_threshold_ticks = stalls.typical_interval() != 0 ? stalls.threshold() : 0;
+  header.longest_stall_ticks = stalls.longest_stall();
   header.smi_count = result.smi_count;
   if (r.triggered) header.flags |= format::kFlagTriggered;
   if (result.smi_valid) header.flags |= format::kFlagSmiCount;
