@@ -62,8 +62,8 @@ TEST(CliExitCodes, UnknownFormatVersion) {
 TEST(CliExitCodes, BadChunkCrc) {
   ScratchDir dir;
   std::string disk = synth_disk(dir / "t.img", 100);
-  // First chunk of session 1: one sector after its header; flip a byte inside the records.
-  const size_t chunk = (f::kFirstSessionLba + 1) * f::kSectorSize;
+  // First chunk of session 1: after its header and stall table; flip a byte inside the records.
+  const size_t chunk = (f::kFirstSessionLba + 1 + f::kStallTableSectors) * f::kSectorSize;
   disk[chunk + sizeof(f::ChunkHeader) + 40] ^= 0x01;
   write_file(dir / "t.img", disk);
   auto outcome = ls_and_extract(dir, dir / "t.img");
