@@ -75,7 +75,7 @@ TEST(CliExitCodes, TruncatedImage) {
   ScratchDir dir;
   std::string disk = synth_disk(dir / "t.img", 100);
   // Cut inside the first chunk of the only session.
-  disk.resize((f::kFirstSessionLba + 1) * f::kSectorSize + 1000);
+  disk.resize((f::kFirstSessionLba + 1 + f::kStallTableSectors) * f::kSectorSize + 1000);
   write_file(dir / "t.img", disk);
   auto outcome = ls_and_extract(dir, dir / "t.img");
   EXPECT_EQ(outcome.extract.exit_code, 13) << outcome.extract.output;
