@@ -117,8 +117,9 @@ TEST(CliLs, JsonHoldsTheSessionHeader) {
   has("stop_reason", "\"" + std::string(f::stop_reason_name(header.stop_reason)) + "\"");
   has("status", "\"ok\"");
   has("layout", "\"2x4\"");
-  for (const char* key : {"disk_uuid", "tsc_method", "initial_lines", "filter_mask", "cpu_brand", "cmdline",
-                          "loop_iterations", "smi_count", "stall_count", "longest_stall_ns", "longest_check_ns"})
+  for (const char* key :
+       {"disk_uuid", "tsc_method", "initial_lines", "filter_mask", "cpu_brand", "cmdline", "loop_iterations",
+        "smi_count", "stall_count", "longest_stall_ns", "longest_check_ns"})
     EXPECT_NE(ls.output.find(std::string("\"") + key + "\":"), std::string::npos) << key;
 }
 

@@ -136,14 +136,15 @@ TEST(Stalls, QemuStoppedFor40msIsOneStallAndFlagsExactlyTheActionsStallsTouch) {
     }
   }
 
-  // The stall that touches the end of the stopped action (written while QEMU was stopped) is the stop: >= 40 ms.
-  // (A busy host may add shorter stalls elsewhere; they are flagged by the same rule.)
+  // The stall that touches the end of the stopped action (written while QEMU was stopped) is the stop: >= 40
+  // ms. (A busy host may add shorter stalls elsewhere; they are flagged by the same rule.)
   double stop_stall = 0;
   for (const auto& [start, length] : stalls) {
     for (size_t i = 0; i < events.rows.size(); ++i) {
       const double t = static_cast<double>(events.number(i, "time_ns"));
       if (t < start) continue;
-      if (events.number(i, "probe") == 2 && events.number(i, "code") == kStopped % 15 + 1 && t <= start + length + 1e6)
+      if (events.number(i, "probe") == 2 && events.number(i, "code") == kStopped % 15 + 1 &&
+          t <= start + length + 1e6)
         stop_stall = std::max(stop_stall, length);
       break;
     }
