@@ -349,6 +349,8 @@ template <typename Source, typename Clock>
 struct PollWindow {
   uint64_t polls;
   uint64_t ticks;
+  uint64_t shortest_round;  // ticks of the fastest and the slowest round: a round far slower than the
+  uint64_t longest_round;   // fastest held a stall (the host, an SMI), as in the capture's stall log
 };
 template <typename Source, typename Clock>
 [[gnu::noinline]] PollWindow bare_poll_window(Source source, Clock clock, uint64_t window_ticks,
@@ -356,15 +358,21 @@ template <typename Source, typename Clock>
   const uint8_t first = source.read();
   const uint64_t start = clock.now();
   uint64_t polls = 0;
-  uint64_t now;
+  uint64_t now = start;
+  PollWindow window{0, 0, UINT64_MAX, 0};
   do {
+    const uint64_t before = now;
     uint32_t countdown = round_polls;
     detail::idle_poll<false>(source, first, 0xFF, countdown);
-    if (countdown != 0) return PollWindow{0, 0};
+    if (countdown != 0) return PollWindow{0, 0, 0, 0};
     polls += round_polls;
     now = clock.now();
+    if (now - before < window.shortest_round) window.shortest_round = now - before;
+    if (now - before > window.longest_round) window.longest_round = now - before;
   } while (now - start < window_ticks);
-  return PollWindow{polls, now - start};
+  window.polls = polls;
+  window.ticks = now - start;
+  return window;
 }
 
 }  // namespace ett::capture

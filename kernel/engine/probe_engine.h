@@ -38,6 +38,8 @@ struct BenchWindow {
   uint64_t loop_ticks;
   uint64_t floor_polls;  // the idle step alone, a TSC read every 1024 polls to end the window
   uint64_t floor_ticks;
+  bool loop_stalled;  // the window held a stall (the stall log's rule): its ticks measure the host, too
+  bool floor_stalled;
 };
 
 struct EngineResult {
