@@ -139,13 +139,46 @@ struct Capture {
   capture::EventBuffer buffer;
   format::SessionHeader header;
   uint64_t event_count;
+  capture::StallLog stalls;  // its stall records go into the session's stall table
 };
+
+// bench=N: the loop benchmark's windows, one line each, for bench/capture_loop_bench.py.
+void run_bench(const config::Config& config, const Machine& machine, const capture::EventBuffer& buffer) {
+  static engine::BenchWindow windows[config::kMaxBenchWindows];
+  console::print("ETT: bench: %u window pairs of %u ms (the capture loop, then the bare poll floor)\n",
+                 config.bench_windows, engine::kBenchWindowMs);
+  const uint32_t done = engine::run_bench(config, machine.probe, machine.cpu, machine.tsc.hz, windows,
+                                          config.bench_windows, buffer);
+  for (uint32_t i = 0; i < done; ++i)
+    console::print("ETT: bench window %u: loop %llu polls %llu ticks%s, floor %llu polls %llu ticks%s\n",
+                   i + 1, windows[i].loop_polls, windows[i].loop_ticks,
+                   windows[i].loop_stalled ? " stalled" : "", windows[i].floor_polls, windows[i].floor_ticks,
+                   windows[i].floor_stalled ? " stalled" : "");
+  if (done < config.bench_windows)
+    console::print("ETT: bench: stopped after %u window pairs: the lines changed\n", done);
+  console::print("ETT: bench done\n");
+}
+
+// The capture's own error: its check intervals and the stalls among them (capture/stall_log.h).
+void report_stalls(const capture::StallLog& stalls, uint64_t tsc_hz) {
+  console::print(
+      "ETT: check intervals: %llu, typical %llu ticks, longest %llu ticks (%llu us); stalls (> %llu "
+      "ticks): %u, longest %llu us, %u records\n",
+      stalls.intervals(), stalls.typical_interval(), stalls.longest_interval(),
+      lib::us_for_ticks(stalls.longest_interval(), tsc_hz), stalls.threshold(), stalls.count(),
+      lib::us_for_ticks(stalls.longest_stall(), tsc_hz), stalls.size());
+}
 
 // held_key: the key that started the capture on the start screen (0: none); see engine::run_engine.
 Result<Capture> capture_once(const Boot& boot, const config::Config& config, const Machine& machine,
                              const dump::TraceDisk* disk, uint8_t held_key) {
   capture::EventBuffer buffer = find_capture_buffer(boot.info, disk ? disk->max_events() : UINT64_MAX);
   if (buffer.capacity() < kMinBufferEvents) return fail("no room for a capture buffer in RAM");
+  static bool benched = false;  // once per boot, before the first capture
+  if (config.bench_windows != 0 && !benched) {
+    benched = true;
+    run_bench(config, machine, buffer);
+  }
 
   format::SessionHeader header = describe_session(boot, config, machine, buffer);
 
@@ -171,6 +204,7 @@ Result<Capture> capture_once(const Boot& boot, const config::Config& config, con
                  lib::us_for_ticks(capture_ticks, machine.tsc.hz) / 1000, result.iterations,
                  result.iterations ? capture_ticks / result.iterations : 0, result.initial_lines,
                  result.final_lines);
+  report_stalls(run.stalls, machine.tsc.hz);
   if (result.triggered && config.trigger_enabled)
     console::print("ETT: triggered %llu ms after the start, %llu events kept from before the trigger\n",
                    lib::us_for_ticks(result.start_tsc - result.armed_tsc, machine.tsc.hz) / 1000,
@@ -190,7 +224,7 @@ Result<Capture> capture_once(const Boot& boot, const config::Config& config, con
   header.stop_reason = static_cast<uint32_t>(result.stop_reason);
   header.initial_lines = result.initial_lines;
   header.final_lines = result.final_lines;
-  return Capture{buffer, header, result.event_count};
+  return Capture{buffer, header, result.event_count, run.stalls};
 }
 
 // Everything a save needs, for the analysis stage's S key.
@@ -208,9 +242,10 @@ Result<uint32_t> save_capture(SaveJob& job) {
   set_state(KernelState::Dumping);
   if (job.disk) {
     ETT_TRY(job.disk->write_session(capture.header, capture.buffer.begin(), capture.event_count,
-                                    job.machine->tsc.hz));
+                                    capture.stalls.records(), capture.stalls.size(), job.machine->tsc.hz));
   } else if (job.serial) {
-    job.serial->write_session(capture.header, capture.buffer.begin(), capture.event_count);
+    job.serial->write_session(capture.header, capture.buffer.begin(), capture.event_count,
+                              capture.stalls.records(), capture.stalls.size());
   } else {
     return fail("dump=none: the events stay in RAM");
   }

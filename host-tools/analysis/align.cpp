@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "analysis/fit.h"
+#include "analysis/stall_marks.h"
 
 namespace ett::host {
 
@@ -17,6 +18,15 @@ std::vector<double> sync_times(const Capture& capture, uint8_t probe) {
   for (const AnalysisEvent& event : capture.events)
     if (event.probe == probe) times.push_back(event.time_ns);
   return times;
+}
+
+// Per sync edge of a capture (in order): whether one of its stalls touches it.
+std::vector<bool> stalled_sync_edges(const Capture& capture, uint8_t probe) {
+  const StallMarks marks(capture.stalls, capture.events);
+  std::vector<bool> stalled;
+  for (size_t i = 0; i < capture.events.size(); ++i)
+    if (capture.events[i].probe == probe) stalled.push_back(marks.stall_at(i) > 0);
+  return stalled;
 }
 
 std::string capture_name(const Capture& capture, size_t index) {
@@ -85,6 +95,20 @@ Expected<AlignResult> align_captures(std::span<const Capture> captures, uint8_t 
     std::inplace_merge(result.timeline.begin(), middle, result.timeline.end(), by_time);
   }
   return result;
+}
+
+void mark_stalls(AlignResult& result, std::span<const Capture> captures) {
+  if (captures.empty()) return;
+  const std::vector<bool> reference = stalled_sync_edges(captures[0], result.sync_probe);
+  for (ClockFit& fit : result.fits) {
+    const std::vector<bool> own = stalled_sync_edges(captures[fit.capture], result.sync_probe);
+    fit.edge_stalled.assign(fit.edges, false);
+    fit.stalled_edges = 0;
+    for (size_t k = 0; k < fit.edges; ++k) {
+      fit.edge_stalled[k] = (k < reference.size() && reference[k]) || (k < own.size() && own[k]);
+      fit.stalled_edges += fit.edge_stalled[k];
+    }
+  }
 }
 
 }  // namespace ett::host

@@ -23,6 +23,9 @@ struct ClockFit {
   double rms_residual_ns = 0;
   double max_abs_residual_ns = 0;
   std::vector<double> residuals_ns;  // t_ref - fitted, per edge
+  // Edges a stall touches in this capture or the reference (StallMarks): their residual is not bounded by pi.
+  std::vector<bool> edge_stalled;
+  size_t stalled_edges = 0;
 };
 
 struct MergedEvent {
@@ -40,5 +43,8 @@ struct AlignResult {
 // Errors: fewer than two captures, or a capture with fewer than 3 sync edges or a different number of sync
 // edges than the reference (the edges are paired by their order).
 Expected<AlignResult> align_captures(std::span<const Capture> captures, uint8_t sync_probe);
+
+// Flags in every fit the sync edges a stall of that capture or of the reference touches.
+void mark_stalls(AlignResult& result, std::span<const Capture> captures);
 
 }  // namespace ett::host

@@ -19,6 +19,14 @@ struct AnalysisEvent {
   double time_ns = 0;
 };
 
+// One record of the session's stall table (kernel/capture/stall_log.h), in ns from the capture start: the
+// loop did not poll for part of [start_ns, start_ns + length_ns]; an event stamped in it, or the first one
+// after it, can be late by up to length_ns.
+struct StallSpan {
+  double start_ns = 0;
+  double length_ns = 0;
+};
+
 // What the analyses need from a session header (the database's traces row).
 struct CaptureInfo {
   int64_t trace_id = 0;
@@ -33,11 +41,18 @@ struct CaptureInfo {
   std::string captured_at;        // UTC text, may be empty
   uint64_t captured_at_unix = 0;  // the same, seconds since 1970 (0: unknown)
   std::string cpu_brand;
+  // The capture's own check intervals (session format 2; all 0 in older sessions and synthetic ones).
+  uint64_t stall_count = 0;       // stalls seen (the table may hold fewer records: merged)
+  uint64_t loop_iterations = 0;   // polls
+  double longest_check_ns = 0;    // the longest interval between two stop checks (1024 polls)
+  double typical_check_ns = 0;    // the shortest
+  double stall_threshold_ns = 0;  // longer intervals were stalls
 };
 
 struct Capture {
   CaptureInfo info;
   std::vector<AnalysisEvent> events;  // in seq order
+  std::vector<StallSpan> stalls;      // the session's stall table, in time order
 
   // Nanoseconds from the capture start to its end (0 when the header has no end).
   double end_ns() const {

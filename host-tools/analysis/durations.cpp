@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <deque>
@@ -104,9 +105,22 @@ Expected<DurationsResult> pair_actions(std::span<const AnalysisEvent> events, co
     if (!closed[i]) result.unmatched_starts.push_back(starts[i]->seq);
   std::vector<double> durations;
   durations.reserve(result.actions.size());
-  for (const Action& action : result.actions) durations.push_back(action.duration_ns);
+  for (Action& action : result.actions) {
+    durations.push_back(action.duration_ns);
+    action.bound_ns = pi_ns;
+  }
   result.summary = summarize(durations);
   return result;
+}
+
+void mark_stalls(DurationsResult& result, const StallMarks& marks, size_t stall_count) {
+  result.stall_count = stall_count;
+  result.stalled = 0;
+  for (Action& action : result.actions) {
+    action.stall_ns = std::max(marks.stall_ns(action.start_seq), marks.stall_ns(action.end_seq));
+    action.bound_ns = result.pi_ns > 0 ? result.pi_ns + action.stall_ns : 0;
+    if (action.stall_ns > 0) ++result.stalled;
+  }
 }
 
 }  // namespace ett::host

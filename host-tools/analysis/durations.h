@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "analysis/capture.h"
+#include "analysis/stall_marks.h"
 #include "analysis/stats.h"
 #include "common/status.h"
 
@@ -41,6 +42,8 @@ struct Action {
   double start_ns = 0;
   double end_ns = 0;
   double duration_ns = 0;
+  double stall_ns = 0;  // the longest stall touching its start or end event (0: none; StallMarks)
+  double bound_ns = 0;  // |error| <= pi + stall_ns (pi alone when no stall touches it; 0: pi unknown)
 };
 
 struct DurationsResult {
@@ -51,7 +54,9 @@ struct DurationsResult {
   std::vector<uint64_t> unmatched_ends;    // seq of ends with no open start
   std::vector<uint64_t> out_of_order;      // seq of ends that closed a start while an older one was open
   Summary summary;                         // of duration_ns
-  double pi_ns = 0;         // every duration and statistic is within ±pi of the real one (0: unknown)
+  double pi_ns = 0;         // a duration no stall touches is within ±pi of the real one (0: unknown)
+  size_t stalled = 0;       // actions a stall touches (their bound is pi + the stall)
+  size_t stall_count = 0;   // stalls of the capture
   int64_t pi_trace_id = 0;  // the calibration capture pi was measured on (0: given by hand, or unknown)
 };
 
@@ -60,6 +65,9 @@ enum class PairRule {
   Fifo,      // an end closes the oldest open start, whatever the codes
 };
 Expected<PairRule> parse_pair_rule(std::string_view text);  // same-code | fifo
+
+// Marks the actions a stall of the capture touches and sets every action's bound_ns (pi, or pi + the stall).
+void mark_stalls(DurationsResult& result, const StallMarks& marks, size_t stall_count);
 
 // Errors: from and to describe the same events.
 Expected<DurationsResult> pair_actions(std::span<const AnalysisEvent> events, const Endpoint& from,

@@ -53,8 +53,8 @@ Expected<Capture> load_capture(Database& db, int64_t trace_id) {
   const SqlValue params[] = {trace_id};
   auto info_rows = db.query(
       "SELECT tsc_hz, capture_start_tsc, capture_end_tsc, mode, layout, initial_lines, captured_at, "
-      "cpu_brand, "
-      "disk_name, session, captured_at_unix FROM traces WHERE trace_id = $1",
+      "cpu_brand, disk_name, session, stall_count, loop_iterations, longest_check_ticks, "
+      "typical_check_ticks, stall_threshold_ticks, captured_at_unix FROM traces WHERE trace_id = $1",
       params);
   if (!info_rows) return info_rows.failure();
   if (info_rows->rows.empty())
@@ -72,10 +72,38 @@ Expected<Capture> load_capture(Database& db, int64_t trace_id) {
   info.initial_lines = static_cast<uint8_t>(as_int(row[5]));
   info.captured_at = as_text(row[6]);
   info.cpu_brand = as_text(row[7]);
-  info.captured_at_unix = static_cast<uint64_t>(as_int(row[10]));
+  info.captured_at_unix = static_cast<uint64_t>(as_int(row[15]));
   const std::string disk = as_text(row[8]);
   info.name = disk.empty() ? fmt::format("trace {} (session {})", trace_id, as_text(row[9]))
                            : fmt::format("trace {} ({} session {})", trace_id, disk, as_text(row[9]));
+  info.stall_count = static_cast<uint64_t>(as_int(row[10]));
+  info.loop_iterations = static_cast<uint64_t>(as_int(row[11]));
+  auto ticks_ns = [&](const DbValue& ticks) {
+    return ticks_to_ns(static_cast<double>(as_int(ticks)), info.tsc_hz);
+  };
+  info.longest_check_ns = ticks_ns(row[12]);
+  info.typical_check_ns = ticks_ns(row[13]);
+  info.stall_threshold_ns = ticks_ns(row[14]);
+
+  // The stall table, in ns from the capture start computed from the TSC like the events' times below.
+  auto stalls = db.query(
+      "SELECT start_tsc, length_ticks, start_ns, length_ns FROM stalls WHERE trace_id = $1 "
+      "ORDER BY start_tsc",
+      params);
+  if (!stalls) return stalls.failure();
+  for (const auto& s : stalls->rows) {
+    StallSpan stall;
+    if (info.tsc_hz) {
+      const auto start_tsc = static_cast<uint64_t>(as_int(s[0]));
+      stall.start_ns = ticks_to_ns(
+          static_cast<double>(static_cast<int64_t>(start_tsc - info.capture_start_tsc)), info.tsc_hz);
+      stall.length_ns = ticks_ns(s[1]);
+    } else {
+      stall.start_ns = as_double(s[2]);
+      stall.length_ns = as_double(s[3]);
+    }
+    capture.stalls.push_back(stall);
+  }
 
   auto events = db.query(
       "SELECT seq, probe, code, tsc, time_ns, lines FROM events WHERE trace_id = $1 ORDER BY seq", params);

@@ -32,4 +32,25 @@ IntervalsResult analyze_intervals(std::span<const AnalysisEvent> events, double 
   return result;
 }
 
+void mark_stalls(IntervalsResult& result, std::span<const AnalysisEvent> events, const StallMarks& marks,
+                 size_t stall_count) {
+  result.stall_count = stall_count;
+  std::map<uint8_t, size_t> last;  // probe -> index of its previous event
+  std::map<uint8_t, ProbeIntervals*> by_probe;
+  for (ProbeIntervals& p : result.probes) {
+    p.stalled = 0;
+    by_probe[p.probe] = &p;
+  }
+  for (size_t i = 0; i < events.size(); ++i) {
+    const uint8_t probe = events[i].probe;
+    auto previous = last.find(probe);
+    if (previous != last.end() && (marks.stall_at(previous->second) > 0 || marks.stall_at(i) > 0)) {
+      if (auto p = by_probe.find(probe); p != by_probe.end()) ++p->second->stalled;
+    }
+    last[probe] = i;
+  }
+  for (ProbeIntervals& p : result.probes)
+    for (CloseEvent& c : p.close) c.stall = marks.touched(c.previous_seq) || marks.touched(c.seq);
+}
+
 }  // namespace ett::host

@@ -76,16 +76,26 @@ Expected<OutputFormat> parse_output_format(const std::string& text) {
 }
 
 std::string format_precision(const PrecisionResult& r, OutputFormat format) {
+  const char* source = precision_source_name(r.source);
+  const bool intervals = r.source == PrecisionSource::CheckIntervals;
   if (format == OutputFormat::Csv) {
-    std::string out = "coverage,tau_ns,epsilon_ns,pi_ns,steps_within,min_interarrival_ns\n";
+    std::string out = "coverage,tau_ns,epsilon_ns,pi_ns,steps_within,min_interarrival_ns,source\n";
     for (const CoverageLevel& l : r.levels)
-      out += fmt::format("{},{},{},{},{},{}\n", num(l.coverage), num(l.tau_ns), num(l.epsilon_ns),
-                         num(l.pi_ns), l.steps_within, num(l.min_interarrival_ns));
+      out += fmt::format("{},{},{},{},{},{},{}\n", num(l.coverage), num(l.tau_ns), num(l.epsilon_ns),
+                         num(l.pi_ns), l.steps_within, num(l.min_interarrival_ns), source);
     return out;
   }
   if (format == OutputFormat::Json) {
-    std::string out = fmt::format("{{\"steps\":{},\"tsc_hz\":{},\"epsilon_ns\":{},\"step\":{},\"levels\":[",
-                                  r.steps, r.tsc_hz, num(r.epsilon_ns), summary_json(r.step));
+    std::string out =
+        fmt::format("{{\"source\":\"{}\",\"steps\":{},\"tsc_hz\":{},\"epsilon_ns\":{},\"step\":{},", source,
+                    r.steps, r.tsc_hz, num(r.epsilon_ns), summary_json(r.step));
+    if (intervals)
+      out += fmt::format(
+          "\"typical_check_ns\":{},\"longest_check_ns\":{},\"stall_threshold_ns\":{},\"stalls\":{},"
+          "\"tau_outside_stalls_ns\":{},",
+          num(r.typical_check_ns), num(r.longest_check_ns), num(r.stall_threshold_ns), r.stall_count,
+          num(r.tau_outside_stalls_ns));
+    out += "\"levels\":[";
     for (size_t i = 0; i < r.levels.size(); ++i) {
       const CoverageLevel& l = r.levels[i];
       out += fmt::format(
@@ -101,8 +111,35 @@ std::string format_precision(const PrecisionResult& r, OutputFormat format) {
                          r.histogram[i].tail ? "true" : "false");
     return out + "]}\n";
   }
-  std::string out = fmt::format("loop steps: {}   TSC {} Hz   epsilon = 1/TSC = {:.3f} ns\n", r.steps,
-                                r.tsc_hz, r.epsilon_ns);
+  if (intervals) {
+    std::string out = fmt::format(
+        "source: the check intervals of this capture (a capture-time estimate: every 1024 polls the loop "
+        "reads "
+        "the TSC)\npolls: {}   TSC {} Hz   epsilon = 1/TSC = {:.3f} ns\n"
+        "check interval: typical {:.1f} ns ({:.2f} ns per poll), longest {:.1f} ns; {} stalls (intervals "
+        "over "
+        "{:.1f} ns)\n\n",
+        r.steps, r.tsc_hz, r.epsilon_ns, r.typical_check_ns, r.typical_check_ns / 1024, r.longest_check_ns,
+        r.stall_count, r.stall_threshold_ns);
+    for (const CoverageLevel& l : r.levels)
+      out += fmt::format(
+          "tau ({:.0f} %) <= longest interval - 1023 typical polls = {:.1f} ns   pi = tau + eps = "
+          "{:.1f} ns\n",
+          l.coverage * 100, l.tau_ns, l.pi_ns);
+    out += fmt::format(
+        "outside the stalls: tau <= stall threshold - 1023 typical polls = {:.1f} ns   pi = {:.1f} "
+        "ns (the bound for events no stall touches)\n",
+        r.tau_outside_stalls_ns, r.tau_outside_stalls_ns + r.epsilon_ns);
+    out +=
+        "(not stored: a capture-time estimate describes this capture, not the machine; ett analyze precision "
+        "on a mode=calibrate capture stores the machine's)\n";
+    return out;
+  }
+  std::string out = fmt::format(
+      "source: every loop step of this mode=calibrate capture\nloop steps: {}   TSC {} Hz   epsilon = 1/TSC "
+      "= "
+      "{:.3f} ns\n",
+      r.steps, r.tsc_hz, r.epsilon_ns);
   out += fmt::format(
       "step time: min {:.1f} ns  p50 {:.1f} ns  mean {:.1f} ns  stddev {:.1f} ns  max {:.1f} ns\n\n",
       r.step.min, r.step.p50, r.step.mean, r.step.stddev, r.step.max);
@@ -130,14 +167,17 @@ std::string format_durations(const DurationsResult& r, const FitResult* fit, Out
   if (format == OutputFormat::Csv) {
     // One row per action (pairing: in-order or out-of-order), then one per unmatched start or end (the other
     // columns empty); the fit (if any) is in --format json.
-    std::string out = "start_seq,end_seq,start_code,end_code,start_ns,end_ns,duration_ns,pairing\n";
+    // bound_ns: pi, or pi + the stall that touches the action (empty: pi unknown); stall: 1 when one does.
+    std::string out =
+        "start_seq,end_seq,start_code,end_code,start_ns,end_ns,duration_ns,pairing,bound_ns,stall\n";
     const std::set<uint64_t> reordered(r.out_of_order.begin(), r.out_of_order.end());
     for (const Action& a : r.actions)
-      out += fmt::format("{},{},{},{},{:.1f},{:.1f},{:.1f},{}\n", a.start_seq, a.end_seq, a.start_code,
+      out += fmt::format("{},{},{},{},{:.1f},{:.1f},{:.1f},{},{},{}\n", a.start_seq, a.end_seq, a.start_code,
                          a.end_code, a.start_ns, a.end_ns, a.duration_ns,
-                         reordered.count(a.end_seq) ? "out-of-order" : "in-order");
-    for (uint64_t seq : r.unmatched_starts) out += fmt::format("{},,,,,,,unmatched-start\n", seq);
-    for (uint64_t seq : r.unmatched_ends) out += fmt::format(",{},,,,,,unmatched-end\n", seq);
+                         reordered.count(a.end_seq) ? "out-of-order" : "in-order",
+                         a.bound_ns > 0 ? fmt::format("{:.1f}", a.bound_ns) : "", a.stall_ns > 0 ? 1 : 0);
+    for (uint64_t seq : r.unmatched_starts) out += fmt::format("{},,,,,,,unmatched-start,,\n", seq);
+    for (uint64_t seq : r.unmatched_ends) out += fmt::format(",{},,,,,,unmatched-end,,\n", seq);
     return out;
   }
   if (format == OutputFormat::Json) {
@@ -147,13 +187,25 @@ std::string format_durations(const DurationsResult& r, const FitResult* fit, Out
         endpoint_text(r.from), endpoint_text(r.to), num(r.pi_ns),
         r.pi_trace_id ? fmt::format("{}", r.pi_trace_id) : "null", summary_json(r.summary),
         json_seqs(r.unmatched_starts), json_seqs(r.unmatched_ends), json_seqs(r.out_of_order));
+    out += fmt::format(",\"stalls\":{},\"stalled_actions\":{},\"bound_holds\":{},\"actions\":[",
+                       r.stall_count, r.stalled, r.actions.size() - r.stalled);
+    for (size_t i = 0; i < r.actions.size(); ++i) {
+      const Action& a = r.actions[i];
+      out += fmt::format(
+          "{}{{\"start_seq\":{},\"end_seq\":{},\"start_code\":{},\"end_code\":{},\"duration_ns\":{},"
+          "\"bound_ns\":{},\"stall\":{},\"stall_ns\":{}}}",
+          i ? "," : "", a.start_seq, a.end_seq, a.start_code, a.end_code, num(a.duration_ns),
+          a.bound_ns > 0 ? num(a.bound_ns) : "null", a.stall_ns > 0 ? "true" : "false", num(a.stall_ns));
+    }
+    out += "]";
     if (fit) out += ",\"fit\":" + fit_json(*fit);
     return out + "}\n";
   }
   const Summary& s = r.summary;
   std::string out = fmt::format("actions from probe {} to probe {}: {} paired\n", endpoint_text(r.from),
                                 endpoint_text(r.to), r.actions.size());
-  const std::string pm = r.pi_ns > 0 ? fmt::format(" ± {:.1f}", r.pi_ns) : "";
+  // The statistics carry ±pi only when the bound holds for every action (no stall touches any).
+  const std::string pm = r.pi_ns > 0 && r.stalled == 0 ? fmt::format(" ± {:.1f}", r.pi_ns) : "";
   if (s.count) {
     out += fmt::format("  count   {}\n", s.count);
     out += fmt::format("  mean    {:.1f} ns{}\n  stddev  {:.1f} ns\n", s.mean, pm, s.stddev);
@@ -161,12 +213,23 @@ std::string format_durations(const DurationsResult& r, const FitResult* fit, Out
         "  min     {:.1f} ns{}\n  p50     {:.1f} ns{}\n  p99     {:.1f} ns{}\n  max     {:.1f} ns{}\n", s.min,
         pm, s.p50, pm, s.p99, pm, s.max, pm);
   }
-  out +=
-      r.pi_ns > 0
-          ? fmt::format("  each duration is within ±{:.1f} ns (pi{}) of the real one\n", r.pi_ns,
-                        r.pi_trace_id ? fmt::format(" of this CPU, measured on trace {}", r.pi_trace_id) : "")
-          : "  error bound unknown: no precision stored for this machine (ett analyze precision) and no "
-            "--pi-ns\n";
+  const std::string pi_source =
+      r.pi_trace_id ? fmt::format(" of this CPU, measured on trace {}", r.pi_trace_id) : "";
+  if (r.pi_ns <= 0)
+    out += fmt::format(
+        "  error bound unknown: no precision stored for this machine (ett analyze precision) and "
+        "no --pi-ns; {} of {} actions touch one of the capture's {} stalls\n",
+        r.stalled, r.actions.size(), r.stall_count);
+  else if (r.stalled == 0)
+    out += fmt::format(
+        "  each duration is within ±{:.1f} ns (pi{}) of the real one: the bound holds for {} of {} "
+        "actions (the capture's {} stalls touch none)\n",
+        r.pi_ns, pi_source, r.actions.size(), r.actions.size(), r.stall_count);
+  else
+    out += fmt::format(
+        "  the ±{:.1f} ns bound (pi{}) holds for {} of {} actions; {} touch one of the capture's {} "
+        "stalls (marked STALL: late by up to the stall, their bound is pi + the stall)\n",
+        r.pi_ns, pi_source, r.actions.size() - r.stalled, r.actions.size(), r.stalled, r.stall_count);
   out += fmt::format("unmatched starts: {}{}\n", r.unmatched_starts.size(),
                      r.unmatched_starts.empty() ? "" : " (seq " + seq_list(r.unmatched_starts, 10) + ")");
   out += fmt::format("unmatched ends: {}{}\n", r.unmatched_ends.size(),
@@ -174,6 +237,14 @@ std::string format_durations(const DurationsResult& r, const FitResult* fit, Out
   out += fmt::format("out of order: {} (ends that closed a start while an older one was still open{})\n",
                      r.out_of_order.size(),
                      r.out_of_order.empty() ? "" : ": seq " + seq_list(r.out_of_order, 10));
+  if (!r.actions.empty()) {
+    out += fmt::format("\n{:>10}  {:>10}  {:>16}  {:>14}  {}\n", "start_seq", "end_seq", "duration (ns)",
+                       "bound (ns)", "stall");
+    for (const Action& a : r.actions)
+      out += fmt::format("{:>10}  {:>10}  {:>16.1f}  {:>14}  {}\n", a.start_seq, a.end_seq, a.duration_ns,
+                         a.bound_ns > 0 ? fmt::format("±{:.1f}", a.bound_ns) : "unknown",
+                         a.stall_ns > 0 ? fmt::format("STALL {:.1f} ns", a.stall_ns) : "");
+  }
   if (fit) {
     const LinearFit& f = fit->fit;
     out += "\n" + fit_line_text(f);
@@ -194,33 +265,49 @@ std::string format_durations(const DurationsResult& r, const FitResult* fit, Out
 
 std::string format_intervals(const IntervalsResult& r, OutputFormat format) {
   if (format == OutputFormat::Csv) {
-    std::string out = "probe,events,count,mean_ns,stddev_ns,min_ns,p50_ns,p99_ns,max_ns,closer_than_tau\n";
+    std::string out =
+        "probe,events,count,mean_ns,stddev_ns,min_ns,p50_ns,p99_ns,max_ns,closer_than_tau,stalled\n";
     for (const ProbeIntervals& p : r.probes)
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", p.probe, p.events, p.gaps.count, num(p.gaps.mean),
-                         num(p.gaps.stddev), num(p.gaps.min), num(p.gaps.p50), num(p.gaps.p99),
-                         num(p.gaps.max), p.close.size());
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", p.probe, p.events, p.gaps.count,
+                         num(p.gaps.mean), num(p.gaps.stddev), num(p.gaps.min), num(p.gaps.p50),
+                         num(p.gaps.p99), num(p.gaps.max), p.close.size(), p.stalled);
     return out;
   }
   if (format == OutputFormat::Json) {
-    std::string out = fmt::format("{{\"tau_ns\":{},\"tau_from_trace\":{},\"probes\":[", num(r.tau_ns),
-                                  r.tau_trace_id ? fmt::format("{}", r.tau_trace_id) : "null");
+    std::string out =
+        fmt::format("{{\"tau_ns\":{},\"tau_from_trace\":{},\"stalls\":{},\"probes\":[", num(r.tau_ns),
+                    r.tau_trace_id ? fmt::format("{}", r.tau_trace_id) : "null", r.stall_count);
     for (size_t i = 0; i < r.probes.size(); ++i) {
       const ProbeIntervals& p = r.probes[i];
-      out += fmt::format("{}{{\"probe\":{},\"events\":{},\"interarrival\":{},\"closer_than_tau\":[",
-                         i ? "," : "", p.probe, p.events, summary_json(p.gaps));
+      out += fmt::format(
+          "{}{{\"probe\":{},\"events\":{},\"interarrival\":{},\"stalled_intervals\":{},"
+          "\"bound_holds\":{},\"closer_than_tau\":[",
+          i ? "," : "", p.probe, p.events, summary_json(p.gaps), p.stalled, p.gaps.count - p.stalled);
       for (size_t k = 0; k < p.close.size(); ++k)
-        out += fmt::format("{}{{\"previous_seq\":{},\"seq\":{},\"gap_ns\":{}}}", k ? "," : "",
-                           p.close[k].previous_seq, p.close[k].seq, num(p.close[k].gap_ns));
+        out += fmt::format("{}{{\"previous_seq\":{},\"seq\":{},\"gap_ns\":{},\"stall\":{}}}", k ? "," : "",
+                           p.close[k].previous_seq, p.close[k].seq, num(p.close[k].gap_ns),
+                           p.close[k].stall ? "true" : "false");
       out += "]}";
     }
     return out + "]}\n";
   }
-  std::string out = fmt::format("{:>5}  {:>8}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {}\n", "probe",
-                                "events", "mean (ns)", "stddev", "min", "p50", "p99", "max", "< tau");
-  for (const ProbeIntervals& p : r.probes)
-    out += fmt::format("{:>5}  {:>8}  {:>12.1f}  {:>12.1f}  {:>12.1f}  {:>12.1f}  {:>12.1f}  {:>12.1f}  {}\n",
-                       p.probe, p.events, p.gaps.mean, p.gaps.stddev, p.gaps.min, p.gaps.p50, p.gaps.p99,
-                       p.gaps.max, p.close.size());
+  std::string out =
+      fmt::format("{:>5}  {:>8}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>5}  {}\n", "probe",
+                  "events", "mean (ns)", "stddev", "min", "p50", "p99", "max", "< tau", "stall");
+  uint64_t intervals = 0, stalled = 0;
+  for (const ProbeIntervals& p : r.probes) {
+    out += fmt::format(
+        "{:>5}  {:>8}  {:>12.1f}  {:>12.1f}  {:>12.1f}  {:>12.1f}  {:>12.1f}  {:>12.1f}  {:>5}  {}\n",
+        p.probe, p.events, p.gaps.mean, p.gaps.stddev, p.gaps.min, p.gaps.p50, p.gaps.p99, p.gaps.max,
+        p.close.size(), p.stalled);
+    intervals += p.gaps.count;
+    stalled += p.stalled;
+  }
+  out += fmt::format(
+      "the loop-step bound (pi) holds for {} of {} intervals{}\n", intervals - stalled, intervals,
+      stalled
+          ? fmt::format("; {} touch one of the capture's {} stalls (column stall)", stalled, r.stall_count)
+          : fmt::format(" (the capture's {} stalls touch none)", r.stall_count));
   if (r.tau_ns <= 0) {
     out += "events closer than tau: not checked (no precision stored for this machine and no --tau-ns)\n";
     return out;
@@ -235,7 +322,8 @@ std::string format_intervals(const IntervalsResult& r, OutputFormat format) {
   for (const ProbeIntervals& p : r.probes)
     for (const CloseEvent& c : p.close)
       if (shown++ < 20)
-        out += fmt::format("  probe {}: seq {} -> {}  {:.1f} ns\n", p.probe, c.previous_seq, c.seq, c.gap_ns);
+        out += fmt::format("  probe {}: seq {} -> {}  {:.1f} ns{}\n", p.probe, c.previous_seq, c.seq,
+                           c.gap_ns, c.stall ? "  STALL" : "");
   if (shown > 20) out += fmt::format("  ... ({} more)\n", shown - 20);
   return out;
 }
@@ -302,10 +390,16 @@ std::string format_align(const AlignResult& r, const std::vector<int64_t>& trace
       const ClockFit& f = r.fits[i];
       out += fmt::format(
           "{}{{\"trace_id\":{},\"edges\":{},\"offset_ns\":{},\"offset_stderr_ns\":{},\"slope\":{:.12f},"
-          "\"drift_ppm\":{},\"rms_residual_ns\":{},\"max_abs_residual_ns\":{},\"residuals_ns\":[",
+          "\"drift_ppm\":{},\"rms_residual_ns\":{},\"max_abs_residual_ns\":{},\"stalled_edges\":{},"
+          "\"bound_holds\":{},\"residuals_ns\":[",
           i ? "," : "", trace(f.capture), f.edges, num(f.offset_ns), num(f.offset_stderr_ns), f.slope,
-          num(f.drift_ppm), num(f.rms_residual_ns), num(f.max_abs_residual_ns));
+          num(f.drift_ppm), num(f.rms_residual_ns), num(f.max_abs_residual_ns), f.stalled_edges,
+          f.edges - f.stalled_edges);
       for (size_t k = 0; k < f.residuals_ns.size(); ++k) out += (k ? "," : "") + num(f.residuals_ns[k]);
+      out += "],\"stalled_edge_indexes\":[";
+      size_t listed = 0;
+      for (size_t k = 0; k < f.edge_stalled.size(); ++k)
+        if (f.edge_stalled[k]) out += fmt::format("{}{}", listed++ ? "," : "", k);
       out += "]}";
     }
     out += fmt::format("],\"merged_events\":{},\"timeline\":[", r.timeline.size());
@@ -321,11 +415,20 @@ std::string format_align(const AlignResult& r, const std::vector<int64_t>& trace
   }
   std::string out =
       fmt::format("sync probe {}; reference: trace {}; t_ref = offset + slope x t\n", r.sync_probe, trace(0));
-  out += fmt::format("{:>8}  {:>6}  {:>16}  {:>12}  {:>14}  {:>14}\n", "trace", "edges", "offset (ns)",
-                     "drift (ppm)", "rms resid (ns)", "max resid (ns)");
-  for (const ClockFit& f : r.fits)
-    out += fmt::format("{:>8}  {:>6}  {:>16.1f}  {:>12.3f}  {:>14.1f}  {:>14.1f}\n", trace(f.capture),
-                       f.edges, f.offset_ns, f.drift_ppm, f.rms_residual_ns, f.max_abs_residual_ns);
+  out += fmt::format("{:>8}  {:>6}  {:>16}  {:>12}  {:>14}  {:>14}  {:>7}\n", "trace", "edges", "offset (ns)",
+                     "drift (ppm)", "rms resid (ns)", "max resid (ns)", "stalled");
+  size_t edges = 0, stalled = 0;
+  for (const ClockFit& f : r.fits) {
+    out += fmt::format("{:>8}  {:>6}  {:>16.1f}  {:>12.3f}  {:>14.1f}  {:>14.1f}  {:>7}\n", trace(f.capture),
+                       f.edges, f.offset_ns, f.drift_ppm, f.rms_residual_ns, f.max_abs_residual_ns,
+                       f.stalled_edges);
+    if (f.capture == 0) continue;  // the reference's edges are counted in every other fit's
+    edges += f.edges;
+    stalled += f.stalled_edges;
+  }
+  out += fmt::format(
+      "the loop-step bound (pi) holds for {} of {} paired sync edges{}\n", edges - stalled, edges,
+      stalled ? " (column stalled: a stall of that capture or of the reference touches the others)" : "");
   out += fmt::format("merged timeline: {} events (--format csv prints it)\n", r.timeline.size());
   return out;
 }

@@ -25,15 +25,52 @@ std::vector<uint64_t> loop_steps_ticks(const Capture& capture) {
   return steps;
 }
 
+const char* precision_source_name(PrecisionSource source) {
+  return source == PrecisionSource::Calibrate ? "calibrate" : "check-intervals";
+}
+
+Expected<PrecisionResult> precision_from_check_intervals(const CaptureInfo& info) {
+  if (info.tsc_hz == 0) return make_error(ErrorKind::Usage, "the capture has no TSC rate (tsc_hz = 0)");
+  if (info.typical_check_ns <= 0 || info.longest_check_ns <= 0)
+    return make_error(
+        ErrorKind::Usage,
+        fmt::format("{} was captured with mode={} and recorded no check intervals (a session before "
+                    "format version 2, or a synthetic one): the loop-step bound needs a mode=calibrate "
+                    "capture, or a capture by a kernel that records its check intervals",
+                    info.name.empty() ? "the capture" : info.name, info.mode));
+  constexpr double kPollsPerCheck = 1024;
+  PrecisionResult result;
+  result.source = PrecisionSource::CheckIntervals;
+  result.steps = info.loop_iterations;
+  result.tsc_hz = info.tsc_hz;
+  result.epsilon_ns = ns_per_tick(info.tsc_hz);
+  result.probe_count = info.probe_count;
+  result.typical_check_ns = info.typical_check_ns;
+  result.longest_check_ns = info.longest_check_ns;
+  result.stall_threshold_ns = info.stall_threshold_ns;
+  result.stall_count = info.stall_count;
+  const double typical_poll = info.typical_check_ns / kPollsPerCheck;
+  const double rest = info.typical_check_ns - typical_poll;  // 1023 typical polls
+  const std::vector<double> typical_steps = {typical_poll};
+  result.step = summarize(typical_steps);
+  result.step.max = std::max(typical_poll, info.longest_check_ns - rest);
+  CoverageLevel level;
+  level.coverage = 1.0;
+  level.tau_ns = result.step.max;
+  level.epsilon_ns = result.epsilon_ns;
+  level.pi_ns = level.tau_ns + level.epsilon_ns;
+  level.steps_within = result.steps;
+  level.min_interarrival_ns = level.tau_ns;
+  result.levels.push_back(level);
+  result.tau_outside_stalls_ns =
+      std::max(typical_poll, std::min(info.longest_check_ns, info.stall_threshold_ns) - rest);
+  return result;
+}
+
 Expected<PrecisionResult> analyze_precision(const Capture& capture, const PrecisionOptions& options) {
   if (capture.info.tsc_hz == 0)
     return make_error(ErrorKind::Usage, "the capture has no TSC rate (tsc_hz = 0)");
-  if (capture.info.mode != "calibrate")
-    return make_error(
-        ErrorKind::Usage,
-        fmt::format("{} was captured with mode={}; the loop-step distribution needs a mode=calibrate "
-                    "capture (every loop step recorded)",
-                    capture.info.name.empty() ? "the capture" : capture.info.name, capture.info.mode));
+  if (capture.info.mode != "calibrate") return precision_from_check_intervals(capture.info);
   std::vector<double> steps_ns;
   for (uint64_t ticks : loop_steps_ticks(capture))
     steps_ns.push_back(ticks_to_ns(static_cast<double>(ticks), capture.info.tsc_hz));

@@ -40,7 +40,15 @@ struct HistogramBin {
   bool tail = false;  // the open-ended last bin: the steps past the 99.7 % quantile, up to the longest
 };
 
+// Where the loop-step times come from.
+enum class PrecisionSource {
+  Calibrate,       // every loop step of a mode=calibrate capture
+  CheckIntervals,  // any capture of session format 2: its stop checks' intervals (1024 polls each)
+};
+const char* precision_source_name(PrecisionSource source);  // "calibrate" | "check-intervals"
+
 struct PrecisionResult {
+  PrecisionSource source = PrecisionSource::Calibrate;
   uint64_t steps = 0;
   uint64_t tsc_hz = 0;
   double epsilon_ns = 0;
@@ -48,6 +56,13 @@ struct PrecisionResult {
   Summary step;  // loop-step times in ns
   std::vector<CoverageLevel> levels;
   std::vector<HistogramBin> histogram;
+  // CheckIntervals: the intervals it comes from, and tau outside the stalls (the bound for events no stall
+  // touches).
+  double typical_check_ns = 0;
+  double longest_check_ns = 0;
+  double stall_threshold_ns = 0;
+  uint64_t stall_count = 0;
+  double tau_outside_stalls_ns = 0;
 };
 
 // Loop-step times in TSC ticks: in mode=calibrate every loop step is a record, so a step is the TSC
@@ -55,8 +70,17 @@ struct PrecisionResult {
 // capture_start_tsc is left out: it holds the capture's set-up (the stop rules' start), not a loop step.
 std::vector<uint64_t> loop_steps_ticks(const Capture& capture);
 
-// Errors: no TSC rate, a capture that is not mode=calibrate, or no steps.
+// mode=calibrate: from every loop step. Any other capture that recorded its check intervals (session format
+// 2): a capture-time estimate from them. A check interval is 1024 polls; the longest step of the capture is
+// at most the longest interval less 1023 typical polls (the excess of the longest interval over a typical
+// one, spent in one step, plus one typical poll), so tau(100 %) = longest - typical x 1023/1024, and the same
+// with the stall threshold in place of the longest interval bounds every step outside the stalls. One level
+// (100 %), no histogram: the intervals do not give the distribution of single steps. Errors: no TSC rate, a
+// capture that is neither mode=calibrate nor has check intervals, or no steps.
 Expected<PrecisionResult> analyze_precision(const Capture& capture, const PrecisionOptions& options = {});
+
+// The check-interval estimate alone (tests).
+Expected<PrecisionResult> precision_from_check_intervals(const CaptureInfo& info);
 
 // The same from step times already in ns (tests, and captures from elsewhere).
 Expected<PrecisionResult> precision_from_steps(std::vector<double> steps_ns, uint64_t tsc_hz, int probe_count,

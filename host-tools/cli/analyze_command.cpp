@@ -53,7 +53,7 @@ int run_precision(const AnalyzeOptions& o, OutputFormat format) {
   options.bins = o.bins;
   auto result = analyze_precision(loaded->capture, options);
   if (!result) return report(result.error());
-  if (!o.no_store) {
+  if (!o.no_store && result->source == PrecisionSource::Calibrate) {
     auto stored = store_precision(*loaded->db, loaded->capture.info.trace_id, *result);
     if (!stored) return report(stored.error());
   }
@@ -91,6 +91,8 @@ int run_durations(const AnalyzeOptions& o, OutputFormat format) {
   auto result = pair_actions(loaded->capture.events, *from, *to, pi->pi_ns, *rule);
   if (!result) return report(result.error());
   result->pi_trace_id = pi->trace_id;
+  mark_stalls(*result, StallMarks(loaded->capture.stalls, loaded->capture.events),
+              loaded->capture.info.stall_count);
   std::optional<FitResult> fit;
   if (sizes) {
     auto fitted = fit_durations(result->actions, *sizes, method);
@@ -118,6 +120,8 @@ int run_intervals(const AnalyzeOptions& o, OutputFormat format) {
   }
   IntervalsResult result = analyze_intervals(loaded->capture.events, tau);
   result.tau_trace_id = tau_trace;
+  mark_stalls(result, loaded->capture.events, StallMarks(loaded->capture.stalls, loaded->capture.events),
+              loaded->capture.info.stall_count);
   if (format == OutputFormat::Text) std::printf("%s\n", loaded->capture.info.name.c_str());
   return print(format_intervals(result, format));
 }
@@ -157,6 +161,7 @@ int run_align(const AnalyzeOptions& o, OutputFormat format) {
   }
   auto result = align_captures(captures, static_cast<uint8_t>(o.sync));
   if (!result) return report(result.error());
+  mark_stalls(*result, captures);
   return print(format_align(*result, o.traces, format));
 }
 

@@ -17,6 +17,14 @@ struct LsOptions {
   bool json = false;
 };
 
+// A length the kernel measured, for the table: "40.32 ms", "6.1 us".
+std::string length_text(uint64_t ticks, uint64_t hz) {
+  if (hz == 0) return fmt::format("{} ticks", ticks);
+  const double ns = host::ticks_to_ns(static_cast<double>(ticks), hz);
+  if (ns >= 1e6) return fmt::format("{:.2f} ms", ns / 1e6);
+  return fmt::format("{:.1f} us", ns / 1e3);
+}
+
 // ls's own keys (status = ok/partial/corrupt), then every session-header field under its database name.
 std::string session_json(const format::DiskLabel& label, const host::SessionSummary& summary) {
   const auto& h = summary.header;
@@ -63,12 +71,18 @@ int run_ls(const LsOptions& options) {
   } else if (summaries.empty() && image->chain_problem().empty()) {
     fmt::print("{}: empty trace disk (no sessions)\n", options.image);
   } else {
-    fmt::print("{:>7}  {:<19}  {:>10}  {:<12}  {}\n", "session", "captured_at (UTC)", "events", "stop",
-               "status");
-    for (const SessionSummary& summary : summaries)
-      fmt::print("{:>7}  {:<19}  {:>10}  {:<12}  {}\n", summary.header.session_number,
-                 format_unix_time(summary.header.captured_at_unix), summary.header.event_count,
-                 format::stop_reason_name(summary.header.stop_reason), summary.describe());
+    fmt::print("{:>7}  {:<19}  {:>10}  {:<12}  {:>6}  {:>13}  {:>13}  {}\n", "session", "captured_at (UTC)",
+               "events", "stop", "stalls", "longest stall", "longest check", "status");
+    for (const SessionSummary& summary : summaries) {
+      const auto& h = summary.header;
+      // Sessions before format version 2 (and synthetic ones) did not record their check intervals.
+      const bool measured = h.typical_check_ticks != 0;
+      fmt::print("{:>7}  {:<19}  {:>10}  {:<12}  {:>6}  {:>13}  {:>13}  {}\n", h.session_number,
+                 format_unix_time(h.captured_at_unix), h.event_count, format::stop_reason_name(h.stop_reason),
+                 measured ? std::to_string(h.stall_count) : "-",
+                 measured && h.stall_count ? length_text(h.longest_stall_ticks, h.tsc_hz) : "-",
+                 measured ? length_text(h.longest_check_ticks, h.tsc_hz) : "-", summary.describe());
+    }
   }
   if (!image->chain_problem().empty())
     warn(fmt::format("{}: {}; any sessions after it cannot be found", options.image, image->chain_problem()));

@@ -65,6 +65,7 @@ int run_report(const ReportOptions& o) {
     auto paired = pair_actions(capture.events, *from, *to, pi->pi_ns, *rule);
     if (!paired) return report(paired.error());
     paired->pi_trace_id = pi->trace_id;
+    mark_stalls(*paired, StallMarks(capture.stalls, capture.events), capture.info.stall_count);
     durations = *paired;
     if (!o.size_of_code.empty()) {
       auto sizes = parse_size_of_code(o.size_of_code);

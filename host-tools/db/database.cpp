@@ -35,6 +35,7 @@ Expected<std::unique_ptr<Database>> open_database(const std::string& url) {
                                                    ? open_sqlite_database(parsed.target)
                                                    : open_postgres_database(parsed.target));
   ETT_TRY(db->ensure_schema());
+  ETT_TRY(add_missing_trace_columns(*db));
   return db;
 }
 
@@ -81,6 +82,11 @@ Expected<LoadOutcome> Database::load_trace(const TraceRow& trace, std::span<cons
       ETT_TRY(query("INSERT INTO probes (trace_id, probe) VALUES ($1, $2) ON CONFLICT DO NOTHING", probe));
     }
     ETT_TRY(insert_event_codes(*this, trace_id, events));
+    for (const TraceRow::Stall& stall : trace.stalls) {
+      const SqlValue stall_params[] = {trace_id, stall.start_ns, stall.length_ns, stall.start_tsc,
+                                       stall.length_ticks};
+      ETT_TRY(query(insert_stall_sql(), stall_params));
+    }
     return {};
   };
 
@@ -96,6 +102,7 @@ Expected<LoadOutcome> Database::load_trace(const TraceRow& trace, std::span<cons
       const SqlValue id[] = {trace_id};
       ETT_TRY(query("DELETE FROM events WHERE trace_id = $1", id));
       ETT_TRY(query("DELETE FROM event_codes WHERE trace_id = $1", id));
+      ETT_TRY(query("DELETE FROM stalls WHERE trace_id = $1", id));
       ETT_TRY(insert_contents(trace_id));
     }
     ETT_TRY(commit());

@@ -47,6 +47,15 @@ struct TraceRow {
   std::vector<SqlValue> values;  // every column of kTraceColumns
   int probe_count = 0;
   format::SessionHeader header{};  // what content_hash covers besides the events
+  // The session's stall table, for table `stalls`: start and length in ticks and in ns (NULL without a TSC
+  // rate).
+  struct Stall {
+    int64_t start_tsc = 0;
+    int64_t length_ticks = 0;
+    SqlValue start_ns;
+    SqlValue length_ns;
+  };
+  std::vector<Stall> stalls;
 };
 
 // Called as a load goes on; returning false abandons the load (nothing of it stays in the database).

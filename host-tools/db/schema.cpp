@@ -8,6 +8,7 @@
 #include <ctime>
 
 #include "common/probe_layout.h"
+#include "common/tsc_time.h"
 
 namespace ett::host {
 
@@ -36,6 +37,13 @@ SqlValue utc_time(uint64_t seconds) {
   char buffer[32];
   std::strftime(buffer, sizeof(buffer), "%Y-%m-%d %H:%M:%S", &utc);
   return std::string(buffer);
+}
+
+// A length the kernel measured from its check intervals, in ns; NULL when the session recorded none (before
+// format version 2) or has no TSC rate.
+SqlValue measured_ns(const f::SessionHeader& h, uint64_t ticks) {
+  if (h.typical_check_ticks == 0 || h.tsc_hz == 0) return std::monostate{};
+  return ticks_to_ns_exact(static_cast<int64_t>(ticks), h.tsc_hz);
 }
 
 struct TraceColumn {
@@ -111,6 +119,15 @@ const std::vector<TraceColumn>& columns() {
       ETT_INT("floor_milliticks", integer(h.floor_milliticks)),
       ETT_INT("smi_count", integer(h.smi_count)),
       ETT_INT("tsc_hz_pit", integer(h.tsc_hz_pit)),
+      // Session format 2: the capture's own check intervals and stalls (0 before; the _ns columns NULL).
+      ETT_INT("stall_count", integer(h.stall_count)),
+      ETT_INT("stall_records", integer(h.stall_records)),
+      ETT_INT("longest_check_ticks", integer(h.longest_check_ticks)),
+      ETT_INT("typical_check_ticks", integer(h.typical_check_ticks)),
+      ETT_INT("stall_threshold_ticks", integer(h.stall_threshold_ticks)),
+      ETT_INT("longest_stall_ticks", integer(h.longest_stall_ticks)),
+      ETT_INT("longest_stall_ns", measured_ns(h, h.longest_stall_ticks)),
+      ETT_INT("longest_check_ns", measured_ns(h, h.longest_check_ticks)),
       ETT_TEXT("cpu_vendor", text(h.cpu_vendor, sizeof(h.cpu_vendor))),
       ETT_TEXT("cpu_brand", text(h.cpu_brand, sizeof(h.cpu_brand))),
       ETT_TEXT("cmdline", text(h.cmdline, sizeof(h.cmdline))),
@@ -244,6 +261,12 @@ std::vector<std::string> schema_statements(DbEngine engine) {
       fmt::format("CREATE TABLE IF NOT EXISTS probes (\n  trace_id {} NOT NULL,\n  probe {} NOT NULL,\n"
                   "  label TEXT,\n  PRIMARY KEY (trace_id, probe)\n){}",
                   pg ? "BIGINT" : "INTEGER", pg ? "SMALLINT" : "INTEGER", pg ? "" : " WITHOUT ROWID"),
+      // The session's stall table: start_ns from the capture start, as events.time_ns.
+      fmt::format(
+          "CREATE TABLE IF NOT EXISTS stalls (\n  trace_id {0} NOT NULL,\n  start_ns {0},\n  length_ns {0},\n"
+          "  start_tsc {0} NOT NULL,\n  length_ticks {0} NOT NULL,\n  PRIMARY KEY (trace_id, "
+          "start_tsc)\n){1}",
+          pg ? "BIGINT" : "INTEGER", pg ? "" : " WITHOUT ROWID"),
   };
 }
 
@@ -284,6 +307,23 @@ Status apply_schema(Database& db) {
     return done;
   }
   ETT_TRY(db.run_script("COMMIT"));
+  return {};
+}
+
+std::string insert_stall_sql() {
+  return "INSERT INTO stalls (trace_id, start_ns, length_ns, start_tsc, length_ticks) VALUES ($1, $2, $3, "
+         "$4, $5)";
+}
+
+Status add_missing_trace_columns(Database& db) {
+  ETT_TRY_ASSIGN(ResultTable existing, db.query("SELECT * FROM traces WHERE 1 = 0", {}));
+  const bool pg = db.engine() == DbEngine::Postgres;
+  for (const ColumnDef& column : trace_columns()) {
+    if (std::find(existing.columns.begin(), existing.columns.end(), column.name) != existing.columns.end())
+      continue;
+    ETT_TRY(db.run_script(fmt::format("ALTER TABLE traces ADD COLUMN {} {}", column.name,
+                                      column.type == ColumnType::Text ? "TEXT" : (pg ? "BIGINT" : "INTEGER"))));
+  }
   return {};
 }
 
@@ -359,6 +399,17 @@ TraceRow make_trace_row(const format::DiskLabel& label, const SessionSummary& su
   row.content_hash = content_hash(summary.header, events);
   const TraceSource source{label, summary, events.size(), row.content_hash};
   for (const TraceColumn& column : columns()) row.values.push_back(column.value(source));
+  const f::SessionHeader& h = summary.header;
+  for (const f::StallRecord& stall : summary.stalls) {
+    TraceRow::Stall out;
+    out.start_tsc = static_cast<int64_t>(stall.start_tsc);
+    out.length_ticks = static_cast<int64_t>(stall.length_ticks);
+    if (h.tsc_hz) {
+      out.start_ns = ticks_to_ns_exact(static_cast<int64_t>(stall.start_tsc - h.capture_start_tsc), h.tsc_hz);
+      out.length_ns = ticks_to_ns_exact(static_cast<int64_t>(stall.length_ticks), h.tsc_hz);
+    }
+    row.stalls.push_back(out);
+  }
   // An unknown layout (a newer kernel): one probes row per probe number seen.
   if (f::layout_bits_per_probe(summary.header.layout) != 0)
     row.probe_count = ProbeLayout(static_cast<f::Layout>(summary.header.layout)).probe_count();

@@ -61,6 +61,14 @@ std::string pps_table_sql(DbEngine engine);
 // INSERT INTO traces (...) VALUES ($1, ...) RETURNING trace_id
 std::string insert_trace_sql();
 
+// INSERT INTO stalls (trace_id, start_ns, length_ns, start_tsc, length_ticks) VALUES ($1, ...)
+std::string insert_stall_sql();
+
+// A database made before traces had all of trace_columns() (session format 2's check intervals) gets the
+// missing ones (ALTER TABLE ... ADD COLUMN; its older traces read NULL there), so that it keeps loading and
+// reading.
+Status add_missing_trace_columns(Database& db);
+
 // A 64-bit hash of the session header and every decoded event, as 16 hex digits.
 std::string content_hash(const format::SessionHeader& header, std::span<const Event> events);
 

@@ -70,6 +70,12 @@ std::vector<HistogramBin> bin_values(const std::vector<double>& values, int bins
   return out;
 }
 
+double longest_stall(const Capture& capture) {
+  double longest = 0;
+  for (const StallSpan& stall : capture.stalls) longest = std::max(longest, stall.length_ns);
+  return longest;
+}
+
 std::string timeline(const Capture& capture) {
   int probes = std::max(1, capture.info.probe_count);
   for (const AnalysisEvent& event : capture.events) probes = std::max<int>(probes, event.probe);
@@ -89,6 +95,16 @@ std::string timeline(const Capture& capture) {
     svg += fmt::format("<text x=\"8\" y=\"{}\" font-size=\"13\">probe {}</text>\n", y + lane / 2 + 4, p);
     svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#ccc\"/>\n", left,
                        y + lane - 4, left + plot_w);
+  }
+  // The capture's stalls: a red band across every lane over each stall record's window (at least 2 px wide,
+  // so that a short one stays visible); events in or just after one may be stamped late.
+  for (const StallSpan& stall : capture.stalls) {
+    const double x0 = left + (stall.start_ns - t0) / (t1 - t0) * plot_w;
+    const double x1 = left + (stall.start_ns + stall.length_ns - t0) / (t1 - t0) * plot_w;
+    svg += fmt::format(
+        "<rect x=\"{:.1f}\" y=\"6\" width=\"{:.1f}\" height=\"{}\" fill=\"#d62728\" "
+        "fill-opacity=\"0.35\"><title>stall: {} at {}</title></rect>\n",
+        x0, std::max(2.0, x1 - x0), probes * lane, ns_text(stall.length_ns), ns_text(stall.start_ns));
   }
   const size_t step = capture.events.size() / kMaxTimelineEvents + 1;
   for (size_t i = 0; i < capture.events.size(); i += step) {
@@ -209,6 +225,13 @@ std::string export_html(const ReportInput& input) {
   row("duration", ns_text(capture.end_ns()));
   row("TSC rate", fmt::format("{} Hz", info.tsc_hz));
   if (!info.cpu_brand.empty()) row("CPU", info.cpu_brand);
+  if (info.typical_check_ns > 0) {  // recorded by the kernel (session format 2)
+    row("stalls",
+        fmt::format("{} (the longest record of the stall table {}); red on the timeline", info.stall_count,
+                    capture.stalls.empty() ? "-" : ns_text(longest_stall(capture))));
+    row("check interval (1024 polls)", fmt::format("typical {}, longest {}", ns_text(info.typical_check_ns),
+                                                   ns_text(info.longest_check_ns)));
+  }
   out += "</table>\n";
 
   out += "<h2>Precision</h2>\n";
@@ -237,7 +260,13 @@ std::string export_html(const ReportInput& input) {
   if (input.durations && !input.durations->actions.empty()) {
     const DurationsResult& d = *input.durations;
     const Summary& s = d.summary;
-    const std::string pm = d.pi_ns > 0 ? fmt::format(" ± {}", ns_text(d.pi_ns)) : "";
+    // ±pi on the statistics only when it holds for every action (no stall touches one).
+    const std::string pm = d.pi_ns > 0 && d.stalled == 0 ? fmt::format(" ± {}", ns_text(d.pi_ns)) : "";
+    if (d.stalled)
+      out += fmt::format(
+          "<p>The ± {} bound (pi) holds for {} of {} actions; {} touch a stall of the capture "
+          "(late by up to the stall).</p>\n",
+          ns_text(d.pi_ns), d.actions.size() - d.stalled, d.actions.size(), d.stalled);
     out += fmt::format(
         "<p>Actions from probe {} to probe {}: {} paired, {} unmatched starts, {} unmatched ends, "
         "{} out of order.</p>\n<table>\n<tr><th>count</th><th>mean</th><th>stddev</th><th>min</th>"

@@ -11,9 +11,9 @@
 namespace ett::host {
 
 inline constexpr uint64_t kDefaultDiskBytes = 64ull << 20;
-// The label, the sectors up to the first session, one session header and one chunk.
+// The label, the sectors up to the first session, one session header, its stall table and one chunk.
 inline constexpr uint64_t kMinDiskBytes =
-    (format::kFirstSessionLba + 1 + format::kChunkSectors) * uint64_t{format::kSectorSize};
+    (format::kFirstSessionLba + format::session_sectors(1)) * uint64_t{format::kSectorSize};
 
 struct MakeDiskOptions {
   std::string path;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 #include "common/fast_crc32c.h"
 #include "ett/session_codec.h"
@@ -51,7 +52,8 @@ Status SessionWriter::write_at(const void* data, size_t size, uint64_t offset) {
 Expected<uint64_t> SessionWriter::append(const SessionSpec& spec) {
   const uint64_t lba = m_next_lba;
   const uint64_t events = spec.records.size();
-  const uint64_t sectors = f::session_sectors(events);
+  const uint64_t sectors =
+      f::sectors_before_chunks(spec.format_version) + f::chunks_for(events) * f::kChunkSectors;
   if (lba + sectors > m_label.total_sectors)
     return make_error(ErrorKind::Usage,
                       fmt::format("{}: a session of {} events needs {} MiB from LBA {}, but the disk ends at "
@@ -62,6 +64,8 @@ Expected<uint64_t> SessionWriter::append(const SessionSpec& spec) {
   f::SessionHeader header;
   std::memset(&header, 0, sizeof(header));
   dump::start_session_header(header, m_label, dump::AppendPoint{lba, m_sessions + 1, m_sessions}, events);
+  header.format_version = spec.format_version;
+  header.reserved_sectors = sectors;
   header.status = static_cast<uint32_t>(spec.status);
   header.flags = f::kFlagInvariantTsc;
   header.tsc_hz = spec.tsc_hz;
@@ -84,6 +88,19 @@ Expected<uint64_t> SessionWriter::append(const SessionSpec& spec) {
   std::memcpy(header.cpu_brand, spec.cpu_brand.data(),
               std::min(spec.cpu_brand.size(), sizeof(header.cpu_brand) - 1));
   std::memcpy(header.cmdline, spec.cmdline.data(), std::min(spec.cmdline.size(), sizeof(header.cmdline) - 1));
+  if (spec.format_version >= 2) {
+    std::vector<f::StallRecord> stalls = spec.stalls;
+    std::sort(stalls.begin(), stalls.end(), [](auto& a, auto& b) { return a.start_tsc < b.start_tsc; });
+    header.stall_count = spec.stall_count ? spec.stall_count : static_cast<uint32_t>(stalls.size());
+    header.typical_check_ticks = spec.typical_check_ticks;
+    header.longest_check_ticks = spec.longest_check_ticks;
+    header.stall_threshold_ticks = spec.stall_threshold_ticks;
+    for (const f::StallRecord& stall : stalls)
+      header.longest_stall_ticks = std::max(header.longest_stall_ticks, stall.length_ticks);
+    auto table = std::make_unique<dump::StallTable>();
+    dump::build_stall_table(*table, header, stalls.data(), static_cast<uint32_t>(stalls.size()), fast_crc32c);
+    ETT_TRY(write_at(table.get(), sizeof(*table), (lba + 1) * f::kSectorSize));
+  }
   dump::seal(header);
   ETT_TRY(write_at(&header, sizeof(header), lba * f::kSectorSize));
 
@@ -94,8 +111,8 @@ Expected<uint64_t> SessionWriter::append(const SessionSpec& spec) {
     uint64_t batch_first = 0, batch_count = 0;
     auto flush = [&]() -> Status {
       if (batch_count == 0) return {};
-      auto wrote =
-          write_at(batch.data(), batch_count * f::kChunkBytes, chunk_lba(lba, batch_first) * f::kSectorSize);
+      auto wrote = write_at(batch.data(), batch_count * f::kChunkBytes,
+                            chunk_lba(lba, batch_first, spec.format_version) * f::kSectorSize);
       batch_count = 0;
       return wrote;
     };

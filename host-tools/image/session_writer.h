@@ -27,6 +27,14 @@ struct SessionSpec {
   std::string cmdline = "exit=qemu";
   std::string cpu_vendor;
   std::string cpu_brand;
+  // The capture's own error (session format 2): its stall records and check intervals in ticks.
+  std::vector<format::StallRecord> stalls;
+  uint32_t stall_count = 0;  // 0: stalls.size()
+  uint64_t typical_check_ticks = 0;
+  uint64_t longest_check_ticks = 0;
+  uint64_t stall_threshold_ticks = 0;
+  // 1 writes a session as kernels before the stall table did (tests of reading old images).
+  uint32_t format_version = format::kSessionFormatVersion;
   // Damage, for tests of recovery: header only, chunks left unwritten, a header "from another disk".
   bool write_chunks = true;
   std::vector<bool> skip_chunk;
@@ -43,8 +51,11 @@ class SessionWriter {
 
   const format::DiskLabel& label() const { return m_label; }
   uint32_t last_session() const { return m_sessions; }
-  static uint64_t chunk_lba(uint64_t session_lba, uint64_t chunk) {
-    return session_lba + 1 + chunk * format::kChunkSectors;
+  // Where chunk `chunk` of a session at `session_lba` starts (after the header and, from format 2 on, the
+  // stall table).
+  static uint64_t chunk_lba(uint64_t session_lba, uint64_t chunk,
+                            uint32_t format_version = format::kSessionFormatVersion) {
+    return session_lba + format::sectors_before_chunks(format_version) + chunk * format::kChunkSectors;
   }
 
  private:

@@ -327,7 +327,8 @@ Status TraceImage::scan_session(size_t index, SessionSummary& summary, std::vect
   auto header_problem = [&](std::string what) {
     summary.problems.push_back(SessionProblem{std::nullopt, header.start_lba, std::move(what)});
   };
-  if (header.format_version != f::kFormatVersion)
+  // Version 1 sessions (before the stall table) are still read: their chunks follow the header.
+  if (header.format_version != 1 && header.format_version != f::kSessionFormatVersion)
     header_problem(fmt::format("unknown session format version {}", header.format_version));
   else if (header.status != static_cast<uint32_t>(f::SessionStatus::Writing) &&
            header.status != static_cast<uint32_t>(f::SessionStatus::Complete))
@@ -337,9 +338,13 @@ Status TraceImage::scan_session(size_t index, SessionSummary& summary, std::vect
                                header.chunk_sectors));
   else if (header.chunk_count != f::chunks_for(header.event_count))
     header_problem(fmt::format("{} chunks cannot hold {} events", header.chunk_count, header.event_count));
-  else if (header.reserved_sectors < 1 + header.chunk_count * f::kChunkSectors)
+  else if (header.reserved_sectors <
+           f::sectors_before_chunks(header.format_version) + header.chunk_count * f::kChunkSectors)
     header_problem(fmt::format("reserves {} sectors, fewer than its {} chunks need", header.reserved_sectors,
                                header.chunk_count));
+  else if (header.stall_records > f::kMaxStallRecords)
+    header_problem(
+        fmt::format("{} stall records, more than the table's {}", header.stall_records, f::kMaxStallRecords));
   if (!summary.problems.empty()) {
     summary.health = SessionHealth::Corrupt;
     return {};
@@ -347,7 +352,27 @@ Status TraceImage::scan_session(size_t index, SessionSummary& summary, std::vect
 
   const bool complete = header.status == static_cast<uint32_t>(f::SessionStatus::Complete);
   const uint64_t image_sectors = m_size / f::kSectorSize;
-  const uint64_t first_chunk_lba = header.start_lba + 1;
+  const uint64_t first_chunk_lba = header.start_lba + f::sectors_before_chunks(header.format_version);
+  if (header.format_version >= 2) {
+    // The stall table: between the header and the first chunk, checked by the CRC in the header.
+    const uint64_t table_lba = header.start_lba + 1;
+    if ((table_lba + f::kStallTableSectors) * f::kSectorSize > m_size) {
+      summary.problems.push_back(
+          SessionProblem{std::nullopt, table_lba, "stall table beyond the end of the image"});
+    } else {
+      std::vector<f::StallRecord> table(f::kMaxStallRecords);
+      auto read = read_exact(table.data(), table.size() * sizeof(f::StallRecord), table_lba * f::kSectorSize);
+      if (!read) return read;
+      const uint32_t computed = fast_crc32c(table.data(), table.size() * sizeof(f::StallRecord));
+      if (computed != header.stall_table_crc)
+        summary.problems.push_back(
+            SessionProblem{std::nullopt, table_lba,
+                           fmt::format("stall table: bad CRC (stored 0x{:08x}, computed 0x{:08x})",
+                                       header.stall_table_crc, computed)});
+      else
+        summary.stalls.assign(table.begin(), table.begin() + header.stall_records);
+    }
+  }
   const uint64_t chunks_in_image =
       image_sectors <= first_chunk_lba
           ? 0

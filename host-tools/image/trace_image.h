@@ -47,6 +47,8 @@ struct SessionSummary {
   uint64_t recovered_events = 0;  // events in chunks that passed every check
   uint64_t good_chunks = 0;
   std::vector<SessionProblem> problems;
+  // The stall table's records (session format 2; none in version 1), in time order, when its CRC is good.
+  std::vector<format::StallRecord> stalls;
 
   // One line: "ok", "partial: 2000 of 5000 events recovered", "corrupt: chunk 3 (LBA 201): bad CRC ...".
   std::string describe() const;

@@ -2,25 +2,25 @@
 //
 // Built once per layout (a template parameter), so the probe split is unrolled into constants. The idle step
 // is: read the byte, compare it with the last one, count down, branch. Only a change reads the clock (ordered
-// after the read) and stores records. The stop rules are consulted every 2^kPollIntervalLog2 polls.
+// after the read) and stores records. The stop rules are consulted every 2^kPollIntervalLog2 polls; the stop
+// check also keeps the capture's check-to-check intervals and stalls (stall_log.h).
 //
-// Source and Clock are small handles, copied in so that the compiler keeps them in registers. The idle step as
-// gcc 12 -O2 builds it for i686 (layout 2x4; no call and no TSC read anywhere but on a change):
-//     idle: dec    %esi            ; count down to the next stop check
-//           je     check
-//     loop: movzbl (%ebp),%edi     ; read the lines
-//           cmp    %ebx,%edi       ; same as last time?
-//           mov    %edi,%ecx
-//           je     idle
-//           lfence                 ; changed: timestamp it, then one 16-byte record per changed probe
-//           rdtsc
-//           ...
-// 1x8 is the same; 8x1 keeps the countdown and 4x2 the probe pointer on the stack (register pressure).
-// With filter= (kFiltered) the idle step gains one `and` of the read byte with the mask, nothing else.
+// Source and Clock are small handles, copied in so that the compiler keeps them in registers. The kernel's
+// sources bring the idle step in assembly (arch/x86/idle_poll.h), so that it is the same in every layout,
+// source, clock and filter setting, every operand in a register:
+//     1: movzbl (%eax),%ecx        ; read the lines (probe=lpt: in (%dx),%al)
+//        cmp    %ebx,%ecx          ; same as last time?
+//        jne    2f                 ; changed: leave the idle step
+//        dec    %ebp               ; count down to the next stop check
+//        jne    1b
+//     2: ...                       ; a change: lfence; rdtsc; one 16-byte record per changed probe
+// With filter= (kFiltered) the byte is copied and masked before the compare (movzbl/mov + and): 7
+// instructions. Which registers hold what differs between instantiations; the shape does not.
 // trigger= runs a separate wait loop first (wait_for_trigger; the pre-trigger ring lives only there), so the
 // capture loop proper is the same with or without a trigger. stop=zero / stop=code:P:C are checked per
 // recorded event, on the change path only. tests/kernel/hot_loop_check.sh disassembles every instantiation
-// in ett-kernel.elf and fails on a call or a loop that has grown.
+// in ett-kernel.elf, finds the idle step and checks its instructions and that it touches no memory but the
+// probe read; it also fails on a call (but the trigger wait and the stall recorder) or a loop that has grown.
 #pragma once
 
 #include <stdint.h>
@@ -62,6 +62,23 @@ inline uint32_t saturate32(uint64_t value) {
   return value > 0xFFFFFFFFu ? 0xFFFFFFFFu : static_cast<uint32_t>(value);
 }
 
+// The idle step: polls until the lines under `mask` differ from `last` or the countdown reaches 0, and
+// returns the last byte read (on a change the countdown is left for the caller to count). The kernel's
+// sources bring their own in assembly (arch/x86/idle_poll.h), so that it is the same few instructions in
+// every instantiation; a source without one (the host tests' scripted source) gets the same loop in C++.
+template <bool kFiltered, typename Source>
+[[gnu::always_inline]] inline uint8_t idle_poll(const Source& source, uint32_t last, uint32_t mask,
+                                                uint32_t& countdown) {
+  if constexpr (requires { source.template idle<kFiltered>(last, mask, countdown); }) {
+    return source.template idle<kFiltered>(last, mask, countdown);
+  } else {
+    for (;;) {
+      const uint8_t raw = source.read();
+      if ((raw & mask) != last || --countdown == 0) return raw;
+    }
+  }
+}
+
 // Polls counted by a loop that checks its stop rules every `interval` polls.
 inline uint64_t polls(uint64_t checks, uint32_t interval, uint32_t countdown) {
   return checks * interval + (interval - countdown);
@@ -81,7 +98,8 @@ struct TriggerWait {
 // matching change's own events follow it (they are the first events at time 0).
 template <format::Layout kLayout, typename Source, typename Clock, typename StopCheck>
 [[gnu::noinline, gnu::flatten]] TriggerWait wait_for_trigger(Source source, Clock clock, StopCheck& stop,
-                                                             EventBuffer& buffer, const CaptureOptions& options,
+                                                             EventBuffer& buffer,
+                                                             const CaptureOptions& options,
                                                              uint8_t filter_mask, uint8_t initial) {
   constexpr format::LineSplit layout = format::line_split(kLayout);
   constexpr uint32_t kInterval = 1u << StopCheck::kPollIntervalLog2;
@@ -170,8 +188,8 @@ template <format::Layout kLayout, bool kFiltered = false, typename Source, typen
   }
   if (options.trigger_enabled) {
     if (!options.trigger.matches(static_cast<uint8_t>(last))) {
-      const detail::TriggerWait wait =
-          detail::wait_for_trigger<kLayout>(source, clock, stop, buffer, options, mask, static_cast<uint8_t>(last));
+      const detail::TriggerWait wait = detail::wait_for_trigger<kLayout>(source, clock, stop, buffer, options,
+                                                                         mask, static_cast<uint8_t>(last));
       wait_polls = wait.polls;
       result.pretrigger_events = wait.ring_events;
       last = wait.lines;
@@ -186,7 +204,7 @@ template <format::Layout kLayout, bool kFiltered = false, typename Source, typen
   }
   last &= mask;
   for (;;) {
-    const uint8_t raw = source.read();
+    const uint8_t raw = detail::idle_poll<kFiltered>(source, last, mask, countdown);
     const uint8_t lines = raw & mask;
     if (lines != last) [[unlikely]] {
       const uint64_t now = clock.now();
@@ -208,13 +226,12 @@ template <format::Layout kLayout, bool kFiltered = false, typename Source, typen
         --countdown;  // this poll counts too
         goto stopped;
       }
+      if (--countdown != 0) continue;  // the change's poll is counted like any other
     }
-    if (--countdown == 0) [[unlikely]] {
-      countdown = kInterval;
-      ++checks;
-      result.stop_reason = stop.check();
-      if (result.stop_reason != format::StopReason::None) break;
-    }
+    countdown = kInterval;  // the idle step counted down to 0: time for the stop check
+    ++checks;
+    result.stop_reason = stop.check();
+    if (result.stop_reason != format::StopReason::None) break;
   }
 stopped:
   result.end_tsc = clock.now();
@@ -312,15 +329,50 @@ template <typename Clock, typename StopCheck>
   return result;
 }
 
-// The floor for the benchmark: the barest poll loop (read, compare, count down, branch) run for `polls`
-// polls; returns the TSC ticks it took. Stops early (returning 0) if the lines change.
+// The floor for the benchmark (and the typical stop-check interval for the stall log): the idle step itself
+// (read, compare, count down, branch; the same instructions as in every unfiltered run_capture) run for
+// `polls` polls, no stop check; returns the TSC ticks it took, or 0 if the lines changed meanwhile.
 template <typename Source, typename Clock>
 [[gnu::noinline]] uint64_t bare_poll_ticks(Source source, Clock clock, uint32_t polls) {
   const uint8_t first = source.read();
+  uint32_t countdown = polls;
   const uint64_t start = clock.now();
-  for (uint32_t i = polls; i != 0; --i)
-    if (source.read() != first) [[unlikely]] return 0;
-  return clock.now() - start;
+  detail::idle_poll<false>(source, first, 0xFF, countdown);
+  const uint64_t end = clock.now();
+  return countdown == 0 ? end - start : 0;
+}
+
+// The loop benchmark's floor: the idle step (the same instructions as in every unfiltered run_capture) in
+// rounds of `round_polls` polls with one read of `clock` between rounds, until `window_ticks` have passed --
+// the capture loop without the rest of its stop check. Ends at the first round after the deadline, as the
+// capture loop ends at the first stop check after limit=. polls = 0 if the lines changed meanwhile.
+struct PollWindow {
+  uint64_t polls;
+  uint64_t ticks;
+  uint64_t shortest_round;  // ticks of the fastest and the slowest round: a round far slower than the
+  uint64_t longest_round;   // fastest held a stall (the host, an SMI), as in the capture's stall log
+};
+template <typename Source, typename Clock>
+[[gnu::noinline]] PollWindow bare_poll_window(Source source, Clock clock, uint64_t window_ticks,
+                                              uint32_t round_polls) {
+  const uint8_t first = source.read();
+  const uint64_t start = clock.now();
+  uint64_t polls = 0;
+  uint64_t now = start;
+  PollWindow window{0, 0, UINT64_MAX, 0};
+  do {
+    const uint64_t before = now;
+    uint32_t countdown = round_polls;
+    detail::idle_poll<false>(source, first, 0xFF, countdown);
+    if (countdown != 0) return PollWindow{0, 0, 0, 0};
+    polls += round_polls;
+    now = clock.now();
+    if (now - before < window.shortest_round) window.shortest_round = now - before;
+    if (now - before > window.longest_round) window.longest_round = now - before;
+  } while (now - start < window_ticks);
+  window.polls = polls;
+  window.ticks = now - start;
+  return window;
 }
 
 }  // namespace ett::capture

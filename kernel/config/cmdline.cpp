@@ -264,17 +264,25 @@ ParseResult parse_threshold(Word value, Config& config) {
   return {};
 }
 
+ParseResult parse_bench(Word value, Config& config) {
+  if (!parse_unsigned(value, 10, kMaxBenchWindows, config.bench_windows) ||
+      config.bench_windows < kMinBenchWindows)
+    return error("bench: '%.*s' is not a number of window pairs (%u to %u)", value.printable_length(),
+                 value.text, kMinBenchWindows, kMaxBenchWindows);
+  return {};
+}
+
 struct Option {
   const char* key;
   ParseResult (*parse)(Word value, Config& config);
 };
 
 constexpr Option kOptions[] = {
-    {"probe", parse_probe}, {"layout", parse_layout}, {"limit", parse_limit},
-    {"exit", parse_exit},   {"dump", parse_dump},     {"mode", parse_mode},
-    {"auto", parse_auto},
-    {"trigger", parse_trigger}, {"pretrigger", parse_pretrigger}, {"filter", parse_filter},
-    {"stop", parse_stop},       {"keyboard", parse_keyboard},     {"threshold", parse_threshold},
+    {"probe", parse_probe},         {"layout", parse_layout},   {"limit", parse_limit},
+    {"exit", parse_exit},           {"dump", parse_dump},       {"mode", parse_mode},
+    {"auto", parse_auto},           {"trigger", parse_trigger}, {"pretrigger", parse_pretrigger},
+    {"filter", parse_filter},       {"stop", parse_stop},       {"keyboard", parse_keyboard},
+    {"threshold", parse_threshold}, {"bench", parse_bench},
 };
 constexpr uint32_t kOptionCount = sizeof(kOptions) / sizeof(kOptions[0]);
 
@@ -313,6 +321,7 @@ ParseResult check_supported(const Config& config) {
   }
   if (config.hwlat_threshold_ns != 0 && config.mode != format::CaptureMode::HwLat)
     return error("threshold= applies to mode=hwlat only");
+  if (config.bench_windows != 0 && !capture) return error("bench= applies to mode=capture only");
   return {};
 }
 

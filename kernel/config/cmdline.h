@@ -15,6 +15,8 @@
 //   stop=zero|code:P:C                   (a zero code on any probe / code C on probe P ends the capture)
 //   keyboard=0|1                         (a key press ends the capture; default 0)
 //   threshold=NS                         (mode=hwlat: gaps above NS ns are recorded; default 1000)
+//   bench=N                              (mode=capture: first time the capture loop against the bare poll
+//                                         floor in N interleaved window pairs, 20..1000; default none)
 #pragma once
 
 #include <stdint.h>
@@ -41,19 +43,24 @@ struct Config {
   uint8_t trigger_mask = 0;
   uint8_t trigger_match = 0;
   uint32_t pretrigger = 0;
-  uint8_t filter_mask = 0xFF;  // 0xFF = every line
+  uint8_t filter_mask = 0xFF;                               // 0xFF = every line
   format::StopReason stop_rule = format::StopReason::None;  // None, ZeroCode or CodeMatch
   uint8_t stop_probe = 0;                                   // stop=code:P:C
   uint8_t stop_code = 0;
   bool keyboard = false;
   uint32_t hwlat_threshold_ns = 0;  // 0: not given (mode=hwlat then uses kDefaultHwlatThresholdNs)
+  uint32_t bench_windows = 0;  // bench=N: window pairs of the loop benchmark before the capture (0: none)
 };
 
 inline constexpr uint32_t kDefaultHwlatThresholdNs = 1000;
+inline constexpr uint32_t kMinBenchWindows = 20;
+inline constexpr uint32_t kMaxBenchWindows = 1000;
 
 // An unattended run (auto=1 or exit=qemu) starts capturing at once and dumps by itself; otherwise the start
 // screen waits for Enter and the analysis stage saves on `S`.
-inline bool unattended(const Config& config) { return config.auto_start || config.exit == ExitAction::Qemu; }
+inline bool unattended(const Config& config) {
+  return config.auto_start || config.exit == ExitAction::Qemu;
+}
 
 // A message naming the offending word, e.g. "unknown option 'foo=1'".
 struct CmdlineError {

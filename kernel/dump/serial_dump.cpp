@@ -11,6 +11,7 @@ namespace ett::dump {
 
 namespace {
 alignas(16) uint8_t g_serial_chunk[format::kChunkBytes];
+alignas(16) StallTable g_serial_stall_table;
 
 }  // namespace
 
@@ -44,7 +45,8 @@ void SerialDump::write_sectors(uint64_t lba, const void* data, uint32_t sectors)
 }
 
 void SerialDump::write_session(format::SessionHeader& header, const format::EventRecord* events,
-                               uint64_t event_count) {
+                               uint64_t event_count, const format::StallRecord* stalls,
+                               uint32_t stall_count) {
   start();
   start_session_header(header, m_label, m_append, event_count);
   const uint64_t chunk_count = header.chunk_count;
@@ -57,13 +59,14 @@ void SerialDump::write_session(format::SessionHeader& header, const format::Even
   m_label.total_sectors = header.start_lba + header.reserved_sectors;
   seal(m_label);
   write_sectors(0, &m_label, 1);
+  build_stall_table(g_serial_stall_table, header, stalls, stall_count);
   header.status = static_cast<uint32_t>(format::SessionStatus::Writing);
   seal(header);
   write_sectors(header.start_lba, &header, 1);
+  write_sectors(header.start_lba + 1, &g_serial_stall_table, format::kStallTableSectors);
   for (uint64_t index = 0; index < chunk_count; ++index) {
     build_chunk(g_serial_chunk, header.session_number, index, events, event_count);
-    write_sectors(header.start_lba + 1 + index * format::kChunkSectors, g_serial_chunk,
-                  format::kChunkSectors);
+    write_sectors(chunk_lba(header, index), g_serial_chunk, format::kChunkSectors);
   }
   header.status = static_cast<uint32_t>(format::SessionStatus::Complete);
   seal(header);

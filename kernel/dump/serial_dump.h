@@ -20,7 +20,8 @@ namespace ett::dump {
 class SerialDump {
  public:
   // Writes `header` (completed here, like TraceDisk::write_session) and the events as the next session.
-  void write_session(format::SessionHeader& header, const format::EventRecord* events, uint64_t event_count);
+  void write_session(format::SessionHeader& header, const format::EventRecord* events, uint64_t event_count,
+                     const format::StallRecord* stalls, uint32_t stall_count);
 
  private:
   void start();

@@ -25,6 +25,8 @@ namespace pci = x86::pci;
 
 // One chunk is assembled here (header + records + padding + CRC) and written with one command.
 alignas(16) uint8_t g_chunk[format::kChunkBytes];
+// The stall table, written once after the header.
+alignas(16) StallTable g_stall_table;
 
 // The DMA memory of the AHCI and NVMe drivers: command lists, queues and the bounce buffer. Static, so it
 // lies inside the kernel image, below the capture buffer. One area serves every controller: a controller
@@ -407,8 +409,7 @@ Status TraceDisk::write_chunks(const format::SessionHeader& header, const format
   Progress progress(header.chunk_count);
   for (uint64_t index = 0; index < header.chunk_count; ++index) {
     build_chunk(g_chunk, header.session_number, index, events, event_count, crc32c_slice8);
-    ETT_TRY(m_device->write(header.start_lba + 1 + index * format::kChunkSectors, format::kChunkSectors,
-                            g_chunk));
+    ETT_TRY(m_device->write(chunk_lba(header, index), format::kChunkSectors, g_chunk));
     progress.done(index + 1);
   }
   return {};
@@ -430,8 +431,8 @@ Status TraceDisk::write_chunks_staged(const format::SessionHeader& header, const
                   crc32c_slice8);
     ETT_TRY(m_device->finish_write());  // the other buffer's write
     progress.done(first);
-    ETT_TRY(m_device->start_write(header.start_lba + 1 + first * format::kChunkSectors,
-                                  static_cast<uint32_t>(count * format::kChunkSectors), buffer));
+    ETT_TRY(m_device->start_write(chunk_lba(header, first), static_cast<uint32_t>(count * format::kChunkSectors),
+                                  buffer));
     buffer ^= 1;
   }
   return m_device->finish_write();
@@ -467,7 +468,8 @@ Result<TraceDisk> TraceDisk::open(drivers::storage::BlockDevice& device, const c
 }
 
 Result<DumpStats> TraceDisk::write_session(format::SessionHeader& header, const format::EventRecord* events,
-                                           uint64_t event_count, uint64_t tsc_hz) {
+                                           uint64_t event_count, const format::StallRecord* stalls,
+                                           uint32_t stall_count, uint64_t tsc_hz) {
   ETT_TRY(check_room(event_count));
   start_session_header(header, m_label, m_append, event_count);
   const uint64_t chunk_count = header.chunk_count;
@@ -475,7 +477,9 @@ Result<DumpStats> TraceDisk::write_session(format::SessionHeader& header, const 
                  header.start_lba, event_count, chunk_count);
 
   const uint64_t start = x86::rdtsc();
+  build_stall_table(g_stall_table, header, stalls, stall_count);
   ETT_TRY(write_header(*m_device, header, format::SessionStatus::Writing));
+  ETT_TRY(m_device->write(header.start_lba + 1, format::kStallTableSectors, &g_stall_table));
   ETT_TRY(m_device->staging_sectors() >= format::kChunkSectors
               ? write_chunks_staged(header, events, event_count)
               : write_chunks(header, events, event_count));
@@ -486,7 +490,7 @@ Result<DumpStats> TraceDisk::write_session(format::SessionHeader& header, const 
 
   m_append = {header.start_lba + header.reserved_sectors, header.session_number + 1,
               m_append.existing_sessions + 1};
-  const DumpStats stats{chunk_count, (1 + chunk_count * format::kChunkSectors) * format::kSectorSize, ticks};
+  const DumpStats stats{chunk_count, header.reserved_sectors * format::kSectorSize, ticks};
   const uint64_t us = lib::us_for_ticks(ticks, tsc_hz);
   const uint64_t centi_mb_per_s = us == 0 ? 0 : stats.bytes * 100 / us;  // bytes per us = MB/s
   console::print("ETT: dump complete: %llu KiB in %llu ms (%llu.%02llu MB/s)\n", stats.bytes / 1024,

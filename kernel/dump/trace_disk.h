@@ -42,8 +42,10 @@ class TraceDisk {
   // Writes `header` (completed by start_session_header here) and the events as one session: header with
   // status Writing, chunks, FLUSH CACHE, header with status Complete, FLUSH CACHE. Progress goes to the
   // console.
+  // `stalls`: the capture's stall records, written as the stall table after the header.
   Result<DumpStats> write_session(format::SessionHeader& header, const format::EventRecord* events,
-                                  uint64_t event_count, uint64_t tsc_hz);
+                                  uint64_t event_count, const format::StallRecord* stalls,
+                                  uint32_t stall_count, uint64_t tsc_hz);
 
  private:
   TraceDisk(drivers::storage::BlockDevice& device, const format::DiskLabel& label, AppendPoint append,

@@ -29,10 +29,24 @@ struct RunSetup {
   capture::CaptureOptions options;
   uint64_t limit_ticks;
   uint64_t hwlat_threshold_ticks;
+  uint64_t stall_floor_ticks;
   volatile vprobe::Control* control;
   capture::EventBuffer buffer;
   drivers::Ps2StopKey* keyboard;  // keyboard=1, else nullptr
 };
+
+// The typical check interval for the stall log: 1024 bare polls (a stop check's worth), the shortest of a
+// few tries so that one interrupted try does not count. 0 when the lines changed meanwhile (the log then
+// takes its first interval instead).
+template <typename Clock, typename Source>
+uint64_t typical_check_ticks(Source source, uint32_t interval_polls) {
+  uint64_t best = 0;
+  for (int i = 0; i < 4; ++i) {
+    const uint64_t ticks = capture::bare_poll_ticks(source, Clock{}, interval_polls);
+    if (ticks != 0 && (best == 0 || ticks < best)) best = ticks;
+  }
+  return best;
+}
 
 template <typename Clock>
 struct Loops {
@@ -58,11 +72,57 @@ struct Loops {
     panic("unknown layout");
   }
 
+  static CaptureResult capture_configured(const RunSetup& setup, auto source, Stop& stop) {
+    return setup.config.filter_mask == 0xFF ? capture_layout<false>(setup, source, stop)
+                                            : capture_layout<true>(setup, source, stop);
+  }
+
+  template <typename Source>
+  static capture::PollWindow floor_window(const RunSetup& setup, Source source) {
+    return capture::bare_poll_window(source, x86::TscClock{}, setup.limit_ticks,
+                                     1u << Stop::kPollIntervalLog2);
+  }
+
+  // bench=N: the production loop (same Stop type, so the same instantiation) with a deadline of one window
+  // and a control block nobody writes to, then the floor for a window of the same length.
+  template <typename Source>
+  static uint32_t bench(const RunSetup& setup, Source source, BenchWindow* windows, uint32_t count) {
+    x86::TscClock deadline_clock;
+    drivers::IvshmemHost nobody{&g_no_host_control};
+    Stop stop(deadline_clock, nobody, setup.limit_ticks, nullptr);
+    // Seeded as for a capture, so that a window the host held from its start is marked too.
+    const uint64_t typical = typical_check_ticks<Clock>(source, 1u << Stop::kPollIntervalLog2);
+    stop.set_stall_reference(typical, setup.stall_floor_ticks);
+    uint32_t done = 0;
+    for (; done < count; ++done) {
+      // The pair's order alternates, so that neither side is always the one a host preemption lands in.
+      capture::PollWindow floor{};
+      if (done % 2 == 1) floor = floor_window(setup, source);
+      const CaptureResult loop = capture_configured(setup, source, stop);
+      if (loop.event_count != 0 || loop.iterations == 0) break;  // the lines changed: not an idle window
+      if (done % 2 == 0) floor = floor_window(setup, source);
+      if (floor.polls == 0) break;
+      const uint64_t shortest =
+          typical != 0 && typical < floor.shortest_round ? typical : floor.shortest_round;
+      const uint64_t floor_threshold = shortest * capture::StallLog::kStallFactor;
+      windows[done] =
+          BenchWindow{loop.iterations,
+                      loop.end_tsc - loop.armed_tsc,
+                      floor.polls,
+                      floor.ticks,
+                      stop.stalls().count() != 0,
+                      floor.longest_round > floor_threshold && floor.longest_round > setup.stall_floor_ticks};
+    }
+    return done;
+  }
+
   template <typename Source>
   static EngineResult run(const RunSetup& setup, Source source, const x86::CpuInfo& cpu) {
     x86::TscClock deadline_clock;
     drivers::IvshmemHost host{setup.control};
     Stop stop(deadline_clock, host, setup.limit_ticks, setup.keyboard);
+    stop.set_stall_reference(typical_check_ticks<Clock>(source, 1u << Stop::kPollIntervalLog2),
+                             setup.stall_floor_ticks);
     EngineResult result{};
     switch (setup.config.mode) {
       case format::CaptureMode::Calibrate: {
@@ -73,17 +133,20 @@ struct Loops {
         break;
       }
       case format::CaptureMode::HwLat: {
-        const uint32_t smi_before = cpu.has_smi_count ? static_cast<uint32_t>(x86::rdmsr(x86::kMsrSmiCount)) : 0;
+        const uint32_t smi_before =
+            cpu.has_smi_count ? static_cast<uint32_t>(x86::rdmsr(x86::kMsrSmiCount)) : 0;
         result.capture = capture::run_hwlat(x86::TscClock{}, stop, setup.buffer, setup.hwlat_threshold_ticks);
         result.smi_valid = cpu.has_smi_count;
-        if (cpu.has_smi_count) result.smi_count = static_cast<uint32_t>(x86::rdmsr(x86::kMsrSmiCount)) - smi_before;
+        if (cpu.has_smi_count)
+          result.smi_count = static_cast<uint32_t>(x86::rdmsr(x86::kMsrSmiCount)) - smi_before;
         break;
       }
       case format::CaptureMode::Capture:
-        result.capture = setup.config.filter_mask == 0xFF ? capture_layout<false>(setup, source, stop)
-                                                           : capture_layout<true>(setup, source, stop);
+        result.capture = capture_configured(setup, source, stop);
         break;
     }
+    stop.stalls().finish(result.capture.end_tsc);
+    result.stalls = stop.stalls();
     return result;
   }
 };
@@ -93,6 +156,29 @@ EngineResult run_with_clock(const RunSetup& setup, const Probe& probe, const x86
   if (probe.source == format::ProbeSource::Ivshmem)
     return Loops<Clock>::run(setup, drivers::IvshmemLines{probe.ivshmem_lines}, cpu);
   return Loops<Clock>::run(setup, drivers::PortLines{probe.io_base}, cpu);
+}
+
+template <typename Clock>
+uint32_t bench_with_clock(const RunSetup& setup, const Probe& probe, BenchWindow* windows, uint32_t count) {
+  if (probe.source == format::ProbeSource::Ivshmem)
+    return Loops<Clock>::bench(setup, drivers::IvshmemLines{probe.ivshmem_lines}, windows, count);
+  return Loops<Clock>::bench(setup, drivers::PortLines{probe.io_base}, windows, count);
+}
+
+capture::CaptureOptions options_for(const config::Config& config) {
+  capture::CaptureOptions options;
+  options.filter_mask = config.filter_mask;
+  options.trigger_enabled = config.trigger_enabled;
+  options.trigger = capture::TritPattern{config.trigger_mask, config.trigger_match};
+  options.pretrigger = config.pretrigger;
+  if (config.stop_rule == format::StopReason::ZeroCode) options.event_stop = capture::EventStop::zero_code();
+  if (config.stop_rule == format::StopReason::CodeMatch)
+    options.event_stop = capture::EventStop::code_on_probe(config.stop_probe, config.stop_code);
+  return options;
+}
+
+uint64_t stall_floor_ticks(uint64_t tsc_hz) {
+  return tsc_hz * capture::StallLog::kStallFloorNs / 1'000'000'000;
 }
 
 // The lpt sources: the port's registers (on-board at the I/O base, or a PCI card's BARs), opened for input.
@@ -186,27 +272,39 @@ void close_probe(const Probe& probe) {
 EngineResult run_engine(const config::Config& config, const Probe& probe, const x86::CpuInfo& cpu,
                         uint64_t tsc_hz, volatile vprobe::Control* control, capture::EventBuffer buffer,
                         uint8_t held_key) {
-  capture::CaptureOptions options;
-  options.filter_mask = config.filter_mask;
-  options.trigger_enabled = config.trigger_enabled;
-  options.trigger = capture::TritPattern{config.trigger_mask, config.trigger_match};
-  options.pretrigger = config.pretrigger;
-  if (config.stop_rule == format::StopReason::ZeroCode) options.event_stop = capture::EventStop::zero_code();
-  if (config.stop_rule == format::StopReason::CodeMatch)
-    options.event_stop = capture::EventStop::code_on_probe(config.stop_probe, config.stop_code);
-  const uint32_t threshold_ns = config.hwlat_threshold_ns ? config.hwlat_threshold_ns : config::kDefaultHwlatThresholdNs;
+  const capture::CaptureOptions options = options_for(config);
+  const uint32_t threshold_ns =
+      config.hwlat_threshold_ns ? config.hwlat_threshold_ns : config::kDefaultHwlatThresholdNs;
   drivers::Ps2StopKey keyboard{drivers::StopKeyFilter(held_key)};
   if (config.keyboard) keyboard.drain();
   const RunSetup setup{config,
                        options,
                        config.limit_ms ? lib::ticks_for_ms(config.limit_ms, tsc_hz) : 0,
                        tsc_hz * threshold_ns / 1'000'000'000,
+                       stall_floor_ticks(tsc_hz),
                        control ? control : &g_no_host_control,
                        buffer,
                        config.keyboard ? &keyboard : nullptr};
   x86::cli();
   return cpu.has_sse2 ? run_with_clock<x86::OrderedTscClock>(setup, probe, cpu)
                       : run_with_clock<x86::TscClock>(setup, probe, cpu);
+}
+
+uint32_t run_bench(const config::Config& config, const Probe& probe, const x86::CpuInfo& cpu, uint64_t tsc_hz,
+                   BenchWindow* windows, uint32_t count, capture::EventBuffer buffer) {
+  capture::CaptureOptions options = options_for(config);
+  options.trigger_enabled =
+      false;  // the trigger wait is a loop of its own; the benchmark times the capture loop
+  const RunSetup setup{config,
+                       options,
+                       lib::ticks_for_ms(kBenchWindowMs, tsc_hz),
+                       0,
+                       stall_floor_ticks(tsc_hz),
+                       &g_no_host_control,
+                       buffer};
+  x86::cli();
+  return cpu.has_sse2 ? bench_with_clock<x86::OrderedTscClock>(setup, probe, windows, count)
+                      : bench_with_clock<x86::TscClock>(setup, probe, windows, count);
 }
 
 void describe(const config::Config& config, const Probe& probe, const EngineResult& result,
@@ -227,6 +325,12 @@ void describe(const config::Config& config, const Probe& probe, const EngineResu
   header.pretrigger_events = r.pretrigger_events;
   header.loop_iterations = r.iterations;
   header.floor_milliticks = result.floor_milliticks;
+  const capture::StallLog& stalls = result.stalls;
+  header.stall_count = stalls.count();
+  header.longest_check_ticks = stalls.longest_interval();
+  header.typical_check_ticks = stalls.typical_interval();
+  header.stall_threshold_ticks = stalls.typical_interval() != 0 ? stalls.threshold() : 0;
+  header.longest_stall_ticks = stalls.longest_stall();
   header.smi_count = result.smi_count;
   if (r.triggered) header.flags |= format::kFlagTriggered;
   if (result.smi_valid) header.flags |= format::kFlagSmiCount;

@@ -1,5 +1,6 @@
 // probe_engine.h: the capture engine's hardware side: opens the probe= source and runs the chosen loop
-// (capture with trigger/filter/stop rules, calibrate, hwlat) with interrupts off; restores the port afterwards.
+// (capture with trigger/filter/stop rules, calibrate, hwlat) with interrupts off; restores the port
+// afterwards.
 #pragma once
 
 #include <stdint.h>
@@ -7,6 +8,7 @@
 #include "arch/x86/cpu_info.h"
 #include "arch/x86/pci.h"
 #include "capture/capture_loop.h"
+#include "capture/stall_log.h"
 #include "config/cmdline.h"
 #include "drivers/probe/parallel_port.h"
 #include "ett/result.h"
@@ -32,12 +34,31 @@ Result<Probe> open_probe(const config::Config& config);
 // Puts the parallel port's registers back as open_probe() found them (no-op for ivshmem and mode=hwlat).
 void close_probe(const Probe& probe);
 
+// bench=N: one window pair of the loop benchmark: polls and TSC ticks of each window.
+struct BenchWindow {
+  uint64_t loop_polls;  // the capture loop as configured, idle, its stop checks included
+  uint64_t loop_ticks;
+  uint64_t floor_polls;  // the idle step alone, a TSC read every 1024 polls to end the window
+  uint64_t floor_ticks;
+  bool loop_stalled;  // the window held a stall (the stall log's rule): its ticks measure the host, too
+  bool floor_stalled;
+};
+
 struct EngineResult {
   capture::CaptureResult capture;
+  capture::StallLog stalls;   // the capture's check intervals and stalls (mode=capture and calibrate)
   uint32_t floor_milliticks;  // mode=calibrate: the bare poll loop, ticks per poll x 1000
   uint32_t smi_count;         // mode=hwlat with cpu.has_smi_count
   bool smi_valid;
 };
+
+// bench=N: the capture loop as configured (idle, stop checks included) against the bare poll floor (the same
+// idle step, with only a TSC read every 1024 polls to end its window), in N interleaved window pairs of
+// kBenchWindowMs each. Same boot, source and instructions, so loop ticks per poll can only be >= the floor's.
+// Returns the pairs done (fewer when the lines changed). Disables interrupts; leaves them off.
+inline constexpr uint32_t kBenchWindowMs = 1;
+uint32_t run_bench(const config::Config& config, const Probe& probe, const x86::CpuInfo& cpu, uint64_t tsc_hz,
+                   BenchWindow* windows, uint32_t count, capture::EventBuffer buffer);
 
 // Runs the loop the configuration asks for into `buffer`. Disables interrupts; leaves them off. held_key:
 // the make code of the key that started the capture (Enter on the start screen), 0 without a start screen:

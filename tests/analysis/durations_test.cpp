@@ -45,11 +45,11 @@ TEST(AnalysisDurations, CsvListsEveryStartAndEnd) {
   auto result = pair_actions(kEvents, {1, {}}, {2, {}}, 50);
   ASSERT_TRUE(result) << result.error().message;
   EXPECT_EQ(format_durations(*result, nullptr, OutputFormat::Csv),
-            "start_seq,end_seq,start_code,end_code,start_ns,end_ns,duration_ns,pairing\n"
-            "1,2,2,2,100.0,250.0,150.0,out-of-order\n"
-            "0,3,1,1,0.0,400.0,400.0,in-order\n"
-            "5,,,,,,,unmatched-start\n"
-            ",4,,,,,,unmatched-end\n");
+            "start_seq,end_seq,start_code,end_code,start_ns,end_ns,duration_ns,pairing,bound_ns,stall\n"
+            "1,2,2,2,100.0,250.0,150.0,out-of-order,50.0,0\n"
+            "0,3,1,1,0.0,400.0,400.0,in-order,50.0,0\n"
+            "5,,,,,,,unmatched-start,,\n"
+            ",4,,,,,,unmatched-end,,\n");
 }
 
 TEST(AnalysisDurations, DefaultRulePairsTheSameCodeOnTheOtherProbe) {

@@ -12,6 +12,7 @@
 #include "db/loader.h"
 #include "db/queries.h"
 #include "db/schema.h"
+#include "image/disk_maker.h"
 #include "image/session_writer.h"
 #include "image/synth.h"
 #include "image/trace_image.h"
@@ -106,6 +107,40 @@ TEST_F(PostgresLoad, BinaryCopyLoadsTheSameRowsAsSqlite) {
   ASSERT_TRUE(header && same);
   EXPECT_EQ(header->rows, same->rows);
   EXPECT_EQ(*header->rows.at(1).at(1), "4x2");
+}
+
+// The stall table lands in `stalls` on PostgreSQL as on SQLite (same rows).
+TEST_F(PostgresLoad, StallsTableHoldsTheSameRowsAsSqlite) {
+  const std::string stalled = dir.file("stalled.img");
+  MakeDiskOptions options;
+  options.path = stalled;
+  options.size_bytes = 8 << 20;
+  options.size_given = true;
+  ASSERT_TRUE(make_disk(options).ok());
+  {
+    ett::test::TestDiskWriter writer(stalled);
+    ett::test::SessionSpec spec;
+    const auto records = ett::test::make_records(40);
+    spec.records = records;
+    spec.stalls = {{1'003'000, 120'000'000}, {1'030'000, 90'000}};
+    spec.typical_check_ticks = 30'000;
+    spec.longest_check_ticks = 120'000'000;
+    writer.append(spec);
+  }
+  auto pg = open_database(fresh_database("stalls"));
+  ASSERT_TRUE(pg) << pg.error().message;
+  auto sqlite = open_database("sqlite:" + dir.file("s.db"));
+  ASSERT_TRUE(sqlite);
+  ASSERT_TRUE(load_image(**pg, {stalled, std::nullopt, true}));
+  ASSERT_TRUE(load_image(**sqlite, {stalled, std::nullopt, true}));
+  const std::string sql =
+      "SELECT trace_id, start_ns, length_ns, start_tsc, length_ticks FROM stalls ORDER BY start_tsc";
+  auto a = (*pg)->query(sql, {});
+  auto b = (*sqlite)->query(sql, {});
+  ASSERT_TRUE(a && b);
+  ASSERT_EQ(a->rows.size(), 2u);
+  EXPECT_EQ(a->rows, b->rows);
+  EXPECT_EQ(*a->rows[0][2], "40000000");
 }
 
 TEST_F(PostgresLoad, LoadingAgainChangesNothing) {

@@ -9,6 +9,7 @@
 #include "db/queries.h"
 #include "db/schema.h"
 #include "db/table_output.h"
+#include "image/disk_maker.h"
 #include "image/event_writer.h"
 #include "image/synth.h"
 #include "image/trace_image.h"
@@ -134,6 +135,78 @@ TEST_F(SqliteLoad, LoadsEveryEventWithItsTimeAndEveryHeaderField) {
   EXPECT_EQ(*t[8], "layout=2x4 (ett synth)");
   EXPECT_EQ(*t[9], "ok");
   EXPECT_EQ(count(*db, "SELECT count(*) FROM probes WHERE trace_id = " + std::to_string(trace)), 2);
+}
+
+// The session's stall table goes into `stalls` with the events, in ns from the capture start as
+// events.time_ns; the header's check intervals go into traces (ns columns NULL for a session that did not
+// record them).
+TEST(SqliteStalls, TheStallTableIsLoadedWithTheEvents) {
+  ett::test::TempDir dir;
+  const std::string image = dir.file("stalls.img");
+  MakeDiskOptions options;
+  options.path = image;
+  options.size_bytes = 8 << 20;
+  options.size_given = true;
+  ASSERT_TRUE(make_disk(options).ok());
+  const auto records = ett::test::make_records(50);
+  {
+    ett::test::TestDiskWriter writer(image);
+    ett::test::SessionSpec old_spec;
+    old_spec.records = records;
+    old_spec.format_version = 1;
+    writer.append(old_spec);
+    ett::test::SessionSpec spec;
+    spec.records = records;  // tsc_hz 3 GHz, capture_start_tsc 1,000,000
+    spec.stalls = {{1'003'000, 120'000'000}, {1'030'000, 90'000}};
+    spec.typical_check_ticks = 30'000;
+    spec.longest_check_ticks = 120'000'000;
+    spec.stall_threshold_ticks = 120'000;
+    writer.append(spec);
+  }
+  auto db = open_db("sqlite:" + dir.file("t.db"));
+  auto loaded = load_image(*db, {image, std::nullopt, true});
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  ASSERT_EQ(loaded->size(), 2u);
+  auto rows = db->query(
+      "SELECT trace_id, start_ns, length_ns, start_tsc, length_ticks FROM stalls ORDER BY start_tsc", {});
+  ASSERT_TRUE(rows);
+  ASSERT_EQ(rows->rows.size(), 2u);
+  EXPECT_EQ(*rows->rows[0][0], std::to_string((*loaded)[1].trace_id));
+  EXPECT_EQ(*rows->rows[0][1], "1000");      // 3,000 ticks at 3 GHz
+  EXPECT_EQ(*rows->rows[0][2], "40000000");  // 120,000,000 ticks: 40 ms
+  EXPECT_EQ(*rows->rows[1][1], "10000");
+  EXPECT_EQ(*rows->rows[1][2], "30000");
+  auto traces = db->query(
+      "SELECT format_version, stall_count, longest_stall_ns, longest_check_ns, typical_check_ticks FROM "
+      "traces "
+      "ORDER BY trace_id",
+      {});
+  ASSERT_TRUE(traces);
+  EXPECT_EQ(*traces->rows[0][0], "1");
+  EXPECT_EQ(*traces->rows[0][1], "0");
+  EXPECT_FALSE(traces->rows[0][2]) << "not recorded: NULL";
+  EXPECT_EQ(*traces->rows[1][0], "2");
+  EXPECT_EQ(*traces->rows[1][1], "2");
+  EXPECT_EQ(*traces->rows[1][2], "40000000");
+  EXPECT_EQ(*traces->rows[1][3], "40000000");
+  EXPECT_EQ(*traces->rows[1][4], "30000");
+}
+
+// A database made before traces had the check-interval columns gets them on open and keeps loading.
+TEST(SqliteStalls, AnOlderDatabaseGetsTheNewColumns) {
+  ett::test::TempDir dir;
+  const std::string url = "sqlite:" + dir.file("old.db");
+  {
+    auto db = open_db(url);
+    ASSERT_TRUE(
+        db->run_script("ALTER TABLE traces DROP COLUMN longest_check_ns; "
+                       "ALTER TABLE traces DROP COLUMN stall_count"));
+  }
+  auto db = open_db(url);
+  EXPECT_EQ(count(*db,
+                  "SELECT count(*) FROM pragma_table_info('traces') WHERE name IN ('longest_check_ns', "
+                  "'stall_count')"),
+            2);
 }
 
 TEST_F(SqliteLoad, LoadingAgainChangesNothingAndAllLoadsEachSessionOnce) {

@@ -92,6 +92,80 @@ TEST_F(TraceImageTest, RoundTripsSessionsOfEverySize) {
   EXPECT_NE(missing.error().message.find("no session 9"), std::string::npos);
 }
 
+// Session format version 1 (before the stall table: chunks right after the header) is still read, next to
+// version 2 sessions on the same disk; version 2 brings its stall table and check intervals.
+TEST_F(TraceImageTest, OldVersionSessionsAreReadNextToNewOnesWithTheirStallTable) {
+  const std::string path = make();
+  const auto old_records = make_records(f::kRecordsPerChunk + 5, 2'000'000);
+  const auto new_records = make_records(100, 9'000'000);
+  const std::vector<f::StallRecord> stalls = {{9'010'000, 120'000'000}, {9'030'000, 70'000}};
+  {
+    TestDiskWriter writer(path);
+    SessionSpec old_spec;
+    old_spec.records = old_records;
+    old_spec.format_version = 1;
+    const uint64_t old_lba = writer.append(old_spec);
+    f::SessionHeader old_header;
+    writer.read_at(&old_header, sizeof(old_header), old_lba * f::kSectorSize);
+    EXPECT_EQ(old_header.format_version, 1u);
+    EXPECT_EQ(old_header.reserved_sectors, 1 + 2 * f::kChunkSectors);
+    SessionSpec new_spec;
+    new_spec.records = new_records;
+    new_spec.stalls = stalls;
+    new_spec.typical_check_ticks = 30'000;
+    new_spec.longest_check_ticks = 120'000'000;
+    new_spec.stall_threshold_ticks = 120'000;
+    writer.append(new_spec);
+  }
+  auto image = TraceImage::open(path);
+  ASSERT_TRUE(image.ok()) << image.error().message;
+  ASSERT_EQ(image->sessions().size(), 2u);
+  auto old_data = image->read_session(0);
+  ASSERT_TRUE(old_data.ok()) << old_data.error().message;
+  EXPECT_EQ(old_data->summary.describe(), "ok");
+  expect_events_equal(old_data->events, old_records);
+  EXPECT_TRUE(old_data->summary.stalls.empty());
+  EXPECT_EQ(old_data->summary.header.typical_check_ticks, 0u);
+
+  auto new_data = image->read_session(1);
+  ASSERT_TRUE(new_data.ok()) << new_data.error().message;
+  EXPECT_EQ(new_data->summary.describe(), "ok");
+  expect_events_equal(new_data->events, new_records);
+  const f::SessionHeader& h = new_data->summary.header;
+  EXPECT_EQ(h.format_version, f::kSessionFormatVersion);
+  EXPECT_EQ(h.stall_count, 2u);
+  EXPECT_EQ(h.stall_records, 2u);
+  EXPECT_EQ(h.longest_stall_ticks, 120'000'000u);
+  EXPECT_EQ(h.typical_check_ticks, 30'000u);
+  ASSERT_EQ(new_data->summary.stalls.size(), 2u);
+  EXPECT_EQ(new_data->summary.stalls[0].start_tsc, 9'010'000u);
+  EXPECT_EQ(new_data->summary.stalls[0].length_ticks, 120'000'000u);
+  EXPECT_EQ(new_data->summary.stalls[1].length_ticks, 70'000u);
+}
+
+// A changed byte anywhere in the stall table fails its CRC: the session is corrupt and says why.
+TEST_F(TraceImageTest, DamagedStallTableIsCorrupt) {
+  const std::string path = make();
+  uint64_t lba = 0;
+  {
+    TestDiskWriter writer(path);
+    SessionSpec spec;
+    const auto records = make_records(10);
+    spec.records = records;
+    spec.stalls = {{1'000'500, 50'000}};
+    spec.typical_check_ticks = 3'000;
+    lba = writer.append(spec);
+    writer.xor_byte((lba + 1) * f::kSectorSize + 3 * f::kSectorSize + 17, 0x01);  // in the zero padding
+  }
+  auto image = TraceImage::open(path);
+  ASSERT_TRUE(image.ok()) << image.error().message;
+  auto summary = image->check_session(0);
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ(summary->health, SessionHealth::Corrupt);
+  EXPECT_NE(summary->describe().find("stall table: bad CRC"), std::string::npos) << summary->describe();
+  EXPECT_FALSE(require_usable(path, *summary).ok());
+}
+
 TEST_F(TraceImageTest, EveryFlippedByteOfTheNewestSessionHeaderIsDetected) {
   const std::string path = make();
   uint64_t header_lba;

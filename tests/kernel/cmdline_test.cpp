@@ -163,6 +163,14 @@ TEST(KernelCmdline, Modes) {
   EXPECT_EQ(parse_error("threshold=100"), "threshold= applies to mode=hwlat only");
 }
 
+TEST(KernelCmdline, LoopBenchmark) {
+  EXPECT_EQ(parse_ok("").bench_windows, 0u);
+  EXPECT_EQ(parse_ok("bench=32 filter=XXXX1111").bench_windows, 32u);
+  EXPECT_EQ(parse_error("bench=19"), "bench: '19' is not a number of window pairs (20 to 1000)");
+  EXPECT_EQ(parse_error("bench=1001"), "bench: '1001' is not a number of window pairs (20 to 1000)");
+  EXPECT_EQ(parse_error("bench=32 mode=calibrate"), "bench= applies to mode=capture only");
+}
+
 TEST(KernelCmdline, TriggerAndPretrigger) {
   const Config config = parse_ok("trigger=1X0XXXXx pretrigger=16");
   EXPECT_TRUE(config.trigger_enabled);
@@ -197,8 +205,10 @@ TEST(KernelCmdline, StopRulesAndKeyboard) {
   EXPECT_EQ(parse_error("stop=one"), "stop: unknown rule 'one' (expected zero or code:P:C)");
   EXPECT_EQ(parse_error("stop=code:2"), "stop: 'code:2' is not code:PROBE:CODE (e.g. code:2:15)");
   EXPECT_EQ(parse_error("stop=code:0:1"), "stop: 'code:0:1' is not code:PROBE:CODE (e.g. code:2:15)");
-  EXPECT_EQ(parse_error("stop=code:3:1"), "stop=code:3:1 does not exist under layout=2x4 (2 probes of 4 bits)");
-  EXPECT_EQ(parse_error("stop=code:1:16"), "stop=code:1:16 does not exist under layout=2x4 (2 probes of 4 bits)");
+  EXPECT_EQ(parse_error("stop=code:3:1"),
+            "stop=code:3:1 does not exist under layout=2x4 (2 probes of 4 bits)");
+  EXPECT_EQ(parse_error("stop=code:1:16"),
+            "stop=code:1:16 does not exist under layout=2x4 (2 probes of 4 bits)");
   EXPECT_TRUE(parse_ok("keyboard=1").keyboard);
   EXPECT_FALSE(parse_ok("keyboard=0").keyboard);
   EXPECT_EQ(parse_error("keyboard=yes"), "keyboard: 'yes' must be 0 or 1");

@@ -116,14 +116,14 @@ TEST(KernelSessionCodec, WalkFollowsTheChain) {
   const SessionHeader first = disk.append(label, 5000);  // 3 chunks
   EXPECT_EQ(first.session_number, 1u);
   EXPECT_EQ(first.start_lba, format::kFirstSessionLba);
-  EXPECT_EQ(first.reserved_sectors, 1 + 3 * format::kChunkSectors);
+  EXPECT_EQ(first.reserved_sectors, 1 + format::kStallTableSectors + 3 * format::kChunkSectors);
   const SessionHeader second = disk.append(label, 0);
   EXPECT_EQ(second.session_number, 2u);
   EXPECT_EQ(second.start_lba, first.start_lba + first.reserved_sectors);
-  EXPECT_EQ(second.reserved_sectors, 1u);
+  EXPECT_EQ(second.reserved_sectors, 1u + format::kStallTableSectors);
   const auto point = find_append_point(label, kDiskSectors, disk.reader());
   ASSERT_TRUE(point.ok());
-  EXPECT_EQ(point->lba, second.start_lba + 1);
+  EXPECT_EQ(point->lba, second.start_lba + 1 + format::kStallTableSectors);
   EXPECT_EQ(point->session_number, 3u);
   EXPECT_EQ(point->existing_sessions, 2u);
 }
@@ -176,11 +176,12 @@ TEST(KernelSessionCodec, WalkStopsAtTheSmallerOfLabelAndDrive) {
 }
 
 TEST(KernelSessionCodec, EventsThatFit) {
+  // The header and the stall table (9 sectors) come first.
   EXPECT_EQ(events_that_fit(8, 8), 0u);
-  EXPECT_EQ(events_that_fit(8, 9), 0u);
-  EXPECT_EQ(events_that_fit(8, 9 + 63), 0u);
-  EXPECT_EQ(events_that_fit(8, 9 + 64), format::kRecordsPerChunk);
-  EXPECT_EQ(events_that_fit(8, 9 + 64 * 10 + 5), 10 * format::kRecordsPerChunk);
+  EXPECT_EQ(events_that_fit(8, 17), 0u);
+  EXPECT_EQ(events_that_fit(8, 17 + 63), 0u);
+  EXPECT_EQ(events_that_fit(8, 17 + 64), format::kRecordsPerChunk);
+  EXPECT_EQ(events_that_fit(8, 17 + 64 * 10 + 5), 10 * format::kRecordsPerChunk);
   // Whatever fits also passes the writer's own check.
   const uint64_t fit = events_that_fit(100, 50000);
   EXPECT_LE(format::session_sectors(fit), 50000u - 100u);
@@ -192,7 +193,7 @@ TEST(KernelSessionCodec, StartSessionHeader) {
   SessionHeader header{};
   start_session_header(header, label, AppendPoint{200, 4, 3}, 2047);
   EXPECT_EQ(std::string(header.magic, 8), "ETTSESS1");
-  EXPECT_EQ(header.format_version, format::kFormatVersion);
+  EXPECT_EQ(header.format_version, format::kSessionFormatVersion);
   EXPECT_EQ(header.status, static_cast<uint32_t>(format::SessionStatus::Writing));
   EXPECT_EQ(header.session_number, 4u);
   EXPECT_EQ(header.record_size, 16u);
@@ -200,7 +201,7 @@ TEST(KernelSessionCodec, StartSessionHeader) {
   EXPECT_EQ(header.start_lba, 200u);
   EXPECT_EQ(header.event_count, 2047u);
   EXPECT_EQ(header.chunk_count, 2u);  // 2046 records per chunk
-  EXPECT_EQ(header.reserved_sectors, 129u);
+  EXPECT_EQ(header.reserved_sectors, 1u + format::kStallTableSectors + 128u);
   EXPECT_EQ(std::memcmp(header.disk_uuid, label.disk_uuid, 16), 0);
   seal(header);
   EXPECT_TRUE(is_session_of(header, label));
@@ -255,6 +256,31 @@ TEST(KernelSessionCodec, ChunkCrcCatchesAnyChangedByte) {
   std::memset(chunk.data() + offsetof(format::ChunkHeader, crc), 0, 4);
   chunk[format::kChunkBytes - 1] ^= 0x01;  // in the padding
   EXPECT_NE(header.crc, crc32c(chunk.data(), chunk.size()));
+}
+
+// The stall table: the records, zero padding, their number and the table's CRC in the header; chunks start
+// after it (version 2) or right after the header (version 1).
+TEST(KernelSessionCodec, StallTableFollowsTheHeaderAndTheChunksFollowIt) {
+  const format::StallRecord records[] = {{1000, 50}, {9000, 120000}};
+  StallTable table;
+  std::memset(&table, 0xCC, sizeof(table));
+  SessionHeader header{};
+  build_stall_table(table, header, records, 2);
+  EXPECT_EQ(header.stall_records, 2u);
+  EXPECT_EQ(header.stall_table_crc, crc32c(&table, sizeof(table)));
+  EXPECT_EQ(table.records[1].start_tsc, 9000u);
+  EXPECT_EQ(table.records[1].length_ticks, 120000u);
+  for (uint32_t i = 2; i < format::kMaxStallRecords; ++i)
+    ASSERT_TRUE(table.records[i].start_tsc == 0 && table.records[i].length_ticks == 0) << i;
+  table.records[7].length_ticks = 1;
+  EXPECT_NE(header.stall_table_crc, crc32c(&table, sizeof(table)));
+
+  header.start_lba = 100;
+  header.format_version = format::kSessionFormatVersion;
+  EXPECT_EQ(chunk_lba(header, 0), 100u + 1 + format::kStallTableSectors);
+  EXPECT_EQ(chunk_lba(header, 2), 100u + 1 + format::kStallTableSectors + 2 * format::kChunkSectors);
+  header.format_version = 1;
+  EXPECT_EQ(chunk_lba(header, 2), 100u + 1 + 2 * format::kChunkSectors);
 }
 
 }  // namespace

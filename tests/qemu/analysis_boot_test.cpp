@@ -39,8 +39,9 @@ TEST(AnalysisBoot, PrecisionOfARealCalibrationCaptureAndTheTauItLeaves) {
   const fs::path calibration = dir / "calibrate.img";
   const std::string db = "sqlite:" + (dir / "traces.db").string();
   // One chunk (2046 records): the calibrate loop fills it at once.
-  ASSERT_EQ(run_ett({"mkdisk", calibration.string(), "--size", std::to_string((8 + 1 + 64) * 512)}).exit_code,
-            0);
+  ASSERT_EQ(
+      run_ett({"mkdisk", calibration.string(), "--size", std::to_string((8 + 1 + 8 + 64) * 512)}).exit_code,
+      0);
   boot(dir, calibration, "mode=calibrate", {{0, 1, 1}});
 
   // The steps, independently: consecutive differences of the extracted tsc column.
@@ -61,7 +62,8 @@ TEST(AnalysisBoot, PrecisionOfARealCalibrationCaptureAndTheTauItLeaves) {
   const auto precision = run_ett({"analyze", "precision", "--format", "json", "--db", db});
   ASSERT_EQ(precision.exit_code, 0) << precision.output;
   const std::string& json = precision.output;
-  const auto steps = numbers(json, "^\\{\"steps\":" + kNumber);
+  EXPECT_EQ(json.rfind("{\"source\":\"calibrate\",", 0), 0u) << json;
+  const auto steps = numbers(json, "\"steps\":" + kNumber);
   ASSERT_EQ(steps.size(), 1u) << json;
   EXPECT_EQ(steps[0][0], 2045) << "events - 1";
   const auto levels = numbers(json, "\"coverage\":" + kNumber + ",\"tau_ns\":" + kNumber +
@@ -102,6 +104,22 @@ TEST(AnalysisBoot, PrecisionOfARealCalibrationCaptureAndTheTauItLeaves) {
   EXPECT_EQ(events_json[0][1] + events_json[1][1], 40);
   const auto text = run_ett({"analyze", "intervals", "--db", db});
   EXPECT_NE(text.output.find("measured on trace 1"), std::string::npos) << text.output;
+
+  // The ordinary capture gives a capture-time estimate from its own check intervals, and says so; it is not
+  // stored (the calibration's levels stay the machine's).
+  const auto own = run_ett({"analyze", "precision", "--trace", "2", "--format", "json", "--db", db});
+  ASSERT_EQ(own.exit_code, 0) << own.output;
+  EXPECT_EQ(own.output.rfind("{\"source\":\"check-intervals\",", 0), 0u) << own.output;
+  const auto own_levels = numbers(own.output, "\"coverage\":" + kNumber + ",\"tau_ns\":" + kNumber);
+  ASSERT_EQ(own_levels.size(), 1u) << own.output;
+  EXPECT_GT(own_levels[0][1], 0) << own.output;
+  const auto typical =
+      numbers(own.output, "\"typical_check_ns\":" + kNumber + ",\"longest_check_ns\":" + kNumber);
+  ASSERT_EQ(typical.size(), 1u) << own.output;
+  EXPECT_GT(typical[0][0], 0);
+  EXPECT_GE(typical[0][1], typical[0][0]);
+  const auto again = run_ett({"analyze", "intervals", "--format", "json", "--db", db});
+  EXPECT_NE(again.output.find("\"tau_from_trace\":1"), std::string::npos) << again.output;
 }
 
 }  // namespace

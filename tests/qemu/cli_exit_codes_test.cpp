@@ -62,8 +62,8 @@ TEST(CliExitCodes, UnknownFormatVersion) {
 TEST(CliExitCodes, BadChunkCrc) {
   ScratchDir dir;
   std::string disk = synth_disk(dir / "t.img", 100);
-  // First chunk of session 1: one sector after its header; flip a byte inside the records.
-  const size_t chunk = (f::kFirstSessionLba + 1) * f::kSectorSize;
+  // First chunk of session 1: after its header and stall table; flip a byte inside the records.
+  const size_t chunk = (f::kFirstSessionLba + 1 + f::kStallTableSectors) * f::kSectorSize;
   disk[chunk + sizeof(f::ChunkHeader) + 40] ^= 0x01;
   write_file(dir / "t.img", disk);
   auto outcome = ls_and_extract(dir, dir / "t.img");
@@ -75,7 +75,7 @@ TEST(CliExitCodes, TruncatedImage) {
   ScratchDir dir;
   std::string disk = synth_disk(dir / "t.img", 100);
   // Cut inside the first chunk of the only session.
-  disk.resize((f::kFirstSessionLba + 1) * f::kSectorSize + 1000);
+  disk.resize((f::kFirstSessionLba + 1 + f::kStallTableSectors) * f::kSectorSize + 1000);
   write_file(dir / "t.img", disk);
   auto outcome = ls_and_extract(dir, dir / "t.img");
   EXPECT_EQ(outcome.extract.exit_code, 13) << outcome.extract.output;
@@ -117,8 +117,9 @@ TEST(CliLs, JsonHoldsTheSessionHeader) {
   has("stop_reason", "\"" + std::string(f::stop_reason_name(header.stop_reason)) + "\"");
   has("status", "\"ok\"");
   has("layout", "\"2x4\"");
-  for (const char* key : {"disk_uuid", "tsc_method", "initial_lines", "filter_mask", "cpu_brand", "cmdline",
-                          "loop_iterations", "smi_count"})
+  for (const char* key :
+       {"disk_uuid", "tsc_method", "initial_lines", "filter_mask", "cpu_brand", "cmdline", "loop_iterations",
+        "smi_count", "stall_count", "longest_stall_ns", "longest_check_ns"})
     EXPECT_NE(ls.output.find(std::string("\"") + key + "\":"), std::string::npos) << key;
 }
 

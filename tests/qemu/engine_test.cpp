@@ -147,7 +147,8 @@ TEST(Engine, LimitStopsAfterThatLong) {
 // A trace disk with room for exactly one chunk (2046 events) caps the buffer: the capture stops when it is full.
 TEST(Engine, BufferFullStopsWithEveryEventThatFits) {
   ScratchDir dir;
-  auto made = run_ett({"mkdisk", (dir / "trace.img").string(), "--size", std::to_string((8 + 1 + 64) * 512)});
+  auto made =
+      run_ett({"mkdisk", (dir / "trace.img").string(), "--size", std::to_string((8 + 1 + 8 + 64) * 512)});
   ASSERT_EQ(made.exit_code, 0) << made.output;
   std::vector<Event> script;
   for (int i = 0; i < 2100; ++i) script.push_back({1, 1 + i % 255});
@@ -224,7 +225,7 @@ std::vector<int64_t> tsc_steps(const CsvTable& table) {
 // and the median step is a poll loop's step (tens of ticks under TCG), not a stall.
 TEST(Engine, CalibrateRecordsEveryLoopStep) {
   ScratchDir dir;
-  run_ett({"mkdisk", (dir / "trace.img").string(), "--size", std::to_string((8 + 1 + 64) * 512)});
+  run_ett({"mkdisk", (dir / "trace.img").string(), "--size", std::to_string((8 + 1 + 8 + 64) * 512)});
   auto result = capture(dir, sequence({{1, 1}}), "mode=calibrate");
   ASSERT_EQ(result.run.exit_code, 0) << result.run.output;
   EXPECT_EQ(json_field(result.ls_json, "mode"), "\"calibrate\"");
@@ -240,7 +241,7 @@ TEST(Engine, CalibrateRecordsEveryLoopStep) {
 // threshold=1 ns: every clock read is a gap, so hwlat fills the one-chunk buffer with consecutive reads.
 TEST(Engine, HwlatRecordsEveryGapAboveTheThreshold) {
   ScratchDir dir;
-  run_ett({"mkdisk", (dir / "trace.img").string(), "--size", std::to_string((8 + 1 + 64) * 512)});
+  run_ett({"mkdisk", (dir / "trace.img").string(), "--size", std::to_string((8 + 1 + 8 + 64) * 512)});
   auto result = capture(dir, sequence({{1, 1}}), "mode=hwlat threshold=1");
   ASSERT_EQ(result.run.exit_code, 0) << result.run.output;
   EXPECT_EQ(json_field(result.ls_json, "mode"), "\"hwlat\"");

@@ -34,13 +34,13 @@ struct DirectOptions {
   std::string kernel = std::string(ETT_BIN_DIR) + "/ett-kernel.elf";
   std::string iso;                                 // boots the GRUB ISO instead of -kernel
   std::string append;                              // kernel arguments (-kernel only)
-  std::string machine = "pc";                      // QEMU -M value: pc or q35, with options ("pc,i8042=off")
   std::vector<std::pair<int, std::string>> disks;  // IDE index (0-3) and raw image
   std::vector<host::AttachedDisk> attached;        // more disks, on any interface (harness/qemu_disks.h)
   std::string drive_options;                       // appended to every -drive, e.g. ",throttling.bps-write=N"
   bool monitor = false;
   std::vector<std::string> qemu_args;  // more QEMU options, e.g. {"-cpu", "max"}
-  bool uefi = false;          // OVMF (needs an ISO) instead of SeaBIOS; the screen is then the framebuffer
+  bool uefi = false;           // OVMF (needs an ISO) instead of SeaBIOS; the screen is then the framebuffer
+  std::string machine = "pc";  // QEMU -M value: pc or q35, with options ("pc,i8042=off")
 };
 
 // Debian's ovmf package: the firmware code (read-only) and the variable store template.

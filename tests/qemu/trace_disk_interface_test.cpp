@@ -151,7 +151,7 @@ TEST_P(TraceDiskInterface, NoLabelledDiskIsRefusedAndNothingIsWritten) {
 TEST_P(TraceDiskInterface, FullDiskRefusesTheDumpAndWritesNothing) {
   ScratchDir dir;
   const fs::path trace = dir / "trace.img";
-  make_trace_disk(trace, "37376");  // label + 7 sectors + one session header + one chunk
+  make_trace_disk(trace, "41472");  // label + 7 sectors + one session header, its stall table and one chunk
   {
     QemuMachine qemu(options({{GetParam().trace_slot, trace.string()}}), dir / "");
     ASSERT_EQ(capture_and_stop(qemu, 2), kSuccess) << qemu.serial();

@@ -112,7 +112,7 @@ TEST(TraceDisk, DumpCutOffByKillingQemuLeavesAPartialSession) {
     QemuMachine qemu({.append = "exit=qemu", .disks = {{0, trace.string()}}}, dir / "");
     ASSERT_EQ(capture_and_stop(qemu, 6), kSuccess) << qemu.serial();
   }
-  const std::string first_session = read_file(trace).substr(0, (8 + 1 + 64) * 512);
+  const std::string first_session = read_file(trace).substr(0, (8 + 1 + 8 + 64) * 512);
 
   QemuMachine qemu({.append = "exit=qemu layout=8x1",
                    .disks = {{0, trace.string()}},
@@ -134,11 +134,11 @@ TEST(TraceDisk, DumpCutOffByKillingQemuLeavesAPartialSession) {
 
   // Cut once chunk 1 has begun (so chunk 0 is whole on the image), then check that the header still says
   // Writing: the kernel had not finished.
-  const uint64_t header_lba = 8 + 1 + 64;
+  const uint64_t header_lba = 8 + 1 + format::kStallTableSectors + 64;
   auto chunk_begun = [&](uint64_t index) {
     format::ChunkHeader chunk{};
     uint8_t sector[512];
-    if (!read_sector(trace, header_lba + 1 + index * 64, sector)) return false;
+    if (!read_sector(trace, header_lba + 1 + format::kStallTableSectors + index * 64, sector)) return false;
     std::memcpy(&chunk, sector, sizeof(chunk));
     return std::memcmp(chunk.magic, format::kChunkMagic, 4) == 0 && chunk.session_number == 2;
   };

@@ -78,7 +78,7 @@ TEST(AnalysisStage, StartScreenScrollBoxSaveAndEscape) {
 TEST(AnalysisStage, FullDiskRefusesSaveAndKeepsTheCaptureOnScreen) {
   ScratchDir dir;
   const fs::path trace = dir / "trace.img";
-  ASSERT_EQ(run_ett({"mkdisk", trace.string(), "--size", "37376"}).exit_code, 0);
+  ASSERT_EQ(run_ett({"mkdisk", trace.string(), "--size", "41472"}).exit_code, 0);
   {  // fill it
     QemuMachine qemu({.append = "exit=qemu", .disks = {{0, trace.string()}}}, dir / "");
     ASSERT_TRUE(qemu.wait_state(KernelState::Capturing, 30)) << qemu.serial();

@@ -29,6 +29,11 @@ struct SessionSpec {
   bool write_chunks = true;                // false: header only (a dump cut off before any chunk)
   std::vector<bool> skip_chunk;            // per chunk: true = leave it unwritten
   const uint8_t* uuid_override = nullptr;  // a header "from another disk"
+  std::vector<f::StallRecord> stalls;      // the stall table (format 2)
+  uint64_t typical_check_ticks = 0;
+  uint64_t longest_check_ticks = 0;
+  uint64_t stall_threshold_ticks = 0;
+  uint32_t format_version = f::kSessionFormatVersion;  // 1: as written before the stall table
 };
 
 // Records with distinct, checkable contents: probe alternates 1/2, code counts, tsc increases.
@@ -74,6 +79,11 @@ class TestDiskWriter {
     host_spec.write_chunks = spec.write_chunks;
     host_spec.skip_chunk = spec.skip_chunk;
     host_spec.uuid_override = spec.uuid_override;
+    host_spec.stalls = spec.stalls;
+    host_spec.typical_check_ticks = spec.typical_check_ticks;
+    host_spec.longest_check_ticks = spec.longest_check_ticks;
+    host_spec.stall_threshold_ticks = spec.stall_threshold_ticks;
+    host_spec.format_version = spec.format_version;
     auto lba = m_writer->append(host_spec);
     if (!lba) throw std::runtime_error(lba.error().message);
     return *lba;

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "arch/x86/idle_poll.h"
 #include "arch/x86/pci.h"
 #include "ett/result.h"
 #include "ett/virtual_probe.h"
@@ -42,6 +43,11 @@ class IvshmemProbe {
 struct IvshmemLines {
   volatile uint8_t* lines;
   [[gnu::always_inline]] uint8_t read() const { return *lines; }
+  // The capture loop's idle step (capture/capture_loop.h).
+  template <bool kFiltered>
+  [[gnu::always_inline]] uint8_t idle(uint32_t last, uint32_t mask, uint32_t& countdown) const {
+    return x86::idle_poll_memory<kFiltered>(lines, last, mask, countdown);
+  }
 };
 
 // The capture loop's link to the host through the control block (capture::StopRules' Host).

@@ -78,10 +78,17 @@ Result<AppendPoint> find_append_point(const format::DiskLabel& label, uint64_t d
   return point;
 }
 
-// Events that fit between `append_lba` and `end_lba` as one session.
+// Events that fit between `append_lba` and `end_lba` as one session (header and stall table first).
 constexpr uint64_t events_that_fit(uint64_t append_lba, uint64_t end_lba) {
-  if (end_lba <= append_lba + 1) return 0;
-  return (end_lba - append_lba - 1) / format::kChunkSectors * format::kRecordsPerChunk;
+  constexpr uint64_t kBefore = format::sectors_before_chunks(format::kSessionFormatVersion);
+  if (end_lba <= append_lba + kBefore) return 0;
+  return (end_lba - append_lba - kBefore) / format::kChunkSectors * format::kRecordsPerChunk;
+}
+
+// The LBA of chunk `index` of the session whose header is `header`.
+constexpr uint64_t chunk_lba(const format::SessionHeader& header, uint64_t index) {
+  return header.start_lba + format::sectors_before_chunks(header.format_version) +
+         index * format::kChunkSectors;
 }
 
 // The layout fields of a new session header (status Writing); the caller adds what it knows about the
@@ -89,7 +96,7 @@ constexpr uint64_t events_that_fit(uint64_t append_lba, uint64_t end_lba) {
 inline void start_session_header(format::SessionHeader& header, const format::DiskLabel& label,
                                  const AppendPoint& point, uint64_t event_count) {
   __builtin_memcpy(header.magic, format::kSessionMagic, sizeof(header.magic));
-  header.format_version = format::kFormatVersion;
+  header.format_version = format::kSessionFormatVersion;
   header.status = static_cast<uint32_t>(format::SessionStatus::Writing);
   header.session_number = point.session_number;
   header.record_size = sizeof(format::EventRecord);
@@ -103,6 +110,23 @@ inline void start_session_header(format::SessionHeader& header, const format::Di
 
 // A CRC32C over a buffer: the kernel's portable crc32c, or a faster one on the host (same result).
 using Checksum = uint32_t (*)(const void* data, size_t size);
+
+// The stall table as it goes on the disk (kStallTableSectors sectors after the header).
+struct StallTable {
+  format::StallRecord records[format::kMaxStallRecords];
+};
+static_assert(sizeof(StallTable) == format::kStallTableSectors * format::kSectorSize);
+
+// Fills `table` with `count` records (the rest zero) and puts their number and the table's CRC into `header`.
+inline void build_stall_table(StallTable& table, format::SessionHeader& header,
+                              const format::StallRecord* records, uint32_t count,
+                              Checksum checksum = crc32c) {
+  if (count > format::kMaxStallRecords) count = format::kMaxStallRecords;
+  __builtin_memset(&table, 0, sizeof(table));
+  if (count != 0) __builtin_memcpy(table.records, records, count * sizeof(format::StallRecord));
+  header.stall_records = count;
+  header.stall_table_crc = checksum(&table, sizeof(table));
+}
 
 // Fills `chunk` (kChunkBytes) with chunk `index` of a session holding `events[0, event_count)`: the header,
 // its records, zero padding, and the CRC over all of it. Returns the number of records in the chunk.

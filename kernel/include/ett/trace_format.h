@@ -3,7 +3,9 @@
 // A trace disk is a raw block device (or image file) of 512-byte sectors:
 //
 //   LBA 0                      DiskLabel: magic, format version, disk UUID, capacity
-//   LBA kFirstSessionLba       session 1: SessionHeader (1 sector), then chunk_count chunks
+//   LBA kFirstSessionLba       session 1: SessionHeader (1 sector), the stall table (kStallTableSectors;
+//   session
+//                              format version 2 on), then chunk_count chunks
 //   session 1 + reserved       session 2: ...            (sessions are appended, never rewritten)
 //
 // A chunk is kChunkSectors sectors: a ChunkHeader followed by fixed-size EventRecords, zero-padded. The
@@ -21,7 +23,11 @@
 namespace ett::format {
 
 inline constexpr uint32_t kSectorSize = 512;
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 1;  // the disk label's layout (unchanged since version 1)
+// The session's: 2 added the capture's check intervals to the header and the stall table after it. Readers
+// take 1 (no stall table: the chunks follow the header) and 2.
+inline constexpr uint32_t kSessionFormatVersion = 2;
+inline constexpr uint32_t kStallTableSectors = 8;
 inline constexpr uint64_t kFirstSessionLba = 8;
 inline constexpr uint32_t kChunkSectors = 64;  // 32 KiB per chunk
 inline constexpr uint32_t kChunkBytes = kChunkSectors * kSectorSize;
@@ -141,11 +147,29 @@ struct SessionHeader {
   uint32_t floor_milliticks;       // mode=calibrate: the bare poll loop's ticks per poll x 1000, same boot
   uint32_t smi_count;              // mode=hwlat: SMIs during the run, when kFlagSmiCount
   uint64_t tsc_hz_pit;             // the PIT's own calibration, whichever timer tsc_method names (0: PIT failed)
-  uint8_t reserved[44];
+  // Session format version 2 (all 0 in version 1): the capture's own error, from the loop's stop checks
+  // (every 2^10 polls; kernel/capture/stall_log.h).
+  uint32_t stall_count;            // stalls seen (more than stall_records when the table merged some)
+  uint32_t stall_records;          // records used in the stall table
+  uint64_t longest_check_ticks;    // the longest check-to-check interval of the capture
+  uint64_t typical_check_ticks;    // the shortest (an interval without a stall)
+  uint64_t stall_threshold_ticks;  // an interval longer than this was a stall
+  uint64_t longest_stall_ticks;    // the longest stall (a merged record can be longer)
+  uint32_t stall_table_crc;        // CRC32C of the kStallTableSectors sectors of the stall table
   uint32_t crc;                    // CRC32C of bytes [0, 508)
 };
 static_assert(sizeof(SessionHeader) == kSectorSize);
 static_assert(offsetof(SessionHeader, crc) == kSectorSize - 4);
+
+// The stall table: kMaxStallRecords records after the session header, zero-padded, in time order. A record
+// is the check interval that held a stall: the loop did not poll for part of [start_tsc, start_tsc +
+// length_ticks], so an event stamped in it (or the first one after it) can be late by up to length_ticks.
+struct StallRecord {
+  uint64_t start_tsc;     // the stop check before the stall
+  uint64_t length_ticks;  // to the stop check after it
+};
+static_assert(sizeof(StallRecord) == 16);
+inline constexpr uint32_t kMaxStallRecords = kStallTableSectors * kSectorSize / sizeof(StallRecord);
 
 struct EventRecord {
   uint64_t tsc;    // TSC when the change was seen
@@ -175,12 +199,16 @@ static_assert(sizeof(ChunkHeader) % sizeof(EventRecord) == 0);
 
 inline constexpr uint32_t kRecordsPerChunk = (kChunkBytes - sizeof(ChunkHeader)) / sizeof(EventRecord);
 
-// Sectors a session with `event_count` events reserves on the disk (header + chunks).
+// Sectors a session with `event_count` events reserves on the disk (header, stall table, chunks).
 constexpr uint64_t chunks_for(uint64_t event_count) {
   return (event_count + kRecordsPerChunk - 1) / kRecordsPerChunk;
 }
+// Sectors before the first chunk: the header, and from session format version 2 on the stall table.
+constexpr uint64_t sectors_before_chunks(uint32_t session_format_version) {
+  return session_format_version >= 2 ? 1 + kStallTableSectors : 1;
+}
 constexpr uint64_t session_sectors(uint64_t event_count) {
-  return 1 + chunks_for(event_count) * kChunkSectors;
+  return sectors_before_chunks(kSessionFormatVersion) + chunks_for(event_count) * kChunkSectors;
 }
 
 // Lines per probe under a layout (probe k, 1-based, owns lines D((k-1)*bits) upwards); 0 for an unknown layout.

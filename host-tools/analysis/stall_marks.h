@@ -1,0 +1,37 @@
+// stall_marks.h: the capture's own stalls (its session's stall table) and the events they touch.
+//
+// A stall record is a check interval of the capture loop that was longer than the loop can take without one
+// (kernel/capture/stall_log.h): the loop did not poll for part of it, so an event that happened then was
+// stamped late, by up to the stall's length. An event is touched by a stall when its stamp lies inside the
+// record's window [start, start + length], or when it is the first event after that window (the conservative
+// reading: the window is where the loop noticed the stall). For such an event the loop-step bound pi does not
+// hold; pi + the stall's length does.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "analysis/capture.h"
+
+namespace ett::host {
+
+class StallMarks {
+ public:
+  StallMarks(std::span<const StallSpan> stalls, std::span<const AnalysisEvent> events);
+
+  // The length of the longest stall touching the event with sequence number `seq` (0: none; also for a seq
+  // that is not an event of the capture).
+  double stall_ns(uint64_t seq) const;
+  bool touched(uint64_t seq) const { return stall_ns(seq) > 0; }
+  // The same by the event's index in the events given.
+  double stall_at(size_t index) const { return m_stall_ns[index]; }
+  size_t touched_events() const { return m_touched; }
+
+ private:
+  std::span<const AnalysisEvent> m_events;
+  std::vector<double> m_stall_ns;  // per event index
+  size_t m_touched = 0;
+};
+
+}  // namespace ett::host
