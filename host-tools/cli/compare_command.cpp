@@ -62,11 +62,18 @@ Expected<SideData> load_side(Database& db, const std::vector<int64_t>& traces, c
     ETT_TRY_ASSIGN(QuotedPi pi, resolve_pi(db, id, pi_override));
     pi_ns = std::max(pi_ns, pi.pi_ns);
     ETT_TRY_ASSIGN(DurationsResult paired, pair_actions(capture.events, from, to, pi.pi_ns, rule));
+    mark_stalls(paired, StallMarks(capture.stalls, capture.events), capture.info.stall_count);
     for (const Action& action : paired.actions) {
+      auto size = sizes ? sizes->find(action.start_code) : std::map<uint8_t, double>::const_iterator{};
+      const bool sized = sizes && size != sizes->end();
+      // An action a stall touched may be late by up to the stall: left out, and counted.
+      if (action.stall_ns > 0) {
+        ++side.all.stalled;
+        if (sized) ++side.by_size[size->second].stalled;
+        continue;
+      }
       side.all.durations_ns.push_back(action.duration_ns);
-      if (!sizes) continue;
-      auto size = sizes->find(action.start_code);
-      if (size == sizes->end()) continue;
+      if (!sized) continue;
       side.by_size[size->second].durations_ns.push_back(action.duration_ns);
       side.x.push_back(size->second);
       side.y.push_back(action.duration_ns);

@@ -3,6 +3,7 @@
 
 #include <stdint.h>
 
+#include "arch/x86/idle_poll.h"
 #include "arch/x86/io.h"
 
 namespace ett::drivers {
@@ -11,6 +12,11 @@ namespace ett::drivers {
 struct PortLines {
   uint16_t port;
   [[gnu::always_inline]] uint8_t read() const { return x86::in8(port); }
+  // The capture loop's idle step (capture/capture_loop.h).
+  template <bool kFiltered>
+  [[gnu::always_inline]] uint8_t idle(uint32_t last, uint32_t mask, uint32_t& countdown) const {
+    return x86::idle_poll_port<kFiltered>(port, last, mask, countdown);
+  }
 };
 
 }  // namespace ett::drivers
