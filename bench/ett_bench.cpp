@@ -16,21 +16,21 @@
 #include <string>
 #include <vector>
 
-#include "analysis_align.h"
-#include "analysis_capture.h"
-#include "analysis_durations.h"
-#include "analysis_fit.h"
-#include "analysis_histogram.h"
-#include "analysis_intervals.h"
-#include "analysis_precision.h"
-#include "db_database.h"
-#include "db_loader.h"
-#include "db_pg_server.h"
-#include "export_csv.h"
-#include "export_perfetto.h"
-#include "export_vcd.h"
-#include "synth_capture.h"
-#include "trace_image.h"
+#include "analysis/align.h"
+#include "analysis/capture.h"
+#include "analysis/durations.h"
+#include "analysis/fit.h"
+#include "analysis/histogram.h"
+#include "analysis/intervals.h"
+#include "analysis/precision.h"
+#include "db/database.h"
+#include "db/loader.h"
+#include "export/csv.h"
+#include "export/perfetto.h"
+#include "export/vcd.h"
+#include "image/synth.h"
+#include "image/trace_image.h"
+#include "support/pg_server.h"
 
 namespace {
 

@@ -15,9 +15,9 @@
 #include <sstream>
 #include <string>
 
-#include "db_loader.h"
-#include "db_pg_server.h"
-#include "synth_capture.h"
+#include "db/loader.h"
+#include "image/synth.h"
+#include "support/pg_server.h"
 
 namespace {
 

@@ -1,12 +1,13 @@
-// analyze_command.cpp: `ett analyze precision|durations|intervals|histogram|align`: analyses of loaded traces.
+// analyze_command.cpp: `ett analyze precision|durations|intervals|histogram|align`: analyses of loaded
+// traces.
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <memory>
 #include <optional>
 
-#include "analysis_input.h"
-#include "analysis_output.h"
+#include "analysis/input.h"
+#include "analysis/output.h"
 #include "commands.h"
 
 namespace ett::cli {
@@ -64,7 +65,8 @@ int run_durations(const AnalyzeOptions& o, OutputFormat format) {
   auto rule = parse_pair_rule(o.pair);
   if (!rule) return report(rule.error());
   std::optional<std::map<uint8_t, double>> sizes;
-  if (!o.fit.empty() && o.fit != "linear") return report({ErrorKind::Usage, "--fit '" + o.fit + "': only linear"});
+  if (!o.fit.empty() && o.fit != "linear")
+    return report({ErrorKind::Usage, "--fit '" + o.fit + "': only linear"});
   if (!o.fit.empty() && o.size_of_code.empty())
     return report({ErrorKind::Usage, "--fit linear needs --size-of-code CODE=SIZE,..."});
   if (!o.size_of_code.empty()) {
@@ -129,7 +131,8 @@ int run_histogram(const AnalyzeOptions& o, OutputFormat format) {
 
 int run_align(const AnalyzeOptions& o, OutputFormat format) {
   if (o.traces.size() < 2)
-    return report({ErrorKind::Usage, "align needs two or more traces: --traces REF,T2,... (the first is the reference)"});
+    return report({ErrorKind::Usage,
+                   "align needs two or more traces: --traces REF,T2,... (the first is the reference)"});
   auto db = open_database(o.db);
   if (!db) return report(db.error());
   std::vector<Capture> captures;
@@ -150,10 +153,9 @@ int run_align(const AnalyzeOptions& o, OutputFormat format) {
 }
 
 CLI::App* add_common(CLI::App* sub, AnalyzeOptions& o, bool with_trace = true) {
-  if (with_trace) sub->add_option("--trace", o.trace, "Trace id (default: the most recently loaded trace)");
+  if (with_trace) add_trace_option(sub, o.trace);
   sub->add_option("--format", o.format, "text, csv or json")->capture_default_str();
-  sub->add_option("--db", o.db, "sqlite:FILE or postgresql://... (default: $ETT_DB or sqlite:traces.db)")
-      ->capture_default_str();
+  add_db_option(sub, o.db);
   return sub;
 }
 
@@ -161,46 +163,58 @@ CLI::App* add_common(CLI::App* sub, AnalyzeOptions& o, bool with_trace = true) {
 
 Command add_analyze_command(CLI::App& app) {
   auto o = std::make_shared<AnalyzeOptions>();
-  CLI::App* sub = app.add_subcommand("analyze", "Analyse a loaded trace: precision, durations, intervals, histogram, align");
+  CLI::App* sub = app.add_subcommand(
+      "analyze", "Analyse a loaded trace: precision, durations, intervals, histogram, align");
   sub->require_subcommand(1);
 
   CLI::App* precision = add_common(
-      sub->add_subcommand("precision", "Loop-step distribution of a mode=calibrate capture: tau, epsilon and pi at "
-                                       "95.5 %, 99.7 % and 100 % coverage (stored for the machine's other traces)"),
+      sub->add_subcommand("precision",
+                          "Loop-step distribution of a mode=calibrate capture: tau, epsilon and pi at "
+                          "95.5 %, 99.7 % and 100 % coverage (stored for the machine's other traces)"),
       *o);
-  precision->add_option("--bins", o->bins, "Histogram bins")->capture_default_str()->check(CLI::Range(1, 1000));
+  precision->add_option("--bins", o->bins, "Histogram bins")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   precision->add_flag("--no-store", o->no_store, "Do not store the result in the database");
 
   CLI::App* durations = add_common(
-      sub->add_subcommand("durations", "Durations of actions from start events (--from) to end events (--to), "
-                                       "with the ±pi bound; --size-of-code with --fit linear fits a + b * size"),
+      sub->add_subcommand("durations",
+                          "Durations of actions from start events (--from) to end events (--to), "
+                          "with the ±pi bound; --size-of-code with --fit linear fits a + b * size"),
       *o);
   durations->add_option("--from", o->from, "Start events: PROBE or PROBE:CODE")->required();
-  durations->add_option("--to", o->to,
-                        "End events: PROBE or PROBE:CODE (without a code: the same code as the start)")
+  durations
+      ->add_option("--to", o->to,
+                   "End events: PROBE or PROBE:CODE (without a code: the same code as the start)")
       ->required();
-  durations->add_option("--pair", o->pair,
-                        "same-code: an end closes the oldest open start with its code; fifo: the oldest, any code")
-      ->capture_default_str();
-  durations->add_option("--size-of-code", o->size_of_code, "The size each start code stands for: \"1=16,2=500\"");
+  add_pair_option(durations, o->pair);
+  durations->add_option("--size-of-code", o->size_of_code,
+                        "The size each start code stands for: \"1=16,2=500\"");
   durations->add_option("--fit", o->fit, "linear: least-squares duration = a + b * size");
-  durations->add_option("--pi-ns", o->pi_ns, "Precision bound to quote (default: the stored one of this machine)");
+  durations->add_option("--pi-ns", o->pi_ns,
+                        "Precision bound to quote (default: the stored one of this machine)");
 
   CLI::App* intervals = add_common(
-      sub->add_subcommand("intervals", "Inter-arrival statistics per probe and the events closer than tau"), *o);
+      sub->add_subcommand("intervals", "Inter-arrival statistics per probe and the events closer than tau"),
+      *o);
   intervals->add_option("--tau-ns", o->tau_ns, "Threshold (default: the stored 100 % tau of this machine)");
 
-  CLI::App* hist = add_common(
-      sub->add_subcommand("histogram", "Event counters by code, probe or time bucket, with a mask/match filter"), *o);
+  CLI::App* hist =
+      add_common(sub->add_subcommand(
+                     "histogram", "Event counters by code, probe or time bucket, with a mask/match filter"),
+                 *o);
   hist->add_option("--by", o->by, "code, probe or time:BUCKET (e.g. time:1ms)")->capture_default_str();
   hist->add_option("--match", o->match, "Eight trits D7..D0, each 1, 0 or X: only events whose lines match");
 
   CLI::App* align = add_common(
-      sub->add_subcommand("align", "Fit the clocks of captures sharing a sync line against the first, and merge "
-                                   "their events (--format csv: the merged timeline)"),
+      sub->add_subcommand("align",
+                          "Fit the clocks of captures sharing a sync line against the first, and merge "
+                          "their events (--format csv: the merged timeline)"),
       *o, false);
   align->add_option("--traces", o->traces, "Trace ids, the reference first")->delimiter(',')->required();
-  align->add_option("--sync", o->sync, "The probe carrying the shared sync line")->required()->check(CLI::Range(1, 8));
+  align->add_option("--sync", o->sync, "The probe carrying the shared sync line")
+      ->required()
+      ->check(CLI::Range(1, 8));
 
   return {sub, [o, precision, durations, intervals, hist, align] {
             auto format = parse_output_format(o->format);

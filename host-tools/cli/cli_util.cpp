@@ -80,4 +80,19 @@ std::string format_unix_time(uint64_t seconds) {
   return text;
 }
 
+void add_db_option(CLI::App* sub, std::string& db) {
+  sub->add_option("--db", db, "sqlite:FILE or postgresql://... (default: $ETT_DB or sqlite:traces.db)")
+      ->capture_default_str();
+}
+
+void add_trace_option(CLI::App* sub, std::optional<int64_t>& trace) {
+  sub->add_option("--trace", trace, "Trace id (default: the most recently loaded trace)");
+}
+
+void add_pair_option(CLI::App* sub, std::string& pair) {
+  sub->add_option("--pair", pair,
+                  "same-code: an end closes the oldest open start with its code; fifo: the oldest, any code")
+      ->capture_default_str();
+}
+
 }  // namespace ett::cli

@@ -2,11 +2,13 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
-#include "status.h"
+#include "common/status.h"
 
 namespace ett::cli {
 
@@ -30,6 +32,14 @@ Command add_synth_command(CLI::App& app);
 Command add_analyze_command(CLI::App& app);
 Command add_export_command(CLI::App& app);
 Command add_report_command(CLI::App& app);
+
+// The option blocks several verbs share, spelled once.
+// --db URL (default: $ETT_DB or sqlite:traces.db)
+void add_db_option(CLI::App* sub, std::string& db);
+// --trace ID (default: the most recently loaded trace)
+void add_trace_option(CLI::App* sub, std::optional<int64_t>& trace);
+// --pair same-code|fifo, how ends close starts
+void add_pair_option(CLI::App* sub, std::string& pair);
 
 // Prints "ett: <message>" on stderr and returns the exit status for the error's kind.
 int report(const host::HostError& error);

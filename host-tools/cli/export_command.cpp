@@ -1,13 +1,13 @@
-// export_command.cpp: `ett export --format vcd|perfetto|csv [-o FILE]`: a loaded trace for other tools.
+// export_command.cpp: `ett export --format F [-o FILE]`: a loaded trace for other tools (export/exporters.h).
+#include <fmt/format.h>
+
 #include <memory>
 #include <optional>
 
-#include "analysis_input.h"
+#include "analysis/input.h"
 #include "commands.h"
-#include "export_csv.h"
-#include "export_file.h"
-#include "export_perfetto.h"
-#include "export_vcd.h"
+#include "export/exporters.h"
+#include "export/output_file.h"
 
 namespace ett::cli {
 
@@ -26,14 +26,16 @@ struct ExportOptions {
 };
 
 int run_export(const ExportOptions& o) {
-  if (o.format != "vcd" && o.format != "perfetto" && o.format != "csv")
-    return report({ErrorKind::Usage, "--format '" + o.format + "': expected vcd, perfetto or csv"});
+  const Exporter* exporter = find_exporter(o.format);
+  if (!exporter)
+    return report({ErrorKind::Usage, "--format '" + o.format + "': expected " + exporter_names()});
   if (o.from.empty() != o.to.empty()) return report({ErrorKind::Usage, "--from and --to go together"});
-  if (!o.from.empty() && o.format != "perfetto")
-    return report({ErrorKind::Usage, "--from/--to (actions) only apply to --format perfetto"});
-  std::optional<Endpoint> from, to;
+  if (!o.from.empty() && !exporter->takes_actions)
+    return report(
+        {ErrorKind::Usage, fmt::format("--from/--to (actions) do not apply to --format {}", exporter->name)});
   auto rule = parse_pair_rule(o.pair);
   if (!rule) return report(rule.error());
+  std::optional<Endpoint> from, to;
   if (!o.from.empty()) {
     auto f = parse_endpoint(o.from);
     if (!f) return report(f.error());
@@ -45,23 +47,15 @@ int run_export(const ExportOptions& o) {
   auto loaded = open_trace(o.db, o.trace);
   if (!loaded) return report(loaded.error());
   const Capture& capture = loaded->capture;
-  std::string text;
-  if (o.format == "vcd") {
-    text = export_vcd(capture);
-  } else if (o.format == "csv") {
-    text = export_csv(capture);
-  } else {
-    std::vector<Action> actions;
-    if (from) {
-      auto checked = check_endpoints(capture.info, *from, *to);
-      if (!checked) return report(checked.error());
-      auto paired = pair_actions(capture.events, *from, *to, 0, *rule);
-      if (!paired) return report(paired.error());
-      actions = paired->actions;
-    }
-    text = export_perfetto(capture, actions);
+  std::vector<Action> actions;
+  if (from) {
+    auto checked = check_endpoints(capture.info, *from, *to);
+    if (!checked) return report(checked.error());
+    auto paired = pair_actions(capture.events, *from, *to, 0, *rule);
+    if (!paired) return report(paired.error());
+    actions = paired->actions;
   }
-  auto written = write_output(o.output, text, o.force);
+  auto written = write_output(o.output, exporter->write(ExportInput{capture, actions}), o.force);
   if (!written) return report(written.error());
   return 0;
 }
@@ -70,17 +64,20 @@ int run_export(const ExportOptions& o) {
 
 Command add_export_command(CLI::App& app) {
   auto o = std::make_shared<ExportOptions>();
-  CLI::App* sub = app.add_subcommand("export", "Export a loaded trace: VCD (GTKWave, PulseView), Perfetto/Chrome "
-                                               "trace JSON, or CSV");
-  sub->add_option("--format", o->format, "vcd, perfetto or csv")->required();
+  CLI::App* sub = app.add_subcommand("export",
+                                     "Export a loaded trace: VCD (GTKWave, PulseView), Perfetto/Chrome "
+                                     "trace JSON, or CSV");
+  std::string formats;
+  for (const Exporter& exporter : exporters())
+    formats += fmt::format("{}{}: {}", formats.empty() ? "" : "; ", exporter.name, exporter.description);
+  sub->add_option("--format", o->format, formats)->required();
   sub->add_option("-o,--output", o->output, "Output file (default: standard output)");
   sub->add_flag("--force", o->force, "Overwrite an existing output file");
   sub->add_option("--from", o->from, "perfetto: start events of actions, PROBE[:CODE]");
-  sub->add_option("--pair", o->pair, "Action pairing: same-code or fifo")->capture_default_str();
+  add_pair_option(sub, o->pair);
   sub->add_option("--to", o->to, "perfetto: end events of actions, PROBE[:CODE]");
-  sub->add_option("--trace", o->trace, "Trace id (default: the most recently loaded trace)");
-  sub->add_option("--db", o->db, "sqlite:FILE or postgresql://... (default: $ETT_DB or sqlite:traces.db)")
-      ->capture_default_str();
+  add_trace_option(sub, o->trace);
+  add_db_option(sub, o->db);
   return {sub, [o] { return run_export(*o); }};
 }
 

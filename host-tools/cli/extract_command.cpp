@@ -9,9 +9,9 @@
 #include <optional>
 
 #include "commands.h"
-#include "event_writer.h"
-#include "trace_image.h"
-#include "units.h"
+#include "common/units.h"
+#include "image/event_writer.h"
+#include "image/trace_image.h"
 
 namespace ett::cli {
 
@@ -111,7 +111,8 @@ Command add_extract_command(CLI::App& app) {
   sub->add_flag("--force", options->force, "Overwrite an existing output file");
   sub->footer(
       "A partial session (dump cut off) is extracted with a warning. A serial log of dump=serial is read\n"
-      "like a disk. Exit status: 0 ok, 1 usage or I/O error, 10 not a trace disk, 11 unknown format version,\n"
+      "like a disk. Exit status: 0 ok, 1 usage or I/O error, 10 not a trace disk, 11 unknown format "
+      "version,\n"
       "12 bad CRC, 13 truncated image, 14 empty disk, 15 no such session.");
   return {sub, [options] { return run_extract(*options); }};
 }

@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "commands.h"
-#include "db_database.h"
+#include "db/database.h"
 
 namespace ett::cli {
 
@@ -36,8 +36,8 @@ int run_label(const LabelOptions& options) {
   if (updated->rows.empty())
     return report({ErrorKind::Usage, "trace " + std::to_string(trace) + " has no probe " +
                                          std::to_string(options.probe) + " (ett query probes lists them)"});
-  std::printf("trace %lld probe %lld: %s\n", static_cast<long long>(trace), static_cast<long long>(options.probe),
-              options.label.c_str());
+  std::printf("trace %lld probe %lld: %s\n", static_cast<long long>(trace),
+              static_cast<long long>(options.probe), options.label.c_str());
   return 0;
 }
 
@@ -48,9 +48,8 @@ Command add_label_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("label", "Name a probe of a loaded trace");
   sub->add_option("LABEL", options->label, "The name, e.g. \"node A\"")->required();
   sub->add_option("--probe", options->probe, "Probe number (from 1)")->required();
-  sub->add_option("--trace", options->trace, "Trace id (default: the most recently loaded trace)");
-  sub->add_option("--db", options->db, "sqlite:FILE or postgresql://... (default: $ETT_DB or sqlite:traces.db)")
-      ->capture_default_str();
+  add_trace_option(sub, options->trace);
+  add_db_option(sub, options->db);
   return {sub, [options] { return run_label(*options); }};
 }
 

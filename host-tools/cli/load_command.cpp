@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "commands.h"
-#include "db_loader.h"
+#include "db/loader.h"
 
 namespace ett::cli {
 
@@ -21,7 +21,8 @@ struct LoadOptions {
   std::string db = host::default_db_url();
 };
 
-// "\rsession 3 [##########          ]  52%  5.2M/10.0M events" on a terminal, redrawn at most 10 times a second.
+// "\rsession 3 [##########          ]  52%  5.2M/10.0M events" on a terminal, redrawn at most 10 times a
+// second.
 class ProgressBar {
  public:
   bool update(uint32_t session, uint64_t done, uint64_t total) {
@@ -87,8 +88,7 @@ Command add_load_command(CLI::App& app) {
   sub->add_option("IMAGE", options->image, "Trace disk image file or block device")->required();
   auto* session = sub->add_option("--session", options->session, "Session number (default: the newest)");
   sub->add_flag("--all", options->all, "Every session on the disk")->excludes(session);
-  sub->add_option("--db", options->db, "sqlite:FILE or postgresql://... (default: $ETT_DB or sqlite:traces.db)")
-      ->capture_default_str();
+  add_db_option(sub, options->db);
   sub->footer(
       "Each session is loaded in one transaction, identified by disk UUID, session number and a hash of its "
       "contents: loading it again changes nothing, and an interrupted load leaves nothing behind.");

@@ -4,8 +4,9 @@
 #include <memory>
 
 #include "commands.h"
-#include "db_schema.h"
-#include "trace_image.h"
+#include "common/tsc_time.h"
+#include "db/schema.h"
+#include "image/trace_image.h"
 
 namespace ett::cli {
 
@@ -22,7 +23,7 @@ std::string session_json(const format::DiskLabel& label, const host::SessionSumm
   const uint64_t ticks =
       h.capture_end_tsc >= h.capture_start_tsc ? h.capture_end_tsc - h.capture_start_tsc : 0;
   const uint64_t duration_ns =
-      h.tsc_hz ? static_cast<uint64_t>(static_cast<long double>(ticks) * 1e9L / h.tsc_hz + 0.5L) : 0;
+      h.tsc_hz ? static_cast<uint64_t>(host::ticks_to_ns_exact(static_cast<int64_t>(ticks), h.tsc_hz)) : 0;
   std::string json = fmt::format(
       "{{\"session\":{},\"events\":{},\"recovered_events\":{},\"good_chunks\":{},\"status\":{},"
       "\"detail\":{},\"duration_ns\":{}",

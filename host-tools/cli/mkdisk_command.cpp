@@ -4,8 +4,8 @@
 #include <memory>
 
 #include "commands.h"
-#include "disk_maker.h"
-#include "units.h"
+#include "common/units.h"
+#include "image/disk_maker.h"
 
 namespace ett::cli {
 

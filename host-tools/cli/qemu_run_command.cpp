@@ -7,7 +7,7 @@
 
 #include "commands.h"
 #include "ett/trace_format.h"
-#include "qemu_runner.h"
+#include "harness/runner.h"
 
 namespace ett::cli {
 
@@ -48,8 +48,8 @@ bool print_fidelity(const host::RunReport& r, const std::string& json_path) {
   for (size_t k = 0; k < r.machines.size(); ++k) {
     const host::MachineResult& machine = r.machines[k];
     if (r.machines.size() > 1)
-      fmt::print("  machine {}:      {} events sent, session {} on {}, {} events\n", k + 1, machine.events_sent,
-                 machine.session_number, machine.disk, machine.kernel_events);
+      fmt::print("  machine {}:      {} events sent, session {} on {}, {} events\n", k + 1,
+                 machine.events_sent, machine.session_number, machine.disk, machine.kernel_events);
     if (!machine.fidelity) continue;
     fmt::print("{}", host::format_fidelity(*machine.fidelity));
     clean = clean && machine.fidelity->clean();
@@ -85,7 +85,8 @@ int run_qemu_run(QemuRunOptions& options, const CLI::App& sub) {
                r.paced_writes);
   fmt::print("  kernel events:  {}{}\n", r.kernel_events,
              r.kernel_events == r.events_sent ? "" : " (differs from the events sent)");
-  fmt::print("  session:        {} on {} (stop: {}, TSC {:.3f} MHz)\n", r.session_number, r.machines.empty() ? options.run.disk : r.machines.front().disk,
+  fmt::print("  session:        {} on {} (stop: {}, TSC {:.3f} MHz)\n", r.session_number,
+             r.machines.empty() ? options.run.disk : r.machines.front().disk,
              format::stop_reason_name(r.stop_reason), static_cast<double>(r.tsc_hz) / 1e6);
   fmt::print("  duration:       {} total (boot to capturing {})\n", milliseconds(r.total_ns),
              milliseconds(r.boot_ns));

@@ -6,8 +6,8 @@
 #include <optional>
 
 #include "commands.h"
-#include "db_output.h"
-#include "db_queries.h"
+#include "db/queries.h"
+#include "db/table_output.h"
 
 namespace ett::cli {
 
@@ -62,13 +62,13 @@ int run_query(const QueryOptions& options) {
 
 Command add_query_command(CLI::App& app) {
   auto options = std::make_shared<QueryOptions>();
-  CLI::App* sub = app.add_subcommand("query", "Run a named query on the trace database (without NAME: list them)");
+  CLI::App* sub =
+      app.add_subcommand("query", "Run a named query on the trace database (without NAME: list them)");
   sub->add_option("NAME", options->name, "traces, event, window, probe, codes, probes");
   sub->add_option("PARAMS", options->args, "The query's values, in order");
-  sub->add_option("--trace", options->trace, "Trace id (default: the most recently loaded trace)");
+  add_trace_option(sub, options->trace);
   sub->add_flag("--csv", options->csv, "CSV instead of an aligned table");
-  sub->add_option("--db", options->db, "sqlite:FILE or postgresql://... (default: $ETT_DB or sqlite:traces.db)")
-      ->capture_default_str();
+  add_db_option(sub, options->db);
   return {sub, [options] { return run_query(*options); }};
 }
 

@@ -2,10 +2,10 @@
 #include <memory>
 #include <optional>
 
-#include "analysis_input.h"
+#include "analysis/input.h"
 #include "commands.h"
-#include "export_file.h"
-#include "export_html.h"
+#include "export/html.h"
+#include "export/output_file.h"
 
 namespace ett::cli {
 
@@ -85,18 +85,19 @@ int run_report(const ReportOptions& o) {
 
 Command add_report_command(CLI::App& app) {
   auto o = std::make_shared<ReportOptions>();
-  CLI::App* sub = app.add_subcommand("report", "Write a self-contained HTML report of a loaded trace: summary, "
-                                               "precision, timeline, durations, fit");
+  CLI::App* sub = app.add_subcommand("report",
+                                     "Write a self-contained HTML report of a loaded trace: summary, "
+                                     "precision, timeline, durations, fit");
   sub->add_option("-o,--output", o->output, "The HTML file")->required();
   sub->add_flag("--force", o->force, "Overwrite an existing output file");
   sub->add_option("--from", o->from, "Start events of actions, PROBE[:CODE]");
-  sub->add_option("--pair", o->pair, "Action pairing: same-code or fifo")->capture_default_str();
+  add_pair_option(sub, o->pair);
   sub->add_option("--to", o->to, "End events of actions, PROBE[:CODE]");
-  sub->add_option("--size-of-code", o->size_of_code, "The size each start code stands for: \"1=16,2=500\" (fit plot)");
+  sub->add_option("--size-of-code", o->size_of_code,
+                  "The size each start code stands for: \"1=16,2=500\" (fit plot)");
   sub->add_option("--pi-ns", o->pi_ns, "Precision bound to quote (default: the stored one of this machine)");
-  sub->add_option("--trace", o->trace, "Trace id (default: the most recently loaded trace)");
-  sub->add_option("--db", o->db, "sqlite:FILE or postgresql://... (default: $ETT_DB or sqlite:traces.db)")
-      ->capture_default_str();
+  add_trace_option(sub, o->trace);
+  add_db_option(sub, o->db);
   return {sub, [o] { return run_report(*o); }};
 }
 

@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "commands.h"
-#include "db_output.h"
+#include "db/table_output.h"
 
 namespace ett::cli {
 
@@ -34,8 +34,7 @@ Command add_sql_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("sql", "Run SQL on the trace database (tables: traces, events, probes)");
   sub->add_option("SQL", options->sql, "The statement(s); the last one's rows are printed")->required();
   sub->add_flag("--csv", options->csv, "CSV instead of an aligned table");
-  sub->add_option("--db", options->db, "sqlite:FILE or postgresql://... (default: $ETT_DB or sqlite:traces.db)")
-      ->capture_default_str();
+  add_db_option(sub, options->db);
   return {sub, [options] { return run_sql(*options); }};
 }
 

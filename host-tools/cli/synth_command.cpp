@@ -3,8 +3,8 @@
 #include <memory>
 
 #include "commands.h"
-#include "probe_layout.h"
-#include "synth_capture.h"
+#include "common/probe_layout.h"
+#include "image/synth.h"
 
 namespace ett::cli {
 
@@ -34,10 +34,15 @@ int run_synth(const SynthOptions& options) {
 
 Command add_synth_command(CLI::App& app) {
   auto options = std::make_shared<SynthOptions>();
-  CLI::App* sub = app.add_subcommand("synth", "Append a synthetic capture (request/response traffic) to a trace disk");
-  sub->add_option("IMAGE", options->image, "Trace disk image (created, big enough, when missing)")->required();
-  sub->add_option("--events", options->events, "Number of events")->required()->check(CLI::Range(uint64_t{1}, uint64_t{1} << 34));
-  sub->add_option("--seed", options->seed, "Random seed: the same seed gives the same events")->capture_default_str();
+  CLI::App* sub =
+      app.add_subcommand("synth", "Append a synthetic capture (request/response traffic) to a trace disk");
+  sub->add_option("IMAGE", options->image, "Trace disk image (created, big enough, when missing)")
+      ->required();
+  sub->add_option("--events", options->events, "Number of events")
+      ->required()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 34));
+  sub->add_option("--seed", options->seed, "Random seed: the same seed gives the same events")
+      ->capture_default_str();
   sub->add_option("--layout", options->layout, "2x4, 8x1, 4x2 or 1x8")->capture_default_str();
   return {sub, [options] { return run_synth(*options); }};
 }

@@ -27,7 +27,7 @@
 
 #include "capture/event_buffer.h"
 #include "capture/event_stop.h"
-#include "capture/layout.h"
+#include "ett/probe_layout.h"
 #include "capture/pretrigger_ring.h"
 #include "capture/trit_pattern.h"
 #include "ett/trace_format.h"
@@ -83,7 +83,7 @@ template <format::Layout kLayout, typename Source, typename Clock, typename Stop
 [[gnu::noinline, gnu::flatten]] TriggerWait wait_for_trigger(Source source, Clock clock, StopCheck& stop,
                                                              EventBuffer& buffer, const CaptureOptions& options,
                                                              uint8_t filter_mask, uint8_t initial) {
-  constexpr ProbeLayout layout = probe_layout(kLayout);
+  constexpr format::LineSplit layout = format::line_split(kLayout);
   constexpr uint32_t kInterval = 1u << StopCheck::kPollIntervalLog2;
   const size_t room = buffer.capacity() - buffer.size();
   PretriggerRing ring(buffer.next(), options.pretrigger < room ? options.pretrigger : room - 1);
@@ -148,7 +148,7 @@ template <format::Layout kLayout, bool kFiltered = false, typename Source, typen
 [[gnu::noinline, gnu::flatten]] CaptureResult run_capture(Source source, Clock clock, StopCheck& stop,
                                                           EventBuffer buffer,
                                                           const CaptureOptions& options = CaptureOptions{}) {
-  constexpr ProbeLayout layout = probe_layout(kLayout);
+  constexpr format::LineSplit layout = format::line_split(kLayout);
   static_assert(layout.probe_count > 0, "unknown layout");
   constexpr uint32_t kInterval = 1u << StopCheck::kPollIntervalLog2;
   // Without a filter the mask is the constant 0xFF and the `and` disappears from the idle step.

@@ -4,15 +4,13 @@
 #include "arch/x86/cmos_rtc.h"
 #include "arch/x86/cpu.h"
 #include "drivers/console.h"
-#include "ett/crc32c.h"
+#include "ett/serial_framing.h"
 #include "lib/format.h"
 
 namespace ett::dump {
 
 namespace {
 alignas(16) uint8_t g_serial_chunk[format::kChunkBytes];
-
-constexpr char kHexDigits[] = "0123456789abcdef";
 
 }  // namespace
 
@@ -35,17 +33,11 @@ void SerialDump::start() {
 
 void SerialDump::write_sectors(uint64_t lba, const void* data, uint32_t sectors) {
   const auto* bytes = static_cast<const uint8_t*>(data);
-  char line[200];
+  char line[serial::kMaxLineLength];
   for (uint32_t sector = 0; sector < sectors; ++sector) {
-    for (uint32_t offset = 0; offset < format::kSectorSize; offset += kSerialBytesPerLine) {
-      const uint8_t* piece = bytes + sector * format::kSectorSize + offset;
-      size_t length = lib::format(line, sizeof(line), "%s%llx %x ", kSerialLinePrefix, lba + sector, offset);
-      for (uint32_t i = 0; i < kSerialBytesPerLine; ++i) {
-        line[length++] = kHexDigits[piece[i] >> 4];
-        line[length++] = kHexDigits[piece[i] & 0xF];
-      }
-      const uint32_t crc = crc32c(line, length);
-      length += lib::format(line + length, sizeof(line) - length, " %08x\n", crc);
+    for (uint32_t offset = 0; offset < format::kSectorSize; offset += serial::kBytesPerLine) {
+      const size_t length =
+          serial::encode_line(line, lba + sector, offset, bytes + sector * format::kSectorSize + offset);
       m_port.write(line, length);
     }
   }
@@ -56,8 +48,9 @@ void SerialDump::write_session(format::SessionHeader& header, const format::Even
   start();
   start_session_header(header, m_label, m_append, event_count);
   const uint64_t chunk_count = header.chunk_count;
-  console::print("ETT: dump=serial: session %u (virtual LBA %llu): %llu events in %llu chunks as ETTX lines\n",
-                 header.session_number, header.start_lba, event_count, chunk_count);
+  console::print(
+      "ETT: dump=serial: session %u (virtual LBA %llu): %llu events in %llu chunks as ETTX lines\n",
+      header.session_number, header.start_lba, event_count, chunk_count);
   const uint64_t start_tsc = x86::rdtsc();
 
   // The label first (its size covering this session), so that a log cut off later still reads as a disk.
@@ -69,7 +62,8 @@ void SerialDump::write_session(format::SessionHeader& header, const format::Even
   write_sectors(header.start_lba, &header, 1);
   for (uint64_t index = 0; index < chunk_count; ++index) {
     build_chunk(g_serial_chunk, header.session_number, index, events, event_count);
-    write_sectors(header.start_lba + 1 + index * format::kChunkSectors, g_serial_chunk, format::kChunkSectors);
+    write_sectors(header.start_lba + 1 + index * format::kChunkSectors, g_serial_chunk,
+                  format::kChunkSectors);
   }
   header.status = static_cast<uint32_t>(format::SessionStatus::Complete);
   seal(header);

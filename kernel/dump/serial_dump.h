@@ -3,27 +3,19 @@
 //
 // The stream is a sparse trace disk: a label at LBA 0 and each session at the LBAs it would have on a disk
 // (the first at LBA 8, the next after the sectors the previous one reserves). Every 64 bytes of a sector go
-// out as one line, written whole between console lines:
-//
-//   ETTX <lba, hex> <byte offset in the sector, hex> <128 hex digits> <crc32c, 8 hex digits>
-//   ETTX 8 40 4554545345535331... 5d1c0a3e
-//
-// The CRC32C is over the line's text from "ETTX" to the space before it. A session goes out as the disk
-// writer does it, after the label (its size covering the session): its header with status Writing, the
-// chunks, then the header again with status Complete; for a sector sent twice the later line counts. A log cut off
-// part way therefore holds a session marked Writing whose complete chunks can be recovered.
+// out as one ETTX line (ett/serial_framing.h), written whole between console lines. A session goes out as the
+// disk writer does it, after the label (its size covering the session): its header with status Writing, the
+// chunks, then the header again with status Complete; for a sector sent twice the later line counts. A log
+// cut off part way therefore holds a session marked Writing whose complete chunks can be recovered.
 #pragma once
 
 #include <stdint.h>
 
 #include "drivers/serial_port.h"
-#include "dump/session_codec.h"
+#include "ett/session_codec.h"
 #include "ett/trace_format.h"
 
 namespace ett::dump {
-
-inline constexpr char kSerialLinePrefix[] = "ETTX ";
-inline constexpr uint32_t kSerialBytesPerLine = 64;
 
 class SerialDump {
  public:

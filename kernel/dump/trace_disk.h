@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "drivers/ata_pio.h"
-#include "dump/session_codec.h"
+#include "ett/session_codec.h"
 #include "ett/result.h"
 #include "ett/trace_format.h"
 

@@ -8,10 +8,10 @@
 #include <memory>
 #include <sstream>
 
-#include "db_pg_server.h"
-#include "db_postgres.h"
-#include "golden_cases.h"
-#include "test_disk_writer.h"
+#include "db/postgres.h"
+#include "golden/golden_cases.h"
+#include "support/pg_server.h"
+#include "support/test_disk_writer.h"
 
 namespace ett::test {
 namespace {

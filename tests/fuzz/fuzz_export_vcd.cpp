@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "analysis_capture.h"
-#include "export_vcd.h"
+#include "analysis/capture.h"
+#include "export/vcd.h"
 #include "fuzz_support.h"
 
 namespace {

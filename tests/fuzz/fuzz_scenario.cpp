@@ -4,9 +4,9 @@
 #include <array>
 #include <string_view>
 
+#include "common/probe_layout.h"
 #include "fuzz_support.h"
-#include "probe_layout.h"
-#include "scenario.h"
+#include "harness/scenario.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2) return 0;

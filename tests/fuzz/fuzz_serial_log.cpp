@@ -8,8 +8,8 @@
 
 #include "ett/crc32c.h"
 #include "fuzz_support.h"
-#include "serial_dump.h"
-#include "trace_image.h"
+#include "image/serial_log.h"
+#include "image/trace_image.h"
 
 namespace {
 

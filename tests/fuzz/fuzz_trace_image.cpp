@@ -7,11 +7,11 @@
 #include <cstring>
 #include <vector>
 
+#include "common/fast_crc32c.h"
 #include "ett/crc32c.h"
 #include "ett/trace_format.h"
-#include "fast_crc32c.h"
 #include "fuzz_support.h"
-#include "trace_image.h"
+#include "image/trace_image.h"
 
 namespace {
 

@@ -85,7 +85,7 @@ CaptureRun run_script(const std::vector<uint8_t>& bytes, size_t capacity, size_t
 
 // The events the loop must produce for `bytes`, computed the slow, obvious way.
 std::vector<EventRecord> expected_events(Layout layout, const std::vector<uint8_t>& bytes) {
-  const ProbeLayout split = probe_layout(layout);
+  const format::LineSplit split = format::line_split(layout);
   std::vector<EventRecord> events;
   for (size_t i = 1; i < bytes.size(); ++i) {
     for (uint32_t k = 0; k < split.probe_count; ++k) {
@@ -147,7 +147,7 @@ TYPED_TEST(KernelCaptureLoopPerLayout, MatchesTheReference) {
 
 TYPED_TEST(KernelCaptureLoopPerLayout, ProbesChangingTogetherShareOneTimestampInProbeOrder) {
   constexpr Layout kLayout = TypeParam::kLayout;
-  const ProbeLayout split = probe_layout(kLayout);
+  const format::LineSplit split = format::line_split(kLayout);
   const CaptureRun run = run_script<kLayout>({0x00, 0x00, 0xFF, 0xFF}, 16, 1);
   ASSERT_EQ(run.events.size(), split.probe_count);
   for (uint32_t k = 0; k < split.probe_count; ++k) {

@@ -1,6 +1,6 @@
-// session_codec_test.cpp: label checks, the session chain walk and chunk bytes (kernel/dump/session_codec.h),
-// against a trace disk held in memory.
-#include "dump/session_codec.h"
+// session_codec_test.cpp: label checks, the session chain walk and chunk bytes
+// (kernel/include/ett/session_codec.h), against a trace disk held in memory.
+#include "ett/session_codec.h"
 
 #include <gtest/gtest.h>
 
@@ -75,8 +75,7 @@ TEST(KernelSessionCodec, LabelWithoutMagicIsNotATraceDisk) {
   label.magic[0] = 'X';
   seal(label);
   ASSERT_FALSE(check_label(label).ok());
-  EXPECT_STREQ(check_label(label).error().message,
-               "the disk is not an ETT trace disk (run `ett mkdisk`)");
+  EXPECT_STREQ(check_label(label).error().message, "the disk is not an ETT trace disk (run `ett mkdisk`)");
   DiskLabel zero{};
   EXPECT_STREQ(check_label(zero).error().message, kNotATraceDisk);
 }

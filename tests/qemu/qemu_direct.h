@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "ett/virtual_probe.h"
-#include "qemu_process.h"
+#include "harness/qemu_process.h"
 #include "qemu_test_support.h"
-#include "shared_memory.h"
+#include "harness/shared_memory.h"
 
 namespace ett::test {
 

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "common/status.h"
 #include "probe_url.h"
-#include "status.h"
 
 namespace ett::probe {
 

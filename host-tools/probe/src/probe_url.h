@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include "probe_layout.h"
-#include "status.h"
+#include "common/probe_layout.h"
+#include "common/status.h"
 
 namespace ett::probe {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "status.h"
+#include "common/status.h"
 
 namespace ett::probe {
 

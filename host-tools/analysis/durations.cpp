@@ -1,0 +1,112 @@
+// durations.cpp: pairs start and end events into actions (the rule is in the header).
+#include "analysis/durations.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <charconv>
+#include <deque>
+
+namespace ett::host {
+
+namespace {
+
+bool parse_number(std::string_view text, unsigned max, unsigned& out) {
+  if (text.empty()) return false;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && ptr == text.data() + text.size() && out <= max;
+}
+
+bool is_endpoint(const AnalysisEvent& event, const Endpoint& endpoint) {
+  return event.probe == endpoint.probe && (!endpoint.code || *endpoint.code == event.code);
+}
+
+}  // namespace
+
+Expected<Endpoint> parse_endpoint(std::string_view text) {
+  Endpoint endpoint;
+  const size_t colon = text.find(':');
+  unsigned probe = 0, code = 0;
+  if (!parse_number(text.substr(0, colon), 8, probe) || probe == 0)
+    return make_error(ErrorKind::Usage,
+                      fmt::format("'{}': expected PROBE or PROBE:CODE (probe 1-8, code 0-255)", text));
+  endpoint.probe = static_cast<uint8_t>(probe);
+  if (colon != std::string_view::npos) {
+    if (!parse_number(text.substr(colon + 1), 255, code))
+      return make_error(ErrorKind::Usage, fmt::format("'{}': the code after ':' must be 0-255", text));
+    endpoint.code = static_cast<uint8_t>(code);
+  }
+  return endpoint;
+}
+
+std::string endpoint_text(const Endpoint& endpoint) {
+  return endpoint.code ? fmt::format("{}:{}", endpoint.probe, *endpoint.code)
+                       : fmt::format("{}", endpoint.probe);
+}
+
+Expected<PairRule> parse_pair_rule(std::string_view text) {
+  if (text == "same-code") return PairRule::SameCode;
+  if (text == "fifo") return PairRule::Fifo;
+  return make_error(ErrorKind::Usage, fmt::format("--pair '{}': expected same-code or fifo", text));
+}
+
+Expected<DurationsResult> pair_actions(std::span<const AnalysisEvent> events, const Endpoint& from,
+                                       const Endpoint& to, double pi_ns, PairRule rule) {
+  if (from.probe == to.probe && (!from.code || !to.code || *from.code == *to.code))
+    return make_error(ErrorKind::Usage,
+                      fmt::format("--from {} and --to {} select the same events: give different probes, or "
+                                  "different codes on one probe",
+                                  endpoint_text(from), endpoint_text(to)));
+  DurationsResult result;
+  result.from = from;
+  result.to = to;
+  result.pi_ns = pi_ns;
+  // Open starts, oldest first: every start in order with a closed flag (the oldest open one is found by
+  // skipping closed ones from `oldest`), and per code a queue of the open ones, so that finding the oldest
+  // open start with a code is O(1) however many starts stay open (a linear scan was quadratic when many never
+  // close).
+  std::vector<const AnalysisEvent*> starts;
+  std::vector<bool> closed;
+  std::array<std::deque<size_t>, 256> open_by_code;
+  size_t oldest = 0;
+  auto oldest_open = [&] {
+    while (oldest < starts.size() && closed[oldest]) ++oldest;
+    return oldest;
+  };
+  const bool same_code = !to.code && rule == PairRule::SameCode;
+  for (const AnalysisEvent& event : events) {
+    if (is_endpoint(event, to)) {
+      const size_t first_open = oldest_open();
+      size_t index = first_open;
+      if (same_code) {
+        const auto& queue = open_by_code[event.code];
+        index = queue.empty() ? starts.size() : queue.front();
+      }
+      if (index == starts.size()) {
+        result.unmatched_ends.push_back(event.seq);
+      } else {
+        if (index != first_open) result.out_of_order.push_back(event.seq);
+        const AnalysisEvent& start = *starts[index];
+        result.actions.push_back({start.seq, event.seq, start.code, event.code, start.time_ns, event.time_ns,
+                                  event.time_ns - start.time_ns});
+        closed[index] = true;
+        open_by_code[start.code].pop_front();  // the oldest open start of its code, whichever rule chose it
+      }
+      continue;
+    }
+    if (is_endpoint(event, from)) {
+      open_by_code[event.code].push_back(starts.size());
+      starts.push_back(&event);
+      closed.push_back(false);
+    }
+  }
+  for (size_t i = oldest_open(); i < starts.size(); ++i)
+    if (!closed[i]) result.unmatched_starts.push_back(starts[i]->seq);
+  std::vector<double> durations;
+  durations.reserve(result.actions.size());
+  for (const Action& action : result.actions) durations.push_back(action.duration_ns);
+  result.summary = summarize(durations);
+  return result;
+}
+
+}  // namespace ett::host

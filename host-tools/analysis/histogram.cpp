@@ -1,0 +1,132 @@
+// histogram.cpp: counters by code, probe or time bucket behind a trit mask/match filter.
+#include "analysis/histogram.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <map>
+
+namespace ett::host {
+
+Expected<TritPattern> parse_trits(std::string_view text) {
+  if (text.size() != 8)
+    return make_error(
+        ErrorKind::Usage,
+        fmt::format("--match '{}': expected 8 trits D7..D0, each 1, 0 or X (e.g. 1X0XXXXX)", text));
+  TritPattern pattern;
+  for (size_t i = 0; i < 8; ++i) {
+    const uint8_t bit = static_cast<uint8_t>(1u << (7 - i));
+    switch (text[i]) {
+      case '1':
+        pattern.mask |= bit;
+        pattern.match |= bit;
+        break;
+      case '0':
+        pattern.mask |= bit;
+        break;
+      case 'X':
+      case 'x':
+        break;
+      default:
+        return make_error(ErrorKind::Usage,
+                          fmt::format("--match '{}': '{}' (D{}) is not 1, 0 or X", text, text[i], 7 - i));
+    }
+  }
+  return pattern;
+}
+
+std::string trits_text(const TritPattern& pattern) {
+  std::string text;
+  for (int line = 7; line >= 0; --line) {
+    const uint8_t bit = static_cast<uint8_t>(1u << line);
+    text += !(pattern.mask & bit) ? 'X' : (pattern.match & bit) ? '1' : '0';
+  }
+  return text;
+}
+
+Expected<double> parse_duration_ns(std::string_view text) {
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  const std::string_view unit(ptr, static_cast<size_t>(text.data() + text.size() - ptr));
+  double scale = 0;
+  if (unit.empty() || unit == "ns")
+    scale = 1;
+  else if (unit == "us")
+    scale = 1e3;
+  else if (unit == "ms")
+    scale = 1e6;
+  else if (unit == "s")
+    scale = 1e9;
+  if (ec != std::errc() || scale == 0 || !(value > 0) || !std::isfinite(value))
+    return make_error(ErrorKind::Usage,
+                      fmt::format("'{}': expected a positive time such as 250ns, 10us, 1.5ms or 2s", text));
+  return value * scale;
+}
+
+Expected<HistogramSpec> parse_histogram_by(std::string_view text) {
+  HistogramSpec spec;
+  if (text == "code") return spec;
+  if (text == "probe") {
+    spec.key = HistogramKey::Probe;
+    return spec;
+  }
+  if (text.starts_with("time:")) {
+    auto bucket = parse_duration_ns(text.substr(5));
+    if (!bucket) return bucket.failure();
+    spec.key = HistogramKey::Time;
+    spec.bucket_ns = *bucket;
+    return spec;
+  }
+  return make_error(ErrorKind::Usage,
+                    fmt::format("--by '{}': expected code, probe or time:BUCKET (e.g. time:1ms)", text));
+}
+
+HistogramResult histogram(std::span<const AnalysisEvent> events, const HistogramSpec& spec,
+                          const std::optional<TritPattern>& filter) {
+  HistogramResult result;
+  result.spec = spec;
+  result.filter = filter;
+  std::map<std::pair<int, int>, uint64_t> counts;
+  std::map<int64_t, uint64_t> buckets;
+  for (const AnalysisEvent& event : events) {
+    result.total++;
+    if (filter && !filter->matches(event.lines)) continue;
+    result.matched++;
+    switch (spec.key) {
+      case HistogramKey::Code:
+        counts[{event.probe, event.code}]++;
+        break;
+      case HistogramKey::Probe:
+        counts[{event.probe, 0}]++;
+        break;
+      case HistogramKey::Time:
+        buckets[static_cast<int64_t>(std::floor(event.time_ns / spec.bucket_ns))]++;
+        break;
+    }
+  }
+  if (spec.key == HistogramKey::Time) {
+    if (!buckets.empty())
+      for (int64_t b = buckets.begin()->first; b <= buckets.rbegin()->first; ++b) {
+        HistogramRow row;
+        row.start_ns = static_cast<double>(b) * spec.bucket_ns;
+        row.label = fmt::format("{}", row.start_ns);
+        auto it = buckets.find(b);
+        row.count = it == buckets.end() ? 0 : it->second;
+        result.rows.push_back(row);
+      }
+    return result;
+  }
+  for (const auto& [key, count] : counts) {
+    HistogramRow row;
+    row.probe = static_cast<uint8_t>(key.first);
+    row.code = static_cast<uint8_t>(key.second);
+    row.label = spec.key == HistogramKey::Code ? fmt::format("{}:{}", key.first, key.second)
+                                               : fmt::format("{}", key.first);
+    row.count = count;
+    result.rows.push_back(row);
+  }
+  return result;
+}
+
+}  // namespace ett::host

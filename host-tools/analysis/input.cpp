@@ -1,0 +1,193 @@
+// input.cpp: the analyses' reads from (and the precision table in) the trace database.
+#include "analysis/input.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include "common/probe_layout.h"
+#include "common/tsc_time.h"
+#include "db/schema.h"
+
+namespace ett::host {
+
+namespace {
+
+template <typename T>
+bool parse(const DbValue& value, T& out) {
+  if (!value) return false;
+  const std::string& text = *value;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && ptr == text.data() + text.size();
+}
+
+int64_t as_int(const DbValue& value) {
+  int64_t out = 0;
+  if (parse(value, out)) return out;
+  double real = 0;  // SQLite may hand back an integer stored in a REAL column as "5.0"
+  return parse(value, real) ? static_cast<int64_t>(real) : 0;
+}
+
+double as_double(const DbValue& value) {
+  double out = 0;
+  return parse(value, out) ? out : 0;
+}
+
+std::string as_text(const DbValue& value) {
+  return value ? *value : std::string();
+}
+
+}  // namespace
+
+Expected<int64_t> resolve_trace(Database& db, std::optional<int64_t> trace) {
+  if (!trace) return latest_trace(db);
+  const SqlValue params[] = {*trace};
+  auto rows = db.query("SELECT trace_id FROM traces WHERE trace_id = $1", params);
+  if (!rows) return rows.failure();
+  if (rows->rows.empty())
+    return make_error(ErrorKind::Usage, fmt::format("no trace {} in the database", *trace));
+  return *trace;
+}
+
+Expected<Capture> load_capture(Database& db, int64_t trace_id) {
+  const SqlValue params[] = {trace_id};
+  auto info_rows = db.query(
+      "SELECT tsc_hz, capture_start_tsc, capture_end_tsc, mode, layout, initial_lines, captured_at, "
+      "cpu_brand, "
+      "disk_name, session FROM traces WHERE trace_id = $1",
+      params);
+  if (!info_rows) return info_rows.failure();
+  if (info_rows->rows.empty())
+    return make_error(ErrorKind::Usage, fmt::format("no trace {} in the database", trace_id));
+  const auto& row = info_rows->rows[0];
+  Capture capture;
+  CaptureInfo& info = capture.info;
+  info.trace_id = trace_id;
+  info.tsc_hz = static_cast<uint64_t>(as_int(row[0]));
+  info.capture_start_tsc = static_cast<uint64_t>(as_int(row[1]));
+  info.capture_end_tsc = static_cast<uint64_t>(as_int(row[2]));
+  info.mode = as_text(row[3]);
+  info.layout = as_text(row[4]);
+  info.probe_count = probes_in_layout(info.layout);
+  info.initial_lines = static_cast<uint8_t>(as_int(row[5]));
+  info.captured_at = as_text(row[6]);
+  info.cpu_brand = as_text(row[7]);
+  const std::string disk = as_text(row[8]);
+  info.name = disk.empty() ? fmt::format("trace {} (session {})", trace_id, as_text(row[9]))
+                           : fmt::format("trace {} ({} session {})", trace_id, disk, as_text(row[9]));
+
+  auto events = db.query(
+      "SELECT seq, probe, code, tsc, time_ns, lines FROM events WHERE trace_id = $1 ORDER BY seq", params);
+  if (!events) return events.failure();
+  capture.events.reserve(events->rows.size());
+  for (const auto& e : events->rows) {
+    AnalysisEvent event;
+    event.seq = static_cast<uint64_t>(as_int(e[0]));
+    event.probe = static_cast<uint8_t>(as_int(e[1]));
+    event.code = static_cast<uint8_t>(as_int(e[2]));
+    event.tsc = static_cast<uint64_t>(as_int(e[3]));
+    event.lines = static_cast<uint8_t>(as_int(e[5]));
+    if (info.tsc_hz)
+      event.time_ns = ticks_to_ns(
+          static_cast<double>(static_cast<int64_t>(event.tsc - info.capture_start_tsc)), info.tsc_hz);
+    else
+      event.time_ns = as_double(e[4]);
+    capture.events.push_back(event);
+  }
+  return capture;
+}
+
+namespace {
+
+Status replace_precision(Database& db, int64_t trace_id, const PrecisionResult& result) {
+  const SqlValue id[] = {trace_id};
+  auto removed = db.query("DELETE FROM analysis_precision WHERE trace_id = $1", id);
+  if (!removed) return removed.failure();
+  for (const CoverageLevel& level : result.levels) {
+    // Doubles travel as text (17 significant digits round-trip exactly); both engines convert on insert.
+    const SqlValue params[] = {trace_id,
+                               fmt::format("{:.17g}", level.coverage),
+                               fmt::format("{:.17g}", level.tau_ns),
+                               fmt::format("{:.17g}", level.epsilon_ns),
+                               fmt::format("{:.17g}", level.pi_ns),
+                               static_cast<int64_t>(result.steps)};
+    auto inserted = db.query(
+        "INSERT INTO analysis_precision (trace_id, coverage, tau_ns, epsilon_ns, pi_ns, steps) VALUES ($1, "
+        "CAST($2 AS DOUBLE PRECISION), CAST($3 AS DOUBLE PRECISION), CAST($4 AS DOUBLE PRECISION), "
+        "CAST($5 AS DOUBLE PRECISION), $6)",
+        params);
+    if (!inserted) return inserted.failure();
+  }
+  return {};
+}
+
+}  // namespace
+
+Status store_precision(Database& db, int64_t trace_id, const PrecisionResult& result) {
+  auto created = db.run_script(precision_table_sql(db.engine()));
+  if (!created) return created.failure();
+  // One transaction: a failed insert must not leave the trace's earlier result deleted.
+  auto begun = db.run_script("BEGIN");
+  if (!begun) return begun.failure();
+  auto replaced = replace_precision(db, trace_id, result);
+  auto ended = db.run_script(replaced ? "COMMIT" : "ROLLBACK");
+  if (!replaced) return replaced;
+  return ended ? Status{} : Status{ended.failure()};
+}
+
+Expected<std::optional<StoredPrecision>> find_precision(Database& db, int64_t trace_id, double coverage) {
+  auto created = db.run_script(precision_table_sql(db.engine()));
+  if (!created) return created.failure();
+  const SqlValue params[] = {trace_id, fmt::format("{:.17g}", coverage)};
+  auto rows = db.query(
+      "SELECT p.trace_id, p.coverage, p.tau_ns, p.epsilon_ns, p.pi_ns FROM analysis_precision p "
+      "JOIN traces c ON c.trace_id = p.trace_id JOIN traces t ON t.trace_id = $1 "
+      "WHERE c.cpu_brand IS NOT DISTINCT FROM t.cpu_brand AND c.cpu_vendor IS NOT DISTINCT FROM t.cpu_vendor "
+      "AND abs(p.coverage - CAST($2 AS DOUBLE PRECISION)) < 1e-9 ORDER BY p.trace_id DESC LIMIT 1",
+      params);
+  if (!rows) return rows.failure();
+  if (rows->rows.empty()) return std::optional<StoredPrecision>{};
+  const auto& r = rows->rows[0];
+  return std::optional<StoredPrecision>{
+      StoredPrecision{as_int(r[0]), as_double(r[1]), as_double(r[2]), as_double(r[3]), as_double(r[4])}};
+}
+
+Status check_endpoint(const CaptureInfo& info, const Endpoint& endpoint, std::string_view option) {
+  if (info.probe_count <= 0) return {};  // unknown layout: nothing to check against
+  if (endpoint.probe > info.probe_count)
+    return make_error(ErrorKind::Usage,
+                      fmt::format("{} {}: trace {} has layout {}: probes 1-{}", option,
+                                  endpoint_text(endpoint), info.trace_id, info.layout, info.probe_count));
+  const unsigned max_code = ProbeLayout::from_name(info.layout)->max_code();
+  if (endpoint.code && *endpoint.code > max_code)
+    return make_error(ErrorKind::Usage, fmt::format("{} {}: a probe of layout {} has codes 0-{}", option,
+                                                    endpoint_text(endpoint), info.layout, max_code));
+  return {};
+}
+
+Status check_endpoints(const CaptureInfo& info, const Endpoint& from, const Endpoint& to) {
+  auto checked = check_endpoint(info, from, "--from");
+  return checked ? check_endpoint(info, to, "--to") : checked;
+}
+
+Expected<LoadedTrace> open_trace(const std::string& db_url, std::optional<int64_t> trace) {
+  auto db = open_database(db_url);
+  if (!db) return db.failure();
+  auto id = resolve_trace(**db, trace);
+  if (!id) return id.failure();
+  auto capture = load_capture(**db, *id);
+  if (!capture) return capture.failure();
+  if (capture->events.empty())
+    return make_error(ErrorKind::Usage,
+                      fmt::format("{} has no events: nothing to analyse or export", capture->info.name));
+  return LoadedTrace{std::move(*db), std::move(*capture)};
+}
+
+Expected<QuotedPi> resolve_pi(Database& db, int64_t trace_id, std::optional<double> override_ns) {
+  if (override_ns) return QuotedPi{*override_ns, 0};
+  auto stored = find_precision(db, trace_id);
+  if (!stored) return stored.failure();
+  return *stored ? QuotedPi{(*stored)->pi_ns, (*stored)->trace_id} : QuotedPi{};
+}
+
+}  // namespace ett::host

@@ -1,0 +1,64 @@
+// input.h: reads a loaded trace from the trace database (either engine) into an in-memory Capture, and
+// stores/looks up the precision measured on a machine (table analysis_precision).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "analysis/capture.h"
+#include "analysis/durations.h"
+#include "analysis/precision.h"
+#include "db/database.h"
+
+namespace ett::host {
+
+// The trace to analyse: `trace` when given (it must exist), else the most recently loaded one.
+Expected<int64_t> resolve_trace(Database& db, std::optional<int64_t> trace);
+
+// The traces row and every event of the trace, in seq order. time_ns is recomputed from the TSC as a double
+// (sub-ns), like the loader's integer column but without its rounding.
+Expected<Capture> load_capture(Database& db, int64_t trace_id);
+
+// Creates analysis_precision when missing and replaces the rows of `trace_id` with the result's levels.
+Status store_precision(Database& db, int64_t trace_id, const PrecisionResult& result);
+
+// A stored precision level: the pi of the machine a capture came from.
+struct StoredPrecision {
+  int64_t trace_id = 0;  // the calibration capture it was measured on
+  double coverage = 0;
+  double tau_ns = 0;
+  double epsilon_ns = 0;
+  double pi_ns = 0;
+};
+
+// The newest stored precision at `coverage` (default: 100 %) measured on the same CPU (cpu_vendor and
+// cpu_brand of the traces rows) as `trace_id`; nullopt when none is stored.
+Expected<std::optional<StoredPrecision>> find_precision(Database& db, int64_t trace_id,
+                                                        double coverage = 1.0);
+
+// Refuses a probe or code the trace's layout cannot have ("--from 5: trace 1 has layout 2x4: probes 1-2"):
+// such an endpoint would select nothing, and an empty result would look like a measurement.
+Status check_endpoint(const CaptureInfo& info, const Endpoint& endpoint, std::string_view option);
+// Both ends of the actions (--from and --to).
+Status check_endpoints(const CaptureInfo& info, const Endpoint& from, const Endpoint& to);
+
+// Opens the database and reads one trace (resolve_trace's rule): what every `ett analyze/export/report`
+// starts with. A trace without events is refused with a message naming it: there is nothing to analyse or
+// export.
+struct LoadedTrace {
+  std::unique_ptr<Database> db;
+  Capture capture;
+};
+Expected<LoadedTrace> open_trace(const std::string& db_url, std::optional<int64_t> trace);
+
+// The pi to quote for a trace: `override_ns` when given, else the stored 100 % precision of its machine (and
+// the calibration trace it was measured on), else 0 (unknown).
+struct QuotedPi {
+  double pi_ns = 0;
+  int64_t trace_id = 0;  // the calibration capture (0: given by hand, or unknown)
+};
+Expected<QuotedPi> resolve_pi(Database& db, int64_t trace_id, std::optional<double> override_ns);
+
+}  // namespace ett::host

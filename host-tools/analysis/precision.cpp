@@ -1,0 +1,87 @@
+// precision.cpp: loop-step distribution and the pi = tau + epsilon table (ETT paper, sections 4-5).
+#include "analysis/precision.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/tsc_time.h"
+
+namespace ett::host {
+
+namespace {
+constexpr double kHistogramBodyCoverage = 0.997;  // the histogram's equal bins end here (PrecisionOptions)
+}  // namespace
+
+std::vector<uint64_t> loop_steps_ticks(const Capture& capture) {
+  std::vector<uint64_t> steps;
+  steps.reserve(capture.events.size());
+  for (size_t i = 1; i < capture.events.size(); ++i) {
+    // A record at or before its predecessor (a corrupt record) is no step.
+    const uint64_t previous = capture.events[i - 1].tsc, tsc = capture.events[i].tsc;
+    if (tsc > previous) steps.push_back(tsc - previous);
+  }
+  return steps;
+}
+
+Expected<PrecisionResult> analyze_precision(const Capture& capture, const PrecisionOptions& options) {
+  if (capture.info.tsc_hz == 0)
+    return make_error(ErrorKind::Usage, "the capture has no TSC rate (tsc_hz = 0)");
+  if (capture.info.mode != "calibrate")
+    return make_error(
+        ErrorKind::Usage,
+        fmt::format("{} was captured with mode={}; the loop-step distribution needs a mode=calibrate "
+                    "capture (every loop step recorded)",
+                    capture.info.name.empty() ? "the capture" : capture.info.name, capture.info.mode));
+  std::vector<double> steps_ns;
+  for (uint64_t ticks : loop_steps_ticks(capture))
+    steps_ns.push_back(ticks_to_ns(static_cast<double>(ticks), capture.info.tsc_hz));
+  return precision_from_steps(std::move(steps_ns), capture.info.tsc_hz, capture.info.probe_count, options);
+}
+
+Expected<PrecisionResult> precision_from_steps(std::vector<double> steps_ns, uint64_t tsc_hz, int probe_count,
+                                               const PrecisionOptions& options) {
+  if (steps_ns.empty()) return make_error(ErrorKind::Usage, "the calibration capture has no loop steps");
+  if (tsc_hz == 0) return make_error(ErrorKind::Usage, "the capture has no TSC rate (tsc_hz = 0)");
+  for (double coverage : options.coverages)
+    if (!(coverage > 0 && coverage <= 1))
+      return make_error(ErrorKind::Usage, fmt::format("coverage {} is not in (0, 1]", coverage));
+  std::sort(steps_ns.begin(), steps_ns.end());
+  PrecisionResult result;
+  result.steps = steps_ns.size();
+  result.tsc_hz = tsc_hz;
+  result.epsilon_ns = ns_per_tick(tsc_hz);
+  result.probe_count = probe_count;
+  result.step = summarize(steps_ns);
+  for (double coverage : options.coverages) {
+    CoverageLevel level;
+    level.coverage = coverage;
+    level.tau_ns = nearest_rank(steps_ns, coverage);
+    level.epsilon_ns = result.epsilon_ns;
+    level.pi_ns = level.tau_ns + level.epsilon_ns;
+    level.steps_within = static_cast<uint64_t>(
+        std::upper_bound(steps_ns.begin(), steps_ns.end(), level.tau_ns) - steps_ns.begin());
+    level.min_interarrival_ns = level.tau_ns;
+    result.levels.push_back(level);
+  }
+  const int bins = std::max(1, options.bins);
+  const double lo = steps_ns.front(), hi = steps_ns.back();
+  const double quantile = nearest_rank(steps_ns, kHistogramBodyCoverage);
+  const double body_hi = quantile > lo && quantile < hi ? quantile : hi;
+  const double width = body_hi > lo ? (body_hi - lo) / bins : 1.0;
+  const int used = body_hi > lo ? bins : 1;
+  for (int i = 0; i < used; ++i) result.histogram.push_back({lo + i * width, lo + (i + 1) * width, 0});
+  if (body_hi < hi) result.histogram.push_back({body_hi, hi, 0, true});
+  for (double step : steps_ns) {
+    if (step > body_hi) {
+      result.histogram.back().count++;
+      continue;
+    }
+    int bin = static_cast<int>((step - lo) / width);
+    result.histogram[static_cast<size_t>(std::clamp(bin, 0, used - 1))].count++;
+  }
+  return result;
+}
+
+}  // namespace ett::host

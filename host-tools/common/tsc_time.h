@@ -1,0 +1,28 @@
+// tsc_time.h: TSC ticks to nanoseconds at a capture's stored frequency, the one conversion every stage uses.
+#pragma once
+
+#include <cstdint>
+
+namespace ett::host {
+
+// round(ticks * 1e9 / hz) exactly, in integer arithmetic, halves away from zero: the time_ns of `ett
+// extract`, the database and `ett ls`. Negative ticks (pretrigger events stamped before the capture's start)
+// give negative times. `hz` must not be 0.
+inline int64_t ticks_to_ns_exact(int64_t ticks, uint64_t hz) {
+  const __int128 magnitude = ticks < 0 ? -static_cast<__int128>(ticks) : static_cast<__int128>(ticks);
+  const __int128 divisor = hz;
+  const __int128 ns = (magnitude * 1'000'000'000 + divisor / 2) / divisor;
+  return static_cast<int64_t>(ticks < 0 ? -ns : ns);
+}
+
+// The same in double precision, for the analyses (sums and differences of ticks); 0 when `hz` is 0.
+inline double ticks_to_ns(double ticks, uint64_t hz) {
+  return hz ? ticks * 1e9 / static_cast<double>(hz) : 0;
+}
+
+// One TSC tick in nanoseconds (the quantization step epsilon of a capture); 0 when `hz` is 0.
+inline double ns_per_tick(uint64_t hz) {
+  return hz ? 1e9 / static_cast<double>(hz) : 0;
+}
+
+}  // namespace ett::host

@@ -1,0 +1,84 @@
+// database.h: the trace database behind `ett load/query/sql/label`: one interface, two engines
+// (SQLite embedded, PostgreSQL server), chosen by a URL.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "common/status.h"
+#include "image/trace_image.h"
+
+namespace ett::host {
+
+inline constexpr const char* kDefaultDbUrl = "sqlite:traces.db";
+// $ETT_DB when set, else kDefaultDbUrl: what --db defaults to.
+std::string default_db_url();
+
+enum class DbEngine { Sqlite, Postgres };
+
+// "sqlite:PATH" or "postgresql://..." / "postgres://..." (libpq's URI syntax, passed through).
+struct DbUrl {
+  DbEngine engine = DbEngine::Sqlite;
+  std::string target;  // the SQLite file path, or the libpq connection URI
+};
+Expected<DbUrl> parse_db_url(const std::string& url);
+
+// A query result as text, as both engines print it; nullopt is SQL NULL.
+using DbValue = std::optional<std::string>;
+struct ResultTable {
+  std::vector<std::string> columns;
+  std::vector<std::vector<DbValue>> rows;
+};
+
+// A value bound to a parameter or stored in a traces column.
+using SqlValue = std::variant<std::monostate, int64_t, std::string>;
+
+// One row of `traces` (without trace_id, which the database assigns), in db_schema's column order.
+struct TraceRow {
+  std::string disk_uuid;
+  uint32_t session = 0;
+  std::string content_hash;
+  std::vector<SqlValue> values;  // every column of kTraceColumns
+  int probe_count = 0;
+};
+
+// Called as a load goes on; returning false abandons the load (nothing of it stays in the database).
+using LoadProgress = std::function<bool(uint64_t done, uint64_t total)>;
+
+struct LoadOutcome {
+  int64_t trace_id = 0;
+  bool already_loaded = false;  // the same disk, session and contents were there: nothing changed
+};
+
+class Database {
+ public:
+  virtual ~Database() = default;
+  virtual DbEngine engine() const = 0;
+
+  // Creates the tables and indexes that are missing (CREATE ... IF NOT EXISTS).
+  virtual Status ensure_schema() = 0;
+
+  // Runs one statement with $1, $2, ... parameters (text, or integers) and returns every row as text.
+  virtual Expected<ResultTable> query(const std::string& sql, std::span<const SqlValue> params) = 0;
+  // Runs ad-hoc SQL (possibly several statements); returns the last statement's rows.
+  virtual Expected<ResultTable> run_script(const std::string& sql) = 0;
+
+  // In one transaction: unless (disk_uuid, session, content_hash) is already there, inserts the trace row,
+  // its events and one probes row per probe. Either all of it is committed or none of it.
+  virtual Expected<LoadOutcome> load_trace(const TraceRow& trace, std::span<const Event> events,
+                                           uint64_t capture_start_tsc, uint64_t tsc_hz,
+                                           const LoadProgress& progress) = 0;
+};
+
+Expected<std::unique_ptr<Database>> open_database(const std::string& url);
+
+// The most recently loaded trace (the highest trace_id); an error when there is none.
+Expected<int64_t> latest_trace(Database& db);
+
+}  // namespace ett::host

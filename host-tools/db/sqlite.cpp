@@ -1,0 +1,408 @@
+// sqlite.cpp: SQLite engine: RAII handles, $N parameters, the bulk load (one transaction, one prepared
+// INSERT, load-time pragmas).
+#include "db/sqlite.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <new>
+#include <span>
+
+#include "db/schema.h"
+#include "image/event_writer.h"
+
+namespace ett::host {
+
+namespace {
+
+struct SqliteCloser {
+  void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+};
+struct StatementFinalizer {
+  void operator()(sqlite3_stmt* statement) const { sqlite3_finalize(statement); }
+};
+using SqliteHandle = std::unique_ptr<sqlite3, SqliteCloser>;
+using SqliteStatement = std::unique_ptr<sqlite3_stmt, StatementFinalizer>;
+
+// What the virtual table `ett_load_events` shows: events[begin, end) of the load in progress as rows of
+// `events`. Empty outside a load.
+struct LoadSource {
+  std::span<const Event> events;
+  size_t begin = 0;
+  size_t end = 0;
+  int64_t trace_id = 0;
+  EventTiming timing;
+};
+
+// An eponymous, read-only virtual table over the LoadSource given to sqlite3_create_module as its client
+// data: the bulk path's INSERT ... SELECT reads the decoded events straight from memory.
+namespace load_table {
+
+struct Cursor {
+  sqlite3_vtab_cursor base{};
+  size_t row = 0;
+};
+
+struct Table {
+  sqlite3_vtab base{};
+  const LoadSource* source = nullptr;
+};
+
+enum Column { TraceId, Seq, Probe, Code, Tsc, TimeNs, Lines };
+
+int connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out, char**) {
+  const int declared =
+      sqlite3_declare_vtab(db, "CREATE TABLE x(trace_id, seq, probe, code, tsc, time_ns, lines)");
+  if (declared != SQLITE_OK) return declared;
+  // Only a statement of ours may read it: not a trigger or a view of a database someone else wrote.
+  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+  auto* table = new (std::nothrow) Table;
+  if (!table) return SQLITE_NOMEM;
+  table->source = static_cast<const LoadSource*>(aux);
+  *out = &table->base;
+  return SQLITE_OK;
+}
+
+int disconnect(sqlite3_vtab* table) {
+  delete reinterpret_cast<Table*>(table);
+  return SQLITE_OK;
+}
+
+int best_index(sqlite3_vtab* table, sqlite3_index_info* info) {
+  const LoadSource& source = *reinterpret_cast<Table*>(table)->source;
+  info->estimatedRows = static_cast<sqlite3_int64>(source.end - source.begin);
+  info->estimatedCost = static_cast<double>(info->estimatedRows);
+  return SQLITE_OK;
+}
+
+int open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
+  auto* cursor = new (std::nothrow) Cursor;
+  if (!cursor) return SQLITE_NOMEM;
+  *out = &cursor->base;
+  return SQLITE_OK;
+}
+
+int close(sqlite3_vtab_cursor* cursor) {
+  delete reinterpret_cast<Cursor*>(cursor);
+  return SQLITE_OK;
+}
+
+const LoadSource& source_of(sqlite3_vtab_cursor* cursor) {
+  return *reinterpret_cast<Table*>(cursor->pVtab)->source;
+}
+
+int filter(sqlite3_vtab_cursor* cursor, int, const char*, int, sqlite3_value**) {
+  reinterpret_cast<Cursor*>(cursor)->row = source_of(cursor).begin;
+  return SQLITE_OK;
+}
+
+int next(sqlite3_vtab_cursor* cursor) {
+  ++reinterpret_cast<Cursor*>(cursor)->row;
+  return SQLITE_OK;
+}
+
+int eof(sqlite3_vtab_cursor* cursor) {
+  return reinterpret_cast<Cursor*>(cursor)->row >= source_of(cursor).end;
+}
+
+int column(sqlite3_vtab_cursor* cursor, sqlite3_context* context, int index) {
+  const LoadSource& source = source_of(cursor);
+  const Event& event = source.events[reinterpret_cast<Cursor*>(cursor)->row];
+  switch (index) {
+    case TraceId:
+      sqlite3_result_int64(context, source.trace_id);
+      break;
+    case Seq:
+      sqlite3_result_int64(context, static_cast<sqlite3_int64>(event.seq));
+      break;
+    case Probe:
+      sqlite3_result_int(context, event.probe);
+      break;
+    case Code:
+      sqlite3_result_int(context, event.code);
+      break;
+    case Tsc:
+      sqlite3_result_int64(context, static_cast<sqlite3_int64>(event.tsc));
+      break;
+    case TimeNs:
+      if (source.timing.hz)
+        sqlite3_result_int64(context, tsc_to_ns(event.tsc, source.timing));
+      else
+        sqlite3_result_null(context);
+      break;
+    default:
+      sqlite3_result_int(context, event.lines);
+      break;
+  }
+  return SQLITE_OK;
+}
+
+int rowid(sqlite3_vtab_cursor* cursor, sqlite3_int64* out) {
+  *out = static_cast<sqlite3_int64>(reinterpret_cast<Cursor*>(cursor)->row);
+  return SQLITE_OK;
+}
+
+// xCreate null and xConnect set: eponymous-only, usable by name without CREATE VIRTUAL TABLE.
+const sqlite3_module kModule = {.iVersion = 0,
+                                .xCreate = nullptr,
+                                .xConnect = connect,
+                                .xBestIndex = best_index,
+                                .xDisconnect = disconnect,
+                                .xDestroy = nullptr,
+                                .xOpen = open,
+                                .xClose = close,
+                                .xFilter = filter,
+                                .xNext = next,
+                                .xEof = eof,
+                                .xColumn = column,
+                                .xRowid = rowid};
+
+}  // namespace load_table
+
+class SqliteDatabase final : public Database {
+ public:
+  SqliteDatabase(SqliteHandle db, std::string path) : m_db(std::move(db)), m_path(std::move(path)) {}
+
+  DbEngine engine() const override { return DbEngine::Sqlite; }
+  sqlite3* handle() const { return m_db.get(); }
+
+  Status ensure_schema() override {
+    // Big pages suit long sequential event tables; only a new, empty database takes the setting.
+    ETT_TRY(exec("PRAGMA page_size = 65536"));
+    for (const std::string& statement : schema_statements(DbEngine::Sqlite)) ETT_TRY(exec(statement));
+    // A table of that name would hide the bulk-load virtual table, and the load would read it instead.
+    ETT_TRY_ASSIGN(ResultTable own,
+                   query("SELECT name FROM sqlite_schema WHERE name = 'ett_load_events'", {}));
+    if (!own.rows.empty())
+      return make_error(ErrorKind::Usage, m_path +
+                                              ": the database has its own 'ett_load_events', a name that ett "
+                                              "reserves for its bulk load: rename it");
+    return {};
+  }
+
+  Expected<ResultTable> query(const std::string& sql, std::span<const SqlValue> params) override {
+    ETT_TRY_ASSIGN(SqliteStatement statement, prepare(sql));
+    ETT_TRY(bind_params(statement.get(), params));
+    return fetch(statement.get());
+  }
+
+  Expected<ResultTable> run_script(const std::string& sql) override {
+    ResultTable last;
+    const char* rest = sql.c_str();
+    while (*rest) {
+      sqlite3_stmt* raw = nullptr;
+      const char* tail = nullptr;
+      if (sqlite3_prepare_v2(m_db.get(), rest, -1, &raw, &tail) != SQLITE_OK) return error("SQL error");
+      SqliteStatement statement(raw);
+      rest = tail;
+      if (!statement) continue;  // whitespace or a comment
+      if (sqlite3_bind_parameter_count(raw) > 0)
+        return make_error(ErrorKind::Usage, "ett sql takes no parameters; use literal values");
+      ETT_TRY_ASSIGN(ResultTable table, fetch(raw));
+      if (!table.columns.empty() || last.columns.empty()) last = std::move(table);
+    }
+    return last;
+  }
+
+  Expected<LoadOutcome> load_trace(const TraceRow& trace, std::span<const Event> events, uint64_t start_tsc,
+                                   uint64_t tsc_hz, const LoadProgress& progress) override {
+    // Load-time pragmas: a big page cache and temporary storage in memory. The rollback journal stays on
+    // (journal_mode DELETE): appending to a table journals almost nothing, and it is what makes an
+    // interrupted load leave no trace behind.
+    ETT_TRY(exec("PRAGMA cache_size = -262144"));
+    ETT_TRY(exec("PRAGMA temp_store = MEMORY"));
+    ETT_TRY(exec("PRAGMA synchronous = NORMAL"));
+    // Debian builds SQLite with SECURE_DELETE on: every b-tree rebalance then zeroes the space it frees (8 %
+    // of a load). A load only appends, so the freed space never held anything the database does not still
+    // hold; the connection's setting comes back when the load ends, for whatever deletes on it later.
+    const int secure_delete = secure_delete_setting();
+    ETT_TRY(exec("PRAGMA secure_delete = OFF"));
+    const ScopeExit restore_secure_delete([&] {
+      sqlite3_exec(m_db.get(), fmt::format("PRAGMA secure_delete = {}", secure_delete).c_str(), nullptr,
+                   nullptr, nullptr);
+    });
+    ETT_TRY(exec("BEGIN IMMEDIATE"));
+    Transaction transaction(*this);
+
+    const SqlValue identity[] = {trace.disk_uuid, int64_t{trace.session}, trace.content_hash};
+    ETT_TRY_ASSIGN(
+        ResultTable found,
+        query("SELECT trace_id FROM traces WHERE disk_uuid = $1 AND session = $2 AND content_hash = $3",
+              identity));
+    if (!found.rows.empty() && found.rows[0][0]) return LoadOutcome{std::stoll(*found.rows[0][0]), true};
+
+    ETT_TRY_ASSIGN(ResultTable inserted, query(insert_trace_sql(), trace.values));
+    if (inserted.rows.empty() || !inserted.rows[0][0])
+      return error("INSERT INTO traces returned no trace_id");
+    const int64_t trace_id = std::stoll(*inserted.rows[0][0]);
+
+    // INSERT ... SELECT from the virtual table over `events`, a chunk per step: the rows go from the decoded
+    // array into the b-tree inside one statement (no bind/step/reset per row), and the progress callback runs
+    // between chunks.
+    constexpr size_t kChunkRows = size_t{1} << 16;
+    ETT_TRY_ASSIGN(SqliteStatement insert,
+                   prepare("INSERT INTO events (trace_id, seq, probe, code, tsc, time_ns, lines) "
+                           "SELECT trace_id, seq, probe, code, tsc, time_ns, lines FROM ett_load_events"));
+    m_source = LoadSource{events, 0, 0, trace_id, EventTiming{start_tsc, tsc_hz}};
+    for (size_t begin = 0; begin < events.size(); begin += kChunkRows) {
+      const size_t end = std::min(events.size(), begin + kChunkRows);
+      m_source.begin = begin;
+      m_source.end = end;
+      const int step = sqlite3_step(insert.get());
+      sqlite3_reset(insert.get());
+      if (step != SQLITE_DONE) {
+        m_source = {};
+        return error(fmt::format("inserting events {}..{}", events[begin].seq, events[end - 1].seq));
+      }
+      if (progress && end < events.size() && !progress(end, events.size())) {
+        m_source = {};
+        return make_error(ErrorKind::Interrupted, "load abandoned; nothing of it was kept");
+      }
+    }
+    m_source = {};
+    if (progress && !progress(events.size(), events.size()))
+      return make_error(ErrorKind::Interrupted, "load abandoned; nothing of it was kept");
+    ETT_TRY_ASSIGN(SqliteStatement probe,
+                   prepare("INSERT INTO probes (trace_id, probe, label) VALUES (?1, ?2, NULL)"));
+    for (int p = 1; p <= trace.probe_count; ++p) {
+      sqlite3_bind_int64(probe.get(), 1, trace_id);
+      sqlite3_bind_int(probe.get(), 2, p);
+      if (sqlite3_step(probe.get()) != SQLITE_DONE) return error("inserting probes");
+      sqlite3_reset(probe.get());
+    }
+    ETT_TRY(transaction.commit());
+    return LoadOutcome{trace_id, false};
+  }
+
+ private:
+  // Runs a function when it goes out of scope.
+  template <typename F>
+  class ScopeExit {
+   public:
+    explicit ScopeExit(F f) : m_f(std::move(f)) {}
+    ~ScopeExit() { m_f(); }
+    ScopeExit(const ScopeExit&) = delete;
+    ScopeExit& operator=(const ScopeExit&) = delete;
+
+   private:
+    F m_f;
+  };
+
+  // The connection's PRAGMA secure_delete (0 or 1; 1, the safe side, when it cannot be read).
+  int secure_delete_setting() {
+    auto read = prepare("PRAGMA secure_delete");
+    return read && sqlite3_step(read->get()) == SQLITE_ROW ? sqlite3_column_int(read->get(), 0) : 1;
+  }
+
+  // Rolls back unless committed, so that every early return leaves the database as it was.
+  class Transaction {
+   public:
+    explicit Transaction(SqliteDatabase& db) : m_db(db) {}
+    ~Transaction() {
+      if (!m_done) sqlite3_exec(m_db.m_db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+    }
+    Status commit() {
+      m_done = true;
+      return m_db.exec("COMMIT");
+    }
+
+   private:
+    SqliteDatabase& m_db;
+    bool m_done = false;
+  };
+
+  ett::Failure<HostError> error(const std::string& what) const {
+    return make_error(ErrorKind::Io, fmt::format("{}: {}: {}", m_path, what, sqlite3_errmsg(m_db.get())));
+  }
+
+  Status exec(const std::string& sql) {
+    char* message = nullptr;
+    if (sqlite3_exec(m_db.get(), sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
+      std::string text = message ? message : "unknown error";
+      sqlite3_free(message);
+      return make_error(ErrorKind::Io, fmt::format("{}: {}", m_path, text));
+    }
+    return {};
+  }
+
+  Expected<SqliteStatement> prepare(const std::string& sql) {
+    sqlite3_stmt* raw = nullptr;
+    if (sqlite3_prepare_v2(m_db.get(), sql.c_str(), static_cast<int>(sql.size()), &raw, nullptr) != SQLITE_OK)
+      return error("SQL error");
+    return SqliteStatement(raw);
+  }
+
+  // $N parameters are named in SQLite: each name says which value it takes.
+  Status bind_params(sqlite3_stmt* statement, std::span<const SqlValue> params) {
+    const int count = sqlite3_bind_parameter_count(statement);
+    for (int i = 1; i <= count; ++i) {
+      const char* name = sqlite3_bind_parameter_name(statement, i);
+      size_t number = 0;
+      if (!name || name[0] != '$' ||
+          std::from_chars(name + 1, name + std::strlen(name), number).ec != std::errc{} || number == 0)
+        return make_error(ErrorKind::Usage, "parameters must be written $1, $2, ...");
+      if (number > params.size())
+        return make_error(ErrorKind::Usage,
+                          fmt::format("the query uses ${} but {} values were given", number, params.size()));
+      const SqlValue& value = params[number - 1];
+      if (const auto* n = std::get_if<int64_t>(&value))
+        sqlite3_bind_int64(statement, i, *n);
+      else if (const auto* s = std::get_if<std::string>(&value))
+        sqlite3_bind_text(statement, i, s->data(), static_cast<int>(s->size()), SQLITE_TRANSIENT);
+      else
+        sqlite3_bind_null(statement, i);
+    }
+    return {};
+  }
+
+  Expected<ResultTable> fetch(sqlite3_stmt* statement) {
+    ResultTable table;
+    const int columns = sqlite3_column_count(statement);
+    for (int c = 0; c < columns; ++c) table.columns.emplace_back(sqlite3_column_name(statement, c));
+    for (;;) {
+      const int step = sqlite3_step(statement);
+      if (step == SQLITE_DONE) break;
+      if (step != SQLITE_ROW) return error("SQL error");
+      auto& row = table.rows.emplace_back();
+      row.reserve(columns);
+      for (int c = 0; c < columns; ++c) {
+        const auto* text = sqlite3_column_text(statement, c);
+        if (text)
+          row.emplace_back(std::string(reinterpret_cast<const char*>(text)));
+        else
+          row.emplace_back(std::nullopt);
+      }
+    }
+    return table;
+  }
+
+  SqliteHandle m_db;
+  std::string m_path;
+
+ public:
+  LoadSource m_source;  // read by the ett_load_events virtual table (its client data)
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<Database>> open_sqlite_database(const std::string& path) {
+  sqlite3* raw = nullptr;
+  const int opened = sqlite3_open_v2(
+      path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  SqliteHandle db(raw);
+  if (opened != SQLITE_OK)
+    return make_error(ErrorKind::Io, fmt::format("{}: cannot open the database: {}", path,
+                                                 raw ? sqlite3_errmsg(raw) : "out of memory"));
+  sqlite3_busy_timeout(db.get(), 10'000);
+  auto database = std::make_unique<SqliteDatabase>(std::move(db), path);
+  if (sqlite3_create_module(database->handle(), "ett_load_events", &load_table::kModule,
+                            &database->m_source) != SQLITE_OK)
+    return make_error(ErrorKind::Io, fmt::format("{}: cannot register the bulk-load table: {}", path,
+                                                 sqlite3_errmsg(database->handle())));
+  return std::unique_ptr<Database>(std::move(database));
+}
+
+}  // namespace ett::host

@@ -1,0 +1,43 @@
+// exporters.cpp: the one place that lists the export formats; adding a format adds a file and a line here.
+#include "export/exporters.h"
+
+#include "export/csv.h"
+#include "export/perfetto.h"
+#include "export/vcd.h"
+
+namespace ett::host {
+
+namespace {
+
+constexpr Exporter kExporters[] = {
+    {"vcd", "vcd", "Value Change Dump for GTKWave and PulseView: a wire per data line and per probe", false,
+     [](const ExportInput& input) { return export_vcd(input.capture); }},
+    {"perfetto", "json", "Perfetto / Chrome trace JSON: a track per probe, actions as slices", true,
+     [](const ExportInput& input) { return export_perfetto(input.capture, input.actions); }},
+    {"csv", "csv", "one row per event: seq, probe, code, tsc, time_ns, lines", false,
+     [](const ExportInput& input) { return export_csv(input.capture); }},
+};
+
+}  // namespace
+
+std::span<const Exporter> exporters() {
+  return kExporters;
+}
+
+const Exporter* find_exporter(std::string_view name) {
+  for (const Exporter& exporter : kExporters)
+    if (name == exporter.name) return &exporter;
+  return nullptr;
+}
+
+std::string exporter_names() {
+  std::string names;
+  const size_t count = std::size(kExporters);
+  for (size_t i = 0; i < count; ++i) {
+    if (i > 0) names += i + 1 == count ? " or " : ", ";
+    names += kExporters[i].name;
+  }
+  return names;
+}
+
+}  // namespace ett::host

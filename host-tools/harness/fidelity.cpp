@@ -1,0 +1,261 @@
+// fidelity.cpp: pairs captured events with the injector's writes through the guest/host TSC offset.
+#include "harness/fidelity.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <utility>
+
+#include "common/tsc_time.h"
+
+namespace ett::host {
+
+namespace {
+
+// How many sends on a probe the pairing passes over for one captured code (ahead in the first pass, back from
+// the stamp in the pairing by time): a stall merges at most the writes of a few milliseconds; beyond that the
+// captured event is called unexpected rather than explained by a huge loss.
+constexpr size_t kLookahead = size_t{1} << 16;
+
+constexpr size_t kProbes = 9;         // probes are 1..8
+constexpr size_t kSample = 4096;      // events in the first, wide consensus sweep
+constexpr int64_t kBandTicks = 4096;  // the second sweep's margin around the first one's region
+
+// Indices into `sent`, per probe, in send order.
+std::vector<std::vector<size_t>> by_probe(std::span<const SentEvent> sent) {
+  std::vector<std::vector<size_t>> lists(kProbes);
+  for (size_t i = 0; i < sent.size(); ++i)
+    if (sent[i].probe < kProbes) lists[sent[i].probe].push_back(i);
+  return lists;
+}
+
+// Without an upper bound on the offset: a first pass by codes alone, each captured event taking the next send
+// on its probe with its code. Right for runs without losses; after merged writes its pairs are too early
+// (the first of several sends with that code instead of the one the poll saw), so the offset comes out too
+// small and the time pairing below calls those events unexpected. The runner always gives the bound.
+std::optional<int64_t> estimate_offset(std::span<const SentEvent> sent, std::span<const Event> captured,
+                                       const std::vector<std::vector<size_t>>& lists) {
+  std::vector<size_t> next(kProbes, 0);
+  std::optional<int64_t> offset;
+  for (const Event& event : captured) {
+    if (event.probe >= kProbes) continue;
+    const std::vector<size_t>& list = lists[event.probe];
+    const size_t end = std::min(list.size(), next[event.probe] + kLookahead);
+    for (size_t k = next[event.probe]; k < end; ++k) {
+      const SentEvent& send = sent[list[k]];
+      if (send.code != event.code) continue;
+      const int64_t candidate = static_cast<int64_t>(send.host_tsc_before - event.tsc);
+      offset = offset ? std::max(*offset, candidate) : candidate;
+      next[event.probe] = k + 1;
+      break;
+    }
+  }
+  return offset;
+}
+
+// With bounds on the offset: the offsets that the most captured events agree with. For one event, the offsets
+// under which it pairs are the intervals [h_k - g, h_next - g) of the sends k on its probe with its code (k
+// is then the latest send before the stamp); a sweep over the intervals of every `stride`-th event finds the
+// region [from, to) covered most often. The true offset lies in every event's intervals.
+std::optional<std::pair<int64_t, int64_t>> offset_by_consensus(std::span<const SentEvent> sent,
+                                                               std::span<const Event> captured,
+                                                               const std::vector<std::vector<size_t>>& lists,
+                                                               int64_t low, int64_t high, size_t stride) {
+  constexpr size_t kSendsPerEvent = 16384;  // sends scanned per event inside the bounds
+  struct Edge {
+    int64_t at;
+    int delta;
+  };
+  std::vector<Edge> edges;
+  for (size_t e = 0; e < captured.size(); e += stride) {
+    const Event& event = captured[e];
+    if (event.probe >= kProbes) continue;
+    const std::vector<size_t>& list = lists[event.probe];
+    const int64_t g = static_cast<int64_t>(event.tsc);
+    auto h = [&](size_t k) { return static_cast<int64_t>(sent[list[k]].host_tsc_before); };
+    // The first send whose interval reaches past `low`: the one before the first send after g + low.
+    size_t k =
+        static_cast<size_t>(std::upper_bound(list.begin(), list.end(), g + low,
+                                             [&](int64_t t, size_t i) {
+                                               return t < static_cast<int64_t>(sent[i].host_tsc_before);
+                                             }) -
+                            list.begin());
+    if (k > 0) --k;
+    for (size_t scanned = 0; k < list.size() && h(k) - g <= high && scanned < kSendsPerEvent;
+         ++k, ++scanned) {
+      if (sent[list[k]].code != event.code) continue;
+      const int64_t from = std::max(h(k) - g, low);
+      const int64_t to = k + 1 < list.size() ? std::min(h(k + 1) - g, high + 1) : high + 1;
+      if (from < to) {
+        edges.push_back({from, +1});
+        edges.push_back({to, -1});
+      }
+    }
+  }
+  if (edges.empty()) return std::nullopt;
+  std::sort(edges.begin(), edges.end(),
+            [](const Edge& a, const Edge& b) { return a.at < b.at || (a.at == b.at && a.delta < b.delta); });
+  int count = 0, best = 0;
+  std::pair<int64_t, int64_t> region;
+  for (size_t i = 0; i < edges.size(); ++i) {
+    count += edges[i].delta;
+    // On a tie the later region wins: a capture that saw a burst's last write also fits every earlier send
+    // of that burst with the same code, and those aliases all lie to the left.
+    if (count > 0 && count >= best && i + 1 < edges.size() && edges[i + 1].at > edges[i].at) {
+      best = count;
+      region = {edges[i].at, edges[i + 1].at};  // until the next interval ends or starts
+    }
+  }
+  if (best == 0) return std::nullopt;
+  return region;
+}
+
+double percentile(const std::vector<double>& sorted, double fraction) {
+  if (sorted.empty()) return 0;
+  const size_t rank = static_cast<size_t>(std::ceil(fraction * static_cast<double>(sorted.size())));
+  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+}
+
+}  // namespace
+
+namespace {
+
+struct Pairing {
+  std::vector<std::optional<size_t>> send_of;  // per captured event: its index into `sent`, if any
+  std::vector<bool> counted;                   // per send: sent before the capture ended
+  std::optional<int64_t> fastest;              // max over pairs of host_tsc - stamp: the offset they imply
+};
+
+// The send a poll saw is the latest one on that probe before the stamp (in host time, stamp + offset) with
+// the captured code, after the send paired with the probe's previous capture (a probe's captures are a
+// subsequence of its sends). Usually that is the latest send itself; an earlier one when writes landed
+// between the poll's load and its rdtsc (a few in a burst, many when the vCPU thread was descheduled
+// right there: the event was seen, its stamp is late).
+Pairing pair_by_time(std::span<const SentEvent> sent, std::span<const Event> captured,
+                     const std::vector<std::vector<size_t>>& lists, int64_t offset, uint64_t end_tsc) {
+  Pairing pairing;
+  pairing.send_of.resize(captured.size());
+  pairing.counted.assign(sent.size(), true);
+  auto host_time = [offset](uint64_t guest_tsc) { return guest_tsc + static_cast<uint64_t>(offset); };
+  if (end_tsc != 0)
+    for (size_t i = 0; i < sent.size(); ++i)
+      pairing.counted[i] = sent[i].host_tsc_before <= host_time(end_tsc);
+  std::vector<size_t> floor(kProbes, 0);  // per probe: list positions below this are paired or passed
+  for (size_t e = 0; e < captured.size(); ++e) {
+    const Event& event = captured[e];
+    if (event.probe >= kProbes) continue;
+    const std::vector<size_t>& list = lists[event.probe];
+    const size_t after = static_cast<size_t>(
+        std::upper_bound(list.begin(), list.end(), host_time(event.tsc),
+                         [&](uint64_t t, size_t i) { return t < sent[i].host_tsc_before; }) -
+        list.begin());
+    const size_t lowest = std::max(floor[event.probe], after > kLookahead ? after - kLookahead : 0);
+    for (size_t position = after; position > lowest; --position) {
+      const size_t i = list[position - 1];
+      if (pairing.counted[i] && sent[i].code == event.code) {
+        floor[event.probe] = position;
+        pairing.send_of[e] = i;
+        const int64_t implied = static_cast<int64_t>(sent[i].host_tsc_before - event.tsc);
+        pairing.fastest = pairing.fastest ? std::max(*pairing.fastest, implied) : implied;
+        break;
+      }
+    }
+  }
+  return pairing;
+}
+
+}  // namespace
+
+FidelityReport assess_fidelity(std::span<const SentEvent> sent, std::span<const Event> captured,
+                               CaptureWindow window) {
+  FidelityReport report;
+  report.captured = captured.size();
+  report.tsc_hz = window.tsc_hz;
+  const auto lists = by_probe(sent);
+  // Start from the offset most events agree with (or, without bounds, the first pass's), pair, and lower it
+  // to the fastest detection of those pairs until it settles: each step keeps every pair (their sends stay
+  // before their stamps, the next sends stay after), so it converges in a few steps.
+  std::optional<int64_t> start;
+  if (window.offset_bounds) {
+    // A sample across the bounds (milliseconds wide), then every event in a narrow band around its region;
+    // the left end of the final region is the run's fastest detection.
+    auto region =
+        offset_by_consensus(sent, captured, lists, window.offset_bounds->first, window.offset_bounds->second,
+                            std::max<size_t>(1, captured.size() / kSample));
+    if (region)
+      region = offset_by_consensus(sent, captured, lists, region->first - kBandTicks,
+                                   region->second + kBandTicks, 1);
+    if (region) start = region->first;
+  }
+  if (!start) start = estimate_offset(sent, captured, lists);
+  int64_t offset = start.value_or(0);
+  Pairing pairing = pair_by_time(sent, captured, lists, offset, window.end_tsc);
+  for (int step = 0; step < 8 && pairing.fastest && *pairing.fastest != offset; ++step) {
+    offset = *pairing.fastest;
+    pairing = pair_by_time(sent, captured, lists, offset, window.end_tsc);
+  }
+  report.offset_ticks = offset;
+  report.after_end = static_cast<size_t>(std::count(pairing.counted.begin(), pairing.counted.end(), false));
+  report.sent = sent.size() - report.after_end;
+
+  const double tick_ns = ns_per_tick(window.tsc_hz);
+  std::optional<uint64_t> latest_write, previous_stamp, previous_write;
+  for (size_t e = 0; e < captured.size(); ++e) {
+    if (!pairing.send_of[e]) {
+      ++report.unexpected;
+      continue;
+    }
+    ++report.matched;
+    const Event& event = captured[e];
+    const SentEvent& send = sent[*pairing.send_of[e]];
+    if (latest_write && send.host_tsc_before < *latest_write) ++report.out_of_order;
+    latest_write = latest_write ? std::max(*latest_write, send.host_tsc_before) : send.host_tsc_before;
+    if (previous_stamp && *previous_stamp == event.tsc && *previous_write != send.host_tsc_before)
+      ++report.merged;
+    previous_stamp = event.tsc;
+    previous_write = send.host_tsc_before;
+    const int64_t ticks =
+        static_cast<int64_t>(event.tsc + static_cast<uint64_t>(offset) - send.host_tsc_before);
+    report.latencies_ns.push_back(static_cast<double>(ticks) * tick_ns);
+  }
+  report.lost = report.sent - report.matched;
+
+  std::vector<double> sorted = report.latencies_ns;
+  std::sort(sorted.begin(), sorted.end());
+  report.latency_p50_ns = percentile(sorted, 0.50);
+  report.latency_p99_ns = percentile(sorted, 0.99);
+  report.latency_max_ns = sorted.empty() ? 0 : sorted.back();
+  return report;
+}
+
+std::string format_fidelity(const FidelityReport& r) {
+  std::string text = fmt::format(
+      "  fidelity:       sent {}, captured {}, lost {}, unexpected {}, out of order {}{}\n", r.sent,
+      r.captured, r.lost, r.unexpected, r.out_of_order, r.clean() ? " (complete and in order)" : "");
+  if (r.after_end > 0)
+    text += fmt::format("                  {} more sent after the capture had ended (not counted)\n",
+                        r.after_end);
+  if (r.merged > 0)
+    text += fmt::format("                  {} event(s) of separate writes seen in one poll (same stamp)\n",
+                        r.merged);
+  if (r.matched > 0)
+    text += fmt::format(
+        "  latency:        stamp - send p50 {:.0f} ns, p99 {:.0f} ns, max {:.0f} ns (guest TSC + {} = host "
+        "TSC; fastest detection = 0)\n",
+        r.latency_p50_ns, r.latency_p99_ns, r.latency_max_ns, r.offset_ticks);
+  return text;
+}
+
+std::string fidelity_json(const FidelityReport& r) {
+  return fmt::format(
+      "{{\"sent\":{},\"captured\":{},\"matched\":{},\"lost\":{},\"unexpected\":{},\"out_of_order\":{},"
+      "\"merged\":{},\"after_end\":{},\"offset_ticks\":{},\"tsc_hz\":{},\"latency_p50_ns\":{:.1f},"
+      "\"latency_p99_ns\":{:.1f},\"latency_max_ns\":{:.1f},\"clean\":{}}}",
+      r.sent, r.captured, r.matched, r.lost, r.unexpected, r.out_of_order, r.merged, r.after_end,
+      r.offset_ticks, r.tsc_hz, r.latency_p50_ns, r.latency_p99_ns, r.latency_max_ns,
+      r.clean() ? "true" : "false");
+}
+
+}  // namespace ett::host

@@ -1,0 +1,77 @@
+// injector.h: plays a scenario into the virtual probe's line byte on schedule, recording each write's time.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "harness/scenario.h"
+
+namespace ett::host {
+
+struct SentEvent {
+  size_t index = 0;  // in Scenario::events
+  uint8_t probe = 0;
+  uint8_t code = 0;
+  uint8_t lines = 0;
+  uint64_t scheduled_ns = 0;  // the scenario's time
+  uint64_t sent_ns = 0;       // CLOCK_MONOTONIC after the store, relative to the scenario start
+  uint64_t host_tsc = 0;      // __rdtsc() right after the store
+  // __rdtsc() right before the store: the store happened between the two. The injector can be preempted
+  // between its store and the rdtsc after it (it steps down from SCHED_FIFO now and then), so only this one
+  // is a safe "not visible before" time.
+  uint64_t host_tsc_before = 0;
+};
+
+struct PlayResult {
+  std::vector<SentEvent> sent;  // events of the writes done, in scenario order
+  size_t writes_done = 0;
+  bool stopped_early = false;  // keep_going() said no
+  uint64_t start_monotonic_ns = 0;
+  uint64_t duration_ns = 0;  // scenario start to the last write
+  bool realtime = false;     // the playback ran under SCHED_FIFO
+  size_t paced_writes = 0;   // writes held back past their time until the kernel had polled
+  // play_scenarios only: what went to each target, in target order (`sent` is then empty).
+  std::vector<std::vector<SentEvent>> sent_per_target;
+};
+
+// One probe to play into: several measurement PCs each get their own (`ett qemu run --machines N`).
+struct PlayTarget {
+  const Scenario* scenario = nullptr;
+  uint8_t* lines = nullptr;
+  const uint32_t* heartbeat = nullptr;  // pacing for this target's writes (see play_scenario); nullptr: free
+};
+
+// Busy-waits the last ~200 us before each write (sleeps before that) and stores each write's byte with one
+// release store. `keep_going` is asked now and then (never in the last 20 us before a write); false stops.
+// With `cpu`, the calling thread runs pinned to that CPU under SCHED_FIFO for the playback (when the system
+// allows it): on a busy host a normal thread is preempted for milliseconds, and the writes it owed then go
+// out back to back. The caller must keep QEMU off that CPU, or the spinning injector starves its vCPU.
+//
+// With `heartbeat` (the kernel's Control.heartbeat), each write also waits until the kernel has polled since
+// the previous one (vprobe::kPaceBeats): a stall of the emulated CPU then makes the next event late (and the
+// lateness is recorded) instead of merging two changes into one poll. Without it the writes run free on the
+// scenario's clock, which is what a loss test wants.
+PlayResult play_scenario(const Scenario& scenario, uint8_t* lines, const std::function<bool()>& keep_going,
+                         std::optional<int> cpu = std::nullopt, const uint32_t* heartbeat = nullptr);
+
+// Plays several scenarios on one clock, each into its own probe: the writes of all targets are merged by
+// time; writes due at the same time go out back to back in target order (each target's store followed by its
+// own rdtsc). Pacing is per target, but writes due together wait until every one of their kernels has polled,
+// so a sync edge still reaches all machines within nanoseconds of each other.
+PlayResult play_scenarios(const std::vector<PlayTarget>& targets, const std::function<bool()>& keep_going,
+                          std::optional<int> cpu = std::nullopt);
+
+// A CPU for the injector alone: the highest-numbered one this process may use, when it may use at least two.
+std::optional<int> choose_injector_cpu();
+
+// CSV: index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before
+Status write_sent_log(const std::vector<SentEvent>& sent, const std::string& path);
+
+uint64_t monotonic_ns();
+
+}  // namespace ett::host

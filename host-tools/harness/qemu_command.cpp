@@ -1,0 +1,39 @@
+// qemu_command.cpp: builds the QEMU argv of one machine (see qemu_command.h).
+#include "harness/qemu_command.h"
+
+namespace ett::host {
+
+std::vector<std::string> split_words(const std::string& text) {
+  std::vector<std::string> words;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+    size_t start = i;
+    while (i < text.size() && text[i] != ' ' && text[i] != '\t') ++i;
+    if (i > start) words.push_back(text.substr(start, i - start));
+  }
+  return words;
+}
+
+std::vector<std::string> qemu_command(const RunOptions& options, const std::string& kernel,
+                                      const std::string& shm_path, const std::string& disk) {
+  std::vector<std::string> argv = {
+      options.qemu, "-M",   "pc",       "-accel", "tcg",     "-m",    std::to_string(options.memory_mb),
+      "-display",   "none", "-monitor", "none",   "-serial", "stdio", "-no-reboot"};
+  argv.insert(argv.end(),
+              {"-object", "memory-backend-file,id=shm0,mem-path=" + shm_path + ",size=1M,share=on", "-device",
+               "ivshmem-plain,memdev=shm0"});
+  argv.insert(argv.end(), {"-drive", "file=" + disk + ",format=raw,if=ide,index=0"});
+  argv.insert(argv.end(), {"-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"});
+  if (!options.iso.empty()) {
+    argv.insert(argv.end(), {"-cdrom", options.iso, "-boot", "d"});
+  } else {
+    std::string append = "exit=qemu";
+    for (const std::string& word : split_words(options.append))
+      if (word != "exit=qemu") append += " " + word;
+    argv.insert(argv.end(), {"-kernel", kernel, "-append", append});
+  }
+  return argv;
+}
+
+}  // namespace ett::host

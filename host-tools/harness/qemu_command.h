@@ -1,0 +1,20 @@
+// qemu_command.h: the QEMU command line of one measurement PC of `ett qemu run`: machine, probe, disk, boot.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/runner.h"
+
+namespace ett::host {
+
+// The argv of one machine's QEMU: the machine profile from `options`, the virtual probe on `shm_path`, the
+// trace disk `disk`, the isa-debug-exit port, and either the kernel (-kernel, with "exit=qemu" first in its
+// command line) or the ISO.
+std::vector<std::string> qemu_command(const RunOptions& options, const std::string& kernel,
+                                      const std::string& shm_path, const std::string& disk);
+
+// Words of a command line, split at spaces and tabs.
+std::vector<std::string> split_words(const std::string& text);
+
+}  // namespace ett::host

@@ -1,0 +1,770 @@
+// runner.cpp: one `ett qemu run`: disk, shared memory, QEMU, boot handshake, playback, stop, verdict.
+#include "harness/runner.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "common/probe_layout.h"
+#include "ett/trace_format.h"
+#include "ett/virtual_probe.h"
+#include "harness/fidelity.h"
+#include "harness/injector.h"
+#include "harness/live_command.h"
+#include "harness/qemu_command.h"
+#include "harness/qemu_process.h"
+#include "harness/scenario.h"
+#include "harness/shared_memory.h"
+#include "image/disk_maker.h"
+#include "image/trace_image.h"
+
+namespace ett::host {
+
+namespace {
+
+using vprobe::Control;
+using vprobe::KernelState;
+
+constexpr uint64_t kPollNs = 1'000'000;
+constexpr uint64_t kSettleNs = 20'000'000;       // after the last write, before Stop: let the kernel see it
+constexpr uint64_t kOffsetMarginNs = 2'000'000;  // see Machine::offset_bounds
+constexpr uint64_t kFailedExitGraceNs = 10'000'000'000;  // a Failed kernel should leave QEMU by itself
+
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void on_terminate_signal(int) {
+  g_interrupted.store(true);
+}
+
+// SIGINT/SIGTERM set a flag for the duration of a run, so that QEMU is stopped and the files are cleaned up.
+class SignalGuard {
+ public:
+  SignalGuard() {
+    g_interrupted.store(false);
+    struct sigaction action {};
+    action.sa_handler = on_terminate_signal;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &m_old_int);
+    sigaction(SIGTERM, &action, &m_old_term);
+  }
+  ~SignalGuard() {
+    sigaction(SIGINT, &m_old_int, nullptr);
+    sigaction(SIGTERM, &m_old_term, nullptr);
+  }
+  SignalGuard(const SignalGuard&) = delete;
+  SignalGuard& operator=(const SignalGuard&) = delete;
+
+ private:
+  struct sigaction m_old_int {};
+  struct sigaction m_old_term {};
+};
+
+uint32_t load(uint32_t& field) {
+  return std::atomic_ref<uint32_t>(field).load(std::memory_order_acquire);
+}
+uint64_t load(uint64_t& field) {
+  return std::atomic_ref<uint64_t>(field).load(std::memory_order_acquire);
+}
+
+KernelState state_of(Control* control) {
+  return static_cast<KernelState>(load(control->state));
+}
+bool kernel_found_probe(Control* control) {
+  return load(control->magic) == vprobe::kControlMagic;
+}
+
+const char* state_name(KernelState state) {
+  switch (state) {
+    case KernelState::Booting:
+      return "booting";
+    case KernelState::Capturing:
+      return "capturing";
+    case KernelState::Stopped:
+      return "stopped";
+    case KernelState::Dumping:
+      return "dumping";
+    case KernelState::Done:
+      return "done";
+    case KernelState::Failed:
+      return "failed";
+  }
+  return "unknown";
+}
+
+void sleep_ns(uint64_t ns) {
+  timespec duration{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+  nanosleep(&duration, nullptr);
+}
+
+std::string quote_block(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
+  constexpr size_t kMax = 2000;
+  if (text.size() > kMax) text = "..." + text.substr(text.size() - kMax);
+  return text;
+}
+
+std::string seconds(uint64_t ns) {
+  return fmt::format("{:.1f} s", static_cast<double>(ns) / 1e9);
+}
+
+std::string serial_hint(const QemuProcess& qemu) {
+  std::string line = last_line(qemu.serial());
+  return line.empty() ? "the kernel printed nothing on serial" : "last serial line: \"" + line + "\"";
+}
+
+// Why QEMU ended without success, as one message. `phase` says what the run was waiting for.
+HostError failure_after_exit(const QemuExit& exit, const QemuProcess& qemu, const char* phase) {
+  const std::string serial = qemu.serial();
+  if (std::string panic = find_line_starting(serial, "ETT: PANIC"); !panic.empty())
+    return HostError{ErrorKind::KernelFailure, "the kernel panicked: \"" + panic + "\""};
+  if (std::string failed = find_line_starting(serial, "ETT: RESULT FAILED"); !failed.empty())
+    return HostError{ErrorKind::KernelFailure, "the kernel reported a failure: \"" + failed + "\""};
+  if (exit.exited && exit.status == vprobe::qemu_status_for(vprobe::kExitFailure))
+    return HostError{
+        ErrorKind::KernelFailure,
+        fmt::format("the kernel exited with its failure status (QEMU {}) without a RESULT line; {}",
+                    exit.describe(), serial_hint(qemu))};
+  if (exit.exited && exit.status == vprobe::qemu_status_for(vprobe::kExitSuccess))
+    return HostError{ErrorKind::KernelFailure,
+                     fmt::format("QEMU exited with the kernel's success status while {}, but the serial log "
+                                 "has no \"ETT: RESULT OK\" line or the kernel is not Done; {}",
+                                 phase, serial_hint(qemu))};
+  const std::string errors = quote_block(qemu.errors());
+  return HostError{ErrorKind::QemuFailure,
+                   fmt::format("QEMU exited unexpectedly ({}) while {}{}", exit.describe(), phase,
+                               errors.empty() ? "; " + serial_hint(qemu) : ":\n" + errors)};
+}
+
+Status check_file(const std::string& path, const std::string& what, const std::string& hint) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    return make_error(ErrorKind::Usage, fmt::format("{} {}: {}{}", what, path, std::strerror(errno), hint));
+  if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+    return make_error(ErrorKind::Usage, fmt::format("{} {} is not a file", what, path));
+  return {};
+}
+
+// One measurement PC: its trace disk, its virtual probe and its QEMU.
+struct Machine {
+  std::string disk;
+  std::string label;  // "" for a single machine, else "machine K: " before its messages
+  SharedMemoryFile shm;
+  std::unique_ptr<QemuProcess> qemu;
+  Scenario scenario;  // what is played into its probe
+  std::vector<SentEvent> sent;
+  std::optional<QemuExit> exit;
+  // Bounds on the guest-to-host TSC offset (see fidelity.h): host TSC at the look before the kernel was seen
+  // Capturing and at the look that saw it, each minus the capture_start_tsc the kernel published.
+  uint64_t host_tsc_before_capturing = 0;
+  std::optional<std::pair<int64_t, int64_t>> offset_bounds;
+
+  Control* control() const { return shm.control(); }
+};
+
+// Everything that outlives the run proper: the outer function writes the logs from it whatever happened.
+struct RunState {
+  std::vector<std::unique_ptr<Machine>> machines;
+};
+
+HostError labelled(const Machine& machine, HostError error) {
+  error.message = machine.label + error.message;
+  return error;
+}
+
+// --- live mode (--run CMD) ---
+
+enum class LiveEnd { CommandExited, Interrupted, QemuExited, KernelLeftCapturing, Timeout };
+
+// Runs the --run command while the kernel captures: it signals through libettprobe (ETT_PROBE_URL), which
+// paces each write on the kernel's heartbeat and logs it (ETT_PROBE_LOG). Returns how the wait ended; the
+// command's signals become the machine's sent events, in host-TSC order.
+Expected<LiveEnd> run_live_command(const RunOptions& options, Machine& machine, const ProbeLayout& layout,
+                                   std::optional<int> cpu, uint64_t deadline, RunReport& report) {
+  report.live = true;
+  report.paced = !options.free_run;
+  ETT_TRY_ASSIGN(TemporaryFile log, TemporaryFile::create());
+  const std::vector<std::string> environment = {
+      fmt::format("ETT_PROBE_URL=shm:{}?layout={}{}", machine.shm.path(), layout.name(),
+                  options.free_run ? "&pace=0" : ""),
+      fmt::format("ETT_PROBE_LAYOUT={}", layout.name()), "ETT_PROBE_LOG=" + log.path()};
+  // The command gets the injector's CPU: QEMU's vCPU thread keeps its own CPU, as with a scenario.
+  ETT_TRY_ASSIGN(LiveCommand command, LiveCommand::start(options.run_command, environment, cpu));
+  Control* control = machine.control();
+  LiveEnd end = LiveEnd::CommandExited;
+  for (;;) {
+    if (std::optional<int> status = command.poll()) {
+      report.command_failure = command_failure(*status);
+      break;
+    }
+    if (g_interrupted.load())
+      end = LiveEnd::Interrupted;
+    else if (machine.qemu->poll())
+      end = LiveEnd::QemuExited;
+    else if (state_of(control) != KernelState::Capturing)
+      end = LiveEnd::KernelLeftCapturing;
+    else if (monotonic_ns() >= deadline)
+      end = LiveEnd::Timeout;
+    if (end != LiveEnd::CommandExited) {
+      command.terminate();
+      report.command_terminated = true;
+      break;
+    }
+    sleep_ns(kPollNs);
+  }
+  report.playback_ns = monotonic_ns() - command.start_ns();
+  ETT_TRY_ASSIGN(machine.sent, read_signal_log(log.path(), command.start_ns()));
+  report.events_sent = report.scenario_events = machine.sent.size();
+  return end;
+}
+
+// The scenario's events plus the sync edges on `probe` every `period_ns` from 0 to the scenario's end (at
+// least three edges, the fewest `ett analyze align` fits), as one scenario: the edges toggle the probe's
+// lowest line. `events` empty: the sync edges alone (the other machines).
+Expected<Scenario> with_sync_edges(const Scenario& scenario, bool include_events, uint8_t probe,
+                                   uint64_t period_ns, const std::string& file_name) {
+  for (const ScenarioEvent& event : scenario.events)
+    if (event.probe == probe)
+      return make_error(ErrorKind::Usage,
+                        fmt::format("{}:{}: the scenario uses probe {}, the --sync-probe: choose another one",
+                                    file_name, event.line_number, probe));
+  const uint64_t last = scenario.events.empty() ? 0 : scenario.events.back().time_ns;
+  const uint64_t edges = std::max<uint64_t>(3, last / period_ns + 1);
+  auto line = [](uint64_t time_ns, unsigned p, unsigned code) {
+    return fmt::format("{}.{:03d} {} {}\n", time_ns / 1000, time_ns % 1000, p, code);
+  };
+  std::string text;
+  size_t next = 0;
+  const uint8_t initial = scenario.layout.code_of(scenario.initial_lines, probe);
+  for (uint64_t k = 0; k < edges; ++k) {
+    const uint64_t time = k * period_ns;
+    for (; include_events && next < scenario.events.size() && scenario.events[next].time_ns <= time; ++next)
+      text += line(scenario.events[next].time_ns, scenario.events[next].probe, scenario.events[next].code);
+    text += line(time, probe, initial ^ ((k % 2 == 0) ? 1u : 0u));
+  }
+  for (; include_events && next < scenario.events.size(); ++next)
+    text += line(scenario.events[next].time_ns, scenario.events[next].probe, scenario.events[next].code);
+  return parse_scenario(text, file_name + " with sync edges", scenario.layout, scenario.initial_lines);
+}
+
+// The decoded session a machine's kernel reported, paired with what was sent to it.
+Expected<FidelityReport> assess_machine(const Machine& machine, uint32_t session) {
+  ETT_TRY_ASSIGN(TraceImage image, TraceImage::open(machine.disk));
+  ETT_TRY_ASSIGN(size_t index, image.find_session(session));
+  ETT_TRY_ASSIGN(SessionData data, image.read_session(index));
+  const format::SessionHeader& header = data.summary.header;
+  return assess_fidelity(machine.sent, data.events,
+                         CaptureWindow{header.tsc_hz, header.capture_end_tsc, machine.offset_bounds});
+}
+
+// The steps of one run, in order: inputs(), make_disks(), start_machines(), wait_for_capturing(), then
+// play_live() or play_scenario(), stop_and_wait(), verdict() and check_disks(). Each step returns an error
+// that ends the run; the caller (run_qemu) writes the logs from `state` whatever happened.
+class RunSteps {
+ public:
+  RunSteps(const RunOptions& options, std::FILE* progress, RunState& state)
+      : m_options(options),
+        m_progress(progress),
+        m_state(state),
+        m_run_start(monotonic_ns()),
+        m_deadline(m_run_start + static_cast<uint64_t>(options.timeout_s * 1e9)),
+        m_live(!options.run_command.empty()) {}
+
+  Expected<RunReport> run() {
+    ETT_TRY(check_options());
+    ETT_TRY(inputs());
+    ETT_TRY(make_disks());
+    ETT_TRY(start_machines());
+    ETT_TRY(wait_for_capturing());
+    m_report.tsc_hz = load(first().control()->tsc_hz);
+    const bool any_exited = std::any_of(m_state.machines.begin(), m_state.machines.end(),
+                                        [](const auto& m) { return m->qemu->poll().has_value(); });
+    if (any_exited) {
+      m_report.kernel_stopped_early = true;  // a kernel finished before the scenario could start
+    } else {
+      ETT_TRY(m_live ? play_live() : play_scenario());
+      send_stop();
+    }
+    ETT_TRY(wait_for_exit());
+    ETT_TRY(verdict());
+    ETT_TRY(check_disks());
+    return m_report;
+  }
+
+ private:
+  Machine& first() { return *m_state.machines.front(); }
+
+  Status check_options() const {
+    const RunOptions& options = m_options;
+    if (!options.kernel.empty() && !options.iso.empty())
+      return make_error(ErrorKind::Usage, "give either --kernel or --iso, not both");
+    if (!options.iso.empty() && options.append_given)
+      return make_error(ErrorKind::Usage,
+                        "--append does not apply to --iso: the GRUB menu's QEMU entry sets the "
+                        "kernel arguments");
+    if (options.timeout_s <= 0 || options.boot_timeout_s <= 0)
+      return make_error(ErrorKind::Usage, "timeouts must be positive");
+    if (options.machines < 1) return make_error(ErrorKind::Usage, "--machines must be at least 1");
+    if (options.machines > 1 && options.sync_probe == 0)
+      return make_error(ErrorKind::Usage,
+                        "--machines N needs --sync-probe P: the probe whose edges every machine receives");
+    if (options.sync_probe != 0 && options.sync_period_us <= 0)
+      return make_error(ErrorKind::Usage, "--sync-period must be positive");
+    if (m_live == !options.scenario.empty())
+      return make_error(ErrorKind::Usage, "give either --scenario FILE or --run CMD (one of them, not both)");
+    if (m_live && (options.machines > 1 || options.sync_probe != 0))
+      return make_error(
+          ErrorKind::Usage,
+          "--run drives one machine's probe: it does not combine with --machines or --sync-probe");
+    return {};
+  }
+
+  // The kernel or ISO, the layout from --append, and the scenario each machine plays.
+  Status inputs() {
+    const RunOptions& options = m_options;
+    m_kernel = options.kernel;
+    if (options.iso.empty()) {
+      if (m_kernel.empty()) m_kernel = default_kernel_path();
+      ETT_TRY(check_file(m_kernel, "kernel",
+                         options.kernel.empty() ? " (build it, or give --kernel ELF or --iso ISO)" : ""));
+    } else {
+      ETT_TRY(check_file(options.iso, "ISO", ""));
+    }
+    for (const std::string& word : split_words(options.append)) {
+      if (!word.starts_with("layout=")) continue;
+      auto parsed = ProbeLayout::from_name(word.substr(7));
+      if (!parsed)
+        return make_error(
+            ErrorKind::Usage,
+            fmt::format("--append: unknown layout '{}' (use 2x4, 8x1, 4x2 or 1x8)", word.substr(7)));
+      m_layout = *parsed;
+    }
+    Scenario scenario;
+    scenario.layout = m_layout;
+    scenario.initial_lines = options.initial_lines;
+    if (!m_live) {
+      ETT_TRY_ASSIGN(scenario, load_scenario(options.scenario, m_layout, options.initial_lines));
+    }
+    if (options.sync_probe > m_layout.probe_count())
+      return make_error(ErrorKind::Usage,
+                        fmt::format("--sync-probe {}: layout {} has probes 1 to {}", options.sync_probe,
+                                    m_layout.name(), m_layout.probe_count()));
+    if (options.sync_probe == 0) {
+      m_scenarios.push_back(std::move(scenario));
+    } else {
+      const auto period = static_cast<uint64_t>(options.sync_period_us * 1e3);
+      for (unsigned k = 0; k < options.machines; ++k) {
+        ETT_TRY_ASSIGN(Scenario played,
+                       with_sync_edges(scenario, k == 0, options.sync_probe, period, options.scenario));
+        m_scenarios.push_back(std::move(played));
+      }
+    }
+    m_report.scenario_events = m_scenarios.front().events.size();
+    return {};
+  }
+
+  // A missing trace disk is made. An existing disk is not checked here: the kernel reads its label and
+  // refuses a disk that is not a trace disk, and the boot tests exercise exactly that refusal.
+  Status make_disks() {
+    for (unsigned k = 0; k < m_options.machines; ++k) {
+      const std::string disk = machine_disk_path(m_options.disk, k + 1, m_options.machines);
+      std::error_code exists_error;
+      if (std::filesystem::exists(disk, exists_error)) continue;
+      MakeDiskOptions make;
+      make.path = disk;
+      make.name = "ett qemu run";
+      ETT_TRY(make_disk(make));
+      m_report.disk_created = true;
+      if (m_progress)
+        fmt::print(m_progress, "ett: created trace disk {} ({} MiB)\n", disk, kDefaultDiskBytes >> 20);
+    }
+    return {};
+  }
+
+  // Shared memory and QEMU, one per machine. The injector gets a CPU of its own; QEMU runs on the others.
+  Status start_machines() {
+    m_injector_cpu = choose_injector_cpu();
+    for (unsigned k = 0; k < m_options.machines; ++k) {
+      ETT_TRY_ASSIGN(SharedMemoryFile shm, SharedMemoryFile::create(vprobe::kMinSize));
+      auto machine = std::unique_ptr<Machine>(
+          new Machine{machine_disk_path(m_options.disk, k + 1, m_options.machines),
+                      m_options.machines > 1 ? fmt::format("machine {}: ", k + 1) : "",
+                      std::move(shm),
+                      nullptr,
+                      std::move(m_scenarios[k]),
+                      {},
+                      {}});
+      *machine->shm.lines() = machine->scenario.initial_lines;
+      m_state.machines.push_back(std::move(machine));
+    }
+    for (auto& machine : m_state.machines) {
+      machine->host_tsc_before_capturing = __rdtsc();  // no kernel runs before its QEMU
+      ETT_TRY_ASSIGN(machine->qemu,
+                     QemuProcess::start(qemu_command(m_options, m_kernel, machine->shm.path(), machine->disk),
+                                        m_options.verbose ? stdout : nullptr, m_injector_cpu));
+    }
+    m_qemu_start = monotonic_ns();
+    return {};
+  }
+
+  void kill_all() {
+    for (auto& machine : m_state.machines) machine->qemu->kill_and_wait();
+  }
+  Status interrupted() {
+    kill_all();
+    return make_error(ErrorKind::Interrupted, "interrupted: QEMU stopped, temporary files removed");
+  }
+  // A kernel in state Failed exits through isa-debug-exit; give it a moment, then judge by what it printed.
+  Status failed_kernel(Machine& machine, const char* phase) {
+    QemuProcess& qemu = *machine.qemu;
+    const uint64_t until = monotonic_ns() + kFailedExitGraceNs;
+    while (!qemu.poll() && monotonic_ns() < until) sleep_ns(kPollNs);
+    HostError error =
+        labelled(machine, failure_after_exit(qemu.poll() ? *qemu.poll() : qemu.kill_and_wait(), qemu, phase));
+    kill_all();
+    return ett::Failure<HostError>{error};
+  }
+  Status qemu_exited(Machine& machine, const char* phase) {
+    HostError error = labelled(machine, failure_after_exit(*machine.qemu->poll(), *machine.qemu, phase));
+    kill_all();
+    return ett::Failure<HostError>{error};
+  }
+
+  // One look at a booting machine: is it capturing (or already done)? Bounds its TSC offset when it is.
+  Expected<bool> boot_look(Machine& machine) {
+    Control* control = machine.control();
+    const uint64_t looked = __rdtsc();
+    bool ready = false;
+    if (kernel_found_probe(control)) {
+      // QEMU has it mapped: the name is no longer needed (--run: it is the command's URL)
+      if (!m_live) machine.shm.unlink();
+      const KernelState kernel_state = state_of(control);
+      if (kernel_state == KernelState::Capturing) {
+        ready = true;
+        const uint64_t seen = __rdtsc();
+        const uint64_t start_tsc = load(control->capture_start_tsc);
+        // The kernel could be descheduled between its start TSC and its state store: a margin on the low
+        // side.
+        const uint64_t margin = load(control->tsc_hz) * kOffsetMarginNs / 1'000'000'000;
+        machine.offset_bounds = std::pair<int64_t, int64_t>{
+            static_cast<int64_t>(machine.host_tsc_before_capturing - margin - start_tsc),
+            static_cast<int64_t>(seen - start_tsc)};
+      }
+      if (kernel_state == KernelState::Failed) return failed_kernel(machine, "booting").failure();
+    }
+    if (!ready) machine.host_tsc_before_capturing = looked;
+    if (auto exit = machine.qemu->poll(); exit && !ready) {
+      // A short run (a tiny buffer, a short limit=) can capture, dump and exit between two of our polls.
+      if (kernel_found_probe(control) && state_of(control) == KernelState::Done) return true;
+      return qemu_exited(machine, "booting").failure();
+    }
+    return ready;
+  }
+
+  // Boot: wait for every kernel to find its probe and start capturing.
+  Status wait_for_capturing() {
+    const uint64_t boot_deadline =
+        std::min(m_deadline, m_qemu_start + static_cast<uint64_t>(m_options.boot_timeout_s * 1e9));
+    std::vector<bool> ready(m_state.machines.size(), false);
+    for (;;) {
+      if (g_interrupted.load()) return interrupted();
+      for (size_t k = 0; k < m_state.machines.size(); ++k) {
+        if (ready[k]) continue;
+        ETT_TRY_ASSIGN(bool now_ready, boot_look(*m_state.machines[k]));
+        ready[k] = now_ready;
+      }
+      if (std::count(ready.begin(), ready.end(), true) == static_cast<long>(ready.size())) break;
+      if (monotonic_ns() >= boot_deadline) {
+        const size_t late_index =
+            static_cast<size_t>(std::find(ready.begin(), ready.end(), false) - ready.begin());
+        const Machine& late = *m_state.machines[late_index];
+        Control* control = late.control();
+        const std::string state_text =
+            kernel_found_probe(control) ? state_name(state_of(control)) : "probe not found";
+        const std::string hint = serial_hint(*late.qemu);
+        kill_all();
+        return make_error(
+            ErrorKind::Timeout,
+            fmt::format("{}timeout in the boot phase: the kernel did not start capturing within {} "
+                        "(kernel state: {}); {}",
+                        late.label, seconds(boot_deadline - m_qemu_start), state_text, hint));
+      }
+      sleep_ns(kPollNs);
+    }
+    m_report.boot_ns = monotonic_ns() - m_qemu_start;
+    return {};
+  }
+
+  // Capture: the --run command signals through libettprobe.
+  Status play_live() {
+    Machine& machine = first();
+    ETT_TRY_ASSIGN(LiveEnd end,
+                   run_live_command(m_options, machine, m_layout, m_injector_cpu, m_deadline, m_report));
+    switch (end) {
+      case LiveEnd::CommandExited:
+        return {};
+      case LiveEnd::Interrupted:
+        return interrupted();
+      case LiveEnd::QemuExited:
+        return qemu_exited(machine, "the --run command was running");
+      case LiveEnd::Timeout:
+        kill_all();
+        return make_error(
+            ErrorKind::Timeout,
+            fmt::format("timeout in the capture phase: the --run command was still running after "
+                        "{} (it was stopped); raise --timeout",
+                        seconds(static_cast<uint64_t>(m_options.timeout_s * 1e9))));
+      case LiveEnd::KernelLeftCapturing:
+        m_report.kernel_stopped_early = true;
+        if (state_of(machine.control()) == KernelState::Failed)
+          return failed_kernel(machine, "the --run command was running");
+        if (m_progress)
+          fmt::print(m_progress,
+                     "ett: warning: the kernel stopped capturing (reason: {}) while the --run command was "
+                     "running; the command was stopped\n",
+                     format::stop_reason_name(load(machine.control()->stop_reason)));
+        return {};
+    }
+    return {};
+  }
+
+  // Capture: play the scenario into every machine's probe.
+  Status play_scenario() {
+    enum class Abort { None, Interrupted, QemuExited, KernelLeftCapturing, Timeout } abort = Abort::None;
+    Machine* culprit = nullptr;
+    auto keep_going = [&] {
+      if (g_interrupted.load()) return (abort = Abort::Interrupted) == Abort::None;
+      for (auto& machine : m_state.machines) {
+        culprit = machine.get();
+        if (machine->qemu->poll())
+          abort = Abort::QemuExited;
+        else if (state_of(machine->control()) != KernelState::Capturing)
+          abort = Abort::KernelLeftCapturing;
+        if (abort != Abort::None) return false;
+      }
+      if (monotonic_ns() >= m_deadline) abort = Abort::Timeout;
+      return abort == Abort::None;
+    };
+    m_report.paced = !m_options.free_run;
+    std::vector<PlayTarget> targets;
+    for (auto& machine : m_state.machines)
+      targets.push_back(PlayTarget{&machine->scenario, machine->shm.lines(),
+                                   m_options.free_run ? nullptr : &machine->control()->heartbeat});
+    PlayResult played = play_scenarios(targets, keep_going, m_injector_cpu);
+    for (size_t k = 0; k < m_state.machines.size(); ++k)
+      m_state.machines[k]->sent = std::move(played.sent_per_target[k]);
+    const std::vector<SentEvent>& sent = first().sent;
+    m_report.paced_writes = played.paced_writes;
+    m_report.events_sent = sent.size();
+    m_report.playback_ns = played.duration_ns;
+    m_report.realtime = played.realtime;
+    switch (abort) {
+      case Abort::None:
+        break;
+      case Abort::Interrupted:
+        return interrupted();
+      case Abort::QemuExited:
+        return qemu_exited(*culprit, "the scenario was playing");
+      case Abort::Timeout:
+        kill_all();
+        return make_error(
+            ErrorKind::Timeout,
+            fmt::format("timeout in the capture phase: the scenario was still playing after {} ({} of "
+                        "{} events sent); raise --timeout",
+                        seconds(static_cast<uint64_t>(m_options.timeout_s * 1e9)), sent.size(),
+                        m_report.scenario_events));
+      case Abort::KernelLeftCapturing:
+        m_report.kernel_stopped_early = true;
+        if (state_of(culprit->control()) == KernelState::Failed)
+          return failed_kernel(*culprit, "the scenario was playing");
+        if (m_progress)
+          fmt::print(m_progress,
+                     "ett: warning: {}the kernel stopped capturing (reason: {}) after {} of {} events were "
+                     "sent; the rest were not sent\n",
+                     culprit->label, format::stop_reason_name(load(culprit->control()->stop_reason)),
+                     culprit->sent.size(), culprit->scenario.events.size());
+        break;
+    }
+    std::vector<uint64_t> late;
+    for (const SentEvent& event : sent)
+      late.push_back(event.sent_ns - std::min(event.sent_ns, event.scheduled_ns));
+    if (!late.empty()) {
+      std::sort(late.begin(), late.end());
+      m_report.max_late_ns = late.back();
+      m_report.median_late_ns = late[late.size() / 2];
+    }
+    return {};
+  }
+
+  // After the scenario or the --run command: let the kernel see the last write, then ask every kernel to
+  // stop.
+  void send_stop() {
+    sleep_ns(kSettleNs);
+    for (auto& machine : m_state.machines)
+      std::atomic_ref<uint32_t>(machine->control()->command)
+          .store(static_cast<uint32_t>(vprobe::HostCommand::Stop), std::memory_order_release);
+  }
+
+  // Every kernel dumps and leaves QEMU.
+  Status wait_for_exit() {
+    const uint64_t stop_sent = monotonic_ns();
+    for (auto& machine : m_state.machines) {
+      for (;;) {
+        if (g_interrupted.load()) return interrupted();
+        if ((machine->exit = machine->qemu->poll())) break;
+        if (monotonic_ns() >= m_deadline) {
+          const KernelState kernel_state = state_of(machine->control());
+          const std::string hint = serial_hint(*machine->qemu);
+          kill_all();
+          return make_error(
+              ErrorKind::Timeout,
+              fmt::format("{}timeout in the dump phase: QEMU did not exit within {} of the stop "
+                          "command (--timeout {} s; kernel state: {}); {}",
+                          machine->label, seconds(monotonic_ns() - stop_sent), m_options.timeout_s,
+                          state_name(kernel_state), hint));
+        }
+        sleep_ns(kPollNs);
+      }
+    }
+    m_report.total_ns = monotonic_ns() - m_qemu_start;
+    return {};
+  }
+
+  // Each kernel must have left through isa-debug-exit with success, said so on serial, and be Done.
+  Status verdict() {
+    for (auto& machine : m_state.machines) {
+      Control* control = machine->control();
+      const QemuExit& exit = *machine->exit;
+      const bool success_status = exit.exited && exit.status == vprobe::qemu_status_for(vprobe::kExitSuccess);
+      const bool ok_line = !find_line_starting(machine->qemu->serial(), "ETT: RESULT OK").empty();
+      const bool done = kernel_found_probe(control) && state_of(control) == KernelState::Done;
+      if (!(success_status && ok_line && done))
+        return ett::Failure<HostError>{
+            labelled(*machine, failure_after_exit(exit, *machine->qemu, "dumping"))};
+      MachineResult result;
+      result.disk = machine->disk;
+      result.events_sent = machine->sent.size();
+      result.kernel_events = load(control->event_count);
+      result.session_number = load(control->session_number);
+      result.stop_reason = load(control->stop_reason);
+      result.tsc_hz = load(control->tsc_hz);
+      m_report.machines.push_back(result);
+    }
+    m_report.kernel_events = m_report.machines.front().kernel_events;
+    m_report.session_number = m_report.machines.front().session_number;
+    m_report.stop_reason = m_report.machines.front().stop_reason;
+    return {};
+  }
+
+  // The kernel says it wrote the session: check that the disk agrees (dump=serial and dump=none leave the
+  // disk alone; the serial log holds a dump=serial session), then compare it with what was sent.
+  Status check_disks() {
+    for (const std::string& word : split_words(m_options.append))
+      if (word == "dump=serial" || word == "dump=none") return {};
+    for (size_t k = 0; k < m_state.machines.size(); ++k) {
+      const Machine& machine = *m_state.machines[k];
+      MachineResult& result = m_report.machines[k];
+      auto image = TraceImage::open(machine.disk);
+      if (!image)
+        return make_error(ErrorKind::KernelFailure,
+                          machine.label + "after the run: " + image.error().message);
+      auto index = image->find_session(result.session_number);
+      if (!index)
+        return make_error(ErrorKind::KernelFailure,
+                          machine.label +
+                              "the kernel reported success, but the disk does not hold its session: " +
+                              index.error().message);
+      ETT_TRY_ASSIGN(SessionSummary summary, image->check_session(*index));
+      if (summary.health != SessionHealth::Ok)
+        return make_error(
+            ErrorKind::KernelFailure,
+            fmt::format("{}the kernel reported success, but session {} on {} is {}", machine.label,
+                        result.session_number, machine.disk, summary.describe()));
+      if (summary.header.mode != static_cast<uint32_t>(format::CaptureMode::Capture))
+        continue;  // no probe events
+      ETT_TRY_ASSIGN(result.fidelity, assess_machine(machine, result.session_number));
+    }
+    return {};
+  }
+
+  const RunOptions& m_options;
+  std::FILE* m_progress;
+  RunState& m_state;
+  const uint64_t m_run_start;
+  const uint64_t m_deadline;
+  const bool m_live;
+  RunReport m_report;
+  std::string m_kernel;
+  ProbeLayout m_layout;
+  std::vector<Scenario> m_scenarios;
+  std::optional<int> m_injector_cpu;
+  uint64_t m_qemu_start = 0;
+};
+
+Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState& state) {
+  return RunSteps(options, progress, state).run();
+}
+
+}  // namespace
+
+std::string machine_disk_path(const std::string& path, unsigned machine, unsigned machines) {
+  if (machines <= 1) return path;
+  const std::filesystem::path original(path);
+  std::filesystem::path numbered =
+      original.parent_path() /
+      fmt::format("{}-{}{}", original.stem().string(), machine, original.extension().string());
+  return numbered.string();
+}
+
+std::string default_kernel_path() {
+  std::error_code error;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) return "ett-kernel.elf";
+  return (self.parent_path() / "ett-kernel.elf").string();
+}
+
+Expected<RunReport> run_qemu(const RunOptions& options, std::FILE* progress) {
+  SignalGuard signals;
+  RunState state;
+  auto result = run(options, progress, state);
+  for (auto& machine : state.machines)
+    if (machine->qemu) machine->qemu->kill_and_wait();  // no-op when it has exited
+
+  // The logs are written whatever happened: they are what explains a failure. Several machines: one file
+  // each, named like their disks (serial-1.log, ...).
+  std::string log_problem;
+  auto keep_problem = [&](const std::string& problem) {
+    if (log_problem.empty()) log_problem = problem;
+  };
+  const unsigned count = static_cast<unsigned>(state.machines.size());
+  for (unsigned k = 0; k < count; ++k) {
+    const Machine& machine = *state.machines[k];
+    if (!options.serial_log.empty() && machine.qemu) {
+      const std::string path = machine_disk_path(options.serial_log, k + 1, count);
+      std::FILE* file = std::fopen(path.c_str(), "w");
+      const std::string serial = machine.qemu->serial();
+      if (!file || std::fwrite(serial.data(), 1, serial.size(), file) != serial.size())
+        keep_problem(errno_message(path, errno));
+      if (file && std::fclose(file) != 0) keep_problem(errno_message(path, errno));
+    }
+    if (!options.sent_log.empty() && (machine.qemu || !machine.sent.empty())) {
+      auto wrote = write_sent_log(machine.sent, machine_disk_path(options.sent_log, k + 1, count));
+      if (!wrote) keep_problem(wrote.error().message);
+    }
+  }
+  if (result && !log_problem.empty()) return make_error(ErrorKind::Io, log_problem);
+  if (!result && !log_problem.empty() && progress) fmt::print(progress, "ett: also: {}\n", log_problem);
+  return result;
+}
+
+}  // namespace ett::host

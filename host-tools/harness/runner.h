@@ -1,0 +1,88 @@
+// runner.h: `ett qemu run`: boot the kernel under QEMU (TCG), play a scenario, stop, check the dump.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "harness/fidelity.h"
+
+namespace ett::host {
+
+struct RunOptions {
+  std::string disk;  // created as a 64 MiB trace disk when missing
+  std::string scenario;
+  std::string kernel;  // multiboot ELF for -kernel; or
+  std::string iso;     // a GRUB ISO for -cdrom (its menu picks the QEMU entry)
+  std::string append;  // kernel arguments after "exit=qemu" (-kernel only)
+  bool append_given = false;
+  uint8_t initial_lines = 0;
+  double timeout_s = 120;      // the whole run
+  double boot_timeout_s = 30;  // until the kernel reports Capturing
+  std::string sent_log;        // CSV of what was written when ("" = none)
+  std::string serial_log;      // the guest's serial output ("" = none)
+  bool verbose = false;        // copy the serial output to stdout as it arrives
+  std::string qemu = "qemu-system-i386";
+  bool free_run = false;  // do not pace writes on the kernel's heartbeat (see play_scenario)
+  // Live mode (instead of a scenario): run this through /bin/sh once the kernel captures, with
+  // ETT_PROBE_URL=shm:<the probe file>?layout=L in its environment; stop the capture when it exits.
+  std::string run_command;
+  unsigned memory_mb = 256;  // each QEMU's -m
+  // Several measurement PCs: each its own QEMU, probe and disk (machine_disk_path); the scenario goes to
+  // machine 1, and the same edges on `sync_probe` (toggling its lowest line every sync_period_us, from 0 to
+  // the scenario's end) go to every machine, for `ett analyze align --sync P`.
+  unsigned machines = 1;
+  uint8_t sync_probe = 0;  // 0: no sync edges
+  double sync_period_us = 1000;
+};
+
+struct MachineResult {
+  std::string disk;
+  size_t events_sent = 0;  // into this machine's probe (the scenario for machine 1, sync edges for all)
+  uint64_t kernel_events = 0;
+  uint32_t session_number = 0;
+  uint32_t stop_reason = 0;
+  uint64_t tsc_hz = 0;
+  std::optional<FidelityReport> fidelity;  // a capture dumped to its disk: what it kept of what was sent
+};
+
+struct RunReport {
+  bool disk_created = false;
+  size_t events_sent = 0;
+  size_t scenario_events = 0;
+  bool kernel_stopped_early = false;  // the kernel left Capturing before the scenario ended
+  uint64_t kernel_events = 0;         // Control.event_count
+  uint32_t session_number = 0;
+  uint32_t stop_reason = 0;
+  uint64_t tsc_hz = 0;
+  uint64_t boot_ns = 0;      // QEMU start to Capturing
+  uint64_t playback_ns = 0;  // scenario start to the last write
+  uint64_t total_ns = 0;     // QEMU start to exit
+  uint64_t max_late_ns = 0;  // worst sent_ns - scheduled_ns
+  uint64_t median_late_ns = 0;
+  bool realtime = false;                // the injector ran under SCHED_FIFO
+  bool paced = false;                   // writes waited for the kernel's heartbeat
+  size_t paced_writes = 0;              // writes held back past their time by an emulator stall
+  std::vector<MachineResult> machines;  // one per machine, machine 1 first (its numbers are also above)
+
+  // --run (live mode)
+  bool live = false;                // --run: events_sent counts the command's signals
+  std::string command_failure;      // --run: "exit status 3" when the command failed ("" = exit 0)
+  bool command_terminated = false;  // --run: the kernel stopped first and the command was ended
+};
+
+// Errors: Usage (bad options or input), KernelFailure, Timeout, QemuFailure, Interrupted, Io.
+// `progress` gets one-line notes (disk created, kernel stopped early); may be nullptr.
+Expected<RunReport> run_qemu(const RunOptions& options, std::FILE* progress);
+
+// The file of machine `machine` (1-based) of `machines`: PATH itself for one machine, else "-K" before the
+// extension (trace.img -> trace-1.img, trace-2.img; sent.csv -> sent-1.csv).
+std::string machine_disk_path(const std::string& path, unsigned machine, unsigned machines);
+
+// dirname(/proc/self/exe) + "/ett-kernel.elf": the kernel built next to the `ett` binary.
+std::string default_kernel_path();
+
+}  // namespace ett::host

@@ -1,0 +1,48 @@
+// scenario.h: scenario files for the QEMU injector: when each probe takes which code.
+//
+//   # time_us  probe  code
+//   0          1      3       # probe 1 (D0-D3 under 2x4) becomes 3 at the start
+//   12.5       2      15      # probe 2 (D4-D7) becomes 15 12.5 us later
+//   12.5       1      0       # same time, other probe: one simultaneous write of both
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/probe_layout.h"
+#include "common/status.h"
+
+namespace ett::host {
+
+struct ScenarioEvent {
+  uint64_t time_ns = 0;  // offset from the start of the scenario
+  uint8_t probe = 0;     // 1-based
+  uint8_t code = 0;
+  uint8_t lines =
+      0;  // all eight lines D7..D0 once this event's write is done (shared by a simultaneous group)
+  int line_number = 0;  // in the scenario file
+};
+
+// Events with the same time form one write; `first`..`first + count` index Scenario::events.
+struct ScenarioWrite {
+  uint64_t time_ns = 0;
+  uint8_t lines = 0;
+  size_t first = 0;
+  size_t count = 0;
+};
+
+struct Scenario {
+  ProbeLayout layout;
+  uint8_t initial_lines = 0;
+  std::vector<ScenarioEvent> events;
+  std::vector<ScenarioWrite> writes;
+};
+
+// `file_name` only labels the error messages ("scn.txt:12: ...").
+Expected<Scenario> parse_scenario(std::string_view text, const std::string& file_name, ProbeLayout layout,
+                                  uint8_t initial_lines = 0);
+Expected<Scenario> load_scenario(const std::string& path, ProbeLayout layout, uint8_t initial_lines = 0);
+
+}  // namespace ett::host

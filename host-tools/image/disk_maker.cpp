@@ -1,0 +1,173 @@
+// disk_maker.cpp: `ett mkdisk`: a labelled, empty trace disk in an image file or on a block device.
+#include "image/disk_maker.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <random>
+#include <vector>
+
+#include "common/unique_fd.h"
+#include "ett/crc32c.h"
+
+namespace ett::host {
+
+namespace f = ett::format;
+
+namespace {
+
+Status write_all(int fd, const void* data, size_t size, uint64_t offset, const std::string& path) {
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  size_t done = 0;
+  while (done < size) {
+    ssize_t wrote = ::pwrite(fd, bytes + done, size - done, static_cast<off_t>(offset + done));
+    if (wrote < 0) {
+      if (errno == EINTR) continue;
+      return make_error(ErrorKind::Io, errno_message(path + ": write failed", errno));
+    }
+    done += static_cast<size_t>(wrote);
+  }
+  return {};
+}
+
+// Writes the label and blanks the sectors up to and including the first session's, so that nothing left from
+// an earlier use of the disk looks like a session.
+Status write_label(int fd, const f::DiskLabel& label, const std::string& path) {
+  std::vector<uint8_t> head((f::kFirstSessionLba + 1) * f::kSectorSize, 0);
+  std::memcpy(head.data(), &label, sizeof(label));
+  auto wrote = write_all(fd, head.data(), head.size(), 0, path);
+  if (!wrote) return wrote;
+  if (::fsync(fd) != 0) return make_error(ErrorKind::Io, errno_message(path + ": fsync failed", errno));
+  return {};
+}
+
+Status check_image_size(uint64_t size) {
+  if (size % f::kSectorSize != 0)
+    return make_error(ErrorKind::Usage,
+                      fmt::format("size {} is not a multiple of {} bytes", size, f::kSectorSize));
+  if (size < kMinDiskBytes)
+    return make_error(
+        ErrorKind::Usage,
+        fmt::format("size {} is too small: a trace disk needs at least {} bytes (label, one session "
+                    "header and one {} KiB chunk)",
+                    size, kMinDiskBytes, f::kChunkBytes / 1024));
+  return {};
+}
+
+Expected<MadeDisk> make_on_device(const MakeDiskOptions& options) {
+  const std::string& path = options.path;
+  // O_EXCL on a block device: fail if it is mounted or otherwise held open exclusively.
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_EXCL | O_CLOEXEC));
+  if (!fd.valid()) return make_error(ErrorKind::Io, errno_message(path, errno));
+  uint64_t bytes = 0;
+  if (::ioctl(fd.get(), BLKGETSIZE64, &bytes) != 0)
+    return make_error(ErrorKind::Io, errno_message(path + ": cannot read the device size", errno));
+  if (options.size_given && options.size_bytes != bytes)
+    return make_error(
+        ErrorKind::Usage,
+        fmt::format("{}: --size does not apply to a device (the device has {} bytes)", path, bytes));
+  if (bytes < kMinDiskBytes)
+    return make_error(ErrorKind::Usage, fmt::format("{}: the device ({} bytes) is too small for a trace disk "
+                                                    "(at least {} bytes)",
+                                                    path, bytes, kMinDiskBytes));
+  if (!options.force) {
+    std::vector<uint8_t> head(std::min<uint64_t>(bytes, 1u << 20));
+    size_t done = 0;
+    while (done < head.size()) {
+      ssize_t got = ::pread(fd.get(), head.data() + done, head.size() - done, static_cast<off_t>(done));
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) return make_error(ErrorKind::Io, errno_message(path + ": read failed", errno));
+      if (got == 0) break;
+      done += static_cast<size_t>(got);
+    }
+    const bool is_trace_disk = std::memcmp(head.data(), f::kDiskMagic, sizeof(f::kDiskMagic)) == 0;
+    if (std::any_of(head.begin(), head.end(), [](uint8_t b) { return b != 0; }))
+      return make_error(ErrorKind::Usage,
+                        fmt::format("{}: {}; use --force to overwrite it", path,
+                                    is_trace_disk ? "is already a trace disk"
+                                                  : "already holds data (its first MiB is not all zeros)"));
+  }
+  MadeDisk made;
+  made.is_device = true;
+  made.label = new_label(bytes / f::kSectorSize, options.name);
+  auto wrote = write_label(fd.get(), made.label, path);
+  if (!wrote) return wrote.failure();
+  return made;
+}
+
+Expected<MadeDisk> make_image(const MakeDiskOptions& options, bool exists, uint64_t existing_size) {
+  const std::string& path = options.path;
+  if (exists && !options.force)
+    return make_error(ErrorKind::Usage, path + ": already exists; use --force to overwrite it");
+  // Overwriting without --size keeps the image's size (when it is usable as one).
+  uint64_t size = options.size_bytes;
+  if (exists && !options.size_given && existing_size >= kMinDiskBytes && existing_size % f::kSectorSize == 0)
+    size = existing_size;
+  auto size_ok = check_image_size(size);
+  if (!size_ok) return make_error(ErrorKind::Usage, path + ": " + size_ok.error().message);
+
+  int flags = O_WRONLY | O_CLOEXEC | (exists ? O_TRUNC : O_CREAT | O_EXCL);
+  UniqueFd fd(::open(path.c_str(), flags, 0644));
+  if (!fd.valid()) return make_error(ErrorKind::Io, errno_message(path, errno));
+  auto fail = [&](HostError error) -> Expected<MadeDisk> {
+    fd.reset();
+    if (!exists) ::unlink(path.c_str());
+    return ett::Failure<HostError>{std::move(error)};
+  };
+  if (::ftruncate(fd.get(), static_cast<off_t>(size)) != 0)
+    return fail(HostError{ErrorKind::Io,
+                          errno_message(fmt::format("{}: cannot make it {} bytes", path, size), errno)});
+  MadeDisk made;
+  made.label = new_label(size / f::kSectorSize, options.name);
+  auto wrote = write_label(fd.get(), made.label, path);
+  if (!wrote) return fail(wrote.error());
+  return made;
+}
+
+}  // namespace
+
+f::DiskLabel new_label(uint64_t total_sectors, std::string_view name) {
+  f::DiskLabel label;
+  std::memset(&label, 0, sizeof(label));
+  std::memcpy(label.magic, f::kDiskMagic, sizeof(label.magic));
+  label.format_version = f::kFormatVersion;
+  label.sector_size = f::kSectorSize;
+  std::random_device random;
+  for (size_t i = 0; i < sizeof(label.disk_uuid); i += 4) {
+    uint32_t word = random();
+    std::memcpy(label.disk_uuid + i, &word, 4);
+  }
+  label.disk_uuid[6] = static_cast<uint8_t>((label.disk_uuid[6] & 0x0F) | 0x40);  // RFC 4122 version 4
+  label.disk_uuid[8] = static_cast<uint8_t>((label.disk_uuid[8] & 0x3F) | 0x80);  // variant 1
+  label.total_sectors = total_sectors;
+  label.first_session_lba = f::kFirstSessionLba;
+  label.created_unix = static_cast<uint64_t>(std::time(nullptr));
+  std::memcpy(label.name, name.data(), std::min(name.size(), sizeof(label.name) - 1));
+  label.crc = crc32c(&label, f::kSectorSize - 4);
+  return label;
+}
+
+Expected<MadeDisk> make_disk(const MakeDiskOptions& options) {
+  if (options.name.size() >= sizeof(f::DiskLabel::name))
+    return make_error(ErrorKind::Usage, fmt::format("disk name is {} bytes long; at most {} fit",
+                                                    options.name.size(), sizeof(f::DiskLabel::name) - 1));
+  struct stat st {};
+  if (::stat(options.path.c_str(), &st) != 0) {
+    if (errno != ENOENT) return make_error(ErrorKind::Io, errno_message(options.path, errno));
+    return make_image(options, false, 0);
+  }
+  if (S_ISBLK(st.st_mode)) return make_on_device(options);
+  if (S_ISREG(st.st_mode)) return make_image(options, true, static_cast<uint64_t>(st.st_size));
+  return make_error(ErrorKind::Usage,
+                    options.path + ": exists and is neither a regular file nor a block device");
+}
+
+}  // namespace ett::host

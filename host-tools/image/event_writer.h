@@ -1,0 +1,35 @@
+// event_writer.h: writes decoded events as CSV or JSON Lines, with times in nanoseconds from capture start.
+//
+//   seq,probe,code,tsc,time_ns                                   CSV (header exactly as shown)
+//   0,1,3,123456789,0
+//   {"seq":0,"probe":1,"code":3,"tsc":123456789,"time_ns":0,"lines":3}      JSONL
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "image/trace_image.h"
+
+namespace ett::host {
+
+enum class EventFormat { Csv, Jsonl };
+std::optional<EventFormat> event_format_from_name(std::string_view name);
+
+struct EventTiming {
+  uint64_t capture_start_tsc = 0;
+  uint64_t hz = 0;  // the session's tsc_hz, or --cpu-hz
+};
+
+// round((tsc - capture_start_tsc) * 1e9 / hz), exact in integer arithmetic (halves round away from zero).
+int64_t tsc_to_ns(uint64_t tsc, const EventTiming& timing);
+
+// Writes the header (CSV) and one line per event to `out`; fails on a write error or hz == 0.
+Status write_events(std::span<const Event> events, EventFormat format, const EventTiming& timing,
+                    std::FILE* out, const std::string& out_name);
+
+}  // namespace ett::host

@@ -1,0 +1,119 @@
+// session_writer.cpp: appends a session to a trace-disk image with the kernel's session codec.
+#include "image/session_writer.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "common/fast_crc32c.h"
+#include "ett/session_codec.h"
+#include "image/trace_image.h"
+
+namespace ett::host {
+
+namespace f = ett::format;
+
+Expected<SessionWriter> SessionWriter::open(const std::string& path) {
+  auto image = TraceImage::open(path);
+  if (!image) return image.failure();
+  SessionWriter writer;
+  writer.m_path = path;
+  writer.m_label = image->label();
+  writer.m_next_lba = writer.m_label.first_session_lba;
+  if (!image->sessions().empty()) {
+    const f::SessionHeader& last = image->sessions().back();
+    writer.m_next_lba = last.start_lba + last.reserved_sectors;
+    writer.m_sessions = last.session_number;
+  }
+  writer.m_fd.reset(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+  if (!writer.m_fd.valid()) return make_error(ErrorKind::Io, errno_message(path, errno));
+  return Expected<SessionWriter>(std::move(writer));
+}
+
+Status SessionWriter::write_at(const void* data, size_t size, uint64_t offset) {
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  size_t done = 0;
+  while (done < size) {
+    ssize_t wrote = ::pwrite(m_fd.get(), bytes + done, size - done, static_cast<off_t>(offset + done));
+    if (wrote < 0) {
+      if (errno == EINTR) continue;
+      return make_error(ErrorKind::Io, errno_message(m_path + ": write failed", errno));
+    }
+    done += static_cast<size_t>(wrote);
+  }
+  return {};
+}
+
+Expected<uint64_t> SessionWriter::append(const SessionSpec& spec) {
+  const uint64_t lba = m_next_lba;
+  const uint64_t events = spec.records.size();
+  const uint64_t sectors = f::session_sectors(events);
+  if (lba + sectors > m_label.total_sectors)
+    return make_error(ErrorKind::Usage,
+                      fmt::format("{}: a session of {} events needs {} MiB from LBA {}, but the disk ends at "
+                                  "LBA {} (make a bigger disk with ett mkdisk --size)",
+                                  m_path, events, (sectors * f::kSectorSize + (1 << 20) - 1) >> 20, lba,
+                                  m_label.total_sectors));
+  // The layout fields come from the kernel's own codec; the capture facts from the spec.
+  f::SessionHeader header;
+  std::memset(&header, 0, sizeof(header));
+  dump::start_session_header(header, m_label, dump::AppendPoint{lba, m_sessions + 1, m_sessions}, events);
+  header.status = static_cast<uint32_t>(spec.status);
+  header.flags = f::kFlagInvariantTsc;
+  header.tsc_hz = spec.tsc_hz;
+  header.tsc_method = static_cast<uint32_t>(f::TscMethod::Pit);
+  header.tsc_uncertainty_ppm = 20;
+  header.capture_start_tsc = spec.capture_start_tsc;
+  header.capture_end_tsc = events ? spec.records.back().tsc + 10 : spec.capture_start_tsc;
+  header.buffer_capacity = std::max<uint64_t>(events, 1'000'000);
+  header.captured_at_unix = spec.captured_at_unix;
+  header.stop_reason = static_cast<uint32_t>(spec.stop_reason);
+  header.probe_source = static_cast<uint32_t>(f::ProbeSource::Ivshmem);
+  header.layout = static_cast<uint32_t>(spec.layout);
+  header.mode = static_cast<uint32_t>(spec.mode);
+  header.initial_lines = spec.initial_lines;
+  header.final_lines = events ? spec.records.back().lines : spec.initial_lines;
+  header.filter_mask = 0xFF;
+  if (spec.uuid_override) std::memcpy(header.disk_uuid, spec.uuid_override, sizeof(header.disk_uuid));
+  std::memcpy(header.cpu_vendor, spec.cpu_vendor.data(),
+              std::min(spec.cpu_vendor.size(), sizeof(header.cpu_vendor) - 1));
+  std::memcpy(header.cpu_brand, spec.cpu_brand.data(),
+              std::min(spec.cpu_brand.size(), sizeof(header.cpu_brand) - 1));
+  std::memcpy(header.cmdline, spec.cmdline.data(), std::min(spec.cmdline.size(), sizeof(header.cmdline) - 1));
+  dump::seal(header);
+  ETT_TRY(write_at(&header, sizeof(header), lba * f::kSectorSize));
+
+  if (spec.write_chunks) {
+    // Runs of consecutive chunks go out in one write (the benchmark writes 10 million events).
+    constexpr uint64_t kBatch = 32;
+    std::vector<uint8_t> batch(kBatch * f::kChunkBytes);
+    uint64_t batch_first = 0, batch_count = 0;
+    auto flush = [&]() -> Status {
+      if (batch_count == 0) return {};
+      auto wrote =
+          write_at(batch.data(), batch_count * f::kChunkBytes, chunk_lba(lba, batch_first) * f::kSectorSize);
+      batch_count = 0;
+      return wrote;
+    };
+    for (uint64_t c = 0; c < header.chunk_count; ++c) {
+      if (c < spec.skip_chunk.size() && spec.skip_chunk[c]) {
+        ETT_TRY(flush());
+        continue;
+      }
+      if (batch_count == 0) batch_first = c;
+      dump::build_chunk(batch.data() + batch_count * f::kChunkBytes, header.session_number, c,
+                        spec.records.data(), events, fast_crc32c);
+      if (++batch_count == kBatch) ETT_TRY(flush());
+    }
+    ETT_TRY(flush());
+  }
+  m_next_lba = lba + sectors;
+  ++m_sessions;
+  return lba;
+}
+
+}  // namespace ett::host

@@ -1,0 +1,61 @@
+// session_writer.h: appends sessions to a trace disk as the kernel's dump does (tests, `ett synth`,
+// benchmarks).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/unique_fd.h"
+#include "ett/trace_format.h"
+
+namespace ett::host {
+
+// What to write. The defaults describe a plain completed capture on the ETT double probe.
+struct SessionSpec {
+  std::span<const format::EventRecord> records;
+  format::SessionStatus status = format::SessionStatus::Complete;
+  uint64_t tsc_hz = 3'000'000'000;
+  uint64_t capture_start_tsc = 1'000'000;
+  uint64_t captured_at_unix = 0;
+  uint8_t initial_lines = 0;
+  format::Layout layout = format::Layout::Double2x4;
+  format::CaptureMode mode = format::CaptureMode::Capture;
+  format::StopReason stop_reason = format::StopReason::HostRequest;
+  std::string cmdline = "exit=qemu";
+  std::string cpu_vendor;
+  std::string cpu_brand;
+  // Damage, for tests of recovery: header only, chunks left unwritten, a header "from another disk".
+  bool write_chunks = true;
+  std::vector<bool> skip_chunk;
+  const uint8_t* uuid_override = nullptr;
+};
+
+class SessionWriter {
+ public:
+  // Opens a trace disk for writing after its last session (the chain as TraceImage walks it).
+  static Expected<SessionWriter> open(const std::string& path);
+
+  // Appends a session; returns its header's LBA. Fails when the session does not fit on the disk.
+  Expected<uint64_t> append(const SessionSpec& spec);
+
+  const format::DiskLabel& label() const { return m_label; }
+  uint32_t last_session() const { return m_sessions; }
+  static uint64_t chunk_lba(uint64_t session_lba, uint64_t chunk) {
+    return session_lba + 1 + chunk * format::kChunkSectors;
+  }
+
+ private:
+  SessionWriter() = default;
+  Status write_at(const void* data, size_t size, uint64_t offset);
+
+  std::string m_path;
+  UniqueFd m_fd;
+  format::DiskLabel m_label{};
+  uint64_t m_next_lba = 0;
+  uint32_t m_sessions = 0;
+};
+
+}  // namespace ett::host

@@ -1,0 +1,107 @@
+// trace_image.h: reads a trace disk (image file or block device): the label, the session chain, the events.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/unique_fd.h"
+#include "ett/trace_format.h"
+
+namespace ett::host {
+
+// One decoded EventRecord with its sequence number in the session (0-based, gaps only in recovered sessions).
+struct Event {
+  uint64_t seq = 0;
+  uint64_t tsc = 0;
+  uint8_t probe = 0;
+  uint8_t code = 0;
+  uint8_t lines = 0;
+  uint8_t flags = 0;
+  uint32_t aux = 0;
+
+  bool operator==(const Event&) const = default;
+};
+
+enum class SessionHealth {
+  Ok,         // Complete, every chunk good
+  Partial,    // status Writing: the dump was cut off; the good chunks are recovered
+  Corrupt,    // Complete, but a chunk (or the header's numbers) fails a check
+  Truncated,  // Complete, but the image ends before its last chunk
+};
+const char* health_name(SessionHealth health);
+
+struct SessionProblem {
+  std::optional<uint64_t> chunk_index;  // nullopt: the problem is in the session header
+  uint64_t lba = 0;
+  std::string what;  // "bad CRC (stored 0x..., computed 0x...)", "never written", ...
+};
+
+// A session header plus what checking its chunks found.
+struct SessionSummary {
+  format::SessionHeader header{};
+  SessionHealth health = SessionHealth::Ok;
+  uint64_t expected_events = 0;   // header.event_count
+  uint64_t recovered_events = 0;  // events in chunks that passed every check
+  uint64_t good_chunks = 0;
+  std::vector<SessionProblem> problems;
+
+  // One line: "ok", "partial: 2000 of 5000 events recovered", "corrupt: chunk 3 (LBA 201): bad CRC ...".
+  std::string describe() const;
+};
+
+struct SessionData {
+  SessionSummary summary;
+  std::vector<Event> events;  // in sequence order
+};
+
+class TraceImage {
+ public:
+  // Opens read-only, validates the label and walks the session chain (headers only; chunks are read later).
+  // A file that is not a disk image but a serial log of dump=serial (ETTX lines) is decoded into the image
+  // it describes and read the same way.
+  static Expected<TraceImage> open(const std::string& path);
+  bool is_serial_log() const { return m_memory.has_value(); }
+
+  const std::string& path() const { return m_path; }
+  uint64_t size_bytes() const { return m_size; }
+  const format::DiskLabel& label() const { return m_label; }
+  std::string disk_name() const;
+  // Session headers in disk order (oldest first).
+  const std::vector<format::SessionHeader>& sessions() const { return m_sessions; }
+  // Why the chain ended early, when it ended at a damaged header ("" when it ended normally).
+  const std::string& chain_problem() const { return m_chain_problem; }
+  // Set when the file is shorter than the label's total_sectors.
+  const std::string& size_warning() const { return m_size_warning; }
+
+  // Index into sessions() of session `number`, or of the newest session when nullopt.
+  // Errors: EmptyDisk, NoSuchSession, BadCrc (the newest session's header is damaged).
+  Expected<size_t> find_session(std::optional<uint32_t> number) const;
+
+  // Reads and checks every chunk of sessions()[index]; the events are kept only by read_session.
+  Expected<SessionSummary> check_session(size_t index) const;
+  Expected<SessionData> read_session(size_t index) const;
+
+ private:
+  TraceImage() = default;
+  Status read_label();
+  Status walk_sessions();
+  Status read_exact(void* buffer, size_t size, uint64_t offset) const;
+  Status scan_session(size_t index, SessionSummary& summary, std::vector<Event>* events) const;
+
+  std::string m_path;
+  UniqueFd m_fd;
+  std::optional<std::vector<uint8_t>> m_memory;  // the decoded serial log, when it is one
+  uint64_t m_size = 0;
+  format::DiskLabel m_label{};
+  std::vector<format::SessionHeader> m_sessions;
+  std::string m_chain_problem;
+  std::string m_size_warning;
+};
+
+// An error for a session that must not be exported (Corrupt -> BadCrc, Truncated -> Truncated).
+Status require_usable(const std::string& path, const SessionSummary& summary);
+
+}  // namespace ett::host

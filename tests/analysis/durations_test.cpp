@@ -1,0 +1,171 @@
+// durations_test.cpp: action pairing (default rule, explicit codes, unmatched and out-of-order ends)
+// and the least-squares latency fit on synthetic durations with known coefficients.
+#include "analysis/durations.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "analysis/fit.h"
+#include "analysis/output.h"
+
+using namespace ett::host;
+
+namespace {
+
+AnalysisEvent ev(uint64_t seq, uint8_t probe, uint8_t code, double time_ns) {
+  return {seq, probe, code, 0, seq * 100, time_ns};
+}
+
+// Two overlapping actions (codes 1 and 2) that end in the opposite order, an end with no start (code 3 on
+// probe 2) and a start that never ends (code 3 on probe 1).
+const std::vector<AnalysisEvent> kEvents = {
+    ev(0, 1, 1, 0), ev(1, 1, 2, 100), ev(2, 2, 2, 250), ev(3, 2, 1, 400), ev(4, 2, 3, 500), ev(5, 1, 3, 600),
+};
+
+}  // namespace
+
+TEST(AnalysisDurations, ParsesEndpoints) {
+  auto a = parse_endpoint("1");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->probe, 1);
+  EXPECT_FALSE(a->code);
+  auto b = parse_endpoint("2:15");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->probe, 2);
+  EXPECT_EQ(*b->code, 15);
+  EXPECT_EQ(endpoint_text(*b), "2:15");
+  for (const char* bad : {"0", "9", "1:256", "a", "1:", ":1", "", "1:2:3", "-1"})
+    EXPECT_FALSE(parse_endpoint(bad)) << bad;
+}
+
+// The CSV names what became of every start and end: each action in or out of order, then the unmatched ones.
+TEST(AnalysisDurations, CsvListsEveryStartAndEnd) {
+  auto result = pair_actions(kEvents, {1, {}}, {2, {}}, 50);
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(format_durations(*result, nullptr, OutputFormat::Csv),
+            "start_seq,end_seq,start_code,end_code,start_ns,end_ns,duration_ns,pairing\n"
+            "1,2,2,2,100.0,250.0,150.0,out-of-order\n"
+            "0,3,1,1,0.0,400.0,400.0,in-order\n"
+            "5,,,,,,,unmatched-start\n"
+            ",4,,,,,,unmatched-end\n");
+}
+
+TEST(AnalysisDurations, DefaultRulePairsTheSameCodeOnTheOtherProbe) {
+  auto result = pair_actions(kEvents, {1, {}}, {2, {}}, 50);
+  ASSERT_TRUE(result) << result.error().message;
+  ASSERT_EQ(result->actions.size(), 2u);
+  EXPECT_EQ(result->actions[0].start_seq, 1u);
+  EXPECT_EQ(result->actions[0].end_seq, 2u);
+  EXPECT_DOUBLE_EQ(result->actions[0].duration_ns, 150);
+  EXPECT_EQ(result->actions[1].start_seq, 0u);
+  EXPECT_EQ(result->actions[1].end_seq, 3u);
+  EXPECT_DOUBLE_EQ(result->actions[1].duration_ns, 400);
+  EXPECT_EQ(result->out_of_order, std::vector<uint64_t>{2}) << "end 2 closed start 1 while start 0 was open";
+  EXPECT_EQ(result->unmatched_ends, std::vector<uint64_t>{4});
+  EXPECT_EQ(result->unmatched_starts, std::vector<uint64_t>{5});
+  const Summary& s = result->summary;
+  EXPECT_EQ(s.count, 2u);
+  EXPECT_DOUBLE_EQ(s.mean, 275);
+  EXPECT_DOUBLE_EQ(s.stddev, std::sqrt(2 * 125.0 * 125.0));
+  EXPECT_DOUBLE_EQ(s.min, 150);
+  EXPECT_DOUBLE_EQ(s.p50, 150);
+  EXPECT_DOUBLE_EQ(s.max, 400);
+  EXPECT_DOUBLE_EQ(result->pi_ns, 50);
+}
+
+TEST(AnalysisDurations, ExplicitCodesCloseTheOldestOpenStart) {
+  // Starts with code 1 only; any end with code 3 closes the oldest open start.
+  auto result = pair_actions(kEvents, {1, 1}, {2, 3}, 0);
+  ASSERT_TRUE(result);
+  ASSERT_EQ(result->actions.size(), 1u);
+  EXPECT_EQ(result->actions[0].start_seq, 0u);
+  EXPECT_EQ(result->actions[0].end_seq, 4u);
+  EXPECT_EQ(result->actions[0].end_code, 3);
+  EXPECT_TRUE(result->unmatched_starts.empty());
+  EXPECT_TRUE(result->out_of_order.empty());
+}
+
+TEST(AnalysisDurations, FifoRuleIgnoresCodes) {
+  auto result = pair_actions(kEvents, {1, {}}, {2, {}}, 0, PairRule::Fifo);
+  ASSERT_TRUE(result);
+  ASSERT_EQ(result->actions.size(), 2u);  // 0 -> 2 and 1 -> 3; end 4 finds nothing open; start 5 stays open
+  EXPECT_EQ(result->actions[0].start_seq, 0u);
+  EXPECT_EQ(result->actions[0].end_seq, 2u);
+  EXPECT_EQ(result->actions[1].start_seq, 1u);
+  EXPECT_EQ(result->actions[1].end_seq, 3u);
+  EXPECT_EQ(result->unmatched_ends, std::vector<uint64_t>{4});
+  EXPECT_EQ(result->unmatched_starts, std::vector<uint64_t>{5});
+  EXPECT_TRUE(result->out_of_order.empty());
+  EXPECT_EQ(*parse_pair_rule("fifo"), PairRule::Fifo);
+  EXPECT_FALSE(parse_pair_rule("nearest"));
+}
+
+TEST(AnalysisDurations, RefusesEndpointsThatSelectTheSameEvents) {
+  EXPECT_FALSE(pair_actions(kEvents, {1, {}}, {1, {}}, 0));
+  EXPECT_FALSE(pair_actions(kEvents, {1, 2}, {1, 2}, 0));
+  EXPECT_TRUE(pair_actions(kEvents, {1, 1}, {1, 2}, 0));
+}
+
+TEST(AnalysisFit, ParsesSizeOfCode) {
+  auto sizes = parse_size_of_code("1=16,2=500,7=0.5");
+  ASSERT_TRUE(sizes) << sizes.error().message;
+  EXPECT_EQ(sizes->size(), 3u);
+  EXPECT_DOUBLE_EQ(sizes->at(1), 16);
+  EXPECT_DOUBLE_EQ(sizes->at(2), 500);
+  EXPECT_DOUBLE_EQ(sizes->at(7), 0.5);
+  for (const char* bad : {"", "1=16,", "x=1", "1=-2", "1=2,1=3", "256=1", "1", "1=", "=3", "1=2x"})
+    EXPECT_FALSE(parse_size_of_code(bad)) << bad;
+}
+
+TEST(AnalysisFit, ExactCoefficientsAndHandComputedStandardErrors) {
+  // duration = 1500 + 2.5 * size, each size twice with residuals +10 and -10.
+  const std::vector<double> x = {16, 16, 500, 500, 1000, 1000};
+  std::vector<double> y;
+  for (size_t i = 0; i < x.size(); ++i) y.push_back(1500 + 2.5 * x[i] + (i % 2 ? -10 : 10));
+  auto fit = fit_linear(x, y);
+  ASSERT_TRUE(fit) << fit.error().message;
+  EXPECT_NEAR(fit->intercept_ns, 1500, 1e-9);
+  EXPECT_NEAR(fit->slope_ns, 2.5, 1e-12);
+  EXPECT_NEAR(fit->residual_sumsq, 600, 1e-6);
+  // s^2 = 600 / (6 - 2) = 150; Sxx = sum (x - 505.33)^2 = 968341.33; se(b) = sqrt(s^2 / Sxx),
+  // se(a) = sqrt(s^2 (1/n + mean^2 / Sxx)).
+  const double sxx =
+      2 * (std::pow(16 - 1516.0 / 3, 2) + std::pow(500 - 1516.0 / 3, 2) + std::pow(1000 - 1516.0 / 3, 2));
+  EXPECT_NEAR(fit->slope_stderr_ns, std::sqrt(150 / sxx), 1e-12);
+  EXPECT_NEAR(fit->slope_stderr_ns, 0.0124460458, 1e-9);
+  EXPECT_NEAR(fit->intercept_stderr_ns, 8.0347106415, 1e-8);
+  EXPECT_NEAR(fit->r2, 0.99990087123, 1e-10);
+  EXPECT_EQ(fit->points, 6u);
+}
+
+TEST(AnalysisFit, RecoversKnownCoefficientsFromNoisyActions) {
+  std::mt19937 rng(42);
+  std::normal_distribution<double> noise(0, 40);
+  const std::map<uint8_t, double> sizes = {{1, 16}, {2, 500}, {3, 1000}, {4, 4000}};
+  std::vector<Action> actions;
+  for (int i = 0; i < 2000; ++i) {
+    const uint8_t code = static_cast<uint8_t>(1 + i % 5);  // code 5 has no size: left out
+    const double size = code == 5 ? 0 : sizes.at(code);
+    actions.push_back({0, 0, code, code, 0, 0, 12000 + 0.8 * size + noise(rng)});
+  }
+  auto result = fit_durations(actions, sizes);
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(result->actions_without_size, 400u);
+  EXPECT_EQ(result->fit.points, 1600u);
+  EXPECT_NEAR(result->fit.intercept_ns, 12000, 4 * result->fit.intercept_stderr_ns);
+  EXPECT_NEAR(result->fit.slope_ns, 0.8, 4 * result->fit.slope_stderr_ns);
+  EXPECT_LT(result->fit.slope_stderr_ns, 0.002);
+  EXPECT_GT(result->fit.r2, 0.99);
+  ASSERT_EQ(result->sizes.size(), 4u);
+  EXPECT_DOUBLE_EQ(result->sizes[0].size, 16);
+  EXPECT_EQ(result->sizes[0].duration.count, 400u);
+  EXPECT_NEAR(result->sizes[3].duration.mean, 12000 + 0.8 * 4000, 10);
+  EXPECT_NEAR(result->sizes[3].duration.stddev, 40, 5);
+}
+
+TEST(AnalysisFit, RefusesTooFewPointsOrOneSize) {
+  EXPECT_FALSE(fit_linear(std::vector<double>{1, 2}, std::vector<double>{1, 2}));
+  EXPECT_FALSE(fit_linear(std::vector<double>{5, 5, 5}, std::vector<double>{1, 2, 3}));
+}

@@ -1,0 +1,154 @@
+// stats_test.cpp: summary statistics, the loop-step precision table (the ETT paper's own numbers) and
+// inter-arrival analysis, against hand-computed values.
+#include "analysis/stats.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "analysis/intervals.h"
+#include "analysis/precision.h"
+
+using namespace ett::host;
+
+TEST(AnalysisStats, SummaryMatchesHandComputedValues) {
+  const std::vector<double> values = {4, 1, 10, 3, 2};
+  const Summary s = summarize(values);
+  EXPECT_EQ(s.count, 5u);
+  EXPECT_DOUBLE_EQ(s.mean, 4.0);
+  // Squared deviations 0 + 9 + 36 + 1 + 4 = 50; sample variance 50 / 4.
+  EXPECT_DOUBLE_EQ(s.stddev, std::sqrt(12.5));
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.p50, 3);   // rank ceil(2.5) = 3
+  EXPECT_DOUBLE_EQ(s.p99, 10);  // rank ceil(4.95) = 5
+  EXPECT_DOUBLE_EQ(s.max, 10);
+}
+
+TEST(AnalysisStats, EmptyAndSingleValue) {
+  EXPECT_EQ(summarize(std::vector<double>{}).count, 0u);
+  const Summary one = summarize(std::vector<double>{7});
+  EXPECT_DOUBLE_EQ(one.stddev, 0);
+  EXPECT_DOUBLE_EQ(one.p99, 7);
+}
+
+TEST(AnalysisStats, NearestRankDoesNotRoundUpThroughBinaryFractions) {
+  std::vector<double> sorted;
+  for (int i = 1; i <= 1000; ++i) sorted.push_back(i);
+  EXPECT_DOUBLE_EQ(nearest_rank(sorted, 0.955), 955);
+  EXPECT_DOUBLE_EQ(nearest_rank(sorted, 0.997), 997);
+  EXPECT_DOUBLE_EQ(nearest_rank(sorted, 1.0), 1000);
+  EXPECT_DOUBLE_EQ(nearest_rank(sorted, 0.0), 1);
+}
+
+namespace {
+
+// A mode=calibrate capture at 500 MHz (epsilon = 2 ns, as the paper's Pentium III) whose loop steps are 955
+// of 1522 ns, 42 of 1800 ns and 3 of 2080 ns, interleaved.
+Capture paper_calibration() {
+  Capture capture;
+  capture.info.mode = "calibrate";
+  capture.info.tsc_hz = 500'000'000;
+  capture.info.capture_start_tsc = 1'000'000;
+  capture.info.probe_count = 2;
+  // 1001 records, 1000 steps between them; the gap from capture_start_tsc to the first record is no loop
+  // step.
+  uint64_t tsc = capture.info.capture_start_tsc + 5000;
+  capture.events.push_back({0, 0, 0, 0, tsc, 0});
+  for (int i = 0; i < 1000; ++i) {
+    const uint64_t ticks = i % 333 == 7 ? 1040 : i % 23 == 5 && i < 42 * 23 ? 900 : 761;
+    tsc += ticks;
+    capture.events.push_back({static_cast<uint64_t>(i + 1), 0, 0, 0, tsc, 0});
+  }
+  return capture;
+}
+
+}  // namespace
+
+TEST(AnalysisPrecision, ReproducesThePapersTable) {
+  const Capture capture = paper_calibration();
+  const auto steps = loop_steps_ticks(capture);
+  ASSERT_EQ(steps.size(), 1000u);
+  ASSERT_EQ(std::count(steps.begin(), steps.end(), 1040u), 3);
+  ASSERT_EQ(std::count(steps.begin(), steps.end(), 900u), 42);
+  auto result = analyze_precision(capture);
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(result->steps, 1000u);
+  EXPECT_DOUBLE_EQ(result->epsilon_ns, 2.0);
+  ASSERT_EQ(result->levels.size(), 3u);
+  EXPECT_DOUBLE_EQ(result->levels[0].tau_ns, 1522);
+  EXPECT_DOUBLE_EQ(result->levels[0].pi_ns, 1524);
+  EXPECT_EQ(result->levels[0].steps_within, 955u);
+  EXPECT_DOUBLE_EQ(result->levels[1].tau_ns, 1800);
+  EXPECT_DOUBLE_EQ(result->levels[1].pi_ns, 1802);
+  EXPECT_EQ(result->levels[1].steps_within, 997u);
+  EXPECT_DOUBLE_EQ(result->levels[2].tau_ns, 2080);
+  EXPECT_DOUBLE_EQ(result->levels[2].pi_ns, 2082);
+  EXPECT_DOUBLE_EQ(result->levels[2].min_interarrival_ns, 2080);
+  uint64_t binned = 0;
+  for (const HistogramBin& bin : result->histogram) binned += bin.count;
+  EXPECT_EQ(binned, 1000u);
+  EXPECT_EQ(result->histogram.front().count, 955u);
+  EXPECT_EQ(result->histogram.back().count, 3u);
+  EXPECT_DOUBLE_EQ(result->histogram.front().lo_ns, 1522);
+  EXPECT_DOUBLE_EQ(result->histogram.back().hi_ns, 2080);
+  // Equal bins from the shortest step to tau(99.7 %), then one tail bin for the 3 longer steps.
+  EXPECT_TRUE(result->histogram.back().tail);
+  EXPECT_DOUBLE_EQ(result->histogram.back().lo_ns, 1800);
+  EXPECT_EQ(result->histogram.size(), 41u);
+  EXPECT_DOUBLE_EQ(result->histogram[39].hi_ns, 1800);
+  EXPECT_EQ(result->histogram[39].count, 42u);
+}
+
+TEST(AnalysisPrecision, OneHugeStepDoesNotSquashTheHistogram) {
+  // 999 steps of 100 or 110 ns and one emulator stall of 10 ms: the typical steps keep bins of their own.
+  std::vector<double> steps(999, 100.0);
+  for (size_t i = 0; i < steps.size(); i += 2) steps[i] = 110.0;
+  steps.push_back(10e6);
+  auto result = precision_from_steps(steps, 1'000'000'000, 2, PrecisionOptions{});
+  ASSERT_TRUE(result) << result.error().message;
+  ASSERT_GE(result->histogram.size(), 2u);
+  EXPECT_TRUE(result->histogram.back().tail);
+  EXPECT_EQ(result->histogram.back().count, 1u);
+  EXPECT_DOUBLE_EQ(result->histogram.back().hi_ns, 10e6);
+  EXPECT_EQ(result->histogram.front().count, 499u);  // the 100 ns steps
+  EXPECT_LE(result->histogram[result->histogram.size() - 2].hi_ns, 110.0);
+}
+
+TEST(AnalysisPrecision, RefusesACaptureThatIsNotACalibration) {
+  Capture capture = paper_calibration();
+  capture.info.mode = "capture";
+  capture.info.name = "trace 4";
+  auto result = analyze_precision(capture);
+  ASSERT_FALSE(result);
+  EXPECT_NE(result.error().message.find("trace 4 was captured with mode=capture"), std::string::npos);
+  capture.info.mode = "calibrate";
+  capture.info.tsc_hz = 0;
+  EXPECT_FALSE(analyze_precision(capture));
+  capture.info.tsc_hz = 1000;
+  capture.events.clear();
+  EXPECT_FALSE(analyze_precision(capture));
+}
+
+TEST(AnalysisIntervals, GapsPerProbeAndEventsCloserThanTau) {
+  const std::vector<AnalysisEvent> events = {
+      {0, 1, 1, 0, 0, 0},    {1, 2, 1, 0, 0, 200},  {2, 2, 2, 0, 0, 300},
+      {3, 1, 2, 0, 0, 1000}, {4, 1, 3, 0, 0, 1500}, {5, 1, 4, 0, 0, 4000},
+  };
+  const IntervalsResult result = analyze_intervals(events, 600);
+  ASSERT_EQ(result.probes.size(), 2u);
+  const ProbeIntervals& p1 = result.probes[0];
+  EXPECT_EQ(p1.probe, 1);
+  EXPECT_EQ(p1.events, 4u);
+  EXPECT_EQ(p1.gaps.count, 3u);  // 1000, 500, 2500
+  EXPECT_DOUBLE_EQ(p1.gaps.mean, 4000.0 / 3);
+  EXPECT_DOUBLE_EQ(p1.gaps.min, 500);
+  EXPECT_DOUBLE_EQ(p1.gaps.max, 2500);
+  ASSERT_EQ(p1.close.size(), 1u);
+  EXPECT_EQ(p1.close[0].previous_seq, 3u);
+  EXPECT_EQ(p1.close[0].seq, 4u);
+  EXPECT_DOUBLE_EQ(p1.close[0].gap_ns, 500);
+  const ProbeIntervals& p2 = result.probes[1];
+  ASSERT_EQ(p2.close.size(), 1u);
+  EXPECT_DOUBLE_EQ(p2.close[0].gap_ns, 100);
+  EXPECT_TRUE(analyze_intervals(events, 0).probes[0].close.empty());
+}

@@ -1,0 +1,374 @@
+// sqlite_test.cpp: the trace database on real SQLite files: synth -> load -> queries, idempotence,
+// atomicity (abandoned and killed loads), output formats.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/probe_layout.h"
+#include "db/loader.h"
+#include "db/queries.h"
+#include "db/schema.h"
+#include "db/table_output.h"
+#include "image/event_writer.h"
+#include "image/synth.h"
+#include "image/trace_image.h"
+#include "support/test_disk_writer.h"
+
+namespace {
+
+using namespace ett::host;
+namespace f = ett::format;
+
+std::unique_ptr<Database> open_db(const std::string& url) {
+  auto db = open_database(url);
+  if (!db) throw std::runtime_error(db.error().message);
+  return std::move(*db);
+}
+
+int64_t count(Database& db, const std::string& sql) {
+  auto table = db.query(sql, {});
+  if (!table) throw std::runtime_error(table.error().message);
+  return std::stoll(table->rows.at(0).at(0).value());
+}
+
+TEST(SynthCapture, SameSeedSameEventsAndEveryChangeIsVisible) {
+  const auto a = synth_capture({5000, 7, f::Layout::Double2x4});
+  const auto b = synth_capture({5000, 7, f::Layout::Double2x4});
+  const auto c = synth_capture({5000, 8, f::Layout::Double2x4});
+  ASSERT_EQ(a.records.size(), 5000u);
+  EXPECT_EQ(0, std::memcmp(a.records.data(), b.records.data(), 5000 * sizeof(f::EventRecord)));
+  EXPECT_NE(0, std::memcmp(a.records.data(), c.records.data(), 5000 * sizeof(f::EventRecord)));
+  for (f::Layout layout :
+       {f::Layout::Double2x4, f::Layout::Single8x1, f::Layout::Quad4x2, f::Layout::Byte1x8}) {
+    const ProbeLayout probes(layout);
+    const auto capture = synth_capture({3000, 1, layout});
+    uint8_t lines = capture.initial_lines;
+    uint64_t tsc = capture.capture_start_tsc;
+    for (const auto& record : capture.records) {
+      ASSERT_GE(record.tsc, tsc);
+      ASSERT_GE(record.probe, 1);
+      ASSERT_LE(record.probe, probes.probe_count());
+      ASSERT_NE(record.code, probes.code_of(lines, record.probe)) << "a change must change the code";
+      lines = probes.with_code(lines, record.probe, record.code);
+      ASSERT_EQ(record.lines, lines);
+      tsc = record.tsc;
+    }
+  }
+}
+
+TEST(SynthCapture, WritesARealTraceDiskThatDecodesToTheSameEvents) {
+  ett::test::TempDir dir;
+  const std::string image = dir.file("synth.img");
+  auto written = write_synth_capture(image, {10'000, 3, f::Layout::Double2x4});
+  ASSERT_TRUE(written) << written.error().message;
+  EXPECT_TRUE(written->created_disk);
+  auto second = write_synth_capture(image, {500, 4, f::Layout::Quad4x2});
+  ASSERT_TRUE(second) << second.error().message;
+  EXPECT_EQ(second->session, 2u);
+  auto opened = TraceImage::open(image);
+  ASSERT_TRUE(opened);
+  ASSERT_EQ(opened->sessions().size(), 2u);
+  auto data = opened->read_session(0);
+  ASSERT_TRUE(data);
+  EXPECT_EQ(data->summary.health, SessionHealth::Ok);
+  const auto expected = synth_capture({10'000, 3, f::Layout::Double2x4});
+  ASSERT_EQ(data->events.size(), expected.records.size());
+  for (size_t i = 0; i < expected.records.size(); i += 997) {
+    EXPECT_EQ(data->events[i].tsc, expected.records[i].tsc);
+    EXPECT_EQ(data->events[i].code, expected.records[i].code);
+  }
+  EXPECT_EQ(data->summary.header.tsc_hz, expected.tsc_hz);
+}
+
+class SqliteLoad : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(write_synth_capture(image, {20'000, 11, f::Layout::Double2x4}));
+    ASSERT_TRUE(write_synth_capture(image, {3'000, 12, f::Layout::Single8x1}));
+  }
+  ett::test::TempDir dir;
+  std::string image = dir.file("trace.img");
+  std::string url = "sqlite:" + dir.file("traces.db");
+};
+
+TEST_F(SqliteLoad, LoadsEveryEventWithItsTimeAndEveryHeaderField) {
+  auto db = open_db(url);
+  auto loaded = load_image(*db, {image, 1, false});
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  ASSERT_EQ(loaded->size(), 1u);
+  EXPECT_FALSE((*loaded)[0].already_loaded);
+  const int64_t trace = (*loaded)[0].trace_id;
+
+  auto opened = TraceImage::open(image);
+  const SessionData data = *opened->read_session(0);
+  auto rows =
+      db->query("SELECT seq, probe, code, tsc, time_ns, lines FROM events WHERE trace_id = $1 ORDER BY seq",
+                std::vector<SqlValue>{trace});
+  ASSERT_TRUE(rows);
+  ASSERT_EQ(rows->rows.size(), data.events.size());
+  const EventTiming timing{data.summary.header.capture_start_tsc, data.summary.header.tsc_hz};
+  for (size_t i = 0; i < data.events.size(); ++i) {
+    const auto& row = rows->rows[i];
+    const Event& event = data.events[i];
+    ASSERT_EQ(*row[0], std::to_string(event.seq));
+    ASSERT_EQ(*row[1], std::to_string(event.probe));
+    ASSERT_EQ(*row[2], std::to_string(event.code));
+    ASSERT_EQ(*row[3], std::to_string(event.tsc));
+    ASSERT_EQ(*row[4], std::to_string(tsc_to_ns(event.tsc, timing)));
+    ASSERT_EQ(*row[5], std::to_string(event.lines));
+  }
+  auto trace_row = db->query(
+      "SELECT disk_uuid, session, tsc_hz, layout, probe_source, stop_reason, event_count, capture_start_tsc, "
+      "cmdline, health FROM traces WHERE trace_id = $1",
+      std::vector<SqlValue>{trace});
+  ASSERT_TRUE(trace_row);
+  const auto& t = trace_row->rows.at(0);
+  EXPECT_EQ(*t[0], format_uuid(opened->label().disk_uuid));
+  EXPECT_EQ(*t[1], "1");
+  EXPECT_EQ(*t[2], std::to_string(data.summary.header.tsc_hz));
+  EXPECT_EQ(*t[3], "2x4");
+  EXPECT_EQ(*t[4], "ivshmem");
+  EXPECT_EQ(*t[5], "host-request");
+  EXPECT_EQ(*t[6], "20000");
+  EXPECT_EQ(*t[7], std::to_string(data.summary.header.capture_start_tsc));
+  EXPECT_EQ(*t[8], "layout=2x4 (ett synth)");
+  EXPECT_EQ(*t[9], "ok");
+  EXPECT_EQ(count(*db, "SELECT count(*) FROM probes WHERE trace_id = " + std::to_string(trace)), 2);
+}
+
+TEST_F(SqliteLoad, LoadingAgainChangesNothingAndAllLoadsEachSessionOnce) {
+  auto db = open_db(url);
+  auto first = load_image(*db, {image, std::nullopt, true});
+  ASSERT_TRUE(first) << first.error().message;
+  ASSERT_EQ(first->size(), 2u);
+  EXPECT_EQ(count(*db, "SELECT count(*) FROM events"), 23'000);
+  EXPECT_EQ(count(*db, "SELECT count(*) FROM probes"), 2 + 8);
+  auto latest = latest_trace(*db);
+  ASSERT_TRUE(latest);
+  EXPECT_EQ(*latest, (*first)[1].trace_id);
+
+  auto again = load_image(*open_db(url), {image, std::nullopt, true});
+  ASSERT_TRUE(again);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_TRUE((*again)[i].already_loaded);
+    EXPECT_EQ((*again)[i].trace_id, (*first)[i].trace_id);
+  }
+  EXPECT_EQ(count(*db, "SELECT count(*) FROM traces"), 2);
+  EXPECT_EQ(count(*db, "SELECT count(*) FROM events"), 23'000);
+}
+
+TEST_F(SqliteLoad, AnAbandonedLoadLeavesNothing) {
+  auto db = open_db(url);
+  bool asked = false;
+  auto abandoned = load_image(*db, {image, 1, false}, [&](uint32_t, uint64_t done, uint64_t total) {
+    asked = true;
+    return done < total / 2;
+  });
+  ASSERT_FALSE(abandoned);
+  EXPECT_TRUE(asked);
+  EXPECT_EQ(abandoned.error().kind, ErrorKind::Interrupted);
+  EXPECT_EQ(count(*db, "SELECT count(*) FROM traces"), 0);
+  EXPECT_EQ(count(*db, "SELECT count(*) FROM events"), 0);
+  EXPECT_EQ(count(*db, "SELECT count(*) FROM probes"), 0);
+  auto loaded = load_image(*db, {image, 1, false});
+  ASSERT_TRUE(loaded);
+  EXPECT_FALSE((*loaded)[0].already_loaded);
+  EXPECT_EQ(count(*db, "SELECT count(*) FROM events"), 20'000);
+}
+
+TEST_F(SqliteLoad, AKilledLoadLeavesNothing) {
+  ASSERT_TRUE(load_image(*open_db(url), {image, 2, false}));  // an earlier trace must survive
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto db = open_database(url);
+    // Dies half way, inside the transaction, with events already written to the file.
+    (void)load_image(**db, {image, 1, false}, [](uint32_t, uint64_t done, uint64_t total) {
+      if (done >= total / 2) ::_exit(42);
+      return true;
+    });
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 42) << "the child must have died during the load";
+  auto db = open_db(url);
+  EXPECT_EQ(count(*db, "SELECT count(*) FROM traces"), 1);
+  EXPECT_EQ(count(*db, "SELECT count(*) FROM events"), 3'000);
+  auto loaded = load_image(*db, {image, 1, false});
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_FALSE((*loaded)[0].already_loaded);
+  EXPECT_EQ(count(*db, "SELECT count(*) FROM events"), 23'000);
+}
+
+TEST_F(SqliteLoad, NamedQueriesAnswerFromTheLoadedEvents) {
+  auto db = open_db(url);
+  auto loaded = load_image(*db, {image, 1, false});
+  ASSERT_TRUE(loaded);
+  const int64_t trace = (*loaded)[0].trace_id;
+  const SessionData data = *TraceImage::open(image)->read_session(0);
+  const EventTiming timing{data.summary.header.capture_start_tsc, data.summary.header.tsc_hz};
+
+  const std::vector<std::string> seq = {"12345"};
+  auto event = run_named_query(*db, *find_named_query("event"), trace, seq);
+  ASSERT_TRUE(event) << event.error().message;
+  ASSERT_EQ(event->rows.size(), 1u);
+  EXPECT_EQ(*event->rows[0][6], std::to_string(data.events[12345].tsc));
+
+  const int64_t from = tsc_to_ns(data.events[1000].tsc, timing),
+                to = tsc_to_ns(data.events[1100].tsc, timing);
+  const std::vector<std::string> window = {std::to_string(from), std::to_string(to)};
+  auto in_window = run_named_query(*db, *find_named_query("window"), trace, window);
+  ASSERT_TRUE(in_window) << in_window.error().message;
+  size_t expected = 0;
+  for (const Event& e : data.events) {
+    const int64_t ns = tsc_to_ns(e.tsc, timing);
+    expected += ns >= from && ns <= to;
+  }
+  EXPECT_EQ(in_window->rows.size(), expected);
+  EXPECT_GE(expected, 101u);
+
+  const std::vector<std::string> probe = {"2"};
+  auto of_probe = run_named_query(*db, *find_named_query("probe"), trace, probe);
+  ASSERT_TRUE(of_probe);
+  size_t on_two = 0;
+  for (const Event& e : data.events) on_two += e.probe == 2;
+  EXPECT_EQ(of_probe->rows.size(), on_two);
+  for (const auto& row : of_probe->rows) ASSERT_EQ(*row[1], "2");
+
+  auto codes = run_named_query(*db, *find_named_query("codes"), trace, {});
+  ASSERT_TRUE(codes);
+  int64_t total = 0;
+  for (const auto& row : codes->rows) total += std::stoll(*row[3]);
+  EXPECT_EQ(total, 20'000);
+
+  const std::vector<std::string> bad = {"twelve"};
+  auto wrong = run_named_query(*db, *find_named_query("event"), trace, bad);
+  ASSERT_FALSE(wrong);
+  EXPECT_NE(wrong.error().message.find("SEQ"), std::string::npos);
+  EXPECT_FALSE(run_named_query(*db, *find_named_query("window"), trace, seq));
+}
+
+// More events than one INSERT ... SELECT chunk (64 Ki events): the chunks join without gap or overlap,
+// progress comes between chunks, abandoning there keeps nothing; a session without a TSC rate loads NULL
+// times.
+TEST(SqliteBulkLoad, ChunksJoinWithoutGapsAndNoRateGivesNullTimes) {
+  ett::test::TempDir dir;
+  const std::string image = dir.file("big.img");
+  ASSERT_TRUE(write_synth_capture(image, {150'000, 5, f::Layout::Double2x4}));
+  {
+    ett::test::TestDiskWriter writer(image);
+    ett::test::SessionSpec spec;
+    spec.records = ett::test::make_records(1'000);
+    spec.tsc_hz = 0;
+    writer.append(spec);
+  }
+  const std::string url = "sqlite:" + dir.file("traces.db");
+
+  std::vector<uint64_t> reported;
+  auto abandoned = load_image(*open_db(url), {image, 1, false}, [&](uint32_t, uint64_t done, uint64_t) {
+    reported.push_back(done);
+    return false;
+  });
+  ASSERT_FALSE(abandoned);
+  EXPECT_EQ(abandoned.error().kind, ErrorKind::Interrupted);
+  EXPECT_EQ(reported, std::vector<uint64_t>{65'536});
+  auto db = open_db(url);
+  EXPECT_EQ(count(*db, "SELECT count(*) FROM traces"), 0);
+  EXPECT_EQ(count(*db, "SELECT count(*) FROM events"), 0);
+
+  reported.clear();
+  auto loaded = load_image(*db, {image, std::nullopt, true}, [&](uint32_t session, uint64_t done, uint64_t) {
+    if (session == 1) reported.push_back(done);
+    return true;
+  });
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  ASSERT_EQ(loaded->size(), 2u);
+  EXPECT_EQ(reported, (std::vector<uint64_t>{65'536, 131'072, 150'000}));
+  // The load turns SECURE_DELETE off for itself only: the connection gets its own setting back.
+  EXPECT_EQ(count(*db, "PRAGMA secure_delete"), count(*open_db(url), "PRAGMA secure_delete"));
+  ASSERT_TRUE(db->query("PRAGMA secure_delete = 1", {}));
+  auto again = load_image(*db, {image, 1, false}, {});  // already loaded: ends early, inside the load
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_TRUE(again->front().already_loaded);
+  EXPECT_EQ(count(*db, "PRAGMA secure_delete"), 1);
+
+  const SessionData data = *TraceImage::open(image)->read_session(0);
+  ASSERT_EQ(data.events.size(), 150'000u);
+  const EventTiming timing{data.summary.header.capture_start_tsc, data.summary.header.tsc_hz};
+  int64_t tsc_sum = 0, field_sum = 0, ns_sum = 0;
+  for (const Event& e : data.events) {
+    tsc_sum += static_cast<int64_t>(e.tsc % 1'000'003);
+    field_sum += e.probe * 65'536 + e.code * 256 + e.lines;
+    ns_sum += tsc_to_ns(e.tsc, timing) % 1'000'003;
+  }
+  const std::string trace = std::to_string((*loaded)[0].trace_id);
+  auto stats = db->query(
+      "SELECT count(*), count(DISTINCT seq), min(seq), max(seq), sum(tsc % 1000003), "
+      "sum(probe * 65536 + code * 256 + lines), sum(time_ns % 1000003), count(time_ns) FROM events "
+      "WHERE trace_id = " +
+          trace,
+      {});
+  ASSERT_TRUE(stats) << stats.error().message;
+  const auto& s = stats->rows.at(0);
+  EXPECT_EQ(*s[0], "150000");
+  EXPECT_EQ(*s[1], "150000");
+  EXPECT_EQ(*s[2], std::to_string(data.events.front().seq));
+  EXPECT_EQ(*s[3], std::to_string(data.events.back().seq));
+  EXPECT_EQ(*s[4], std::to_string(tsc_sum));
+  EXPECT_EQ(*s[5], std::to_string(field_sum));
+  EXPECT_EQ(*s[6], std::to_string(ns_sum));
+  EXPECT_EQ(*s[7], "150000");
+  for (size_t i : {size_t{65'535}, size_t{65'536}, size_t{131'072}}) {
+    auto at = db->query("SELECT tsc, code FROM events WHERE trace_id = " + trace + " AND seq = $1",
+                        std::vector<SqlValue>{static_cast<int64_t>(data.events[i].seq)});
+    ASSERT_TRUE(at);
+    ASSERT_EQ(at->rows.size(), 1u) << "event " << i;
+    EXPECT_EQ(*at->rows[0][0], std::to_string(data.events[i].tsc));
+    EXPECT_EQ(*at->rows[0][1], std::to_string(data.events[i].code));
+  }
+
+  const std::string untimed = std::to_string((*loaded)[1].trace_id);
+  EXPECT_EQ(count(*db, "SELECT count(*) FROM events WHERE trace_id = " + untimed), 1'000);
+  EXPECT_EQ(count(*db, "SELECT count(time_ns) FROM events WHERE trace_id = " + untimed), 0);
+  // The bulk-load table is empty outside a load, and a database that has a table of that name is refused.
+  EXPECT_EQ(count(*db, "SELECT count(*) FROM ett_load_events"), 0);
+  ASSERT_TRUE(
+      db->run_script("CREATE TABLE ett_load_events (trace_id, seq, probe, code, tsc, time_ns, lines)"));
+  auto refused = open_database(url);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("reserves"), std::string::npos) << refused.error().message;
+}
+
+TEST(DbUrl, EnginesAndErrors) {
+  auto sqlite = parse_db_url("sqlite:traces.db");
+  ASSERT_TRUE(sqlite);
+  EXPECT_EQ(sqlite->engine, DbEngine::Sqlite);
+  EXPECT_EQ(sqlite->target, "traces.db");
+  EXPECT_EQ(parse_db_url("sqlite:///tmp/x.db")->target, "/tmp/x.db");
+  auto pg = parse_db_url("postgresql://u@h:5/db");
+  ASSERT_TRUE(pg);
+  EXPECT_EQ(pg->engine, DbEngine::Postgres);
+  EXPECT_FALSE(parse_db_url("traces.db"));
+  EXPECT_FALSE(parse_db_url("sqlite:"));
+  EXPECT_FALSE(parse_db_url("mysql://x"));
+}
+
+TEST(DbOutput, AlignedTableAndCsv) {
+  ResultTable table;
+  table.columns = {"seq", "label"};
+  table.rows = {{std::string("5"), std::string("node A")},
+                {std::string("12345"), std::nullopt},
+                {std::string("7"), std::string("a,\"b\"")}};
+  EXPECT_EQ(format_table(table),
+            "  seq  label\n"
+            "-----  ------\n"
+            "    5  node A\n"
+            "12345\n"
+            "    7  a,\"b\"\n"
+            "(3 rows)\n");
+  EXPECT_EQ(format_csv(table), "seq,label\n5,node A\n12345,\n7,\"a,\"\"b\"\"\"\n");
+}
+
+}  // namespace

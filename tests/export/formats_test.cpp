@@ -1,0 +1,148 @@
+// formats_test.cpp: the VCD, Perfetto JSON, CSV and HTML exporters' output, checked as text.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <sstream>
+
+#include "export/csv.h"
+#include "export/html.h"
+#include "export/perfetto.h"
+#include "export/vcd.h"
+
+using namespace ett::host;
+
+namespace {
+
+// At 1 GHz from TSC 1000: two probes changing in one poll at 100 ns, two polls that round to the same ns
+// (250.3 and 250.4), a change at 500 ns and the end at 2000 ns.
+Capture small_capture() {
+  Capture capture;
+  capture.info.name = "trace 1";
+  capture.info.tsc_hz = 1'000'000'000;
+  capture.info.capture_start_tsc = 1000;
+  capture.info.capture_end_tsc = 3000;
+  capture.events = {
+      {0, 1, 1, 0x01, 1100, 100},   {1, 2, 2, 0x21, 1100, 100}, {2, 1, 0, 0x20, 1250, 250.3},
+      {3, 1, 1, 0x21, 1251, 250.4}, {4, 2, 0, 0x01, 1500, 500},
+  };
+  return capture;
+}
+
+}  // namespace
+
+TEST(ExportVcd, WritesWiresPerLineAndProbeWithStrictlyIncreasingTimes) {
+  const std::string vcd = export_vcd(small_capture());
+  const size_t body = vcd.find("$timescale");
+  ASSERT_NE(body, std::string::npos);
+  EXPECT_EQ(vcd.substr(body),
+            "$timescale 1 ns $end\n$scope module ett $end\n"
+            "$var wire 1 ! D0 $end\n$var wire 1 \" D1 $end\n$var wire 1 # D2 $end\n$var wire 1 $ D3 $end\n"
+            "$var wire 1 % D4 $end\n$var wire 1 & D5 $end\n$var wire 1 ' D6 $end\n$var wire 1 ( D7 $end\n"
+            "$var wire 1 ) probe1 $end\n$var wire 1 * probe2 $end\n$upscope $end\n$enddefinitions $end\n"
+            "#0\n$dumpvars\n0!\n0\"\n0#\n0$\n0%\n0&\n0'\n0(\n0)\n0*\n$end\n"
+            "#100\n1!\n1&\n1)\n1*\n"
+            "#250\n0!\n0)\n"
+            "#251\n1!\n1)\n"
+            "#500\n0&\n0*\n"
+            "#2000\n");
+}
+
+TEST(ExportVcd, TimesStrictlyIncreaseEvenWhenPollsCrowdAndPretriggerIsNegative) {
+  Capture capture;
+  capture.info.tsc_hz = 3'000'000'000;
+  capture.info.probe_count = 8;
+  capture.info.layout = "8x1";
+  std::mt19937 rng(7);
+  uint64_t tsc = 0;
+  uint8_t lines = 0;
+  for (uint64_t seq = 0; seq < 2000; ++seq) {
+    tsc += 1 + rng() % 3;  // a third of a ns to one ns apart: many collide after rounding
+    const uint8_t probe = static_cast<uint8_t>(1 + rng() % 8);
+    lines ^= static_cast<uint8_t>(1u << (probe - 1));
+    capture.events.push_back({seq, probe, static_cast<uint8_t>((lines >> (probe - 1)) & 1), lines, tsc,
+                              static_cast<double>(tsc) / 3.0 - 200.0});
+  }
+  const std::string vcd = export_vcd(capture);
+  std::istringstream in(vcd);
+  std::string line;
+  long long previous = -1, stamps = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] != '#') continue;
+    const long long t = std::stoll(line.substr(1));
+    EXPECT_GT(t, previous) << line;
+    previous = t;
+    ++stamps;
+  }
+  EXPECT_EQ(stamps, 2000 + 2);  // #0, one per poll, the final timestamp
+}
+
+TEST(ExportPerfetto, ActionsAreAsyncPairsOnTheirOwnIdsAndEventsAreInstants) {
+  const Capture capture = small_capture();
+  const std::vector<Action> actions = {{0, 4, 1, 0, 100, 500, 400}, {2, 3, 0, 1, 250.3, 250.4, 0.1}};
+  const std::string json = export_perfetto(capture, actions);
+  EXPECT_EQ(json.rfind("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", 0), 0u);
+  EXPECT_NE(json.find("\"name\":\"thread_name\",\"args\":{\"name\":\"probe 2\"}"), std::string::npos);
+  EXPECT_NE(json.find("{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":1,\"ts\":0.250,\"name\":\"code 0\""),
+            std::string::npos);
+  EXPECT_NE(json.find("{\"ph\":\"b\",\"cat\":\"action\",\"id\":1,\"pid\":1,\"tid\":0,\"ts\":0.100,"),
+            std::string::npos);
+  EXPECT_NE(json.find("{\"ph\":\"e\",\"cat\":\"action\",\"id\":1,\"pid\":1,\"tid\":0,\"ts\":0.500,"),
+            std::string::npos);
+  EXPECT_NE(json.find("\"ph\":\"b\",\"cat\":\"action\",\"id\":2,"), std::string::npos);
+  EXPECT_NE(json.find("\"ph\":\"e\",\"cat\":\"action\",\"id\":2,"), std::string::npos);
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    if (json[i] == '"' && json[i - 1] != '\\') in_string = !in_string;
+    if (in_string) continue;
+    if (json[i] == '{' || json[i] == '[') ++depth;
+    if (json[i] == '}' || json[i] == ']') --depth;
+    ASSERT_GE(depth, 0);
+  }
+  EXPECT_EQ(depth, 0);
+}
+
+TEST(ExportCsv, OneLinePerEvent) {
+  EXPECT_EQ(export_csv(small_capture()),
+            "seq,probe,code,tsc,time_ns,lines\n0,1,1,1100,100.0,1\n1,2,2,1100,100.0,33\n2,1,0,1250,250.3,32\n"
+            "3,1,1,1251,250.4,33\n4,2,0,1500,500.0,1\n");
+}
+
+TEST(ExportHtml, SelfContainedWithEverySection) {
+  Capture capture = small_capture();
+  capture.info.name = "trace <1> & \"x\"";
+  auto precision = precision_from_steps({100, 100, 120, 150}, 1'000'000'000, 2);
+  ASSERT_TRUE(precision);
+  auto durations = pair_actions(capture.events, {1, {}}, {2, {}}, precision->levels.back().pi_ns);
+  ASSERT_TRUE(durations);
+  FitResult fit;
+  fit.fit = {100, 2, 1, 0.1, 0.99, 0, 3};
+  fit.x = {1, 2, 3};
+  fit.y = {102, 104, 106};
+  const std::string html = export_html({&capture, &*precision, &*durations, &fit});
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.find("trace &lt;1&gt; &amp; &quot;x&quot;"), std::string::npos);
+  EXPECT_EQ(html.find("trace <1>"), std::string::npos);
+  for (const char* section :
+       {"<h2>Capture</h2>", "<h2>Precision</h2>", "<h2>Timeline</h2>", "<h2>Durations</h2>",
+        "<h2>Latency model</h2>", "<td>100.0 %</td><td>150.0 ns</td>"})
+    EXPECT_NE(html.find(section), std::string::npos) << section;
+  size_t svgs = 0;
+  for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1)) ++svgs;
+  EXPECT_EQ(svgs, 4u);  // loop steps, timeline, durations, fit
+  // Nothing is fetched: no scripts, stylesheets, images or links; the only URL is the SVG namespace.
+  for (const char* external : {"<script", "<link", "src=", "href=", "url(", "@import"})
+    EXPECT_EQ(html.find(external), std::string::npos) << external;
+  std::string without_ns = html;
+  for (size_t at; (at = without_ns.find("http://www.w3.org/2000/svg")) != std::string::npos;)
+    without_ns.erase(at, 26);
+  EXPECT_EQ(without_ns.find("http"), std::string::npos);
+}
+
+TEST(ExportHtml, SaysWhatIsMissing) {
+  const Capture capture = small_capture();
+  const std::string html = export_html({&capture, nullptr, nullptr, nullptr});
+  EXPECT_NE(html.find("ett analyze precision"), std::string::npos);
+  EXPECT_NE(html.find("--from P[:C] --to P[:C]"), std::string::npos);
+  EXPECT_NE(html.find("<h2>Timeline</h2>"), std::string::npos);
+}

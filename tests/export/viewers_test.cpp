@@ -1,0 +1,257 @@
+// viewers_test.cpp: exported files opened by the tools people use: the VCD in sigrok-cli and GTKWave
+// (vcd2fst, then fst2vcd back), the HTML report rendered by headless Chromium into a PNG that must not be
+// blank. Each test skips only when its tool is not installed (scripts/debian-packages.txt lists them all).
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "export/html.h"
+#include "export/vcd.h"
+
+using namespace ett::host;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool have_tool(const std::string& name) {
+  return std::system(("command -v " + name + " >/dev/null 2>&1").c_str()) == 0;
+}
+
+// Runs a shell command; returns its exit status and everything it printed (stdout and stderr).
+int run(const std::string& command, std::string& output) {
+  output.clear();
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return -1;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "ett-export-XXXXXX").string();
+    m_path = mkdtemp(pattern.data()) ? pattern : "";
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    if (!m_path.empty()) fs::remove_all(m_path, ignored);
+  }
+  fs::path path() const { return m_path; }
+
+ private:
+  fs::path m_path;
+};
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+// The capture of export_formats_test: D0 high over [100, 250) and [251, ...), D5 over [100, 500), end at
+// 2000.
+Capture small_capture() {
+  Capture capture;
+  capture.info.name = "trace 1";
+  capture.info.tsc_hz = 1'000'000'000;
+  capture.info.capture_start_tsc = 1000;
+  capture.info.capture_end_tsc = 3000;
+  capture.events = {
+      {0, 1, 1, 0x01, 1100, 100},   {1, 2, 2, 0x21, 1100, 100}, {2, 1, 0, 0x20, 1250, 250.3},
+      {3, 1, 1, 0x21, 1251, 250.4}, {4, 2, 0, 0x01, 1500, 500},
+  };
+  return capture;
+}
+
+// sigrok's CSV output: one row per 1 ns sample, columns D0..D7, probe1, probe2.
+std::vector<std::string> sigrok_rows(const std::string& output) {
+  std::vector<std::string> rows;
+  std::istringstream in(output);
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty() && (line[0] == '0' || line[0] == '1')) rows.push_back(line);
+  return rows;
+}
+
+// Pixels of an 8-bit RGB/RGBA PNG that are not near-white; -1 when the file is not such a PNG.
+long non_white_pixels(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (data.size() < 8 || data.compare(0, 8, "\x89PNG\r\n\x1a\n") != 0) return -1;
+  auto be32 = [&](size_t at) {
+    return (uint32_t(uint8_t(data[at])) << 24) | (uint32_t(uint8_t(data[at + 1])) << 16) |
+           (uint32_t(uint8_t(data[at + 2])) << 8) | uint32_t(uint8_t(data[at + 3]));
+  };
+  uint32_t width = 0, height = 0, channels = 0;
+  std::string idat;
+  for (size_t at = 8; at + 8 <= data.size();) {
+    const uint32_t length = be32(at);
+    const std::string type = data.substr(at + 4, 4);
+    if (at + 12 + length > data.size()) return -1;
+    if (type == "IHDR") {
+      width = be32(at + 8);
+      height = be32(at + 12);
+      const int depth = uint8_t(data[at + 16]), color = uint8_t(data[at + 17]),
+                interlace = uint8_t(data[at + 20]);
+      if (depth != 8 || interlace != 0 || (color != 2 && color != 6)) return -1;
+      channels = color == 2 ? 3 : 4;
+    } else if (type == "IDAT") {
+      idat += data.substr(at + 8, length);
+    }
+    at += 12 + length;
+  }
+  if (!channels) return -1;
+  const size_t stride = size_t(width) * channels;
+  std::vector<uint8_t> raw((stride + 1) * height);
+  uLongf raw_size = raw.size();
+  if (uncompress(raw.data(), &raw_size, reinterpret_cast<const Bytef*>(idat.data()), idat.size()) != Z_OK ||
+      raw_size != raw.size())
+    return -1;
+  std::vector<uint8_t> previous(stride, 0), row(stride);
+  long count = 0;
+  for (uint32_t y = 0; y < height; ++y) {
+    const uint8_t filter = raw[y * (stride + 1)];
+    const uint8_t* in_row = &raw[y * (stride + 1) + 1];
+    for (size_t x = 0; x < stride; ++x) {
+      const int a = x >= channels ? row[x - channels] : 0, b = previous[x],
+                c = x >= channels ? previous[x - channels] : 0;
+      int predictor = 0;
+      switch (filter) {
+        case 1:
+          predictor = a;
+          break;
+        case 2:
+          predictor = b;
+          break;
+        case 3:
+          predictor = (a + b) / 2;
+          break;
+        case 4: {
+          const int p = a + b - c, pa = std::abs(p - a), pb = std::abs(p - b), pc = std::abs(p - c);
+          predictor = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+          break;
+        }
+        default:
+          break;
+      }
+      row[x] = uint8_t(in_row[x] + predictor);
+    }
+    for (uint32_t x = 0; x < width; ++x) {
+      const uint8_t* px = &row[x * channels];
+      if (px[0] < 240 || px[1] < 240 || px[2] < 240) ++count;
+    }
+    previous = row;
+  }
+  return count;
+}
+
+long render_non_white(const TempDir& dir, const std::string& html, const std::string& name) {
+  const fs::path page = dir.path() / (name + ".html"), png = dir.path() / (name + ".png");
+  write_file(page, html);
+  std::string output;
+  const int status =
+      run("timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
+          "--disable-component-update --disable-sync --no-first-run --user-data-dir=" +
+              (dir.path() / (name + "-profile")).string() + " --screenshot=" + png.string() +
+              " --window-size=1200,900 file://" + page.string(),
+          output);
+  EXPECT_EQ(status, 0) << output;
+  return non_white_pixels(png);
+}
+
+}  // namespace
+
+TEST(ExportTools, SigrokReadsTheVcdWithEveryWireAndItsValues) {
+  if (!have_tool("sigrok-cli")) GTEST_SKIP() << "sigrok-cli is not installed (Debian package sigrok-cli)";
+  TempDir dir;
+  const fs::path vcd = dir.path() / "capture.vcd";
+  write_file(vcd, export_vcd(small_capture()));
+  std::string output;
+  ASSERT_EQ(run("sigrok-cli -I vcd -i " + vcd.string() + " -O csv", output), 0) << output;
+  // sigrok-cli exits 0 even when its VCD reader complains, so its messages are checked too.
+  EXPECT_EQ(output.find("sr: "), std::string::npos) << output;
+  EXPECT_NE(output.find("Channels (10/10): D0, D1, D2, D3, D4, D5, D6, D7, probe1, probe2"),
+            std::string::npos)
+      << output;
+  const auto rows = sigrok_rows(output);
+  ASSERT_EQ(rows.size(), 2000u);
+  EXPECT_EQ(rows[99], "0,0,0,0,0,0,0,0,0,0");
+  EXPECT_EQ(rows[100], "1,0,0,0,0,1,0,0,1,1");
+  EXPECT_EQ(rows[250], "0,0,0,0,0,1,0,0,0,1");
+  EXPECT_EQ(rows[251], "1,0,0,0,0,1,0,0,1,1");
+  EXPECT_EQ(rows[500], "1,0,0,0,0,0,0,0,1,0");
+  EXPECT_EQ(rows[1999], "1,0,0,0,0,0,0,0,1,0");
+}
+
+TEST(ExportTools, SigrokCheckNoticesAMalformedVcd) {
+  if (!have_tool("sigrok-cli")) GTEST_SKIP() << "sigrok-cli is not installed (Debian package sigrok-cli)";
+  TempDir dir;
+  std::string vcd = export_vcd(small_capture());
+  vcd.replace(vcd.find("#500"), 4, "#50");  // time going backwards
+  write_file(dir.path() / "bad.vcd", vcd);
+  std::string output;
+  run("sigrok-cli -I vcd -i " + (dir.path() / "bad.vcd").string() + " -O csv", output);
+  EXPECT_NE(output.find("sr: input/vcd"), std::string::npos) << output;
+}
+
+namespace {
+
+// GTKWave's converter round trip: vcd2fst, then fst2vcd; returns the timestamps fst2vcd prints.
+std::vector<std::string> gtkwave_round_trip(const TempDir& dir, const std::string& vcd, std::string& output) {
+  const fs::path in = dir.path() / "in.vcd", fst = dir.path() / "out.fst";
+  write_file(in, vcd);
+  std::string convert;
+  run("vcd2fst " + in.string() + " " + fst.string(), convert);
+  run("fst2vcd " + fst.string(), output);
+  std::vector<std::string> stamps;
+  std::istringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line))
+    if (!line.empty() && line[0] == '#') stamps.push_back(line);
+  return stamps;
+}
+
+}  // namespace
+
+TEST(ExportTools, GtkwaveConvertsTheVcdWithoutLosingAChange) {
+  if (!have_tool("vcd2fst") || !have_tool("fst2vcd"))
+    GTEST_SKIP() << "GTKWave's vcd2fst/fst2vcd are not installed (Debian package gtkwave)";
+  TempDir dir;
+  std::string output;
+  const auto stamps = gtkwave_round_trip(dir, export_vcd(small_capture()), output);
+  EXPECT_EQ(stamps, (std::vector<std::string>{"#0", "#100", "#250", "#251", "#500", "#2000"})) << output;
+  for (const char* var : {" D0 $end", " D7 $end", " probe1 $end", " probe2 $end"})
+    EXPECT_NE(output.find(var), std::string::npos) << var;
+  // The check has teeth: a VCD whose time goes backwards loses its later changes in GTKWave.
+  std::string bad = export_vcd(small_capture());
+  bad.replace(bad.find("#500"), 4, "#50");
+  EXPECT_NE(gtkwave_round_trip(dir, bad, output),
+            (std::vector<std::string>{"#0", "#100", "#250", "#251", "#50", "#2000"}));
+}
+
+TEST(ExportTools, ChromiumRendersTheReport) {
+  if (!have_tool("chromium")) GTEST_SKIP() << "chromium is not installed (Debian package chromium)";
+  TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  Capture capture = small_capture();
+  auto precision = precision_from_steps({100, 100, 120, 150, 300}, 1'000'000'000, 2);
+  ASSERT_TRUE(precision);
+  auto durations = pair_actions(capture.events, {1, {}}, {2, {}}, precision->levels.back().pi_ns);
+  ASSERT_TRUE(durations);
+  const long report =
+      render_non_white(dir, export_html({&capture, &*precision, &*durations, nullptr}), "report");
+  // The check itself: a page with nothing on it is (nearly) all white.
+  const long blank = render_non_white(dir, "<!DOCTYPE html><html><body></body></html>", "blank");
+  ASSERT_GE(blank, 0) << "the blank page's screenshot is not an 8-bit RGB(A) PNG";
+  ASSERT_GE(report, 0) << "the report's screenshot is not an 8-bit RGB(A) PNG";
+  EXPECT_LT(blank, 100);
+  EXPECT_GT(report, 1200 * 900 / 20) << "fewer than 5 % of the pixels are drawn";
+}

@@ -1,0 +1,244 @@
+// runner_test.cpp: `ett qemu run` end to end against a fake QEMU that speaks the virtual-probe protocol.
+//
+// The fake is this test binary itself: run with ETT_FAKE_QEMU=<mode>, a static initializer plays the capture
+// kernel (maps mem-path=, handshakes through the Control block, writes a session to the -drive file, prints
+// the RESULT line, exits like isa-debug-exit) and never reaches GoogleTest's main.
+#include "harness/runner.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "common/probe_layout.h"
+#include "ett/virtual_probe.h"
+#include "image/trace_image.h"
+#include "support/test_disk_writer.h"
+
+namespace ett::host {
+namespace {
+
+namespace f = ett::format;
+using vprobe::Control;
+using vprobe::KernelState;
+
+std::string option_value(int argc, char** argv, const std::string& flag, const std::string& key) {
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (flag != argv[i]) continue;
+    std::string value = argv[i + 1];
+    auto at = value.find(key);
+    if (at == std::string::npos) continue;
+    value = value.substr(at + key.size());
+    return value.substr(0, value.find(','));
+  }
+  return "";
+}
+
+void set_state(Control* control, KernelState state) {
+  std::atomic_ref<uint32_t>(control->state).store(static_cast<uint32_t>(state), std::memory_order_release);
+}
+
+[[noreturn]] void fake_qemu(const std::string& mode) {
+  std::ifstream cmdline("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> args;
+  for (std::string arg; std::getline(cmdline, arg, '\0');) args.push_back(arg);
+  std::vector<char*> argv;
+  for (auto& arg : args) argv.push_back(arg.data());
+  const int argc = static_cast<int>(argv.size());
+  const std::string shm = option_value(argc, argv.data(), "-object", "mem-path=");
+  const std::string disk = option_value(argc, argv.data(), "-drive", "file=");
+
+  if (mode == "crash") {
+    std::fprintf(stderr, "qemu-system-i386: -device ivshmem-plain: something is wrong\n");
+    std::_Exit(1);
+  }
+  int fd = ::open(shm.c_str(), O_RDWR);
+  if (fd < 0) std::_Exit(90);
+  auto* memory =
+      static_cast<uint8_t*>(::mmap(nullptr, vprobe::kMinSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+  if (memory == MAP_FAILED) std::_Exit(91);
+  auto* control = reinterpret_cast<Control*>(memory + vprobe::kControlOffset);
+  volatile uint8_t* lines = memory + vprobe::kLinesOffset;
+  std::printf("ETT: fake kernel\r\n");
+  std::fflush(stdout);
+  if (mode == "panic") {
+    control->magic = vprobe::kControlMagic;
+    set_state(control, KernelState::Failed);
+    std::printf("ETT: PANIC fake double fault\n");
+    std::fflush(stdout);
+    std::_Exit(vprobe::qemu_status_for(vprobe::kExitFailure));
+  }
+
+  const uint64_t start = __rdtsc();
+  control->tsc_hz = 2'000'000'000;
+  control->capture_start_tsc = start;
+  control->magic = vprobe::kControlMagic;
+  uint8_t last = *lines;
+  set_state(control, KernelState::Capturing);
+  std::vector<f::EventRecord> records;
+  const ProbeLayout layout;
+  while (std::atomic_ref<uint32_t>(control->command).load(std::memory_order_acquire) !=
+         static_cast<uint32_t>(vprobe::HostCommand::Stop)) {
+    // Like the kernel's stop check: the heartbeat tells the injector that the lines have been polled.
+    std::atomic_ref<uint32_t>(control->heartbeat).fetch_add(1, std::memory_order_acq_rel);
+    const uint8_t now = *lines;
+    if (now == last) continue;
+    const uint64_t tsc = __rdtsc();
+    for (int probe = 1; probe <= layout.probe_count(); ++probe)
+      if ((now ^ last) & layout.mask(probe))
+        records.push_back(
+            f::EventRecord{tsc, static_cast<uint8_t>(probe), layout.code_of(now, probe), now, 0, 0});
+    last = now;
+  }
+  control->stop_reason = static_cast<uint32_t>(f::StopReason::HostRequest);
+  control->event_count = records.size();
+  set_state(control, KernelState::Stopped);
+  if (mode == "hang") {
+    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  set_state(control, KernelState::Dumping);
+  {
+    ett::test::TestDiskWriter writer(disk);
+    ett::test::SessionSpec spec;
+    spec.records = records;
+    spec.tsc_hz = control->tsc_hz;
+    spec.capture_start_tsc = start;
+    writer.append(spec);
+  }
+  control->session_number = 1;
+  set_state(control, KernelState::Done);
+  if (mode != "no-ok") std::printf("ETT: RESULT OK events=%zu session=1\n", records.size());
+  std::fflush(stdout);
+  std::_Exit(vprobe::qemu_status_for(vprobe::kExitSuccess));
+}
+
+const bool kIsFakeQemu = [] {
+  const char* mode = std::getenv("ETT_FAKE_QEMU");
+  if (mode) fake_qemu(mode);
+  return false;
+}();
+
+class QemuRunnerTest : public ::testing::Test {
+ protected:
+  RunOptions options(const std::string& mode) {
+    ::setenv("ETT_FAKE_QEMU", mode.c_str(), 1);
+    std::ofstream(m_dir.file("s.txt")) << "# fake run\n0 1 1\n1000 2 3\n2000 1 2\n2000 2 4\n3000 1 0\n";
+    RunOptions run;
+    run.disk = m_dir.file("disk.img");
+    run.scenario = m_dir.file("s.txt");
+    run.kernel = "/proc/self/exe";  // any existing file: the fake ignores it
+    run.qemu = "/proc/self/exe";
+    run.sent_log = m_dir.file("sent.csv");
+    run.serial_log = m_dir.file("serial.log");
+    run.timeout_s = 20;
+    run.boot_timeout_s = 10;
+    return run;
+  }
+  void TearDown() override { ::unsetenv("ETT_FAKE_QEMU"); }
+  static std::string read(const std::string& path) {
+    std::ifstream file(path);
+    std::stringstream text;
+    text << file.rdbuf();
+    return text.str();
+  }
+  ett::test::TempDir m_dir;
+};
+
+TEST_F(QemuRunnerTest, SuccessfulRun) {
+  const RunOptions run = options("ok");
+  auto report = run_qemu(run, nullptr);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_TRUE(report->disk_created);
+  EXPECT_EQ(report->scenario_events, 5u);
+  EXPECT_EQ(report->events_sent, 5u);
+  EXPECT_EQ(report->session_number, 1u);
+  EXPECT_EQ(report->stop_reason, static_cast<uint32_t>(f::StopReason::HostRequest));
+  EXPECT_EQ(report->tsc_hz, 2'000'000'000u);
+  EXPECT_GE(report->playback_ns, 3'000'000u);
+
+  const std::string sent = read(run.sent_log);
+  EXPECT_EQ(sent.substr(0, sent.find('\n')),
+            "index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before");
+  EXPECT_EQ(std::count(sent.begin(), sent.end(), '\n'), 6);
+  EXPECT_NE(sent.find("\n2,1,2,66,2000000,"), std::string::npos) << sent;  // lines 0x42 after the joint write
+  EXPECT_NE(sent.find("\n3,2,4,66,2000000,"), std::string::npos) << sent;
+  EXPECT_NE(read(run.serial_log).find("ETT: RESULT OK"), std::string::npos);
+
+  auto image = TraceImage::open(run.disk);
+  ASSERT_TRUE(image.ok()) << image.error().message;
+  ASSERT_EQ(image->sessions().size(), 1u);
+  EXPECT_EQ(image->sessions()[0].event_count, report->kernel_events);
+
+  // The fidelity report pairs the fake's records with the writes. The fake stamps the host's own TSC after it
+  // saw each store, so the offset (the fastest detection) is below 0, and every capture pairs with a send.
+  ASSERT_EQ(report->machines.size(), 1u);
+  ASSERT_TRUE(report->machines[0].fidelity.has_value());
+  const FidelityReport& fidelity = *report->machines[0].fidelity;
+  EXPECT_EQ(fidelity.sent, 5u);
+  EXPECT_EQ(fidelity.captured, report->kernel_events);
+  EXPECT_EQ(fidelity.unexpected, 0u);
+  EXPECT_EQ(fidelity.out_of_order, 0u);
+  EXPECT_EQ(fidelity.sent, fidelity.matched + fidelity.lost);
+  EXPECT_LT(fidelity.offset_ticks, 0);
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm"))
+    EXPECT_EQ(entry.path().filename().string().find(fmt::format("ett-{}-", ::getpid())), std::string::npos)
+        << "left behind: " << entry.path();
+}
+
+TEST_F(QemuRunnerTest, KernelPanicIsQuoted) {
+  auto report = run_qemu(options("panic"), nullptr);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.error().kind, ErrorKind::KernelFailure);
+  EXPECT_NE(report.error().message.find("\"ETT: PANIC fake double fault\""), std::string::npos)
+      << report.error().message;
+}
+
+TEST_F(QemuRunnerTest, QemuErrorsAreQuoted) {
+  auto report = run_qemu(options("crash"), nullptr);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.error().kind, ErrorKind::QemuFailure);
+  EXPECT_NE(report.error().message.find("exit status 1"), std::string::npos) << report.error().message;
+  EXPECT_NE(report.error().message.find("something is wrong"), std::string::npos) << report.error().message;
+}
+
+TEST_F(QemuRunnerTest, SuccessStatusWithoutResultLineFails) {
+  auto report = run_qemu(options("no-ok"), nullptr);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.error().kind, ErrorKind::KernelFailure);
+  EXPECT_NE(report.error().message.find("ETT: RESULT OK"), std::string::npos) << report.error().message;
+}
+
+TEST_F(QemuRunnerTest, DumpTimeoutNamesThePhase) {
+  RunOptions run = options("hang");
+  run.timeout_s = 1.5;
+  auto report = run_qemu(run, nullptr);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.error().kind, ErrorKind::Timeout);
+  EXPECT_NE(report.error().message.find("dump phase"), std::string::npos) << report.error().message;
+  EXPECT_NE(report.error().message.find("kernel state: stopped"), std::string::npos)
+      << report.error().message;
+  // The logs are written on failure too.
+  EXPECT_NE(read(run.serial_log).find("ETT: fake kernel"), std::string::npos);
+  EXPECT_EQ(std::count_if(std::istreambuf_iterator<char>(*std::make_unique<std::ifstream>(run.sent_log)), {},
+                          [](char c) { return c == '\n'; }),
+            6);
+}
+
+// Several machines: one disk (and log) per machine, numbered before the extension.
+TEST(MachinePaths, NumberedBeforeTheExtension) {
+  EXPECT_EQ(machine_disk_path("dir/trace.img", 1, 1), "dir/trace.img");
+  EXPECT_EQ(machine_disk_path("dir/trace.img", 1, 2), "dir/trace-1.img");
+  EXPECT_EQ(machine_disk_path("dir/trace.img", 2, 2), "dir/trace-2.img");
+  EXPECT_EQ(machine_disk_path("trace", 3, 3), "trace-3");
+  EXPECT_EQ(machine_disk_path("sent.csv", 2, 4), "sent-2.csv");
+}
+
+}  // namespace
+}  // namespace ett::host

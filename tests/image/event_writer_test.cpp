@@ -1,0 +1,82 @@
+// event_writer_test.cpp: exact CSV and JSONL output, time_ns rounding and the --cpu-hz override.
+#include "image/event_writer.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <vector>
+
+namespace ett::host {
+namespace {
+
+std::string render(const std::vector<Event>& events, EventFormat format, EventTiming timing) {
+  std::FILE* file = std::tmpfile();
+  EXPECT_NE(file, nullptr);
+  auto wrote = write_events(events, format, timing, file, "tmp");
+  EXPECT_TRUE(wrote.ok()) << (wrote.ok() ? "" : wrote.error().message);
+  std::string text(static_cast<size_t>(std::ftell(file)), '\0');
+  std::rewind(file);
+  EXPECT_EQ(std::fread(text.data(), 1, text.size(), file), text.size());
+  std::fclose(file);
+  return text;
+}
+
+const std::vector<Event> kEvents = {
+    {0, 1000, 1, 3, 0x03, 0, 0},
+    {1, 1001, 2, 15, 0xF3, 0, 0},
+    {2, 1002, 1, 0, 0xF0, 0, 0},
+    {5, 4000, 2, 1, 0x10, 0, 0},
+};
+
+TEST(EventWriter, CsvExact) {
+  // 3 Hz: 1 tick = 333333333.33 ns -> 333333333; 2 ticks = 666666666.67 -> 666666667.
+  EXPECT_EQ(render(kEvents, EventFormat::Csv, {1000, 3}),
+            "seq,probe,code,tsc,time_ns\n"
+            "0,1,3,1000,0\n"
+            "1,2,15,1001,333333333\n"
+            "2,1,0,1002,666666667\n"
+            "5,2,1,4000,1000000000000\n");
+}
+
+TEST(EventWriter, JsonlExact) {
+  EXPECT_EQ(render({kEvents[0], kEvents[1]}, EventFormat::Jsonl, {1000, 2'000'000'000}),
+            "{\"seq\":0,\"probe\":1,\"code\":3,\"tsc\":1000,\"time_ns\":0,\"lines\":3}\n"
+            "{\"seq\":1,\"probe\":2,\"code\":15,\"tsc\":1001,\"time_ns\":1,\"lines\":243}\n");
+}
+
+TEST(EventWriter, CpuHzOverrideChangesOnlyTimes) {
+  const std::vector<Event> events = {{0, 3'000'000'000 + 1500, 1, 1, 1, 0, 0}};
+  EXPECT_EQ(render(events, EventFormat::Csv, {1500, 3'000'000'000}),
+            "seq,probe,code,tsc,time_ns\n0,1,1,3000001500,1000000000\n");
+  EXPECT_EQ(render(events, EventFormat::Csv, {1500, 2'400'000'000}),
+            "seq,probe,code,tsc,time_ns\n0,1,1,3000001500,1250000000\n");
+}
+
+TEST(EventWriter, Rounding) {
+  EXPECT_EQ(tsc_to_ns(1, {0, 2'000'000'000}), 1);       // 0.5 ns rounds up
+  EXPECT_EQ(tsc_to_ns(1, {0, 2'000'000'001}), 0);       // just under 0.5 ns
+  EXPECT_EQ(tsc_to_ns(7, {0, 3'000'000'000}), 2);       // 2.33 ns
+  EXPECT_EQ(tsc_to_ns(8, {0, 3'000'000'000}), 3);       // 2.67 ns
+  EXPECT_EQ(tsc_to_ns(100, {101, 2'000'000'000}), -1);  // before time 0: -0.5 rounds away from zero
+  // Large values stay exact: 2^60 ticks at 1 GHz.
+  EXPECT_EQ(tsc_to_ns((1ull << 60) + 5, {5, 1'000'000'000}), int64_t{1} << 60);
+}
+
+TEST(EventWriter, EmptyAndZeroHz) {
+  EXPECT_EQ(render({}, EventFormat::Csv, {0, 1}), "seq,probe,code,tsc,time_ns\n");
+  EXPECT_EQ(render({}, EventFormat::Jsonl, {0, 1}), "");
+  std::FILE* file = std::tmpfile();
+  auto wrote = write_events(kEvents, EventFormat::Csv, {0, 0}, file, "tmp");
+  std::fclose(file);
+  ASSERT_FALSE(wrote.ok());
+  EXPECT_NE(wrote.error().message.find("--cpu-hz"), std::string::npos);
+}
+
+TEST(EventWriter, FormatNames) {
+  EXPECT_EQ(event_format_from_name("csv"), EventFormat::Csv);
+  EXPECT_EQ(event_format_from_name("jsonl"), EventFormat::Jsonl);
+  EXPECT_FALSE(event_format_from_name("json"));
+}
+
+}  // namespace
+}  // namespace ett::host
