@@ -14,6 +14,11 @@ namespace ett::host {
 std::vector<std::string> qemu_command(const RunOptions& options, const std::string& kernel,
                                       const std::string& shm_path, const std::string& disk);
 
+// Whether a scenario plays on the guest's clock: options.guest_clock, unless --run (its program runs on host
+// time) or --append mode=calibrate / mode=hwlat (they measure the emulator's own timing, which -icount would
+// replace by instruction counts).
+bool uses_guest_clock(const RunOptions& options);
+
 // Words of a command line, split at spaces and tabs.
 std::vector<std::string> split_words(const std::string& text);
 
