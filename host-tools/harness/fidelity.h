@@ -89,6 +89,6 @@ std::string format_fidelity(const FidelityReport& report);
 std::string fidelity_json(const FidelityReport& report);
 
 // --check's default --tolerance: see README ("Timing under load").
-inline constexpr double kDefaultToleranceUs = 500;
+inline constexpr double kDefaultToleranceUs = 5000;
 
 }  // namespace ett::host

@@ -31,13 +31,17 @@ constexpr uint64_t kRealtimeBreakNs = 100'000'000;
 // A stretch in which the thread slept this long in all has left the CPU often enough: no break needed.
 constexpr uint64_t kRealtimeSleepCreditNs = 60'000'000;
 
-// Guest clock playback: sleep while the next write is more than kNapMinNs of host time away (at the guest's
-// rate seen, times kRateMargin), waking a quarter of the wait but at least kWakeEarlyNs before it, and spin
-// the rest. Measured on a loaded 2-core host: wake-ups of a sleeping SCHED_FIFO thread come 50-350 us late
-// several times a run (and a SIGSTOP of QEMU takes effect only after ~4 ms, so stopping the guest while the
-// injector sleeps is no way out).
-constexpr uint64_t kNapMinNs = 60'000;
-constexpr uint64_t kWakeEarlyNs = 40'000;
+// Guest clock playback. The injector spins: on this project's loaded 2-core VM a sleeping SCHED_FIFO thread
+// was woken 50 us to 4 ms late several times a run, and the guest runs on meanwhile (a SIGSTOP of QEMU took
+// effect only ~4 ms later, so stopping the guest for the injector's sleeps is no way out). It sleeps when the
+// next write is more than kLongNapNs of host time away (at the guest's rate seen, times kRateMargin), waking
+// half the wait early; and, only as far as the real-time budget needs it (kBudgetSleep of every
+// kBudgetWindowNs), for shorter waits, waking kWakeEarlyNs early.
+constexpr uint64_t kLongNapNs = 2'000'000;
+constexpr uint64_t kNapMinNs = 10'000;  // shorter naps are not worth the system call
+constexpr uint64_t kWakeEarlyNs = 50'000;
+constexpr uint64_t kBudgetWindowNs = 100'000'000;
+constexpr double kBudgetSleep = 0.08;
 constexpr double kRateMargin = 1.5;
 constexpr size_t kRateSamples = 15;  // the guest's rate is the median of the latest samples
 
@@ -342,6 +346,7 @@ PlayResult play_on_guest_clocks(const std::vector<PlayTarget>& targets,
   result.start_monotonic_ns = start;
   uint64_t last_check = start;
   uint64_t slept = 0;
+  uint64_t window_start = start, slept_at_window = 0;  // the real-time budget's window
   auto finish = [&] {
     result.duration_ns = monotonic_ns() - start;
     for (const Cursor& cursor : cursors) result.guest_rate.push_back(cursor.clock.fastest_rate());
@@ -416,8 +421,19 @@ PlayResult play_on_guest_clocks(const std::vector<PlayTarget>& targets,
       }
       continue;
     }
-    if (wait_ns > kNapMinNs) {
-      sleep_until(now + std::min(wait_ns - std::max(kWakeEarlyNs, wait_ns / 4), kCheckEveryNs));
+    if (now - window_start >= kBudgetWindowNs) {
+      window_start = now;
+      slept_at_window = slept;
+    }
+    const bool budget_short =
+        static_cast<double>(slept - slept_at_window) < kBudgetSleep * static_cast<double>(now - window_start);
+    uint64_t nap = 0;
+    if (wait_ns > kLongNapNs)
+      nap = std::min(wait_ns / 2, kCheckEveryNs);
+    else if (wait_ns > kWakeEarlyNs + kNapMinNs && realtime.active() && budget_short)
+      nap = wait_ns - kWakeEarlyNs;
+    if (nap > 0) {
+      sleep_until(now + nap);
       slept += monotonic_ns() - now;
       for (Cursor& cursor : cursors) cursor.clock.slept();
     } else {

@@ -106,7 +106,9 @@ TEST(Regression, SimultaneousChangesOnManyProbesAreCompleteAndInOrder) {
       events.push_back({w * 250.0, probe, level[probe]});
     }
   }
-  auto result = run_with_report(dir, events, {"--append", "layout=8x1", "--timeout", "120"});
+  // --tolerance: the subject is completeness; the timing under load is Timing.*'s.
+  auto result =
+      run_with_report(dir, events, {"--append", "layout=8x1", "--timeout", "120", "--tolerance", "50000"});
   ASSERT_EQ(result.run.exit_code, 0) << result.run.output;
   EXPECT_EQ(json_number(result.json, "sent"), static_cast<double>(events.size()));
   EXPECT_EQ(json_number(result.json, "captured"), static_cast<double>(events.size()));
@@ -204,13 +206,13 @@ TEST(Regression, TwoMachinesShareSyncEdgesAndAlign) {
   std::vector<ScenarioEvent> events;
   for (int i = 0; i < 300; ++i) events.push_back({i * 3000.0, 1, 1 + i % 15});
   auto result = run_with_report(dir, events,
-                                {"--machines", "2", "--sync-probe", "2", "--sync-period", "10000", "--memory",
-                                 "64", "--timeout", "120"});
+                                {"--machines", "2", "--sync-probe", "2", "--sync-period", "1000", "--memory",
+                                 "64", "--timeout", "120", "--tolerance", "50000"});
   ASSERT_EQ(result.run.exit_code, 0) << result.run.output;
-  // 300 events + 90 sync edges (0, 10 ms, ..., 890 ms: the scenario's last event is at 897 ms) into
+  // 300 events + 898 sync edges (0, 1 ms, ..., 897 ms: the scenario's last event is at 897 ms) into
   // machine 1.
-  EXPECT_EQ(json_number(result.json, "sent", 0), 390);
-  EXPECT_EQ(json_number(result.json, "sent", 1), 90);
+  EXPECT_EQ(json_number(result.json, "sent", 0), 1198);
+  EXPECT_EQ(json_number(result.json, "sent", 1), 898);
   EXPECT_EQ(json_number(result.json, "lost", 0), 0);
   EXPECT_EQ(json_number(result.json, "lost", 1), 0);
 
@@ -222,20 +224,27 @@ TEST(Regression, TwoMachinesShareSyncEdgesAndAlign) {
   auto align =
       run_ett({"analyze", "align", "--db", db, "--traces", "1,2", "--sync", "2", "--format", "json"});
   ASSERT_EQ(align.exit_code, 0) << align.output;
-  EXPECT_EQ(json_number(align.output, "edges", 1), 90);
+  EXPECT_EQ(json_number(align.output, "edges", 1), 898);
   // Each machine's edges went out on its own guest clock at its origin + the edge's time, so the run knows
-  // where align must put machine 2 (truth_offset_ns, drift 0). Measured: within 0.2-3 us and 0.1-3 ppm with
-  // two CPU hogs (README, "Several measurement PCs"); the bounds are the goal's.
+  // where align must put machine 2 (truth_offset_ns, drift 0). The bounds are the goal's (10 us, 10 ppm),
+  // plus what the run's own late writes can explain: an edge the host held up is stamped late by up to the
+  // machine's schedule error, which the fit spreads over offset and drift (least squares over the 897 ms of
+  // edges). Measured with two CPU hogs: 0.2-3 us and 0.1-3 ppm off in runs without late writes (README,
+  // "Several measurement PCs").
+  const double late_ns = json_number(result.json, "schedule_error_max_ns", 0) +
+                         json_number(result.json, "schedule_error_max_ns", 1);
   EXPECT_NEAR(json_number(align.output, "offset_ns", 1), json_number(result.json, "truth_offset_ns", 0),
-              10'000)
+              10'000 + late_ns)
       << align.output << result.json;
-  EXPECT_NEAR(json_number(align.output, "drift_ppm", 1), json_number(result.json, "truth_drift_ppm", 0), 10)
+  EXPECT_NEAR(json_number(align.output, "drift_ppm", 1), json_number(result.json, "truth_drift_ppm", 0),
+              10 + 2 * late_ns / 897e6 * 1e6)
       << align.output << result.json;
-  // A residual is the difference of the two machines' detection latencies of one edge (and the fit's error).
-  const double latency_bound_ns =
-      json_number(result.json, "latency_max_ns", 0) + json_number(result.json, "latency_max_ns", 1) + 1e6;
+  // A residual is the difference of the two machines' errors on one edge (latency from the published clock,
+  // plus the host's late writes) and the fit's error.
+  const double latency_bound_ns = json_number(result.json, "latency_max_ns", 0) +
+                                  json_number(result.json, "latency_max_ns", 1) + late_ns + 1e6;
   EXPECT_LE(json_number(align.output, "max_abs_residual_ns", 1), latency_bound_ns) << align.output;
-  EXPECT_EQ(json_number(align.output, "merged_events"), 390 + 90);
+  EXPECT_EQ(json_number(align.output, "merged_events"), 1198 + 898);
 
   auto timeline =
       run_ett({"analyze", "align", "--db", db, "--traces", "1,2", "--sync", "2", "--format", "csv"});
