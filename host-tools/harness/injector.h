@@ -88,9 +88,9 @@ PlayResult play_scenarios(const std::vector<PlayTarget>& targets, const std::fun
 // counts executed instructions, so it stands still while the host deschedules the vCPU, and a write due at
 // scenario time t goes out when that guest's clock reaches origin + t (origin: its clock when the playback
 // starts). The clock is the one the kernel publishes at every stop check (Control.clock_low), extrapolated
-// between two publications at the rate seen, never more than one publication interval ahead. Between writes
-// the injector sleeps (it wakes a margin early and spins the rest), which keeps it under the real-time
-// throttling budget and lets a normal-priority injector win the CPU on wake-up. Pacing as in play_scenario.
+// between two publications at the rate seen, never more than one publication interval ahead. The injector
+// spins (a late wake-up is a late write: the guest runs on), sleeping only when the next write is far away
+// and as much as the real-time throttling budget needs (see injector.cpp). Pacing as in play_scenario.
 PlayResult play_on_guest_clocks(const std::vector<PlayTarget>& targets,
                                 const std::function<bool()>& keep_going,
                                 std::optional<int> cpu = std::nullopt);
