@@ -174,8 +174,10 @@ Command add_qemu_run_command(CLI::App& app) {
   sub->add_option("--initial-lines", options->initial_lines, "Line byte D7..D0 before the scenario (0-255)")
       ->capture_default_str()
       ->check(CLI::Range(0, 255));
-  sub->add_option("--sent-log", run.sent_log,
-                  "Write CSV index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before");
+  sub->add_option(
+      "--sent-log", run.sent_log,
+      "Write CSV index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before,guest_tsc_due,"
+      "guest_tsc_before,held_back");
   sub->add_option("--serial-log", run.serial_log, "Save the guest's serial output to FILE");
   sub->add_flag(
       "--free-run", run.free_run,

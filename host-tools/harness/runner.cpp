@@ -578,10 +578,13 @@ class RunSteps {
       if (g_interrupted.load()) return (abort = Abort::Interrupted) == Abort::None;
       for (auto& machine : m_state.machines) {
         culprit = machine.get();
-        if (machine->qemu->poll())
-          abort = Abort::QemuExited;
-        else if (state_of(machine->control()) != KernelState::Capturing)
+        // The state first: a kernel that stopped by itself (stop=, limit=) may have dumped and left QEMU
+        // before this look, which is not a QEMU failure (on the guest's clock the injector waits for a clock
+        // that stood still meanwhile, so it looks only now).
+        if (state_of(machine->control()) != KernelState::Capturing)
           abort = Abort::KernelLeftCapturing;
+        else if (machine->qemu->poll())
+          abort = Abort::QemuExited;
         if (abort != Abort::None) return false;
       }
       if (monotonic_ns() >= m_deadline) abort = Abort::Timeout;
