@@ -28,8 +28,8 @@ constexpr uint64_t kForceCheckNs = 100'000'000;  // ... unless it has not run fo
 // would stall the injector for 50 ms. It steps down to a normal thread for a short break well before that.
 constexpr uint64_t kRealtimeStretchNs = 800'000'000;
 constexpr uint64_t kRealtimeBreakNs = 100'000'000;
-// A stretch in which the thread slept this long in all (5 %, what the kernel's throttling leaves) has left the
-// CPU often enough: no break needed. A break at normal priority is the worst case under load: measured, a
+// A stretch in which the thread slept this long in all (5 %, what the kernel's throttling leaves) has left
+// the CPU often enough: no break needed. A break at normal priority is the worst case under load: measured, a
 // guest-clock playback held up for 180 ms by the CPU hogs.
 constexpr uint64_t kRealtimeSleepCreditNs = 40'000'000;
 
@@ -114,22 +114,27 @@ class ScopedRealtime {
   uint64_t m_slept_at_since = 0;
 };
 
-// One guest's TSC as its kernel publishes it (Control.clock_low, at every stop check), unwrapped to 64 bits
-// and extrapolated between two publications.
+// One guest's TSC as its kernel publishes it (Control.clock_256: TSC / 256 at every stop check), unwrapped
+// from the capture's start TSC to 64 bits and extrapolated between two publications.
 class GuestClock {
  public:
-  GuestClock(const uint32_t* low, uint64_t start_tsc) : m_low(*low) {
-    m_last_low = m_low.load(std::memory_order_acquire);
-    m_value = start_tsc + static_cast<uint32_t>(m_last_low - static_cast<uint32_t>(start_tsc));
+  GuestClock(const uint32_t* clock_256, const uint32_t* heartbeat, uint64_t start_tsc)
+      : m_low(*clock_256), m_beat(*heartbeat) {
+    m_units = start_tsc >> 8;
+    m_last_low = static_cast<uint32_t>(m_units);
+    m_value = m_units << 8;
     m_seen_at = monotonic_ns();
   }
 
-  // The latest published value: the guest's clock is at least this now.
+  // The latest published value: the guest's clock is at least this now (the capture's start until the
+  // kernel's first stop check has published one).
   uint64_t published() {
+    if (m_beat.load(std::memory_order_acquire) == 0) return m_value;
     const uint32_t low = m_low.load(std::memory_order_acquire);
     if (low == m_last_low) return m_value;
     const uint64_t now = monotonic_ns();
-    const uint32_t delta = low - m_last_low;
+    m_units += static_cast<uint32_t>(low - m_last_low);
+    const uint64_t delta = (m_units << 8) - m_value;
     // A rate sample only from two publications seen while watching: after a sleep of the injector the
     // first one is seen late. A vCPU descheduled in between gives a slow sample, an injector that was
     // itself held up a fast one: the median of the latest samples ignores both.
@@ -143,7 +148,7 @@ class GuestClock {
       m_fastest = std::max(m_fastest, m_rate);
       m_step = m_step == 0 ? delta : std::min<uint64_t>(m_step, delta);
     }
-    m_value += delta;
+    m_value = m_units << 8;
     m_last_low = low;
     m_seen_at = now;
     m_watching = true;
@@ -172,7 +177,9 @@ class GuestClock {
 
  private:
   std::atomic_ref<const uint32_t> m_low;
+  std::atomic_ref<const uint32_t> m_beat;
   uint32_t m_last_low = 0;
+  uint64_t m_units = 0;  // TSC / 256, unwrapped
   uint64_t m_value = 0;
   uint64_t m_seen_at = 0;
   bool m_watching = false;
@@ -337,7 +344,8 @@ PlayResult play_on_guest_clocks(const std::vector<PlayTarget>& targets,
   for (const PlayTarget& target : targets) {
     result.sent_per_target[cursors.size()].reserve(target.scenario->events.size());
     cursors.push_back(Cursor{std::atomic_ref<uint8_t>(*target.lines),
-                             GuestClock(target.clock_low, target.start_tsc), std::nullopt});
+                             GuestClock(target.clock_256, target.clock_heartbeat, target.start_tsc),
+                             std::nullopt});
     Cursor& cursor = cursors.back();
     if (target.heartbeat) cursor.beat.emplace(*target.heartbeat);
     cursor.origin = cursor.clock.published();

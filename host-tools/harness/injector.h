@@ -57,9 +57,10 @@ struct PlayTarget {
   const Scenario* scenario = nullptr;
   uint8_t* lines = nullptr;
   const uint32_t* heartbeat = nullptr;  // pacing for this target's writes (see play_scenario); nullptr: free
-  // The guest's clock for play_on_guest_clocks: the kernel's Control.clock_low, its capture_start_tsc (to
-  // unwrap the 32 bits) and tsc_hz (scenario ns -> guest ticks).
-  const uint32_t* clock_low = nullptr;
+  // The guest's clock for play_on_guest_clocks: the kernel's Control.clock_256 and heartbeat (0: nothing
+  // published yet), its capture_start_tsc (to unwrap the 32 bits) and tsc_hz (scenario ns -> guest ticks).
+  const uint32_t* clock_256 = nullptr;
+  const uint32_t* clock_heartbeat = nullptr;
   uint64_t start_tsc = 0;
   uint64_t tsc_hz = 0;
 };
@@ -87,7 +88,7 @@ PlayResult play_scenarios(const std::vector<PlayTarget>& targets, const std::fun
 // Plays each target on its own guest's clock instead of the host's: under QEMU's -icount the guest's TSC
 // counts executed instructions, so it stands still while the host deschedules the vCPU, and a write due at
 // scenario time t goes out when that guest's clock reaches origin + t (origin: its clock when the playback
-// starts). The clock is the one the kernel publishes at every stop check (Control.clock_low), extrapolated
+// starts). The clock is the one the kernel publishes at every stop check (Control.clock_256), extrapolated
 // between two publications at the rate seen, never more than one publication interval ahead. The injector
 // spins (a late wake-up is a late write: the guest runs on), sleeping only when the next write is far away
 // and as much as the real-time throttling budget needs (see injector.cpp). Pacing as in play_scenario.

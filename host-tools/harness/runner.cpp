@@ -594,9 +594,9 @@ class RunSteps {
     std::vector<PlayTarget> targets;
     for (auto& machine : m_state.machines) {
       Control* control = machine->control();
-      targets.push_back(PlayTarget{&machine->scenario, machine->shm.lines(),
-                                   m_options.free_run ? nullptr : &control->heartbeat, &control->clock_low,
-                                   load(control->capture_start_tsc), load(control->tsc_hz)});
+      targets.push_back(PlayTarget{
+          &machine->scenario, machine->shm.lines(), m_options.free_run ? nullptr : &control->heartbeat,
+          &control->clock_256, &control->heartbeat, load(control->capture_start_tsc), load(control->tsc_hz)});
     }
     const bool guest_clock = uses_guest_clock(m_options);
     PlayResult played = guest_clock ? play_on_guest_clocks(targets, keep_going, m_injector_cpu)

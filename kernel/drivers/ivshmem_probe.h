@@ -51,7 +51,7 @@ struct IvshmemHost {
   }
   // Called at every stop check, never per poll: the clock and heartbeat stores cost nothing on the idle step.
   [[gnu::always_inline]] bool stop_requested() const {
-    control->clock_low = static_cast<uint32_t>(x86::rdtsc());
+    control->clock_256 = static_cast<uint32_t>(x86::rdtsc() >> 8);
     control->heartbeat = control->heartbeat + 1;
     return control->command == static_cast<uint32_t>(vprobe::HostCommand::Stop);
   }

@@ -88,8 +88,8 @@ void set_state(Control* control, KernelState state) {
          static_cast<uint32_t>(vprobe::HostCommand::Stop)) {
     // Like the kernel's stop check: its clock (the host's TSC here), then the heartbeat that tells the
     // injector that the lines have been polled.
-    std::atomic_ref<uint32_t>(control->clock_low)
-        .store(static_cast<uint32_t>(__rdtsc()), std::memory_order_release);
+    std::atomic_ref<uint32_t>(control->clock_256)
+        .store(static_cast<uint32_t>(__rdtsc() >> 8), std::memory_order_release);
     std::atomic_ref<uint32_t>(control->heartbeat).fetch_add(1, std::memory_order_acq_rel);
     const uint8_t now = *lines;
     if (now == last) continue;

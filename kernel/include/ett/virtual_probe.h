@@ -43,10 +43,12 @@ struct Control {
   uint64_t capture_start_tsc;  // kernel: time 0 of the capture, valid from Capturing on
   uint32_t session_number;     // kernel: session written, valid at Done
   uint32_t heartbeat;          // kernel: +1 at every stop check (every 1024 polls) while capturing
-  // kernel: the low 32 bits of the TSC at every stop check, stored before `heartbeat` (one aligned 32-bit
-  // store: the host never reads half of it). Under QEMU's -icount the TSC counts executed instructions and
-  // stands still while the host deschedules the vCPU: the host then schedules its writes on this clock.
-  uint32_t clock_low;
+  // kernel: TSC / 256 (bits 8..39) at every stop check, stored before `heartbeat` (one aligned 32-bit store:
+  // the host never reads half of it; 256 ticks of resolution so that it wraps only after 2^40 ticks, 18 min
+  // at 1 GHz, and the host can unwrap it from capture_start_tsc). Under QEMU's -icount the TSC counts
+  // executed instructions and stands still while the host deschedules the vCPU: the host then schedules its
+  // writes on this clock. 0 until the first stop check (heartbeat 0).
+  uint32_t clock_256;
 };
 
 // Pacing: once the host has seen `heartbeat` advance by kPaceBeats after a write, every later poll of the
