@@ -40,12 +40,19 @@ struct QemuRunOptions {
   unsigned initial_lines = 0;
   unsigned sync_probe = 0;
   bool check = false;
+  double tolerance_us = host::kDefaultToleranceUs;
+  std::string clock = "guest";
   std::string fidelity_json;
 };
 
-// Per machine: what its capture kept of what was sent. Returns whether every machine's capture is clean.
-bool print_fidelity(const host::RunReport& r, const std::string& json_path) {
-  bool clean = true;
+struct Verdict {
+  bool clean = true;    // nothing lost, unexpected or out of order
+  bool on_time = true;  // timing errors within the tolerance
+};
+
+// Per machine: what its capture kept of what was sent, and against the scenario's timeline.
+Verdict print_fidelity(const host::RunReport& r, const std::string& json_path, double tolerance_ns) {
+  Verdict verdict;
   std::string json = "[";
   for (size_t k = 0; k < r.machines.size(); ++k) {
     const host::MachineResult& machine = r.machines[k];
@@ -54,9 +61,20 @@ bool print_fidelity(const host::RunReport& r, const std::string& json_path) {
                  machine.events_sent, machine.session_number, machine.disk, machine.kernel_events);
     if (!machine.fidelity) continue;
     fmt::print("{}", host::format_fidelity(*machine.fidelity));
-    clean = clean && machine.fidelity->clean();
+    verdict.clean = verdict.clean && machine.fidelity->clean();
+    verdict.on_time = verdict.on_time && machine.fidelity->on_time(tolerance_ns);
+    if (machine.truth_offset_ns)
+      fmt::print(
+          "  align truth:    t_1 = t_{} {:+.1f} ns, drift {:.3f} ppm (what `ett analyze align` should fit)\n",
+          k + 1, *machine.truth_offset_ns, *machine.truth_drift_ppm);
     if (json.size() > 1) json += ",";
-    json += host::fidelity_json(*machine.fidelity);
+    std::string object = host::fidelity_json(*machine.fidelity);
+    if (machine.truth_offset_ns) {
+      object.pop_back();  // the closing brace
+      object += fmt::format(",\"truth_offset_ns\":{:.1f},\"truth_drift_ppm\":{:.6f}}}",
+                            *machine.truth_offset_ns, *machine.truth_drift_ppm);
+    }
+    json += object;
   }
   json += "]\n";
   if (!json_path.empty()) {
@@ -65,7 +83,7 @@ bool print_fidelity(const host::RunReport& r, const std::string& json_path) {
     if (file && std::fclose(file) != 0) warn(host::errno_message(json_path, errno));
     if (!wrote) warn(host::errno_message(json_path, errno));
   }
-  return clean;
+  return verdict;
 }
 
 int run_qemu_run(QemuRunOptions& options, const CLI::App& sub) {
@@ -75,19 +93,26 @@ int run_qemu_run(QemuRunOptions& options, const CLI::App& sub) {
     options.run.boot_timeout_s = 120;
   options.run.initial_lines = static_cast<uint8_t>(options.initial_lines);
   options.run.sync_probe = static_cast<uint8_t>(options.sync_probe);
+  options.run.guest_clock = options.clock == "guest";
   auto result = host::run_qemu(options.run, stderr);
   if (!result) return report(result.error());
   const host::RunReport& r = *result;
   fmt::print("ett: run {}\n", r.command_failure.empty() ? "OK" : "captured, but the --run command failed");
   if (r.live)
     print_live_summary(r);
+  else if (r.guest_clock)
+    fmt::print(
+        "  events sent:    {} of {} in {} on the guest's clock (QEMU -icount; the guest ran at {:.2f}x "
+        "host time; injector {})\n",
+        r.events_sent, r.scenario_events, milliseconds(r.playback_ns), r.guest_rate,
+        r.realtime ? "SCHED_FIFO" : "normal priority");
   else
     fmt::print("  events sent:    {} of {} in {} (lateness: median {}, max {}; {})\n", r.events_sent,
                r.scenario_events, milliseconds(r.playback_ns), microseconds(r.median_late_ns),
                microseconds(r.max_late_ns), r.realtime ? "SCHED_FIFO" : "normal priority");
   if (r.paced && !r.live)
-    fmt::print("  pacing:         {} write(s) held back until the kernel had polled (emulator stalls)\n",
-               r.paced_writes);
+    fmt::print("  pacing:         {} write(s) held back until the kernel had polled, by up to {}\n",
+               r.paced_writes, microseconds(r.held_back_max_ns));
   fmt::print("  kernel events:  {}{}\n", r.kernel_events,
              r.kernel_events == r.events_sent ? "" : " (differs from the events sent)");
   fmt::print("  session:        {} on {} (stop: {}, TSC {:.3f} MHz)\n", r.session_number,
@@ -95,7 +120,7 @@ int run_qemu_run(QemuRunOptions& options, const CLI::App& sub) {
              format::stop_reason_name(r.stop_reason), static_cast<double>(r.tsc_hz) / 1e6);
   fmt::print("  duration:       {} total (boot to capturing {})\n", milliseconds(r.total_ns),
              milliseconds(r.boot_ns));
-  const bool clean = print_fidelity(r, options.fidelity_json);
+  const Verdict verdict = print_fidelity(r, options.fidelity_json, options.tolerance_us * 1e3);
   if (r.kernel_stopped_early)
     warn(r.live ? "the kernel stopped capturing before the --run command ended"
                 : "the kernel stopped capturing before the scenario ended");
@@ -105,8 +130,15 @@ int run_qemu_run(QemuRunOptions& options, const CLI::App& sub) {
                r.command_failure);
     return kCommandFailedStatus;
   }
-  if (options.check && !clean) {
+  if (options.check && !verdict.clean) {
     warn("--check: the capture lost, invented or reordered events (see fidelity above)");
+    return kFidelityCheckFailed;
+  }
+  if (options.check && !verdict.on_time) {
+    warn(
+        fmt::format("--check: the captured timeline is off the scenario's by more than --tolerance {} us "
+                    "(see timing above)",
+                    options.tolerance_us));
     return kFidelityCheckFailed;
   }
   return 0;
@@ -153,8 +185,10 @@ Command add_qemu_run_command(CLI::App& app) {
   sub->add_option("--initial-lines", options->initial_lines, "Line byte D7..D0 before the scenario (0-255)")
       ->capture_default_str()
       ->check(CLI::Range(0, 255));
-  sub->add_option("--sent-log", run.sent_log,
-                  "Write CSV index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before");
+  sub->add_option(
+      "--sent-log", run.sent_log,
+      "Write CSV index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before,guest_tsc_due,"
+      "guest_tsc_before,held_back");
   sub->add_option("--serial-log", run.serial_log, "Save the guest's serial output to FILE");
   sub->add_flag(
       "--free-run", run.free_run,
@@ -162,7 +196,18 @@ Command add_qemu_run_command(CLI::App& app) {
       "until the kernel has polled since the previous one, so that an emulator stall delays events instead "
       "of merging them");
   sub->add_flag("--check", options->check,
-                "Exit 6 when an event was lost, unexpected (not sent) or out of order (the fidelity report)");
+                "Exit 6 when an event was lost, unexpected (not sent) or out of order, or the interval or "
+                "schedule error exceeds --tolerance (the fidelity report)");
+  sub->add_option("--tolerance", options->tolerance_us,
+                  "Microseconds of interval and schedule error --check accepts")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--clock", options->clock,
+                  "guest: QEMU runs with -icount and the scenario plays on the guest's clock (keeps the "
+                  "scenario's intervals on a busy host); host: plain TCG, writes on the host's clock (--run "
+                  "always uses the host's)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"guest", "host"}));
   sub->add_option("--fidelity-json", options->fidelity_json,
                   "Write the fidelity report as a JSON array (one object per machine) to FILE");
   sub->add_option("--machines", run.machines,
@@ -197,7 +242,8 @@ Command add_qemu_run_command(CLI::App& app) {
       "Exit status: 0 ok, 1 bad usage or input, 2 the kernel reported a failure, 3 timeout (boot, capture "
       "or\n"
       "dump phase), 4 QEMU failed to start or exited unexpectedly, 5 the --run command failed (the capture\n"
-      "is dumped all the same), 6 (--check) an event was lost, unexpected or out of order, 130 interrupted.");
+      "is dumped all the same), 6 (--check) an event was lost, unexpected or out of order, or the timing\n"
+      "error exceeds --tolerance, 130 interrupted.");
   return {sub, [options, sub] { return run_qemu_run(*options, *sub); }};
 }
 

@@ -168,17 +168,33 @@ Pairing pair_by_time(std::span<const SentEvent> sent, std::span<const Event> cap
 
 }  // namespace
 
-FidelityReport assess_fidelity(std::span<const SentEvent> sent, std::span<const Event> captured,
+FidelityReport assess_fidelity(std::span<const SentEvent> sent_in, std::span<const Event> captured,
                                CaptureWindow window) {
   FidelityReport report;
   report.captured = captured.size();
   report.tsc_hz = window.tsc_hz;
+  report.guest_clock = window.guest_clock;
+  // Guest clock: the pairing below works on host_tsc_before; give it the guest's lower bound instead.
+  std::vector<SentEvent> on_guest_clock;
+  if (window.guest_clock) {
+    on_guest_clock.assign(sent_in.begin(), sent_in.end());
+    for (SentEvent& send : on_guest_clock) send.host_tsc_before = send.guest_tsc_before;
+  }
+  const std::span<const SentEvent> sent =
+      window.guest_clock ? std::span<const SentEvent>(on_guest_clock) : sent_in;
+  for (const SentEvent& send : sent)
+    if (send.held_back) {
+      ++report.held_back;
+      report.held_back_max_ns = std::max(report.held_back_max_ns, static_cast<double>(send.held_ns));
+    }
   const auto lists = by_probe(sent);
   // Start from the offset most events agree with (or, without bounds, the first pass's), pair, and lower it
   // to the fastest detection of those pairs until it settles: each step keeps every pair (their sends stay
   // before their stamps, the next sends stay after), so it converges in a few steps.
   std::optional<int64_t> start;
-  if (window.offset_bounds) {
+  if (window.guest_clock) {
+    start = 0;
+  } else if (window.offset_bounds) {
     // A sample across the bounds (milliseconds wide), then every event in a narrow band around its region;
     // the left end of the final region is the run's fastest detection.
     auto region =
@@ -192,7 +208,8 @@ FidelityReport assess_fidelity(std::span<const SentEvent> sent, std::span<const 
   if (!start) start = estimate_offset(sent, captured, lists);
   int64_t offset = start.value_or(0);
   Pairing pairing = pair_by_time(sent, captured, lists, offset, window.end_tsc);
-  for (int step = 0; step < 8 && pairing.fastest && *pairing.fastest != offset; ++step) {
+  for (int step = 0; !window.guest_clock && step < 8 && pairing.fastest && *pairing.fastest != offset;
+       ++step) {
     offset = *pairing.fastest;
     pairing = pair_by_time(sent, captured, lists, offset, window.end_tsc);
   }
@@ -222,6 +239,38 @@ FidelityReport assess_fidelity(std::span<const SentEvent> sent, std::span<const 
   }
   report.lost = report.sent - report.matched;
 
+  // The timeline against the scenario's.
+  std::vector<double> interval_errors, schedule_offsets;
+  std::optional<size_t> previous;
+  for (size_t e = 0; e < captured.size(); ++e) {
+    if (!pairing.send_of[e]) continue;
+    const SentEvent& send = sent[*pairing.send_of[e]];
+    schedule_offsets.push_back(static_cast<double>(captured[e].tsc) * tick_ns -
+                               static_cast<double>(send.scheduled_ns));
+    if (previous) {
+      const SentEvent& before = sent[*pairing.send_of[*previous]];
+      const double captured_ns = static_cast<double>(captured[e].tsc - captured[*previous].tsc) * tick_ns;
+      const double scheduled_ns =
+          static_cast<double>(send.scheduled_ns) - static_cast<double>(before.scheduled_ns);
+      interval_errors.push_back(std::abs(captured_ns - scheduled_ns));
+    }
+    previous = e;
+  }
+  std::sort(interval_errors.begin(), interval_errors.end());
+  report.interval_p50_ns = percentile(interval_errors, 0.50);
+  report.interval_p95_ns = percentile(interval_errors, 0.95);
+  report.interval_max_ns = interval_errors.empty() ? 0 : interval_errors.back();
+  if (!schedule_offsets.empty()) {
+    std::vector<double> sorted_offsets = schedule_offsets;
+    std::sort(sorted_offsets.begin(), sorted_offsets.end());
+    const double median = percentile(sorted_offsets, 0.50);
+    for (double& offset_ns : schedule_offsets) offset_ns = std::abs(offset_ns - median);
+    std::sort(schedule_offsets.begin(), schedule_offsets.end());
+    report.schedule_p50_ns = percentile(schedule_offsets, 0.50);
+    report.schedule_p95_ns = percentile(schedule_offsets, 0.95);
+    report.schedule_max_ns = schedule_offsets.back();
+  }
+
   std::vector<double> sorted = report.latencies_ns;
   std::sort(sorted.begin(), sorted.end());
   report.latency_p50_ns = percentile(sorted, 0.50);
@@ -240,11 +289,26 @@ std::string format_fidelity(const FidelityReport& r) {
   if (r.merged > 0)
     text += fmt::format("                  {} event(s) of separate writes seen in one poll (same stamp)\n",
                         r.merged);
-  if (r.matched > 0)
+  if (r.held_back > 0)
+    text += fmt::format(
+        "                  {} event(s) held back by pacing until the kernel had polled, by up to {:.1f} us\n",
+        r.held_back, r.held_back_max_ns / 1e3);
+  if (r.matched > 0 && r.guest_clock)
+    text += fmt::format(
+        "  latency:        stamp - send p50 {:.0f} ns, p99 {:.0f} ns, max {:.0f} ns (guest clock: from the "
+        "clock the kernel had published before the write)\n",
+        r.latency_p50_ns, r.latency_p99_ns, r.latency_max_ns);
+  else if (r.matched > 0)
     text += fmt::format(
         "  latency:        stamp - send p50 {:.0f} ns, p99 {:.0f} ns, max {:.0f} ns (guest TSC + {} = host "
         "TSC; fastest detection = 0)\n",
         r.latency_p50_ns, r.latency_p99_ns, r.latency_max_ns, r.offset_ticks);
+  if (r.matched > 1)
+    text += fmt::format(
+        "  timing:         interval error p50 {:.1f} us, p95 {:.1f} us, max {:.1f} us; schedule error p50 "
+        "{:.1f} us, p95 {:.1f} us, max {:.1f} us\n",
+        r.interval_p50_ns / 1e3, r.interval_p95_ns / 1e3, r.interval_max_ns / 1e3, r.schedule_p50_ns / 1e3,
+        r.schedule_p95_ns / 1e3, r.schedule_max_ns / 1e3);
   return text;
 }
 
@@ -252,10 +316,15 @@ std::string fidelity_json(const FidelityReport& r) {
   return fmt::format(
       "{{\"sent\":{},\"captured\":{},\"matched\":{},\"lost\":{},\"unexpected\":{},\"out_of_order\":{},"
       "\"merged\":{},\"after_end\":{},\"offset_ticks\":{},\"tsc_hz\":{},\"latency_p50_ns\":{:.1f},"
-      "\"latency_p99_ns\":{:.1f},\"latency_max_ns\":{:.1f},\"clean\":{}}}",
+      "\"latency_p99_ns\":{:.1f},\"latency_max_ns\":{:.1f},\"clean\":{},\"guest_clock\":{},"
+      "\"interval_error_p50_ns\":{:.1f},\"interval_error_p95_ns\":{:.1f},\"interval_error_max_ns\":{:.1f},"
+      "\"schedule_error_p50_ns\":{:.1f},\"schedule_error_p95_ns\":{:.1f},\"schedule_error_max_ns\":{:.1f},"
+      "\"held_back\":{},\"held_back_max_ns\":{:.1f}}}",
       r.sent, r.captured, r.matched, r.lost, r.unexpected, r.out_of_order, r.merged, r.after_end,
       r.offset_ticks, r.tsc_hz, r.latency_p50_ns, r.latency_p99_ns, r.latency_max_ns,
-      r.clean() ? "true" : "false");
+      r.clean() ? "true" : "false", r.guest_clock ? "true" : "false", r.interval_p50_ns, r.interval_p95_ns,
+      r.interval_max_ns, r.schedule_p50_ns, r.schedule_p95_ns, r.schedule_max_ns, r.held_back,
+      r.held_back_max_ns);
 }
 
 }  // namespace ett::host

@@ -42,8 +42,22 @@ struct FidelityReport {
   double latency_p99_ns = 0;
   double latency_max_ns = 0;
   std::vector<double> latencies_ns;  // per matched event, in capture order
+  bool guest_clock = false;          // the run played on the guest's clock (latency: stamp - published clock)
+
+  // The timeline against the scenario's, over the matched events in capture order. Interval error: |captured
+  // interval - scheduled interval| of consecutive events. Schedule error: |(stamp - scheduled time) - its
+  // median|, how far an event sits from where the scenario put it relative to the rest.
+  double interval_p50_ns = 0, interval_p95_ns = 0, interval_max_ns = 0;
+  double schedule_p50_ns = 0, schedule_p95_ns = 0, schedule_max_ns = 0;
+  // Writes the pacing held back past their time (the injector's numbers; see PlayResult).
+  size_t held_back = 0;
+  double held_back_max_ns = 0;
 
   bool clean() const { return lost == 0 && unexpected == 0 && out_of_order == 0; }
+  // Both timing errors within `tolerance_ns`.
+  bool on_time(double tolerance_ns) const {
+    return interval_max_ns <= tolerance_ns && schedule_max_ns <= tolerance_ns;
+  }
 };
 
 struct CaptureWindow {
@@ -54,6 +68,9 @@ struct CaptureWindow {
   // look, when the state was not yet Capturing, less a margin. The runner knows them; without them the offset
   // is estimated from a pairing by codes alone, which is right only when nothing was lost.
   std::optional<std::pair<int64_t, int64_t>> offset_bounds;
+  // The run played on the guest's clock (-icount): each send's guest_tsc_before is already in the stamps'
+  // time base, so the offset is 0 and needs no estimate.
+  bool guest_clock = false;
 };
 
 // Pairs `captured` (in session order) with `sent` (in send order). A captured event on probe p with code c is
@@ -70,5 +87,8 @@ FidelityReport assess_fidelity(std::span<const SentEvent> sent, std::span<const 
 // Several lines of text ("  fidelity: ..."), and a JSON object (one line).
 std::string format_fidelity(const FidelityReport& report);
 std::string fidelity_json(const FidelityReport& report);
+
+// --check's default --tolerance: see README ("Timing under load").
+inline constexpr double kDefaultToleranceUs = 5000;
 
 }  // namespace ett::host

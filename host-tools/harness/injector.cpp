@@ -4,12 +4,15 @@
 #include <fmt/format.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <x86intrin.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 
 #include "ett/virtual_probe.h"
 
@@ -20,10 +23,29 @@ namespace {
 constexpr uint64_t kSpinNs = 200'000;          // busy-wait this close to a write: sleeping wakes up too late
 constexpr uint64_t kCheckEveryNs = 5'000'000;  // how often keep_going() runs
 constexpr uint64_t kNoCheckNs = 20'000;        // never call keep_going() this close to a write
+constexpr uint64_t kForceCheckNs = 100'000'000;  // ... unless it has not run for this long
 // Linux throttles real-time threads that run for more than 950 ms of each second (sched_rt_runtime_us), which
 // would stall the injector for 50 ms. It steps down to a normal thread for a short break well before that.
 constexpr uint64_t kRealtimeStretchNs = 800'000'000;
 constexpr uint64_t kRealtimeBreakNs = 100'000'000;
+// A stretch in which the thread slept this long in all (5 %, what the kernel's throttling leaves) has left
+// the CPU often enough: no break needed. A break at normal priority is the worst case under load: measured, a
+// guest-clock playback held up for 180 ms by the CPU hogs.
+constexpr uint64_t kRealtimeSleepCreditNs = 40'000'000;
+
+// Guest clock playback. The injector spins: on this project's loaded 2-core VM a sleeping SCHED_FIFO thread
+// was woken 50 us to 4 ms late several times a run, and the guest runs on meanwhile (a SIGSTOP of QEMU took
+// effect only ~4 ms later, so stopping the guest for the injector's sleeps is no way out). It sleeps when the
+// next write is more than kLongNapNs of host time away (at the guest's rate seen, times kRateMargin), waking
+// half the wait early; and, only as far as the real-time budget needs it (kBudgetSleep of every
+// kBudgetWindowNs), for shorter waits, waking kWakeEarlyNs early.
+constexpr uint64_t kLongNapNs = 2'000'000;
+constexpr uint64_t kNapMinNs = 10'000;  // shorter naps are not worth the system call
+constexpr uint64_t kWakeEarlyNs = 50'000;
+constexpr uint64_t kBudgetWindowNs = 100'000'000;
+constexpr double kBudgetSleep = 0.08;
+constexpr double kRateMargin = 1.5;
+constexpr size_t kRateSamples = 15;  // the guest's rate is the median of the latest samples
 
 void sleep_until(uint64_t monotonic) {
   timespec when{static_cast<time_t>(monotonic / 1'000'000'000), static_cast<long>(monotonic % 1'000'000'000)};
@@ -57,12 +79,20 @@ class ScopedRealtime {
   ScopedRealtime& operator=(const ScopedRealtime&) = delete;
   bool active() const { return m_active; }
 
-  // Called now and then: keeps the time spent real-time under the kernel's throttling budget.
-  void pace(uint64_t now) {
+  // Called now and then: keeps the time spent real-time under the kernel's throttling budget. `slept_ns`:
+  // how long the thread has slept in all so far; a stretch with enough sleep in it needs no break.
+  void pace(uint64_t now, uint64_t slept_ns = 0) {
     if (!m_active) return;
-    if (m_since == 0) m_since = now;
+    if (m_since == 0) {
+      m_since = now;
+      m_slept_at_since = slept_ns;
+    }
     const uint64_t elapsed = now - m_since;
-    if (m_realtime && elapsed >= kRealtimeStretchNs) {
+    if (m_realtime && elapsed >= kRealtimeStretchNs &&
+        slept_ns - m_slept_at_since >= kRealtimeSleepCreditNs) {
+      m_since = now;
+      m_slept_at_since = slept_ns;
+    } else if (m_realtime && elapsed >= kRealtimeStretchNs) {
       m_realtime = pthread_setschedparam(pthread_self(), m_old_policy, &m_old_param) != 0;
       m_since = now;
     } else if (!m_realtime && elapsed >= kRealtimeBreakNs) {
@@ -81,6 +111,83 @@ class ScopedRealtime {
   bool m_active = false;
   bool m_realtime = true;  // while m_active: SCHED_FIFO now, not in a break
   uint64_t m_since = 0;
+  uint64_t m_slept_at_since = 0;
+};
+
+// One guest's TSC as its kernel publishes it (Control.clock_256: TSC / 256 at every stop check), unwrapped
+// from the capture's start TSC to 64 bits and extrapolated between two publications.
+class GuestClock {
+ public:
+  GuestClock(const uint32_t* clock_256, const uint32_t* heartbeat, uint64_t start_tsc)
+      : m_low(*clock_256), m_beat(*heartbeat) {
+    m_units = start_tsc >> 8;
+    m_last_low = static_cast<uint32_t>(m_units);
+    m_value = m_units << 8;
+    m_seen_at = monotonic_ns();
+  }
+
+  // The latest published value: the guest's clock is at least this now (the capture's start until the
+  // kernel's first stop check has published one).
+  uint64_t published() {
+    if (m_beat.load(std::memory_order_acquire) == 0) return m_value;
+    const uint32_t low = m_low.load(std::memory_order_acquire);
+    if (low == m_last_low) return m_value;
+    const uint64_t now = monotonic_ns();
+    m_units += static_cast<uint32_t>(low - m_last_low);
+    const uint64_t delta = (m_units << 8) - m_value;
+    // A rate sample only from two publications seen while watching: after a sleep of the injector the
+    // first one is seen late. A vCPU descheduled in between gives a slow sample, an injector that was
+    // itself held up a fast one: the median of the latest samples ignores both.
+    if (m_watching && now > m_seen_at) {
+      m_samples[m_sample_count++ % kRateSamples] =
+          static_cast<double>(delta) / static_cast<double>(now - m_seen_at);
+      const size_t n = std::min(m_sample_count, kRateSamples);
+      std::array<double, kRateSamples> sorted = m_samples;
+      std::nth_element(sorted.begin(), sorted.begin() + n / 2, sorted.begin() + n);
+      m_rate = sorted[n / 2];
+      m_fastest = std::max(m_fastest, m_rate);
+      m_step = m_step == 0 ? delta : std::min<uint64_t>(m_step, delta);
+    }
+    m_value = m_units << 8;
+    m_last_low = low;
+    m_seen_at = now;
+    m_watching = true;
+    return m_value;
+  }
+
+  // The guest's clock now, estimated: the last publication plus the host time since then at the guest's
+  // rate, at most one publication interval ahead (the next one is due by then; a vCPU descheduled
+  // meanwhile makes the estimate early by at most that much).
+  uint64_t estimate() {
+    const uint64_t value = published();
+    if (m_rate == 0 || m_step == 0) return value;
+    const double ahead = static_cast<double>(monotonic_ns() - m_seen_at) * m_rate;
+    return value + static_cast<uint64_t>(std::min(ahead, static_cast<double>(m_step)));
+  }
+
+  // Host ns until the clock reaches `tsc`, at a margin over the rate seen (0: unknown, or due now).
+  uint64_t host_ns_until(uint64_t tsc) {
+    const uint64_t now = estimate();
+    if (tsc <= now || m_rate == 0) return 0;
+    return static_cast<uint64_t>(static_cast<double>(tsc - now) / (m_rate * kRateMargin));
+  }
+
+  void slept() { m_watching = false; }
+  double fastest_rate() const { return m_fastest; }
+
+ private:
+  std::atomic_ref<const uint32_t> m_low;
+  std::atomic_ref<const uint32_t> m_beat;
+  uint32_t m_last_low = 0;
+  uint64_t m_units = 0;  // TSC / 256, unwrapped
+  uint64_t m_value = 0;
+  uint64_t m_seen_at = 0;
+  bool m_watching = false;
+  std::array<double, kRateSamples> m_samples{};
+  size_t m_sample_count = 0;
+  double m_rate = 0;  // guest ticks per host ns
+  double m_fastest = 0;
+  uint64_t m_step = 0;  // the shortest publication interval seen, in guest ticks
 };
 
 }  // namespace
@@ -196,10 +303,15 @@ PlayResult play_scenarios(const std::vector<PlayTarget>& targets, const std::fun
       if (cursor.beat) cursor.beat_at_last_write = cursor.beat->load(std::memory_order_acquire);
       cursor.wrote_before = true;
       const uint64_t sent = monotonic_ns() - start;
+      const uint64_t held = held_back ? sent - std::min(sent, write.time_ns) : 0;
+      result.held_back_max_ns = std::max(result.held_back_max_ns, held);
+      result.held_back_total_ns += held;
       for (size_t i = write.first; i < write.first + write.count; ++i) {
         const ScenarioEvent& event = scenario.events[i];
-        result.sent_per_target[t].push_back(
-            SentEvent{i, event.probe, event.code, event.lines, event.time_ns, sent, tsc, tsc_before});
+        SentEvent record{i, event.probe, event.code, event.lines, event.time_ns, sent, tsc, tsc_before};
+        record.held_back = held_back;
+        record.held_ns = held;
+        result.sent_per_target[t].push_back(record);
       }
       ++result.writes_done;
     }
@@ -208,16 +320,152 @@ PlayResult play_scenarios(const std::vector<PlayTarget>& targets, const std::fun
   return result;
 }
 
+PlayResult play_on_guest_clocks(const std::vector<PlayTarget>& targets,
+                                const std::function<bool()>& keep_going, std::optional<int> cpu) {
+  PlayResult result;
+  result.guest_clock = true;
+  result.sent_per_target.resize(targets.size());
+  ScopedRealtime realtime(cpu);
+  result.realtime = realtime.active();
+  prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);  // a normal thread's sleeps would end up to 50 us late
+  struct Cursor {
+    std::atomic_ref<uint8_t> line_byte;
+    GuestClock clock;
+    std::optional<std::atomic_ref<const uint32_t>> beat;
+    uint64_t origin = 0;
+    double ticks_per_ns = 1;
+    size_t next = 0;
+    uint32_t beat_at_last_write = 0;
+    bool wrote_before = false;
+    bool held = false;  // the next write is due but waits for the kernel's poll
+  };
+  std::vector<Cursor> cursors;
+  cursors.reserve(targets.size());
+  for (const PlayTarget& target : targets) {
+    result.sent_per_target[cursors.size()].reserve(target.scenario->events.size());
+    cursors.push_back(Cursor{std::atomic_ref<uint8_t>(*target.lines),
+                             GuestClock(target.clock_256, target.clock_heartbeat, target.start_tsc),
+                             std::nullopt});
+    Cursor& cursor = cursors.back();
+    if (target.heartbeat) cursor.beat.emplace(*target.heartbeat);
+    cursor.origin = cursor.clock.published();
+    cursor.ticks_per_ns = static_cast<double>(target.tsc_hz) / 1e9;
+    result.origin_tsc.push_back(cursor.origin);
+  }
+  const uint64_t start = monotonic_ns();
+  result.start_monotonic_ns = start;
+  uint64_t last_check = start;
+  uint64_t slept = 0;
+  uint64_t window_start = start, slept_at_window = 0;  // the real-time budget's window
+  auto finish = [&] {
+    result.duration_ns = monotonic_ns() - start;
+    for (const Cursor& cursor : cursors) result.guest_rate.push_back(cursor.clock.fastest_rate());
+  };
+  auto due_tsc = [&](const Cursor& cursor, const ScenarioWrite& write) {
+    return cursor.origin +
+           static_cast<uint64_t>(std::llround(static_cast<double>(write.time_ns) * cursor.ticks_per_ns));
+  };
+  for (;;) {
+    bool left = false;
+    uint64_t wait_ns = UINT64_MAX;  // host time until the nearest write
+    for (size_t t = 0; t < targets.size(); ++t) {
+      Cursor& cursor = cursors[t];
+      const Scenario& scenario = *targets[t].scenario;
+      if (cursor.next >= scenario.writes.size()) continue;
+      left = true;
+      const ScenarioWrite& write = scenario.writes[cursor.next];
+      const uint64_t due = due_tsc(cursor, write);
+      if (const uint64_t until = cursor.clock.host_ns_until(due); until > 0) {
+        wait_ns = std::min(wait_ns, until);
+        continue;
+      }
+      if (cursor.clock.estimate() < due) {  // rate not known yet: watch
+        wait_ns = 0;
+        continue;
+      }
+      if (cursor.beat && cursor.wrote_before &&
+          cursor.beat->load(std::memory_order_acquire) - cursor.beat_at_last_write < vprobe::kPaceBeats) {
+        cursor.held = true;
+        wait_ns = 0;
+        continue;
+      }
+      const uint64_t guest_before = cursor.clock.published();
+      const uint64_t tsc_before = __rdtsc();
+      cursor.line_byte.store(write.lines, std::memory_order_seq_cst);
+      const uint64_t tsc = __rdtsc();
+      if (cursor.beat) cursor.beat_at_last_write = cursor.beat->load(std::memory_order_acquire);
+      cursor.wrote_before = true;
+      ++cursor.next;
+      const uint64_t sent = monotonic_ns() - start;
+      uint64_t held = 0;
+      if (cursor.held) {
+        held =
+            static_cast<uint64_t>(static_cast<double>(cursor.clock.estimate() - due) / cursor.ticks_per_ns);
+        ++result.paced_writes;
+        result.held_back_max_ns = std::max(result.held_back_max_ns, held);
+        result.held_back_total_ns += held;
+      }
+      for (size_t i = write.first; i < write.first + write.count; ++i) {
+        const ScenarioEvent& event = scenario.events[i];
+        SentEvent record{i, event.probe, event.code, event.lines, event.time_ns, sent, tsc, tsc_before};
+        record.guest_tsc_due = due;
+        record.guest_tsc_before = guest_before;
+        record.held_back = cursor.held;
+        record.held_ns = held;
+        result.sent_per_target[t].push_back(record);
+      }
+      cursor.held = false;
+      ++result.writes_done;
+      wait_ns = 0;
+    }
+    if (!left) break;
+    const uint64_t now = monotonic_ns();
+    // Not this close to a write, unless writes have kept it busy for long (pacing on a kernel that stopped).
+    if ((wait_ns > kNoCheckNs && now - last_check >= kCheckEveryNs) || now - last_check >= kForceCheckNs) {
+      last_check = now;
+      realtime.pace(now, slept);
+      if (!keep_going()) {
+        result.stopped_early = true;
+        finish();
+        return result;
+      }
+      continue;
+    }
+    if (now - window_start >= kBudgetWindowNs) {
+      window_start = now;
+      slept_at_window = slept;
+    }
+    const bool budget_short =
+        static_cast<double>(slept - slept_at_window) < kBudgetSleep * static_cast<double>(now - window_start);
+    uint64_t nap = 0;
+    if (wait_ns > kLongNapNs)
+      nap = std::min(wait_ns / 2, kCheckEveryNs);
+    else if (wait_ns > kWakeEarlyNs + kNapMinNs && realtime.active() && budget_short)
+      nap = wait_ns - kWakeEarlyNs;
+    if (nap > 0) {
+      sleep_until(now + nap);
+      slept += monotonic_ns() - now;
+      for (Cursor& cursor : cursors) cursor.clock.slept();
+    } else {
+      _mm_pause();
+    }
+  }
+  finish();
+  return result;
+}
+
 Status write_sent_log(const std::vector<SentEvent>& sent, const std::string& path) {
   std::FILE* file = std::fopen(path.c_str(), "w");
   if (!file) return make_error(ErrorKind::Io, errno_message(path, errno));
   fmt::memory_buffer buffer;
   fmt::format_to(std::back_inserter(buffer),
-                 "index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before\n");
+                 "index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before,guest_tsc_due,"
+                 "guest_tsc_before,held_back\n");
   for (const SentEvent& event : sent)
-    fmt::format_to(std::back_inserter(buffer), "{},{},{},{},{},{},{},{}\n", event.index, event.probe,
+    fmt::format_to(std::back_inserter(buffer), "{},{},{},{},{},{},{},{},{},{},{}\n", event.index, event.probe,
                    event.code, event.lines, event.scheduled_ns, event.sent_ns, event.host_tsc,
-                   event.host_tsc_before);
+                   event.host_tsc_before, event.guest_tsc_due, event.guest_tsc_before,
+                   event.held_back ? 1 : 0);
   const bool wrote = std::fwrite(buffer.data(), 1, buffer.size(), file) == buffer.size();
   const bool closed = std::fclose(file) == 0;
   if (!wrote || !closed) return make_error(ErrorKind::Io, errno_message(path + ": write failed", errno));

@@ -25,6 +25,12 @@ struct SentEvent {
   // between its store and the rdtsc after it (it steps down from SCHED_FIFO now and then), so only this one
   // is a safe "not visible before" time.
   uint64_t host_tsc_before = 0;
+  // Guest clock playback only (0 otherwise), in guest TSC ticks: when the write was due on the guest's clock,
+  // and the clock the kernel had published before the store (the guest cannot have seen the write earlier).
+  uint64_t guest_tsc_due = 0;
+  uint64_t guest_tsc_before = 0;
+  bool held_back = false;  // pacing made this write wait past its time ...
+  uint64_t held_ns = 0;    // ... by this much (ns on the playback's clock)
 };
 
 struct PlayResult {
@@ -32,9 +38,16 @@ struct PlayResult {
   size_t writes_done = 0;
   bool stopped_early = false;  // keep_going() said no
   uint64_t start_monotonic_ns = 0;
-  uint64_t duration_ns = 0;  // scenario start to the last write
-  bool realtime = false;     // the playback ran under SCHED_FIFO
-  size_t paced_writes = 0;   // writes held back past their time until the kernel had polled
+  uint64_t duration_ns = 0;         // scenario start to the last write
+  bool realtime = false;            // the playback ran under SCHED_FIFO
+  size_t paced_writes = 0;          // writes held back past their time until the kernel had polled
+  uint64_t held_back_max_ns = 0;    // the longest of those holds (on the playback's clock)
+  uint64_t held_back_total_ns = 0;  // all of them together
+  bool guest_clock = false;         // play_on_guest_clocks
+  // play_on_guest_clocks: per target, the guest TSC at the scenario's time 0 (scenario time t is due at
+  // origin + t * tsc_hz / 1e9), and the fastest rate its clock was seen to run at (guest ticks per host ns).
+  std::vector<uint64_t> origin_tsc;
+  std::vector<double> guest_rate;
   // play_scenarios only: what went to each target, in target order (`sent` is then empty).
   std::vector<std::vector<SentEvent>> sent_per_target;
 };
@@ -44,6 +57,12 @@ struct PlayTarget {
   const Scenario* scenario = nullptr;
   uint8_t* lines = nullptr;
   const uint32_t* heartbeat = nullptr;  // pacing for this target's writes (see play_scenario); nullptr: free
+  // The guest's clock for play_on_guest_clocks: the kernel's Control.clock_256 and heartbeat (0: nothing
+  // published yet), its capture_start_tsc (to unwrap the 32 bits) and tsc_hz (scenario ns -> guest ticks).
+  const uint32_t* clock_256 = nullptr;
+  const uint32_t* clock_heartbeat = nullptr;
+  uint64_t start_tsc = 0;
+  uint64_t tsc_hz = 0;
 };
 
 // Busy-waits the last ~200 us before each write (sleeps before that) and stores each write's byte with one
@@ -62,14 +81,26 @@ PlayResult play_scenario(const Scenario& scenario, uint8_t* lines, const std::fu
 // Plays several scenarios on one clock, each into its own probe: the writes of all targets are merged by
 // time; writes due at the same time go out back to back in target order (each target's store followed by its
 // own rdtsc). Pacing is per target, but writes due together wait until every one of their kernels has polled,
-// so a sync edge still reaches all machines within nanoseconds of each other.
+// so a sync edge still reaches all machines together (measured: median 0.15 us apart, max 18 us, README).
 PlayResult play_scenarios(const std::vector<PlayTarget>& targets, const std::function<bool()>& keep_going,
                           std::optional<int> cpu = std::nullopt);
+
+// Plays each target on its own guest's clock instead of the host's: under QEMU's -icount the guest's TSC
+// counts executed instructions, so it stands still while the host deschedules the vCPU, and a write due at
+// scenario time t goes out when that guest's clock reaches origin + t (origin: its clock when the playback
+// starts). The clock is the one the kernel publishes at every stop check (Control.clock_256), extrapolated
+// between two publications at the rate seen, never more than one publication interval ahead. The injector
+// spins (a late wake-up is a late write: the guest runs on), sleeping only when the next write is far away
+// and as much as the real-time throttling budget needs (see injector.cpp). Pacing as in play_scenario.
+PlayResult play_on_guest_clocks(const std::vector<PlayTarget>& targets,
+                                const std::function<bool()>& keep_going,
+                                std::optional<int> cpu = std::nullopt);
 
 // A CPU for the injector alone: the highest-numbered one this process may use, when it may use at least two.
 std::optional<int> choose_injector_cpu();
 
-// CSV: index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before
+// CSV: index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before,guest_tsc_due,guest_tsc_before,
+// held_back
 Status write_sent_log(const std::vector<SentEvent>& sent, const std::string& path);
 
 uint64_t monotonic_ns();

@@ -19,6 +19,27 @@ std::string uefi_vars_path(const std::string& shm_path) {
   return shm_path + ".ovmf-vars.fd";
 }
 
+bool uses_guest_clock(const RunOptions& options) {
+  if (!options.guest_clock || !options.run_command.empty()) return false;
+  for (const std::string& word : split_words(options.append))
+    if (word == "mode=calibrate" || word == "mode=hwlat") return false;
+  return true;
+}
+
+namespace {
+
+// -icount for a scenario on the guest's clock. shift=2: each instruction is 4 ns of guest time. The capture
+// loop's poll (6 instructions) is then 24 ns and its stop check every 24.7 us of guest time; shift=0 or 1
+// makes the TSC calibration at boot (port reads, few instructions each) take 10-25 s on a loaded 2-core
+// host, a larger shift makes the poll coarser. sleep=off: the guest's clock never jumps ahead while the vCPU
+// idles (the capture never halts).
+std::vector<std::string> clock_arguments(const RunOptions& options) {
+  if (!uses_guest_clock(options)) return {};
+  return {"-icount", "shift=2,sleep=off"};
+}
+
+}  // namespace
+
 std::vector<std::string> qemu_command(const RunOptions& options, const std::string& kernel,
                                       const std::string& shm_path, const std::string& disk) {
   std::vector<std::string> argv = {
@@ -40,6 +61,7 @@ std::vector<std::string> qemu_command(const RunOptions& options, const std::stri
   const std::vector<std::string> drive = disk_arguments(options.machine, {{disk, options.disk_interface, 0}});
   argv.insert(argv.end(), drive.begin(), drive.end());
   argv.insert(argv.end(), {"-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"});
+  for (std::string& argument : clock_arguments(options)) argv.push_back(std::move(argument));
   if (!options.iso.empty()) {
     argv.insert(argv.end(), {"-cdrom", options.iso, "-boot", "d"});
   } else {

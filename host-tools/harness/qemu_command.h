@@ -21,6 +21,11 @@ inline constexpr const char* kOvmfCode = "/usr/share/OVMF/OVMF_CODE_4M.fd";
 inline constexpr const char* kOvmfVars = "/usr/share/OVMF/OVMF_VARS_4M.fd";
 std::string uefi_vars_path(const std::string& shm_path);
 
+// Whether a scenario plays on the guest's clock: options.guest_clock, unless --run (its program runs on host
+// time) or --append mode=calibrate / mode=hwlat (they measure the emulator's own timing, which -icount would
+// replace by instruction counts).
+bool uses_guest_clock(const RunOptions& options);
+
 // Words of a command line, split at spaces and tabs.
 std::vector<std::string> split_words(const std::string& text);
 

@@ -187,6 +187,7 @@ struct Machine {
   uint64_t host_tsc_before_capturing = 0;
   std::optional<std::pair<int64_t, int64_t>> offset_bounds;
   UefiVars uefi_vars;  // --firmware uefi: this machine's copy of the OVMF variable store
+  uint64_t origin_tsc = 0;  // guest clock: the guest's TSC at the scenario's time 0
 
   Control* control() const { return shm.control(); }
 };
@@ -277,13 +278,44 @@ Expected<Scenario> with_sync_edges(const Scenario& scenario, bool include_events
 }
 
 // The decoded session a machine's kernel reported, paired with what was sent to it.
-Expected<FidelityReport> assess_machine(const Machine& machine, uint32_t session) {
+Expected<FidelityReport> assess_machine(const Machine& machine, uint32_t session, bool guest_clock) {
   ETT_TRY_ASSIGN(TraceImage image, TraceImage::open(machine.disk));
   ETT_TRY_ASSIGN(size_t index, image.find_session(session));
   ETT_TRY_ASSIGN(SessionData data, image.read_session(index));
   const format::SessionHeader& header = data.summary.header;
-  return assess_fidelity(machine.sent, data.events,
-                         CaptureWindow{header.tsc_hz, header.capture_end_tsc, machine.offset_bounds});
+  return assess_fidelity(
+      machine.sent, data.events,
+      CaptureWindow{header.tsc_hz, header.capture_end_tsc, machine.offset_bounds, guest_clock});
+}
+
+// Machines 2..N: where `ett analyze align` should put each capture against machine 1's (see MachineResult).
+void add_alignment_truth(RunReport& report) {
+  if (report.machines.size() < 2) return;
+  const MachineResult& reference = report.machines.front();
+  if (!reference.fidelity || reference.tsc_hz == 0) return;
+  const double hz1 = static_cast<double>(reference.tsc_hz);
+  for (size_t k = 1; k < report.machines.size(); ++k) {
+    MachineResult& machine = report.machines[k];
+    if (!machine.fidelity || machine.tsc_hz == 0) continue;
+    const double hz = static_cast<double>(machine.tsc_hz);
+    if (report.guest_clock) {
+      // Scenario time s is due at origin_k + s * hz_k on machine k: t_k = (origin_k - start_k) / hz_k + s.
+      auto lead_ns = [](uint64_t origin, uint64_t start, double rate) {
+        return static_cast<double>(static_cast<int64_t>(origin - start)) * 1e9 / rate;
+      };
+      machine.truth_offset_ns = lead_ns(reference.origin_tsc, reference.capture_start_tsc, hz1) -
+                                lead_ns(machine.origin_tsc, machine.capture_start_tsc, hz);
+      machine.truth_drift_ppm = 0;
+    } else {
+      // host TSC = guest TSC + C_k on every machine: t_1 = (t_k * hz_k + start_k + C_k - start_1 - C_1) /
+      // hz_1.
+      const double ticks =
+          static_cast<double>(machine.fidelity->offset_ticks - reference.fidelity->offset_ticks) +
+          static_cast<double>(static_cast<int64_t>(machine.capture_start_tsc - reference.capture_start_tsc));
+      machine.truth_offset_ns = ticks * 1e9 / hz1;
+      machine.truth_drift_ppm = (hz / hz1 - 1) * 1e6;
+    }
+  }
 }
 
 // The steps of one run, in order: inputs(), make_disks(), start_machines(), wait_for_capturing(), then
@@ -574,10 +606,13 @@ class RunSteps {
       if (g_interrupted.load()) return (abort = Abort::Interrupted) == Abort::None;
       for (auto& machine : m_state.machines) {
         culprit = machine.get();
-        if (machine->qemu->poll())
-          abort = Abort::QemuExited;
-        else if (state_of(machine->control()) != KernelState::Capturing)
+        // The state first: a kernel that stopped by itself (stop=, limit=) may have dumped and left QEMU
+        // before this look, which is not a QEMU failure (on the guest's clock the injector waits for a clock
+        // that stood still meanwhile, so it looks only now).
+        if (state_of(machine->control()) != KernelState::Capturing)
           abort = Abort::KernelLeftCapturing;
+        else if (machine->qemu->poll())
+          abort = Abort::QemuExited;
         if (abort != Abort::None) return false;
       }
       if (monotonic_ns() >= m_deadline) abort = Abort::Timeout;
@@ -585,10 +620,25 @@ class RunSteps {
     };
     m_report.paced = !m_options.free_run;
     std::vector<PlayTarget> targets;
-    for (auto& machine : m_state.machines)
-      targets.push_back(PlayTarget{&machine->scenario, machine->shm.lines(),
-                                   m_options.free_run ? nullptr : &machine->control()->heartbeat});
-    PlayResult played = play_scenarios(targets, keep_going, m_injector_cpu);
+    for (auto& machine : m_state.machines) {
+      Control* control = machine->control();
+      targets.push_back(PlayTarget{
+          &machine->scenario, machine->shm.lines(), m_options.free_run ? nullptr : &control->heartbeat,
+          &control->clock_256, &control->heartbeat, load(control->capture_start_tsc), load(control->tsc_hz)});
+    }
+    const bool guest_clock = uses_guest_clock(m_options);
+    PlayResult played = guest_clock ? play_on_guest_clocks(targets, keep_going, m_injector_cpu)
+                                    : play_scenarios(targets, keep_going, m_injector_cpu);
+    if (!played.realtime && m_progress)
+      fmt::print(m_progress,
+                 "ett: note: the injector runs at normal priority ({}): on a busy host its writes can be "
+                 "late\n",
+                 m_injector_cpu ? "SCHED_FIFO not permitted" : "fewer than two CPUs to pin it to");
+    m_report.guest_clock = played.guest_clock;
+    m_report.held_back_max_ns = played.held_back_max_ns;
+    if (!played.guest_rate.empty()) m_report.guest_rate = played.guest_rate.front();
+    for (size_t k = 0; k < m_state.machines.size() && k < played.origin_tsc.size(); ++k)
+      m_state.machines[k]->origin_tsc = played.origin_tsc[k];
     for (size_t k = 0; k < m_state.machines.size(); ++k)
       m_state.machines[k]->sent = std::move(played.sent_per_target[k]);
     const std::vector<SentEvent>& sent = first().sent;
@@ -720,8 +770,11 @@ class RunSteps {
                         result.session_number, machine.disk, summary.describe()));
       if (summary.header.mode != static_cast<uint32_t>(format::CaptureMode::Capture))
         continue;  // no probe events
-      ETT_TRY_ASSIGN(result.fidelity, assess_machine(machine, result.session_number));
+      ETT_TRY_ASSIGN(result.fidelity, assess_machine(machine, result.session_number, m_report.guest_clock));
+      result.capture_start_tsc = summary.header.capture_start_tsc;
+      result.origin_tsc = machine.origin_tsc;
     }
+    add_alignment_truth(m_report);
     return {};
   }
 

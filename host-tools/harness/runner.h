@@ -31,6 +31,10 @@ struct RunOptions {
   bool verbose = false;        // copy the serial output to stdout as it arrives
   std::string qemu = "qemu-system-i386";
   bool free_run = false;  // do not pace writes on the kernel's heartbeat (see play_scenario)
+  // A scenario plays on the guest's clock: QEMU runs with -icount (the guest's TSC counts instructions and
+  // stands still while the host deschedules the vCPU) and each write waits for the guest's clock
+  // (play_on_guest_clocks). false: plain TCG, writes on the host's clock. --run always uses the host's.
+  bool guest_clock = true;
   // Live mode (instead of a scenario): run this through /bin/sh once the kernel captures, with
   // ETT_PROBE_URL=shm:<the probe file>?layout=L in its environment; stop the capture when it exits.
   std::string run_command;
@@ -54,6 +58,14 @@ struct MachineResult {
   uint32_t stop_reason = 0;
   uint64_t tsc_hz = 0;
   std::optional<FidelityReport> fidelity;  // a capture dumped to its disk: what it kept of what was sent
+  uint64_t capture_start_tsc = 0;
+  uint64_t origin_tsc = 0;  // guest clock: this guest's TSC at the scenario's time 0
+  // Machines 2..N: the truth `ett analyze align` should find for this capture against machine 1's,
+  // t_1 = offset + (1 + drift_ppm / 1e6) * t_k in the captures' own ns. Guest clock: from the origins (a
+  // write due at scenario time s is due at origin_k + s on every machine). Host clock: from the guest/host
+  // TSC offsets the fidelity pairing found (TCG: guest TSC = host TSC - C).
+  std::optional<double> truth_offset_ns;
+  std::optional<double> truth_drift_ppm;
 };
 
 struct RunReport {
@@ -71,8 +83,11 @@ struct RunReport {
   uint64_t max_late_ns = 0;  // worst sent_ns - scheduled_ns
   uint64_t median_late_ns = 0;
   bool realtime = false;                // the injector ran under SCHED_FIFO
+  bool guest_clock = false;             // the scenario played on the guest's clock (QEMU -icount)
+  double guest_rate = 0;                // guest clock: guest ticks per host ns while the vCPU ran (machine 1)
+  uint64_t held_back_max_ns = 0;        // the longest hold of a paced write
   bool paced = false;                   // writes waited for the kernel's heartbeat
-  size_t paced_writes = 0;              // writes held back past their time by an emulator stall
+  size_t paced_writes = 0;              // writes held back past their time (an emulator stall, or a burst)
   std::vector<MachineResult> machines;  // one per machine, machine 1 first (its numbers are also above)
 
   // --run (live mode)

@@ -179,5 +179,76 @@ TEST(Fidelity, MergedBurstsArePairedThroughTheOffsetBound) {
   EXPECT_EQ(r.latencies_ns, (std::vector<double>{0, 1, 2}));
 }
 
+// Guest clock: every send carries the guest's own clock (due, and published before the store), the stamps
+// are on that clock, the offset is 0. Intervals and schedule are compared with the scenario's.
+TEST(Fidelity, GuestClockRunComparesEveryIntervalWithTheScenario) {
+  std::vector<SentEvent> sent;
+  // Scheduled 0, 100, 200, 300 us; the guest's clock starts at 5,000,000 ticks (1 tick = 1 ns).
+  const std::vector<uint64_t> scheduled = {0, 100'000, 200'000, 300'000};
+  for (size_t i = 0; i < scheduled.size(); ++i) {
+    SentEvent send{i, 1, static_cast<uint8_t>(i + 1), 0, scheduled[i], 0, 0, 0};
+    send.guest_tsc_due = 5'000'000 + scheduled[i];
+    send.guest_tsc_before = send.guest_tsc_due - 3'000;  // published 3 us before the write went out
+    sent.push_back(send);
+  }
+  // Seen 100 ns, 100 ns, 2,100 ns and 100 ns after their due times.
+  const std::vector<uint64_t> late = {100, 100, 2'100, 100};
+  std::vector<Event> captured;
+  for (size_t i = 0; i < sent.size(); ++i) {
+    Event event;
+    event.seq = i;
+    event.tsc = sent[i].guest_tsc_due + late[i];
+    event.probe = 1;
+    event.code = static_cast<uint8_t>(i + 1);
+    captured.push_back(event);
+  }
+  CaptureWindow window{kHz, 0};
+  window.guest_clock = true;
+  auto r = assess_fidelity(sent, captured, window);
+  EXPECT_TRUE(r.clean());
+  EXPECT_EQ(r.offset_ticks, 0);
+  EXPECT_EQ(r.latencies_ns, (std::vector<double>{3'100, 3'100, 5'100, 3'100}));
+  // Intervals: 100 us (error 0), 102 us (2 us), 98 us (2 us).
+  EXPECT_EQ(r.interval_p50_ns, 2'000);
+  EXPECT_EQ(r.interval_max_ns, 2'000);
+  // Stamp - scheduled: 5,000,100 thrice and 5,002,100 once: the odd one is 2 us off the median.
+  EXPECT_EQ(r.schedule_max_ns, 2'000);
+  EXPECT_TRUE(r.on_time(2'000));
+  EXPECT_FALSE(r.on_time(1'999));
+  EXPECT_NE(format_fidelity(r).find("interval error"), std::string::npos);
+  EXPECT_NE(fidelity_json(r).find("\"interval_error_max_ns\":2000.0"), std::string::npos);
+}
+
+// A burst scheduled 50 ns apart but held back by pacing: each event complete and in order, yet the captured
+// timeline spreads far past the scenario's, and the held-back writes are counted.
+TEST(Fidelity, HeldBackBurstIsCompleteButOffTheSchedule) {
+  std::vector<SentEvent> sent;
+  std::vector<Event> captured;
+  for (size_t i = 0; i < 1000; ++i) {
+    SentEvent send{i, 1, static_cast<uint8_t>(i % 15 + 1), 0, i * 50, 0, 0, 0};
+    send.guest_tsc_due = 1'000'000 + i * 50;
+    send.guest_tsc_before = 1'000'000 + i * 50'000;  // each write waited for two stop checks
+    send.held_back = i > 0;
+    send.held_ns = i * 50'000 - i * 50;
+    sent.push_back(send);
+    Event event;
+    event.seq = i;
+    event.tsc = send.guest_tsc_before + 30;
+    event.probe = 1;
+    event.code = send.code;
+    captured.push_back(event);
+  }
+  CaptureWindow window{kHz, 0};
+  window.guest_clock = true;
+  auto r = assess_fidelity(sent, captured, window);
+  EXPECT_TRUE(r.clean());
+  EXPECT_EQ(r.held_back, 999u);
+  EXPECT_EQ(r.held_back_max_ns, 999 * 50'000 - 999 * 50);
+  EXPECT_NEAR(r.interval_p50_ns, 49'950, 1);
+  EXPECT_GT(r.schedule_max_ns, 20'000'000);  // half the 50 ms spread
+  EXPECT_FALSE(r.on_time(kDefaultToleranceUs * 1e3));
+  EXPECT_NE(format_fidelity(r).find("held back by pacing"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ett::host

@@ -70,7 +70,10 @@ TEST_F(QemuRunLiveTest, CommandSignalsAreCapturedAndLogged) {
   std::ifstream sent(run.sent_log);
   std::string line, rows;
   std::getline(sent, line);
-  EXPECT_EQ(line, "index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before");
+  EXPECT_EQ(
+      line,
+      "index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before,guest_tsc_due,guest_tsc_before,"
+      "held_back");
   while (std::getline(sent, line)) {  // index,probe,code,lines: the columns that do not depend on timing
     size_t end = 0;
     for (int comma = 0; comma < 4; ++comma) end = line.find(',', end) + 1;

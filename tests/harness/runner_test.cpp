@@ -86,7 +86,10 @@ void set_state(Control* control, KernelState state) {
   const ProbeLayout layout;
   while (std::atomic_ref<uint32_t>(control->command).load(std::memory_order_acquire) !=
          static_cast<uint32_t>(vprobe::HostCommand::Stop)) {
-    // Like the kernel's stop check: the heartbeat tells the injector that the lines have been polled.
+    // Like the kernel's stop check: its clock (the host's TSC here), then the heartbeat that tells the
+    // injector that the lines have been polled.
+    std::atomic_ref<uint32_t>(control->clock_256)
+        .store(static_cast<uint32_t>(__rdtsc() >> 8), std::memory_order_release);
     std::atomic_ref<uint32_t>(control->heartbeat).fetch_add(1, std::memory_order_acq_rel);
     const uint8_t now = *lines;
     if (now == last) continue;
@@ -139,6 +142,7 @@ class QemuRunnerTest : public ::testing::Test {
     run.serial_log = m_dir.file("serial.log");
     run.timeout_s = 20;
     run.boot_timeout_s = 10;
+    run.guest_clock = false;  // the fake stamps the host's TSC: plain TCG's relation (see GuestClockRun)
     return run;
   }
   void TearDown() override { ::unsetenv("ETT_FAKE_QEMU"); }
@@ -164,8 +168,10 @@ TEST_F(QemuRunnerTest, SuccessfulRun) {
   EXPECT_GE(report->playback_ns, 3'000'000u);
 
   const std::string sent = read(run.sent_log);
-  EXPECT_EQ(sent.substr(0, sent.find('\n')),
-            "index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before");
+  EXPECT_EQ(
+      sent.substr(0, sent.find('\n')),
+      "index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before,guest_tsc_due,guest_tsc_before,"
+      "held_back");
   EXPECT_EQ(std::count(sent.begin(), sent.end(), '\n'), 6);
   EXPECT_NE(sent.find("\n2,1,2,66,2000000,"), std::string::npos) << sent;  // lines 0x42 after the joint write
   EXPECT_NE(sent.find("\n3,2,4,66,2000000,"), std::string::npos) << sent;
@@ -190,6 +196,35 @@ TEST_F(QemuRunnerTest, SuccessfulRun) {
   for (const auto& entry : std::filesystem::directory_iterator("/dev/shm"))
     EXPECT_EQ(entry.path().filename().string().find(fmt::format("ett-{}-", ::getpid())), std::string::npos)
         << "left behind: " << entry.path();
+}
+
+// On the guest's clock (the default): the fake publishes its clock like the kernel's stop check, QEMU gets
+// -icount, each write waits for that clock, and the fidelity report pairs on it (offset 0) and compares the
+// captured intervals with the scenario's.
+TEST_F(QemuRunnerTest, GuestClockRun) {
+  RunOptions run = options("ok");
+  run.guest_clock = true;
+  auto report = run_qemu(run, nullptr);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_TRUE(report->guest_clock);
+  EXPECT_GT(report->guest_rate, 0);
+  ASSERT_EQ(report->machines.size(), 1u);
+  ASSERT_TRUE(report->machines[0].fidelity.has_value());
+  const FidelityReport& fidelity = *report->machines[0].fidelity;
+  EXPECT_TRUE(fidelity.guest_clock);
+  EXPECT_TRUE(fidelity.clean()) << format_fidelity(fidelity);
+  EXPECT_EQ(fidelity.matched, 5u);
+  EXPECT_EQ(fidelity.offset_ticks, 0);
+  // No bound on the intervals here: the fake's clock is the host's TSC, which runs on while the host
+  // deschedules the fake (unlike -icount time); Timing.* measure them on the real kernel.
+  EXPECT_GT(fidelity.interval_max_ns, 0) << format_fidelity(fidelity);
+  const std::string sent = read(run.sent_log);
+  const size_t at = sent.find("\n1,2,3,");
+  ASSERT_NE(at, std::string::npos) << sent;
+  const std::string second = sent.substr(at + 1, sent.find('\n', at + 1) - at - 1);
+  EXPECT_EQ(std::count(second.begin(), second.end(), ','), 10) << second;
+  EXPECT_EQ(second.find(",0,0,"), std::string::npos)
+      << "guest_tsc_due and guest_tsc_before are set: " << second;
 }
 
 TEST_F(QemuRunnerTest, KernelPanicIsQuoted) {

@@ -1,5 +1,6 @@
-// capture_test.cpp: boot tests. The real kernel under QEMU (TCG), driven through the real `ett` command:
-// play a scenario into the virtual probe, extract the trace disk, compare what was captured with what was sent.
+// capture_test.cpp: boot tests. The real kernel under QEMU (TCG, -icount), driven through the real `ett`
+// command: play a scenario into the virtual probe, extract the trace disk, compare what was captured with
+// what was sent.
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -9,22 +10,21 @@
 namespace ett::test {
 namespace {
 
-// Timing. Under TCG the guest's TSC is the host's TSC minus a constant (QEMU-FACTS.md), and the injector records
-// the host TSC right after each write, so each event's detection latency (stamp - write) is measured directly,
-// up to that constant, estimated as the smallest stamp-minus-write difference of the run.
+// Timing. A scenario plays on the guest's clock (qemu run's default, QEMU -icount): the injector writes each
+// event when the guest's TSC reaches its scheduled time and logs that time (guest_tsc_due) and the guest
+// clock the kernel had published before the store (guest_tsc_before), so stamp - the later of the two is the
+// event's error in the stamps' own time base: the injector's reaction (it sees the clock the kernel publishes
+// every 1024 polls, and extrapolates between two) plus the loop's detection. When the host itself was late
+// (held up, then pacing the backlog) that lateness is the host's, and Timing.* measure it.
 //
-// Measured on this project's 2-core machine, 10 runs of the 1,000-event scenario with the injector pacing on
-// the kernel's heartbeat (qemu run's default): median latency 0.02-7.4 us, 99.4-99.9 % of events within
-// 100 us, worst 0.3-4.5 ms when the host deschedules QEMU's vCPU thread (the emulator's stall, not the
-// kernel's: the injector reports those writes as held back). The bounds leave room for a busier CI machine;
-// a kernel that stamped late, batched its stamps or lost its place would break them.
-constexpr double kMaxMedianLatencyNs = 20'000;
-constexpr double kLatencyBoundNs = 100'000;
+// Measured on this project's 2-core machine with two CPU hogs and other helpers' builds: |stamp - due| median
+// 0.1-1 us, p95 1-5 us, worst 0.1-2 ms when the host held up the injector itself (README, "Timing under
+// load"). The bounds leave room for a busier CI machine; a kernel that stamped late, batched its stamps or
+// lost its place, or an injector on the wrong clock (errors of milliseconds as soon as the host is loaded),
+// would break them.
+constexpr double kMaxMedianErrorNs = 20'000;
+constexpr double kErrorBoundNs = 100'000;
 constexpr double kMinFractionWithinBound = 0.97;
-// The kernel converts stamps to ns with its calibrated rate (the HPET under QEMU: within 1 ppm of the host's
-// TSC rate seen; the PIT within 10); over the whole capture it must agree with the host's clock.
-constexpr double kMaxRateErrorPpm = 500;
-constexpr double kSpanSlackNs = 5'000;  // the host reads its clock and its TSC one after the other
 
 struct Expected {
   int probe;
@@ -63,7 +63,7 @@ std::vector<ScenarioEvent> alternating_scenario(int count, double spacing_us, in
 struct CaptureRun {
   CommandResult run;
   CsvTable captured;  // seq,probe,code,tsc,time_ns
-  CsvTable sent;      // index,probe,code,lines,scheduled_ns,sent_ns,host_tsc
+  CsvTable sent;      // index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,...,guest_tsc_due,...
 };
 
 CaptureRun capture(const ScratchDir& dir, const std::vector<ScenarioEvent>& events,
@@ -79,7 +79,8 @@ CaptureRun capture(const ScratchDir& dir, const std::vector<ScenarioEvent>& even
   CaptureRun result;
   result.run = run_ett(args);
   if (result.run.exit_code != 0) return result;
-  auto extract = run_ett({"extract", (dir / "trace.img").string(), "-o", (dir / "events.csv").string(), "--force"});
+  auto extract =
+      run_ett({"extract", (dir / "trace.img").string(), "-o", (dir / "events.csv").string(), "--force"});
   EXPECT_EQ(extract.exit_code, 0) << extract.output;
   result.captured = read_csv(dir / "events.csv");
   result.sent = read_csv(dir / "sent.csv");
@@ -99,32 +100,38 @@ void expect_same_events(const CsvTable& captured, const std::vector<Expected>& e
   }
 }
 
-// Detection latency per event, and the capture's time scale against the host clock (see the bounds above).
+// Each event against its scheduled time on the guest's clock, and the capture's span against the scenario's
+// (see the bounds above).
 void expect_timing_matches(const CsvTable& captured, const CsvTable& sent) {
   ASSERT_EQ(captured.rows.size(), sent.rows.size());
   const size_t n = captured.rows.size();
   ASSERT_GE(n, 2u);
-  std::vector<int64_t> offsets;  // guest stamp - host TSC at the write = latency + constant
-  for (size_t i = 0; i < n; ++i) offsets.push_back(captured.number(i, "tsc") - sent.number(i, "host_tsc"));
-  const int64_t constant = *std::min_element(offsets.begin(), offsets.end());
   const double first_ns = captured.number(0, "time_ns"), last_ns = captured.number(n - 1, "time_ns");
-  const double ns_per_tick = (last_ns - first_ns) / double(captured.number(n - 1, "tsc") - captured.number(0, "tsc"));
-
-  std::vector<double> latencies;
-  for (int64_t offset : offsets) latencies.push_back(double(offset - constant) * ns_per_tick);
-  const double within = std::count_if(latencies.begin(), latencies.end(),
-                                      [](double ns) { return ns <= kLatencyBoundNs; });
-  EXPECT_GE(within / n, kMinFractionWithinBound) << "events detected more than 100 us after their write";
-  std::vector<double> sorted = latencies;
+  const double ns_per_tick =
+      (last_ns - first_ns) / double(captured.number(n - 1, "tsc") - captured.number(0, "tsc"));
+  // |stamp - the write's time|: its due time, or the guest clock published before the store when the host was
+  // late (held up, or holding the write back for pacing): the kernel's part, not the host's.
+  std::vector<double> errors, schedule_errors;  // ns
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_GT(sent.number(i, "guest_tsc_due"), 0) << "the run did not play on the guest's clock";
+    const int64_t written = std::max(sent.number(i, "guest_tsc_due"), sent.number(i, "guest_tsc_before"));
+    errors.push_back(std::abs(double(captured.number(i, "tsc") - written) * ns_per_tick));
+    schedule_errors.push_back(
+        std::abs(double(captured.number(i, "tsc") - sent.number(i, "guest_tsc_due")) * ns_per_tick));
+  }
+  const double within =
+      std::count_if(errors.begin(), errors.end(), [](double ns) { return ns <= kErrorBoundNs; });
+  EXPECT_GE(within / n, kMinFractionWithinBound)
+      << "events stamped more than 100 us off their scheduled time";
+  std::vector<double> sorted = errors;
   std::nth_element(sorted.begin(), sorted.begin() + n / 2, sorted.end());
-  EXPECT_LE(sorted[n / 2], kMaxMedianLatencyNs) << "median detection latency";
+  EXPECT_LE(sorted[n / 2], kMaxMedianErrorNs) << "median error against the schedule";
 
-  // Captured span = sent span + (last latency - first latency), if the kernel's TSC rate is right.
-  const double captured_span = last_ns - first_ns;
-  const double sent_span = sent.number(n - 1, "sent_ns") - sent.number(0, "sent_ns");
-  const double expected_span = sent_span + latencies[n - 1] - latencies[0];
-  EXPECT_LE(std::abs(captured_span - expected_span), kSpanSlackNs + sent_span * kMaxRateErrorPpm * 1e-6)
-      << "captured span " << captured_span << " ns, expected " << expected_span << " ns";
+  // The captured span is the scheduled one, up to the errors of its two ends.
+  const double scheduled_span = sent.number(n - 1, "scheduled_ns") - sent.number(0, "scheduled_ns");
+  EXPECT_LE(std::abs((last_ns - first_ns) - scheduled_span),
+            schedule_errors[0] + schedule_errors[n - 1] + 1'000)
+      << "captured span " << last_ns - first_ns << " ns, scheduled " << scheduled_span << " ns";
 }
 
 // The issue's bar: 1,000 events 200 us apart on both probes, complete and in order, booted with -kernel.
@@ -187,7 +194,8 @@ struct LayoutCase {
 
 class LayoutTest : public ::testing::TestWithParam<LayoutCase> {};
 
-// Every layout maps the scenario's probe numbers onto the eight lines the same way in the injector and the kernel.
+// Every layout maps the scenario's probe numbers onto the eight lines the same way in the injector and the
+// kernel.
 TEST_P(LayoutTest, ProbesFollowTheLayout) {
   ScratchDir dir;
   const auto& param = GetParam();
@@ -211,8 +219,8 @@ TEST(Capture, SessionsAreAppendedAndEarlierOnesStayIntact) {
   ASSERT_EQ(second_run.run.exit_code, 0) << second_run.run.output;
   expect_same_events(second_run.captured, expected_events(second));  // newest session by default
 
-  auto extract = run_ett({"extract", (dir / "trace.img").string(), "--session", "1", "-o",
-                          (dir / "first.csv").string()});
+  auto extract = run_ett(
+      {"extract", (dir / "trace.img").string(), "--session", "1", "-o", (dir / "first.csv").string()});
   ASSERT_EQ(extract.exit_code, 0) << extract.output;
   expect_same_events(read_csv(dir / "first.csv"), expected_events(first));
 }

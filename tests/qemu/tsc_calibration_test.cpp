@@ -11,7 +11,8 @@
 namespace ett::test {
 namespace {
 
-// Under TCG the guest's TSC is the host's, and QEMU's PIT, PM timer and HPET run on its virtual clock (host
+// Under plain TCG (`--clock host`: -icount would make every reference count instructions) the guest's TSC
+// is the host's, and QEMU's PIT, PM timer and HPET run on its virtual clock (host
 // time while the VM runs), so every reference must give the host's TSC rate. The bound is the one the capture
 // test uses for the time scale (500 ppm) plus the kernel's own stated uncertainty: seen 4-20 ppm off.
 constexpr double kMaxRateErrorPpm = 500;
@@ -50,7 +51,7 @@ TEST(TscCalibration, QemuPcUsesTheHpetAndEveryReferenceAgreesWithTheHostTsc) {
   write_scenario(dir / "scenario.txt", events);
   auto run = run_ett({"qemu", "run", "--disk", (dir / "trace.img").string(), "--scenario",
                       (dir / "scenario.txt").string(), "--sent-log", (dir / "sent.csv").string(),
-                      "--serial-log", (dir / "serial.log").string(), "--timeout", "120"});
+                      "--serial-log", (dir / "serial.log").string(), "--timeout", "120", "--clock", "host"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const std::string serial = read_file(dir / "serial.log");
 

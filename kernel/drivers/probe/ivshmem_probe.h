@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "arch/x86/cpu.h"
 #include "arch/x86/idle_poll.h"
 #include "arch/x86/pci.h"
 #include "ett/result.h"
@@ -58,8 +59,9 @@ struct IvshmemHost {
     control->capture_start_tsc = start_tsc;
     control->state = static_cast<uint32_t>(vprobe::KernelState::Capturing);  // after the initial read
   }
-  // Called at every stop check, never per poll: the heartbeat store costs nothing on the idle step.
+  // Called at every stop check, never per poll: the clock and heartbeat stores cost nothing on the idle step.
   [[gnu::always_inline]] bool stop_requested() const {
+    control->clock_256 = static_cast<uint32_t>(x86::rdtsc() >> 8);
     control->heartbeat = control->heartbeat + 1;
     return control->command == static_cast<uint32_t>(vprobe::HostCommand::Stop);
   }

@@ -14,8 +14,8 @@ inline constexpr uint16_t kPciVendor = 0x1af4;  // Red Hat / virtio
 inline constexpr uint16_t kPciDevice = 0x1110;  // ivshmem
 inline constexpr uint32_t kMinSize = 1u << 20;  // the host creates 1 MiB (a power of two, as ivshmem needs)
 
-inline constexpr uint32_t kLinesOffset = 0;        // uint8_t: D7..D0
-inline constexpr uint32_t kControlOffset = 4096;   // struct Control, on its own page
+inline constexpr uint32_t kLinesOffset = 0;            // uint8_t: D7..D0
+inline constexpr uint32_t kControlOffset = 4096;       // struct Control, on its own page
 inline constexpr uint32_t kControlMagic = 0x4B545445;  // "ETTK" little-endian: the kernel found the probe
 
 enum class KernelState : uint32_t {
@@ -23,8 +23,8 @@ enum class KernelState : uint32_t {
   Capturing = 1,  // initial lines read; every change from now on is recorded
   Stopped = 2,    // the loop ended; stop_reason is set
   Dumping = 3,
-  Done = 4,       // dump flushed; the kernel is about to exit
-  Failed = 5,     // see the serial console for the message
+  Done = 4,    // dump flushed; the kernel is about to exit
+  Failed = 5,  // see the serial console for the message
 };
 
 enum class HostCommand : uint32_t {
@@ -34,15 +34,21 @@ enum class HostCommand : uint32_t {
 
 // Written with volatile accesses on both sides; each field is naturally aligned.
 struct Control {
-  uint32_t magic;          // kernel: kControlMagic once it has found the probe
-  uint32_t state;          // kernel: KernelState
-  uint32_t command;        // host:   HostCommand
-  uint32_t stop_reason;    // kernel: format::StopReason once stopped
-  uint64_t event_count;    // kernel: events captured, valid from Stopped on
-  uint64_t tsc_hz;         // kernel: calibrated TSC frequency, valid from Capturing on
+  uint32_t magic;              // kernel: kControlMagic once it has found the probe
+  uint32_t state;              // kernel: KernelState
+  uint32_t command;            // host:   HostCommand
+  uint32_t stop_reason;        // kernel: format::StopReason once stopped
+  uint64_t event_count;        // kernel: events captured, valid from Stopped on
+  uint64_t tsc_hz;             // kernel: calibrated TSC frequency, valid from Capturing on
   uint64_t capture_start_tsc;  // kernel: time 0 of the capture, valid from Capturing on
   uint32_t session_number;     // kernel: session written, valid at Done
   uint32_t heartbeat;          // kernel: +1 at every stop check (every 1024 polls) while capturing
+  // kernel: TSC / 256 (bits 8..39) at every stop check, stored before `heartbeat` (one aligned 32-bit store:
+  // the host never reads half of it; 256 ticks of resolution so that it wraps only after 2^40 ticks, 18 min
+  // at 1 GHz, and the host can unwrap it from capture_start_tsc). Under QEMU's -icount the TSC counts
+  // executed instructions and stands still while the host deschedules the vCPU: the host then schedules its
+  // writes on this clock. 0 until the first stop check (heartbeat 0).
+  uint32_t clock_256;
 };
 
 // Pacing: once the host has seen `heartbeat` advance by kPaceBeats after a write, every later poll of the
@@ -54,6 +60,8 @@ inline constexpr uint32_t kPaceBeats = 2;
 inline constexpr uint16_t kDebugExitPort = 0xf4;
 inline constexpr uint8_t kExitSuccess = 0x10;  // QEMU exit status 33
 inline constexpr uint8_t kExitFailure = 0x11;  // QEMU exit status 35
-constexpr int qemu_status_for(uint8_t value) { return ((value << 1) | 1) & 0xFF; }
+constexpr int qemu_status_for(uint8_t value) {
+  return ((value << 1) | 1) & 0xFF;
+}
 
 }  // namespace ett::vprobe
