@@ -93,6 +93,10 @@ class PostgresDatabase final : public Database {
     return fetch(result.get());
   }
 
+  Status read_events(int64_t trace_id, const EventBatchSink& sink) override {
+    return read_postgres_events(m_conn.get(), trace_id, sink);
+  }
+
   Expected<LoadOutcome> load_trace(const TraceRow& trace, std::span<const Event> events, uint64_t start_tsc,
                                    uint64_t tsc_hz, const LoadProgress& progress) override {
     ETT_TRY(exec("BEGIN"));

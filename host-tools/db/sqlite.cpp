@@ -207,6 +207,10 @@ class SqliteDatabase final : public Database {
     return last;
   }
 
+  Status read_events(int64_t trace_id, const EventBatchSink& sink) override {
+    return read_sqlite_events(m_db.get(), m_path, trace_id, sink);
+  }
+
   Expected<LoadOutcome> load_trace(const TraceRow& trace, std::span<const Event> events, uint64_t start_tsc,
                                    uint64_t tsc_hz, const LoadProgress& progress) override {
     // Load-time pragmas: a big page cache and temporary storage in memory. The rollback journal stays on
