@@ -3,8 +3,13 @@
 #include <fmt/format.h>
 #include <libpq-fe.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <memory>
+#include <span>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "db/event_reader.h"
@@ -73,18 +78,24 @@ bool skip_header(FieldReader& reader) {
 
 }  // namespace
 
-Status read_postgres_events(PGconn* conn, int64_t trace_id, const EventBatchSink& sink) {
-  auto error = [&](const std::string& what) {
-    std::string message = PQerrorMessage(conn);
-    while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
-    return make_error(ErrorKind::Io, fmt::format("PostgreSQL: {}: {}", what, message));
-  };
+namespace {
+
+Status pg_error(PGconn* conn, const std::string& what) {
+  std::string message = PQerrorMessage(conn);
+  while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+  return make_error(ErrorKind::Io, fmt::format("PostgreSQL: {}: {}", what, message));
+}
+
+// Rows of the trace with seq in [from, to], in seq order (the primary key's index scan), a batch at a time;
+// stops handing on rows when `stop` is set.
+Status copy_range(PGconn* conn, int64_t trace_id, int64_t from, int64_t to, const EventBatchSink& sink,
+                  const std::atomic<bool>* stop = nullptr) {
   const std::string sql = fmt::format(
-      "COPY (SELECT seq, probe, code, tsc, time_ns, lines FROM events WHERE trace_id = {} ORDER BY seq) TO "
-      "STDOUT (FORMAT binary)",
-      trace_id);
+      "COPY (SELECT seq, probe, code, tsc, time_ns, lines FROM events WHERE trace_id = {} AND seq BETWEEN {} "
+      "AND {} ORDER BY seq) TO STDOUT (FORMAT binary)",
+      trace_id, from, to);
   PgResult started(PQexec(conn, sql.c_str()));
-  if (PQresultStatus(started.get()) != PGRES_COPY_OUT) return error("reading events");
+  if (PQresultStatus(started.get()) != PGRES_COPY_OUT) return pg_error(conn, "reading events");
   std::vector<EventRow> batch;
   batch.reserve(kEventBatchRows);
   bool header = true, trailer = false;
@@ -93,9 +104,10 @@ Status read_postgres_events(PGconn* conn, int64_t trace_id, const EventBatchSink
     char* raw = nullptr;
     const int size = PQgetCopyData(conn, &raw, 0);
     if (size == -1) break;  // the COPY is over; its result follows
-    if (size < 0) return error("reading events");
+    if (size < 0) return pg_error(conn, "reading events");
     const std::unique_ptr<char, PgFreer> data(raw);
-    if (!failed || trailer) continue;  // drain the rest of the stream so that the connection stays usable
+    // After an error (or a stop) the rest of the stream is drained, so that the connection stays usable.
+    if (!failed || trailer || (stop && stop->load(std::memory_order_relaxed))) continue;
     FieldReader reader(raw, static_cast<size_t>(size));
     if (header && !skip_header(reader)) {
       failed = make_error(ErrorKind::Io, "PostgreSQL: reading events: a binary COPY without its header");
@@ -135,9 +147,81 @@ Status read_postgres_events(PGconn* conn, int64_t trace_id, const EventBatchSink
   PgResult finished(PQgetResult(conn));
   const bool copied = PQresultStatus(finished.get()) == PGRES_COMMAND_OK;
   while (PGresult* extra = PQgetResult(conn)) PQclear(extra);
-  if (!copied) return error("reading events");
+  if (!copied) return pg_error(conn, "reading events");
   if (!failed) return failed;
-  if (!batch.empty()) return sink(batch);
+  if (!batch.empty() && !(stop && stop->load(std::memory_order_relaxed))) return sink(batch);
+  return {};
+}
+
+struct PgConnCloser {
+  void operator()(PGconn* conn) const { PQfinish(conn); }
+};
+
+// A second connection with the same parameters as `conn` (nullptr when it cannot be made).
+std::unique_ptr<PGconn, PgConnCloser> second_connection(PGconn* conn) {
+  PQconninfoOption* options = PQconninfo(conn);
+  if (!options) return nullptr;
+  std::vector<const char*> keywords, values;
+  for (PQconninfoOption* o = options; o->keyword; ++o)
+    if (o->val && *o->val) {
+      keywords.push_back(o->keyword);
+      values.push_back(o->val);
+    }
+  keywords.push_back(nullptr);
+  values.push_back(nullptr);
+  std::unique_ptr<PGconn, PgConnCloser> second(PQconnectdbParams(keywords.data(), values.data(), 0));
+  PQconninfoFree(options);
+  if (!second || PQstatus(second.get()) != CONNECTION_OK) return nullptr;
+  PQsetNoticeProcessor(
+      second.get(), [](void*, const char*) {}, nullptr);
+  return second;
+}
+
+// Below this many events one COPY reads them all.
+constexpr int64_t kSplitEvents = int64_t{1} << 18;
+
+}  // namespace
+
+Status read_postgres_events(PGconn* conn, int64_t trace_id, const EventBatchSink& sink) {
+  // The seq range (two steps down the primary key).
+  const std::string range_sql =
+      fmt::format("SELECT min(seq), max(seq) FROM events WHERE trace_id = {}", trace_id);
+  PgResult range(PQexec(conn, range_sql.c_str()));
+  if (PQresultStatus(range.get()) != PGRES_TUPLES_OK || PQntuples(range.get()) != 1)
+    return pg_error(conn, "reading events");
+  if (PQgetisnull(range.get(), 0, 0)) return {};
+  const int64_t first = std::stoll(PQgetvalue(range.get(), 0, 0));
+  const int64_t last = std::stoll(PQgetvalue(range.get(), 0, 1));
+  // A big trace: the upper half of the seq range comes through a second connection (a second server
+  // process) read by a second thread while this one reads and hands on the lower half; its rows wait in
+  // memory until their turn. The server's per-row work is most of a read, so two backends take about half
+  // the wall time. Loads only add traces, so both connections see the same rows of this one.
+  std::unique_ptr<PGconn, PgConnCloser> second;
+  if (last - first >= kSplitEvents && PQtransactionStatus(conn) == PQTRANS_IDLE)
+    second = second_connection(conn);
+  if (!second) return copy_range(conn, trace_id, first, last, sink);
+  const int64_t middle = first + (last - first) / 2;
+  std::vector<EventRow> upper;
+  upper.reserve(static_cast<size_t>(std::min<int64_t>(last - middle, int64_t{1} << 27)));
+  std::atomic<bool> stop = false;
+  Status upper_read;
+  std::thread reader([&] {
+    upper_read = copy_range(
+        second.get(), trace_id, middle + 1, last,
+        [&](std::span<const EventRow> rows) -> Status {
+          upper.insert(upper.end(), rows.begin(), rows.end());
+          return {};
+        },
+        &stop);
+  });
+  Status lower_read = copy_range(conn, trace_id, first, middle, sink);
+  if (!lower_read) stop = true;
+  reader.join();
+  if (!lower_read) return lower_read;
+  if (!upper_read) return upper_read;
+  for (size_t begin = 0; begin < upper.size(); begin += kEventBatchRows)
+    ETT_TRY(sink(
+        std::span<const EventRow>(upper).subspan(begin, std::min(kEventBatchRows, upper.size() - begin))));
   return {};
 }
 
