@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -25,9 +26,9 @@ using namespace ett::host;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
+// Thrown, so that the throwaway PostgreSQL server and the temporary directory are cleaned up on the way out.
 [[noreturn]] void die(const std::string& message) {
-  std::fprintf(stderr, "ett_e2e_bench: %s\n", message.c_str());
-  std::exit(1);
+  throw std::runtime_error(message);
 }
 
 struct Measured {
@@ -153,12 +154,19 @@ double sqlite_scan(const std::string& file) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run_bench(int argc, char** argv) {
   const uint64_t events = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 10'000'000;
   if (events < 10) die("EVENTS must be at least 10");
   std::string pattern = (fs::temp_directory_path() / "ett-e2e-XXXXXX").string();
   if (!::mkdtemp(pattern.data())) die("mkdtemp failed");
   const fs::path dir = pattern;
+  struct RemoveDir {
+    fs::path dir;
+    ~RemoveDir() {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  } remove_dir{dir};
   const std::string ett = std::string(ETT_BIN_DIR) + "/ett";
   const std::string count = fmt::format("{}", events), half = fmt::format("{}", events / 2);
   std::printf("ett_e2e_bench: %s synthetic events (ett synth --seed 1), in %s; load average %s\n",
@@ -211,7 +219,14 @@ int main(int argc, char** argv) {
       "(peak: maximum resident set size of the ett process, as /usr/bin/time -v reports it; x scan: wall "
       "time / the sqlite3 scan's; load average at the end %s)\n",
       load_average().c_str());
-  std::error_code ignored;
-  fs::remove_all(dir, ignored);
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run_bench(argc, argv);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "ett_e2e_bench: %s\n", error.what());
+    return 1;
+  }
 }

@@ -9,10 +9,9 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "db/event_reader.h"
+#include "db/event_reader_parts.h"
 
 namespace ett::host {
 
@@ -201,28 +200,14 @@ Status read_postgres_events(PGconn* conn, int64_t trace_id, const EventBatchSink
     second = second_connection(conn);
   if (!second) return copy_range(conn, trace_id, first, last, sink);
   const int64_t middle = first + (last - first) / 2;
-  std::vector<EventRow> upper;
-  upper.reserve(static_cast<size_t>(std::min<int64_t>(last - middle, int64_t{1} << 27)));
-  std::atomic<bool> stop = false;
-  Status upper_read;
-  std::thread reader([&] {
-    upper_read = copy_range(
-        second.get(), trace_id, middle + 1, last,
-        [&](std::span<const EventRow> rows) -> Status {
-          upper.insert(upper.end(), rows.begin(), rows.end());
-          return {};
-        },
-        &stop);
-  });
-  Status lower_read = copy_range(conn, trace_id, first, middle, sink);
-  if (!lower_read) stop = true;
-  reader.join();
-  if (!lower_read) return lower_read;
-  if (!upper_read) return upper_read;
-  for (size_t begin = 0; begin < upper.size(); begin += kEventBatchRows)
-    ETT_TRY(sink(
-        std::span<const EventRow>(upper).subspan(begin, std::min(kEventBatchRows, upper.size() - begin))));
-  return {};
+  return read_in_two_parts(
+      [&](const EventBatchSink& part, const std::atomic<bool>* stop) {
+        return copy_range(conn, trace_id, first, middle, part, stop);
+      },
+      [&](const EventBatchSink& part, const std::atomic<bool>* stop) {
+        return copy_range(second.get(), trace_id, middle + 1, last, part, stop);
+      },
+      last - middle, sink);
 }
 
 }  // namespace ett::host

@@ -8,10 +8,9 @@
 #include <atomic>
 #include <memory>
 #include <optional>
-#include <thread>
 #include <vector>
 
-#include "db/event_reader.h"
+#include "db/event_reader_parts.h"
 
 namespace ett::host {
 
@@ -114,28 +113,14 @@ Status read_sqlite_events(sqlite3* db, const std::string& path, int64_t trace_id
   if (!second) return read_range(db, path, trace_id, *first, end, sink);
 
   const int64_t middle = *first + (end - *first) / 2;
-  std::vector<EventRow> upper;
-  upper.reserve(static_cast<size_t>(std::min<int64_t>(end - middle, int64_t{1} << 27)));
-  std::atomic<bool> stop = false;
-  Status upper_read;
-  std::thread reader([&] {
-    upper_read = read_range(
-        second.get(), path, trace_id, middle, end,
-        [&](std::span<const EventRow> rows) -> Status {
-          upper.insert(upper.end(), rows.begin(), rows.end());
-          return {};
-        },
-        &stop);
-  });
-  Status lower_read = read_range(db, path, trace_id, *first, middle, sink);
-  if (!lower_read) stop = true;
-  reader.join();
-  if (!lower_read) return lower_read;
-  if (!upper_read) return upper_read;
-  for (size_t begin = 0; begin < upper.size(); begin += kEventBatchRows)
-    ETT_TRY(sink(
-        std::span<const EventRow>(upper).subspan(begin, std::min(kEventBatchRows, upper.size() - begin))));
-  return {};
+  return read_in_two_parts(
+      [&](const EventBatchSink& part, const std::atomic<bool>* stop) {
+        return read_range(db, path, trace_id, *first, middle, part, stop);
+      },
+      [&](const EventBatchSink& part, const std::atomic<bool>* stop) {
+        return read_range(second.get(), path, trace_id, middle, end, part, stop);
+      },
+      end - middle, sink);
 }
 
 }  // namespace ett::host
