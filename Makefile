@@ -15,8 +15,10 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?=
 # `make bench`: Google Benchmark table on stdout, JSON in BENCH_JSON; BENCH_ARGS e.g. --benchmark_filter=Decode.
+# Then the end-to-end table (every analysis and export through the ett binary) over E2E_EVENTS events.
 BENCH_JSON ?= $(BUILD)/bench.json
 BENCH_ARGS ?=
+E2E_EVENTS ?= 10000000
 
 .PHONY: all deps build demo test test-sanitize bench fuzz iso clean
 
@@ -52,9 +54,10 @@ test-sanitize: deps
 	$(SANITIZER_ENV) ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -LE qemu
 
 bench: deps $(BUILD)/build.ninja
-	cmake --build $(BUILD) -j $(JOBS) --target ett_bench
+	cmake --build $(BUILD) -j $(JOBS) --target ett_bench ett_e2e_bench
 	$(BUILD)/bin/ett_bench --benchmark_out=$(BENCH_JSON) --benchmark_out_format=json $(BENCH_ARGS)
 	@echo "JSON: $(BENCH_JSON)"
+	$(BUILD)/bin/ett_e2e_bench $(E2E_EVENTS)
 
 fuzz: deps
 	CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DETT_FUZZ=ON $(CMAKE_FLAGS)

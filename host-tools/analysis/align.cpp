@@ -33,18 +33,65 @@ std::string capture_name(const Capture& capture, size_t index) {
   return capture.info.name.empty() ? fmt::format("capture {}", index + 1) : capture.info.name;
 }
 
+// Every event of every capture on the reference clock, in the order of one stable sort of all of them by
+// reference time (the earlier capture first on ties), in linear time and straight into the timeline: a
+// capture's events are normally in time order already (visited in a stably sorted order when not), and the
+// captures' next events are merged. A stable sort of 10 million merged events took longer than the rest, and
+// merging each capture into the timeline so far needed a buffer of half of it (240 MB at 10 M events).
+void merge_timeline(std::span<const Capture> captures, AlignResult& result) {
+  struct Source {
+    const std::vector<AnalysisEvent>* events;
+    double offset_ns, slope;
+    std::vector<size_t> order;  // empty: the events' own order
+    size_t next = 0;
+    double time(size_t k) const {
+      return offset_ns + slope * (*events)[order.empty() ? k : order[k]].time_ns;
+    }
+  };
+  std::vector<Source> sources;
+  size_t total = 0;
+  for (size_t i = 0; i < captures.size(); ++i) {
+    Source source{&captures[i].events, result.fits[i].offset_ns, result.fits[i].slope, {}};
+    const size_t n = source.events->size();
+    total += n;
+    for (size_t k = 1; k < n && source.order.empty(); ++k)
+      if (source.time(k) < source.time(k - 1)) {
+        source.order.resize(n);
+        for (size_t j = 0; j < n; ++j) source.order[j] = j;
+        std::stable_sort(source.order.begin(), source.order.end(), [&](size_t a, size_t b) {
+          return source.offset_ns + source.slope * (*source.events)[a].time_ns <
+                 source.offset_ns + source.slope * (*source.events)[b].time_ns;
+        });
+      }
+    sources.push_back(std::move(source));
+  }
+  result.timeline.reserve(total);
+  for (;;) {
+    size_t best = sources.size();
+    double best_time = 0;
+    for (size_t i = 0; i < sources.size(); ++i) {
+      const Source& source = sources[i];
+      if (source.next == source.events->size()) continue;
+      const double time = source.time(source.next);
+      if (best == sources.size() || time < best_time) {
+        best = i;
+        best_time = time;
+      }
+    }
+    if (best == sources.size()) break;
+    Source& source = sources[best];
+    const size_t index = source.order.empty() ? source.next : source.order[source.next];
+    result.timeline.push_back({best, (*source.events)[index], best_time});
+    ++source.next;
+  }
+}
+
 }  // namespace
 
 Expected<AlignResult> align_captures(std::span<const Capture> captures, uint8_t sync_probe) {
   if (captures.size() < 2) return make_error(ErrorKind::Usage, "alignment needs at least two captures");
   AlignResult result;
   result.sync_probe = sync_probe;
-  size_t total_events = 0;
-  for (const Capture& capture : captures) total_events += capture.events.size();
-  result.timeline.reserve(total_events);
-  const auto by_time = [](const MergedEvent& a, const MergedEvent& b) {
-    return a.ref_time_ns < b.ref_time_ns;
-  };
   const std::vector<double> reference = sync_times(captures[0], sync_probe);
   if (reference.size() < 3)
     return make_error(ErrorKind::Usage,
@@ -81,19 +128,9 @@ Expected<AlignResult> align_captures(std::span<const Capture> captures, uint8_t 
       fit.residuals_ns.assign(reference.size(), 0.0);
     }
     fit.drift_ppm = (fit.slope - 1.0) * 1e6;
-    const size_t first = result.timeline.size();
-    for (const AnalysisEvent& event : captures[i].events)
-      result.timeline.push_back({i, event, fit.offset_ns + fit.slope * event.time_ns});
     result.fits.push_back(std::move(fit));
-    // The same order as one stable sort of the whole timeline, in linear time: a capture's events are
-    // normally in time order already (sorted stably when not), and merging each into the timeline so far
-    // keeps the earlier capture first on ties. A stable sort of 10 million merged events took longer than the
-    // rest.
-    const auto middle = result.timeline.begin() + static_cast<std::ptrdiff_t>(first);
-    if (!std::is_sorted(middle, result.timeline.end(), by_time))
-      std::stable_sort(middle, result.timeline.end(), by_time);
-    std::inplace_merge(result.timeline.begin(), middle, result.timeline.end(), by_time);
   }
+  merge_timeline(captures, result);
   return result;
 }
 

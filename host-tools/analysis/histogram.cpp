@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <vector>
 
 namespace ett::host {
 
@@ -87,22 +88,32 @@ HistogramResult histogram(std::span<const AnalysisEvent> events, const Histogram
   HistogramResult result;
   result.spec = spec;
   result.filter = filter;
-  std::map<std::pair<int, int>, uint64_t> counts;
+  // A counter per (probe, code) in one flat array, and the time buckets in a map with the current bucket at
+  // hand (events come in time order, so most fall in the bucket of the one before): no tree walk per event.
+  std::vector<uint64_t> counts(256 * 256);
   std::map<int64_t, uint64_t> buckets;
+  int64_t current_bucket = 0;
+  uint64_t* current_count = nullptr;
   for (const AnalysisEvent& event : events) {
     result.total++;
     if (filter && !filter->matches(event.lines)) continue;
     result.matched++;
     switch (spec.key) {
       case HistogramKey::Code:
-        counts[{event.probe, event.code}]++;
+        counts[event.probe * 256 + event.code]++;
         break;
       case HistogramKey::Probe:
-        counts[{event.probe, 0}]++;
+        counts[event.probe * 256]++;
         break;
-      case HistogramKey::Time:
-        buckets[static_cast<int64_t>(std::floor(event.time_ns / spec.bucket_ns))]++;
+      case HistogramKey::Time: {
+        const auto bucket = static_cast<int64_t>(std::floor(event.time_ns / spec.bucket_ns));
+        if (!current_count || bucket != current_bucket) {
+          current_bucket = bucket;
+          current_count = &buckets[bucket];
+        }
+        ++*current_count;
         break;
+      }
     }
   }
   if (spec.key == HistogramKey::Time) {
@@ -117,13 +128,14 @@ HistogramResult histogram(std::span<const AnalysisEvent> events, const Histogram
       }
     return result;
   }
-  for (const auto& [key, count] : counts) {
+  for (size_t key = 0; key < counts.size(); ++key) {
+    if (counts[key] == 0) continue;
+    const int probe = static_cast<int>(key / 256), code = static_cast<int>(key % 256);
     HistogramRow row;
-    row.probe = static_cast<uint8_t>(key.first);
-    row.code = static_cast<uint8_t>(key.second);
-    row.label = spec.key == HistogramKey::Code ? fmt::format("{}:{}", key.first, key.second)
-                                               : fmt::format("{}", key.first);
-    row.count = count;
+    row.probe = static_cast<uint8_t>(probe);
+    row.code = static_cast<uint8_t>(code);
+    row.label = spec.key == HistogramKey::Code ? fmt::format("{}:{}", probe, code) : fmt::format("{}", probe);
+    row.count = counts[key];
     result.rows.push_back(row);
   }
   return result;

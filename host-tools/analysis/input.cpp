@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include "common/probe_layout.h"
@@ -54,7 +55,7 @@ Expected<Capture> load_capture(Database& db, int64_t trace_id) {
   auto info_rows = db.query(
       "SELECT tsc_hz, capture_start_tsc, capture_end_tsc, mode, layout, initial_lines, captured_at, "
       "cpu_brand, disk_name, session, stall_count, loop_iterations, longest_check_ticks, "
-      "typical_check_ticks, stall_threshold_ticks, captured_at_unix FROM traces WHERE trace_id = $1",
+      "typical_check_ticks, stall_threshold_ticks, captured_at_unix, event_count FROM traces WHERE trace_id = $1",
       params);
   if (!info_rows) return info_rows.failure();
   if (info_rows->rows.empty())
@@ -105,24 +106,26 @@ Expected<Capture> load_capture(Database& db, int64_t trace_id) {
     capture.stalls.push_back(stall);
   }
 
-  auto events = db.query(
-      "SELECT seq, probe, code, tsc, time_ns, lines FROM events WHERE trace_id = $1 ORDER BY seq", params);
-  if (!events) return events.failure();
-  capture.events.reserve(events->rows.size());
-  for (const auto& e : events->rows) {
-    AnalysisEvent event;
-    event.seq = static_cast<uint64_t>(as_int(e[0]));
-    event.probe = static_cast<uint8_t>(as_int(e[1]));
-    event.code = static_cast<uint8_t>(as_int(e[2]));
-    event.tsc = static_cast<uint64_t>(as_int(e[3]));
-    event.lines = static_cast<uint8_t>(as_int(e[5]));
-    if (info.tsc_hz)
-      event.time_ns = ticks_to_ns(
-          static_cast<double>(static_cast<int64_t>(event.tsc - info.capture_start_tsc)), info.tsc_hz);
-    else
-      event.time_ns = as_double(e[4]);
-    capture.events.push_back(event);
-  }
+  // Typed and streamed (db/event_reader.h): 32 bytes per event in memory, never a result set of text.
+  // The traces row's event count sizes the array (a hint: the events are what is read).
+  capture.events.reserve(static_cast<size_t>(std::clamp<int64_t>(as_int(row[16]), 0, int64_t{1} << 27)));
+  const uint64_t start_tsc = info.capture_start_tsc, tsc_hz = info.tsc_hz;
+  auto read = db.read_events(trace_id, [&](std::span<const EventRow> rows) -> Status {
+    for (const EventRow& stored : rows) {
+      AnalysisEvent& event = capture.events.emplace_back();
+      event.seq = stored.seq;
+      event.probe = stored.probe;
+      event.code = stored.code;
+      event.tsc = stored.tsc;
+      event.lines = stored.lines;
+      if (tsc_hz)
+        event.time_ns = ticks_to_ns(static_cast<double>(static_cast<int64_t>(event.tsc - start_tsc)), tsc_hz);
+      else
+        event.time_ns = static_cast<double>(stored.time_ns);
+    }
+    return {};
+  });
+  if (!read) return read.failure();
   return capture;
 }
 

@@ -84,7 +84,7 @@ Expected<PrecisionResult> precision_from_steps(std::vector<double> steps_ns, uin
   for (double coverage : options.coverages)
     if (!(coverage > 0 && coverage <= 1))
       return make_error(ErrorKind::Usage, fmt::format("coverage {} is not in (0, 1]", coverage));
-  std::sort(steps_ns.begin(), steps_ns.end());
+  sort_values(steps_ns);
   PrecisionResult result;
   result.steps = steps_ns.size();
   result.tsc_hz = tsc_hz;

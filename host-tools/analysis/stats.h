@@ -19,6 +19,10 @@ struct Summary {
 
 Summary summarize(std::span<const double> values);
 
+// Sorts ascending, as std::sort would (NaN aside), in linear time: a radix sort once there are thousands of
+// values (10 M durations or loop steps sorted in a fraction of std::sort's time).
+void sort_values(std::vector<double>& values);
+
 // Nearest-rank quantile of sorted values: sorted[ceil(fraction * n) - 1] (the first value for fraction 0).
 double nearest_rank(std::span<const double> sorted, double fraction);
 

@@ -55,7 +55,11 @@ int run_export(const ExportOptions& o) {
     if (!paired) return report(paired.error());
     actions = paired->actions;
   }
-  auto written = write_output(o.output, exporter->write(ExportInput{capture, actions}), o.force);
+  // Written as it is produced: the text of 10 M events would be gigabytes in memory.
+  auto out = TextOut::open(o.output, o.force);
+  if (!out) return report(out.error());
+  exporter->write(ExportInput{capture, actions}, *out);
+  auto written = out->finish();
   if (!written) return report(written.error());
   return 0;
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "db/event_reader.h"
 #include "image/trace_image.h"
 
 namespace ett::host {
@@ -88,6 +89,9 @@ class Database {
   virtual Expected<ResultTable> query(const std::string& sql, std::span<const SqlValue> params) = 0;
   // Runs ad-hoc SQL (possibly several statements); returns the last statement's rows.
   virtual Expected<ResultTable> run_script(const std::string& sql) = 0;
+
+  // Streams the events of one trace in seq order, typed, in batches (db/event_reader.h).
+  virtual Status read_events(int64_t trace_id, const EventBatchSink& sink) = 0;
 
   // In one transaction: unless (disk_uuid, session, content_hash) is already there, inserts the trace row,
   // its events, its event_codes rows and one probes row per probe. Either all of it is committed or none of

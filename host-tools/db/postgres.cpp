@@ -134,6 +134,10 @@ class PostgresDatabase final : public Database {
     return fetch(result.get());
   }
 
+  Status read_events(int64_t trace_id, const EventBatchSink& sink) override {
+    return read_postgres_events(m_conn.get(), trace_id, sink);
+  }
+
   Status begin_load() override {
     ETT_TRY(exec("BEGIN"));
     // Two loads of the same trace at once: the second waits here and then finds the first one's row.

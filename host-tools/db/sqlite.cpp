@@ -213,6 +213,10 @@ class SqliteDatabase final : public Database {
     return last;
   }
 
+  Status read_events(int64_t trace_id, const EventBatchSink& sink) override {
+    return read_sqlite_events(m_db.get(), m_path, trace_id, sink);
+  }
+
   Status begin_load() override {
     // Load-time pragmas: a big page cache and temporary storage in memory. The rollback journal stays on
     // (journal_mode DELETE): appending to a table journals almost nothing, and it is what makes an

@@ -4,9 +4,11 @@
 #include <string>
 
 #include "analysis/capture.h"
+#include "export/output_file.h"
 
 namespace ett::host {
 
-std::string export_csv(const Capture& capture);
+void write_csv(const Capture& capture, TextOut& out);
+std::string export_csv(const Capture& capture);  // the same text, whole
 
 }  // namespace ett::host

@@ -11,11 +11,11 @@ namespace {
 
 constexpr Exporter kExporters[] = {
     {"vcd", "vcd", "Value Change Dump for GTKWave and PulseView: a wire per data line and per probe", false,
-     [](const ExportInput& input) { return export_vcd(input.capture); }},
+     [](const ExportInput& input, TextOut& out) { write_vcd(input.capture, out); }},
     {"perfetto", "json", "Perfetto / Chrome trace JSON: a track per probe, actions as slices", true,
-     [](const ExportInput& input) { return export_perfetto(input.capture, input.actions); }},
+     [](const ExportInput& input, TextOut& out) { write_perfetto(input.capture, input.actions, out); }},
     {"csv", "csv", "one row per event: seq, probe, code, tsc, time_ns, lines", false,
-     [](const ExportInput& input) { return export_csv(input.capture); }},
+     [](const ExportInput& input, TextOut& out) { write_csv(input.capture, out); }},
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "analysis/capture.h"
 #include "analysis/durations.h"
+#include "export/output_file.h"
 
 namespace ett::host {
 
@@ -21,7 +22,8 @@ struct Exporter {
   const char* extension;    // of the file it writes, without the dot
   const char* description;  // one line for --help
   bool takes_actions;       // accepts --from/--to
-  std::string (*write)(const ExportInput& input);
+  // Writes the export into `out` as it goes (never the whole text at once: 10 M events make gigabytes).
+  void (*write)(const ExportInput& input, TextOut& out);
 };
 
 // Every exporter, in the order `ett export --help` lists them.

@@ -9,31 +9,89 @@
 
 namespace ett::host {
 
-Status write_output(const std::string& path, const std::string& text, bool force) {
-  if (path.empty() || path == "-") {
-    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
-      return make_error(ErrorKind::Io, errno_message("standard output", errno));
-    return {};
-  }
+namespace {
+
+// Standard output or a new file (an existing one only when forced); the name is for messages.
+Expected<int> open_target(const std::string& path, bool force) {
+  if (path.empty() || path == "-") return STDOUT_FILENO;
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
   if (fd < 0) {
     if (errno == EEXIST)
       return make_error(ErrorKind::Usage, path + ": already exists; use --force to overwrite it");
     return make_error(ErrorKind::Io, errno_message(path, errno));
   }
+  return fd;
+}
+
+std::string target_name(const std::string& path) {
+  return path.empty() || path == "-" ? "standard output" : path;
+}
+
+Status write_all(int fd, const char* data, size_t size, const std::string& name) {
   size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+  while (done < size) {
+    const ssize_t n = ::write(fd, data + done, size - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int error = errno;
-      ::close(fd);
-      return make_error(ErrorKind::Io, errno_message(path, error));
-    }
+    if (n <= 0) return make_error(ErrorKind::Io, errno_message(name, errno));
     done += static_cast<size_t>(n);
   }
-  if (::close(fd) != 0) return make_error(ErrorKind::Io, errno_message(path, errno));
   return {};
+}
+
+}  // namespace
+
+Status write_output(const std::string& path, const std::string& text, bool force) {
+  ETT_TRY_ASSIGN(TextOut out, TextOut::open(path, force));
+  out.append(text);
+  return out.finish();
+}
+
+TextOut::TextOut(TextOut&& other) noexcept
+    : m_buffer(std::move(other.m_buffer)),
+      m_fd(other.m_fd),
+      m_name(std::move(other.m_name)),
+      m_owns(other.m_owns),
+      m_status(std::move(other.m_status)) {
+  other.m_fd = -1;
+  other.m_owns = false;
+}
+
+TextOut::~TextOut() {
+  if (m_owns) ::close(m_fd);
+}
+
+Expected<TextOut> TextOut::open(const std::string& path, bool force) {
+  // Whatever stdio already buffered for standard output goes first.
+  if (std::fflush(stdout) != 0) return make_error(ErrorKind::Io, errno_message("standard output", errno));
+  ETT_TRY_ASSIGN(int fd, open_target(path, force));
+  return TextOut(fd, target_name(path), fd != STDOUT_FILENO);
+}
+
+void TextOut::flush() {
+  if (m_fd < 0) return;  // in memory: the buffer is the text
+  if (m_status) m_status = write_all(m_fd, m_buffer.data(), m_buffer.size(), m_name);
+  m_buffer.clear();
+}
+
+void TextOut::write_through(std::string_view text) {
+  flush();
+  if (m_status) m_status = write_all(m_fd, text.data(), text.size(), m_name);
+}
+
+Status TextOut::finish() {
+  flush();
+  if (m_owns) {
+    const int fd = m_fd;
+    m_owns = false;
+    if (::close(fd) != 0 && m_status) m_status = make_error(ErrorKind::Io, errno_message(m_name, errno));
+  }
+  return m_status;
+}
+
+std::string TextOut::take() {
+  std::string text(m_buffer.data(), m_buffer.size());
+  m_buffer.clear();
+  return text;
 }
 
 }  // namespace ett::host

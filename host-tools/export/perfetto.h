@@ -8,9 +8,11 @@
 
 #include "analysis/capture.h"
 #include "analysis/durations.h"
+#include "export/output_file.h"
 
 namespace ett::host {
 
-std::string export_perfetto(const Capture& capture, std::span<const Action> actions);
+void write_perfetto(const Capture& capture, std::span<const Action> actions, TextOut& out);
+std::string export_perfetto(const Capture& capture, std::span<const Action> actions);  // the same, whole
 
 }  // namespace ett::host

@@ -20,21 +20,20 @@ char probe_id(int probe) {
 
 }  // namespace
 
-std::string export_vcd(const Capture& capture) {
+void write_vcd(const Capture& capture, TextOut& out) {
   const CaptureInfo& info = capture.info;
   int probes = info.probe_count;
   for (const AnalysisEvent& event : capture.events) probes = std::max<int>(probes, event.probe);
   probes = std::clamp(probes, 0, 8);
-  std::string out;
-  if (!info.captured_at.empty()) out += fmt::format("$date {} $end\n", info.captured_at);
-  out += "$version ett " ETT_VERSION " $end\n";
-  out += fmt::format("$comment {}, layout {}, TSC {} Hz $end\n",
-                     info.name.empty() ? "ETT capture" : info.name, info.layout, info.tsc_hz);
-  out += "$timescale 1 ns $end\n$scope module ett $end\n";
-  for (int line = 0; line < 8; ++line) out += fmt::format("$var wire 1 {} D{} $end\n", line_id(line), line);
+  if (!info.captured_at.empty()) out.print("$date {} $end\n", info.captured_at);
+  out.append("$version ett " ETT_VERSION " $end\n");
+  out.print("$comment {}, layout {}, TSC {} Hz $end\n", info.name.empty() ? "ETT capture" : info.name,
+            info.layout, info.tsc_hz);
+  out.append("$timescale 1 ns $end\n$scope module ett $end\n");
+  for (int line = 0; line < 8; ++line) out.print("$var wire 1 {} D{} $end\n", line_id(line), line);
   for (int probe = 1; probe <= probes; ++probe)
-    out += fmt::format("$var wire 1 {} probe{} $end\n", probe_id(probe), probe);
-  out += "$upscope $end\n$enddefinitions $end\n";
+    out.print("$var wire 1 {} probe{} $end\n", probe_id(probe), probe);
+  out.append("$upscope $end\n$enddefinitions $end\n");
 
   double origin = 0;
   if (!capture.events.empty()) origin = std::min(0.0, capture.events.front().time_ns);
@@ -42,10 +41,10 @@ std::string export_vcd(const Capture& capture) {
 
   uint8_t lines = info.initial_lines;
   uint8_t toggles = 0;
-  out += "#0\n$dumpvars\n";
-  for (int line = 0; line < 8; ++line) out += fmt::format("{}{}\n", (lines >> line) & 1, line_id(line));
-  for (int probe = 1; probe <= probes; ++probe) out += fmt::format("0{}\n", probe_id(probe));
-  out += "$end\n";
+  out.append("#0\n$dumpvars\n");
+  for (int line = 0; line < 8; ++line) out.print("{}{}\n", (lines >> line) & 1, line_id(line));
+  for (int probe = 1; probe <= probes; ++probe) out.print("0{}\n", probe_id(probe));
+  out.append("$end\n");
 
   int64_t last = 0;
   for (size_t i = 0; i < capture.events.size();) {
@@ -59,21 +58,25 @@ std::string export_vcd(const Capture& capture) {
       new_lines = event.lines;
     }
     const int64_t time = std::max<int64_t>(std::llround(capture.events[i].time_ns - origin), last + 1);
-    out += fmt::format("#{}\n", time);
+    out.print("#{}\n", time);
     for (int line = 0; line < 8; ++line)
-      if (((lines ^ new_lines) >> line) & 1)
-        out += fmt::format("{}{}\n", (new_lines >> line) & 1, line_id(line));
+      if (((lines ^ new_lines) >> line) & 1) out.print("{}{}\n", (new_lines >> line) & 1, line_id(line));
     toggles ^= block_toggles;
     for (int probe = 1; probe <= probes; ++probe)
       if ((block_toggles >> (probe - 1)) & 1)
-        out += fmt::format("{}{}\n", (toggles >> (probe - 1)) & 1, probe_id(probe));
+        out.print("{}{}\n", (toggles >> (probe - 1)) & 1, probe_id(probe));
     lines = new_lines;
     last = time;
     i = j;
   }
   const int64_t end = std::max<int64_t>(std::llround(capture.end_ns() - origin), last + 1);
-  out += fmt::format("#{}\n", end);
-  return out;
+  out.print("#{}\n", end);
+}
+
+std::string export_vcd(const Capture& capture) {
+  TextOut out;
+  write_vcd(capture, out);
+  return out.take();
 }
 
 }  // namespace ett::host

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "analysis/capture.h"
+#include "export/output_file.h"
 
 namespace ett::host {
 
@@ -13,6 +14,7 @@ namespace ett::host {
 // 0; the initial lines are dumped at #0. Events with the same TSC (one poll) share a timestamp; a later poll
 // that rounds to the same ns or earlier is written 1 ns after the previous one, so times strictly increase. A
 // final timestamp line marks the capture's end (at least 1 ns after the last change).
-std::string export_vcd(const Capture& capture);
+void write_vcd(const Capture& capture, TextOut& out);
+std::string export_vcd(const Capture& capture);  // the same text, whole
 
 }  // namespace ett::host

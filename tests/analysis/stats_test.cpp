@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
+#include <vector>
 
 #include "analysis/intervals.h"
 #include "analysis/precision.h"
@@ -151,4 +154,19 @@ TEST(AnalysisIntervals, GapsPerProbeAndEventsCloserThanTau) {
   ASSERT_EQ(p2.close.size(), 1u);
   EXPECT_DOUBLE_EQ(p2.close[0].gap_ns, 100);
   EXPECT_TRUE(analyze_intervals(events, 0).probes[0].close.empty());
+}
+
+TEST(SortValues, OrdersLikeStdSortAcrossSignsMagnitudesAndTies) {
+  std::mt19937_64 random(7);
+  std::uniform_real_distribution<double> wide(-1e12, 1e12);
+  std::vector<double> values;
+  for (int i = 0; i < 20000; ++i) values.push_back(i % 3 == 0 ? wide(random) * 1e-9 : wide(random));
+  for (double v : {0.0, 5.0, 5.0, -5.0, 1e-300, -1e-300, 1e300, -1e300, 123.5}) values.push_back(v);
+  std::vector<double> expected = values;
+  std::sort(expected.begin(), expected.end());
+  sort_values(values);
+  EXPECT_EQ(values, expected);
+  std::vector<double> small = {3, -1, 2};
+  sort_values(small);
+  EXPECT_EQ(small, (std::vector<double>{-1, 2, 3}));
 }

@@ -8,6 +8,8 @@
 
 #include <cstdio>
 #include <memory>
+#include <span>
+#include <vector>
 
 #include "db/loader.h"
 #include "db/queries.h"
@@ -141,6 +143,70 @@ TEST_F(PostgresLoad, StallsTableHoldsTheSameRowsAsSqlite) {
   ASSERT_EQ(a->rows.size(), 2u);
   EXPECT_EQ(a->rows, b->rows);
   EXPECT_EQ(*a->rows[0][2], "40000000");
+}
+
+// Every event of a trace through the typed reader (db/event_reader.h): seq, probe, code, tsc, time_ns (-1 for
+// NULL) and lines per row, and how many batches they came in.
+struct ReadBack {
+  std::vector<std::array<int64_t, 6>> rows;
+  size_t batches = 0;
+};
+ReadBack read_back(Database& db, int64_t trace) {
+  ReadBack back;
+  auto read = db.read_events(trace, [&](std::span<const EventRow> rows) -> Status {
+    ++back.batches;
+    for (const EventRow& r : rows)
+      back.rows.push_back({static_cast<int64_t>(r.seq), r.probe, r.code, static_cast<int64_t>(r.tsc),
+                           r.has_time_ns ? r.time_ns : -1, r.lines});
+    return {};
+  });
+  if (!read) throw std::runtime_error(read.error().message);
+  return back;
+}
+
+TEST_F(PostgresLoad, TypedReaderGivesBothEnginesTheSameRowsAndStopsAtTheFirstError) {
+  {
+    ett::test::TestDiskWriter writer(image);  // a third session without a TSC rate: NULL times
+    ett::test::SessionSpec spec;
+    spec.records = ett::test::make_records(700);
+    spec.tsc_hz = 0;
+    writer.append(spec);
+  }
+  const std::string url = fresh_database("typed_reader");
+  auto pg = open_database(url);
+  ASSERT_TRUE(pg) << pg.error().message;
+  auto sqlite = open_database("sqlite:" + dir.file("t.db"));
+  ASSERT_TRUE(sqlite);
+  ASSERT_TRUE(load_image(**pg, {image, std::nullopt, true}));
+  ASSERT_TRUE(load_image(**sqlite, {image, std::nullopt, true}));
+  for (int64_t trace : {1, 2, 3}) {
+    const ReadBack a = read_back(**pg, trace), b = read_back(**sqlite, trace);
+    EXPECT_EQ(a.rows, b.rows) << "trace " << trace;
+    // The text query's rows, as the analyses read them before: the same values.
+    auto text = (*sqlite)->query(
+        "SELECT seq, probe, code, tsc, coalesce(time_ns, -1), lines FROM events WHERE trace_id = $1 ORDER BY "
+        "seq",
+        std::vector<SqlValue>{trace});
+    ASSERT_TRUE(text);
+    ASSERT_EQ(text->rows.size(), b.rows.size());
+    for (size_t i = 0; i < b.rows.size(); ++i)
+      for (size_t c = 0; c < 6; ++c) ASSERT_EQ(*text->rows[i][c], std::to_string(b.rows[i][c])) << i;
+  }
+  EXPECT_EQ(read_back(**pg, 1).rows.size(), 30'000u);
+  EXPECT_EQ(read_back(**pg, 1).batches, (30'000 + kEventBatchRows - 1) / kEventBatchRows);
+  EXPECT_EQ(read_back(**pg, 3).rows.back()[4], -1);
+  // A sink's error ends the read with that error, and the connection still answers.
+  for (Database* db : {pg->get(), sqlite->get()}) {
+    size_t calls = 0;
+    auto stopped = db->read_events(1, [&](std::span<const EventRow>) -> Status {
+      ++calls;
+      return make_error(ErrorKind::Usage, "enough");
+    });
+    ASSERT_FALSE(stopped);
+    EXPECT_EQ(stopped.error().message, "enough");
+    EXPECT_EQ(calls, 1u);
+    EXPECT_EQ(count(*db, "SELECT count(*) FROM events WHERE trace_id = 2"), 2'000);
+  }
 }
 
 TEST_F(PostgresLoad, LoadingAgainChangesNothing) {

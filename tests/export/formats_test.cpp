@@ -1,6 +1,10 @@
 // formats_test.cpp: the VCD, Perfetto JSON, CSV and HTML exporters' output, checked as text.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <sstream>
 
@@ -106,6 +110,44 @@ TEST(ExportCsv, OneLinePerEvent) {
   EXPECT_EQ(export_csv(small_capture()),
             "seq,probe,code,tsc,time_ns,lines\n0,1,1,1100,100.0,1\n1,2,2,1100,100.0,33\n2,1,0,1250,250.3,32\n"
             "3,1,1,1251,250.4,33\n4,2,0,1500,500.0,1\n");
+}
+
+// A file written in pieces (TextOut flushes each megabyte) holds the same text as the export made whole, and
+// an existing file is neither written over nor emptied without --force.
+TEST(TextOut, StreamsToAFileTheTextOfTheWholeExportAndKeepsExistingFiles) {
+  Capture capture = small_capture();
+  capture.events.clear();
+  for (uint64_t i = 0; i < 150000; ++i)  // three chunks of write_independent_lines, one on its thread
+    capture.events.push_back({i, static_cast<uint8_t>(1 + i % 2), static_cast<uint8_t>(i % 7),
+                              static_cast<uint8_t>(i), 1000 + 3 * i, 3.0 * static_cast<double>(i)});
+  const std::string whole = export_csv(capture);
+  ASSERT_GT(whole.size(), 3u << 20);  // more than one flush
+  char dir[] = "/tmp/ett-textout-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/out.csv";
+  {
+    auto out = TextOut::open(path, false);
+    ASSERT_TRUE(out) << out.error().message;
+    write_csv(capture, *out);
+    ASSERT_TRUE(out->finish());
+  }
+  auto read = [&] {
+    std::ifstream in(path, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  EXPECT_EQ(read(), whole);
+  auto again = TextOut::open(path, false);
+  ASSERT_FALSE(again);
+  EXPECT_NE(again.error().message.find("already exists; use --force"), std::string::npos);
+  EXPECT_EQ(read(), whole);
+  {
+    auto forced = TextOut::open(path, true);
+    ASSERT_TRUE(forced);
+    forced->append("x\n");
+    ASSERT_TRUE(forced->finish());
+  }
+  EXPECT_EQ(read(), "x\n");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ExportHtml, SelfContainedWithEverySection) {

@@ -1,0 +1,232 @@
+// e2e_bench.cpp: `ett_e2e_bench [EVENTS]` (part of `make bench`): every `ett analyze` and `ett export` run
+// end to end through the ett binary (database file to result) over a synthetic trace of 10 million events in
+// SQLite and in PostgreSQL, with its wall time, its peak memory and the ratio to a plain full scan of the
+// same SQLite file by the sqlite3 shell in the same run.
+#include <fmt/format.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "support/pg_server.h"
+
+namespace {
+
+using namespace ett::host;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// Thrown, so that the throwaway PostgreSQL server and the temporary directory are cleaned up on the way out.
+[[noreturn]] void die(const std::string& message) {
+  throw std::runtime_error(message);
+}
+
+struct Measured {
+  double wall = 0;     // seconds
+  double peak_mb = 0;  // maximum resident set size (what /usr/bin/time -v reports), 10^6 bytes
+};
+
+// Runs a program (no shell) with standard output to /dev/null; its wall time and peak memory from wait4().
+Measured run(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+  std::fflush(stdout);  // or the child would write our buffered lines again
+  const auto start = Clock::now();
+  const pid_t pid = ::fork();
+  if (pid < 0) die("fork failed");
+  if (pid == 0) {
+    std::freopen("/dev/null", "w", stdout);
+    ::execvp(args[0], args.data());
+    std::_Exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  if (::wait4(pid, &status, 0, &usage) != pid) die("wait4 failed");
+  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::string command;
+    for (const std::string& arg : argv) command += (command.empty() ? "" : " ") + arg;
+    die("failed: " + command);
+  }
+  return {wall, static_cast<double>(usage.ru_maxrss) * 1024 / 1e6};
+}
+
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  in >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
+}
+
+// One `ett` command line of the benchmark (--db is added); {out} stands for an output file.
+struct Case {
+  const char* name;
+  std::vector<std::string> args;
+};
+
+std::vector<Case> cases(const std::string& sizes) {
+  return {
+      {"analyze durations", {"analyze", "durations", "--from", "1", "--to", "2"}},
+      {"analyze durations --fit",
+       {"analyze", "durations", "--from", "1", "--to", "2", "--size-of-code", sizes, "--fit", "linear"}},
+      {"analyze intervals", {"analyze", "intervals", "--tau-ns", "1000"}},
+      {"analyze histogram code", {"analyze", "histogram", "--by", "code"}},
+      {"analyze histogram probe", {"analyze", "histogram", "--by", "probe", "--match", "XXXX1XXX"}},
+      {"analyze histogram time", {"analyze", "histogram", "--by", "time:1ms"}},
+      {"analyze align", {"analyze", "align", "--traces", "1,2", "--sync", "1"}},  // the align database
+      {"export vcd", {"export", "--format", "vcd", "-o", "{out}"}},
+      {"export perfetto", {"export", "--format", "perfetto", "--from", "1", "--to", "2", "-o", "{out}"}},
+      {"export csv", {"export", "--format", "csv", "-o", "{out}"}},
+      // Last: it relabels trace 1 as a calibration capture first (Bench::run_all) and stores its result.
+      {"analyze precision", {"analyze", "precision"}},
+  };
+}
+
+// The databases of one engine: `main` holds the EVENTS-event trace alone, `align` the two EVENTS/2-event
+// traces; with the sqlite3 scan time of the SQLite file of the same traces.
+struct Databases {
+  std::string main, align;
+  double main_scan = 0, align_scan = 0;
+};
+
+class Bench {
+ public:
+  explicit Bench(std::string ett) : m_ett(std::move(ett)) {}
+
+  // Every case against one engine's databases; `reference` (SQLite's rows) adds the ratio to them.
+  std::vector<Measured> run_all(const std::string& engine, const Databases& dbs, const fs::path& dir,
+                                const std::string& sizes, const std::vector<Measured>* reference) {
+    std::vector<Measured> rows;
+    const std::vector<Case> all = cases(sizes);
+    for (size_t i = 0; i < all.size(); ++i) {
+      const Case& c = all[i];
+      const bool align = std::string(c.name) == "analyze align";
+      const std::string& db = align ? dbs.align : dbs.main;
+      if (std::string(c.name) == "analyze precision") relabel_calibrate(db);
+      const fs::path out = dir / "export.out";
+      std::vector<std::string> argv{m_ett};
+      for (const std::string& arg : c.args) argv.push_back(arg == "{out}" ? out.string() : arg);
+      argv.push_back("--db");
+      argv.push_back(db);
+      if (c.args[0] == "export") argv.push_back("--force");
+      const Measured m = run(argv);
+      std::error_code ignored;
+      fs::remove(out, ignored);
+      rows.push_back(m);
+      std::printf("%-11s %-26s %8.2f %9.0f %9.2f", engine.c_str(), c.name, m.wall, m.peak_mb,
+                  m.wall / (align ? dbs.align_scan : dbs.main_scan));
+      if (reference) std::printf(" %11.2f", m.wall / (*reference)[i].wall);
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+    return rows;
+  }
+
+ private:
+  // The synthetic trace stands in for a mode=calibrate capture: precision reads the TSC steps of any trace.
+  void relabel_calibrate(const std::string& db) {
+    run({m_ett, "sql", "--db", db, "UPDATE traces SET mode = 'calibrate' WHERE trace_id = 1"});
+  }
+
+  std::string m_ett;
+};
+
+// The median of three runs of the sqlite3 shell's plain full scan of a file (page cache warm).
+double sqlite_scan(const std::string& file) {
+  std::vector<double> scans;
+  for (int i = 0; i < 3; ++i)
+    scans.push_back(
+        run({"sqlite3", file, "select count(*), sum(tsc), sum(code), sum(probe) from events"}).wall);
+  std::sort(scans.begin(), scans.end());
+  return scans[1];
+}
+
+}  // namespace
+
+int run_bench(int argc, char** argv) {
+  const uint64_t events = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 10'000'000;
+  if (events < 10) die("EVENTS must be at least 10");
+  std::string pattern = (fs::temp_directory_path() / "ett-e2e-XXXXXX").string();
+  if (!::mkdtemp(pattern.data())) die("mkdtemp failed");
+  const fs::path dir = pattern;
+  struct RemoveDir {
+    fs::path dir;
+    ~RemoveDir() {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  } remove_dir{dir};
+  const std::string ett = std::string(ETT_BIN_DIR) + "/ett";
+  const std::string count = fmt::format("{}", events), half = fmt::format("{}", events / 2);
+  std::printf("ett_e2e_bench: %s synthetic events (ett synth --seed 1), in %s; load average %s\n",
+              count.c_str(), dir.c_str(), load_average().c_str());
+
+  // The main database: one trace of EVENTS events. The align database: the same EVENTS/2 events on two disks
+  // (align's input: every sync edge on both), EVENTS events in all.
+  const std::string main_image = (dir / "trace.img").string();
+  const std::string half_a = (dir / "half_a.img").string(), half_b = (dir / "half_b.img").string();
+  run({ett, "synth", "--events", count, main_image});
+  run({ett, "synth", "--events", half, half_a});
+  run({ett, "synth", "--events", half, half_b});
+  auto load = [&](const Databases& dbs) {
+    run({ett, "load", "--db", dbs.main, main_image});
+    for (const std::string& image : {half_a, half_b}) run({ett, "load", "--db", dbs.align, image});
+  };
+  const std::string main_file = (dir / "ett.db").string(), align_file = (dir / "align.db").string();
+  Databases sqlite_dbs{"sqlite:" + main_file, "sqlite:" + align_file};
+  load(sqlite_dbs);
+  sqlite_dbs.main_scan = sqlite_scan(main_file);
+  sqlite_dbs.align_scan = sqlite_scan(align_file);
+  std::printf(
+      "yardstick: sqlite3 DB \"select count(*), sum(tsc), sum(code), sum(probe) from events\", median of 3: "
+      "%.2f s (the align database: %.2f s)\n",
+      sqlite_dbs.main_scan, sqlite_dbs.align_scan);
+  std::printf("%-11s %-26s %8s %9s %9s %11s\n", "engine", "command", "wall (s)", "peak (MB)", "x scan",
+              "x SQLite");
+
+  std::string sizes;
+  for (int code = 1; code <= 15; ++code)
+    sizes += fmt::format("{}{}={}", code > 1 ? "," : "", code, 16 * code);
+  Bench bench(ett);
+  const std::vector<Measured> sqlite = bench.run_all("SQLite", sqlite_dbs, dir, sizes, nullptr);
+
+  // PostgreSQL: a throwaway server (fsync off, unix socket) as the database tests use, a database for each
+  // SQLite file; skipped without PostgreSQL. Its ratios are to the same sqlite3 scans.
+  auto server = ThrowawayPostgres::start();
+  if (!server) {
+    std::printf("PostgreSQL skipped: %s\n", server.error().message.c_str());
+  } else {
+    run({ett, "sql", "--db", server->uri(), "CREATE DATABASE align"});
+    std::string align_uri = server->uri();
+    align_uri.replace(align_uri.find("/postgres?"), 10, "/align?");
+    const Databases pg_dbs{server->uri(), align_uri, sqlite_dbs.main_scan, sqlite_dbs.align_scan};
+    load(pg_dbs);
+    for (const std::string& db : {pg_dbs.main, pg_dbs.align}) run({ett, "sql", "--db", db, "ANALYZE"});
+    bench.run_all("PostgreSQL", pg_dbs, dir, sizes, &sqlite);
+  }
+  std::printf(
+      "(peak: maximum resident set size of the ett process, as /usr/bin/time -v reports it; x scan: wall "
+      "time / the sqlite3 scan's; load average at the end %s)\n",
+      load_average().c_str());
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run_bench(argc, argv);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "ett_e2e_bench: %s\n", error.what());
+    return 1;
+  }
+}

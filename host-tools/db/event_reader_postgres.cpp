@@ -1,0 +1,213 @@
+// event_reader_postgres.cpp: a trace's events from PostgreSQL through COPY (SELECT ...) TO STDOUT in binary
+// format: big-endian integers per field, parsed as they arrive (no text per cell, no result set held whole).
+#include <fmt/format.h>
+#include <libpq-fe.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "db/event_reader_parts.h"
+
+namespace ett::host {
+
+namespace {
+
+struct PgResultClearer {
+  void operator()(PGresult* result) const { PQclear(result); }
+};
+using PgResult = std::unique_ptr<PGresult, PgResultClearer>;
+
+struct PgFreer {
+  void operator()(char* data) const { PQfreemem(data); }
+};
+
+// Reads the big-endian fields of one COPY data message.
+class FieldReader {
+ public:
+  FieldReader(const char* data, size_t size)
+      : m_p(reinterpret_cast<const unsigned char*>(data)), m_end(m_p + size) {}
+
+  bool skip(size_t bytes) {
+    if (static_cast<size_t>(m_end - m_p) < bytes) return false;
+    m_p += bytes;
+    return true;
+  }
+  bool u(size_t bytes, uint64_t& out) {
+    if (static_cast<size_t>(m_end - m_p) < bytes) return false;
+    out = 0;
+    for (size_t i = 0; i < bytes; ++i) out = (out << 8) | m_p[i];
+    m_p += bytes;
+    return true;
+  }
+  // One integer field (2, 4 or 8 bytes, sign-extended); `null` when its length is -1.
+  bool integer(int64_t& out, bool& null) {
+    uint64_t length = 0;
+    if (!u(4, length)) return false;
+    null = length == 0xFFFFFFFFu;
+    if (null) {
+      out = 0;
+      return true;
+    }
+    if (length != 2 && length != 4 && length != 8) return false;
+    uint64_t raw = 0;
+    if (!u(length, raw)) return false;
+    const unsigned shift = static_cast<unsigned>(64 - 8 * length);
+    out = static_cast<int64_t>(raw << shift) >> shift;
+    return true;
+  }
+  bool at_end() const { return m_p == m_end; }
+
+ private:
+  const unsigned char* m_p;
+  const unsigned char* m_end;
+};
+
+// The binary COPY header: signature, flags, header extension.
+bool skip_header(FieldReader& reader) {
+  static const char kSignature[] = "PGCOPY\n\377\r\n";  // 11 bytes with its NUL
+  uint64_t flags = 0, extension = 0;
+  return reader.skip(sizeof kSignature) && reader.u(4, flags) && reader.u(4, extension) &&
+         reader.skip(extension);
+}
+
+}  // namespace
+
+namespace {
+
+Status pg_error(PGconn* conn, const std::string& what) {
+  std::string message = PQerrorMessage(conn);
+  while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+  return make_error(ErrorKind::Io, fmt::format("PostgreSQL: {}: {}", what, message));
+}
+
+// Rows of the trace with seq in [from, to], in seq order (the primary key's index scan), a batch at a time;
+// stops handing on rows when `stop` is set.
+Status copy_range(PGconn* conn, int64_t trace_id, int64_t from, int64_t to, const EventBatchSink& sink,
+                  const std::atomic<bool>* stop = nullptr) {
+  const std::string sql = fmt::format(
+      "COPY (SELECT seq, probe, code, tsc, time_ns, lines FROM events WHERE trace_id = {} AND seq BETWEEN {} "
+      "AND {} ORDER BY seq) TO STDOUT (FORMAT binary)",
+      trace_id, from, to);
+  PgResult started(PQexec(conn, sql.c_str()));
+  if (PQresultStatus(started.get()) != PGRES_COPY_OUT) return pg_error(conn, "reading events");
+  std::vector<EventRow> batch;
+  batch.reserve(kEventBatchRows);
+  bool header = true, trailer = false;
+  Status failed;
+  for (;;) {
+    char* raw = nullptr;
+    const int size = PQgetCopyData(conn, &raw, 0);
+    if (size == -1) break;  // the COPY is over; its result follows
+    if (size < 0) return pg_error(conn, "reading events");
+    const std::unique_ptr<char, PgFreer> data(raw);
+    // After an error (or a stop) the rest of the stream is drained, so that the connection stays usable.
+    if (!failed || trailer || (stop && stop->load(std::memory_order_relaxed))) continue;
+    FieldReader reader(raw, static_cast<size_t>(size));
+    if (header && !skip_header(reader)) {
+      failed = make_error(ErrorKind::Io, "PostgreSQL: reading events: a binary COPY without its header");
+      continue;
+    }
+    header = false;
+    while (!reader.at_end()) {
+      uint64_t fields = 0;
+      if (!reader.u(2, fields)) break;
+      if (fields == 0xFFFF) {
+        trailer = true;
+        break;
+      }
+      int64_t value[6];
+      bool null[6];
+      bool ok = fields == 6;
+      for (int i = 0; ok && i < 6; ++i) ok = reader.integer(value[i], null[i]);
+      if (!ok) {
+        failed = make_error(ErrorKind::Io, "PostgreSQL: reading events: a row that is not 6 integers");
+        break;
+      }
+      EventRow& row = batch.emplace_back();
+      row.seq = static_cast<uint64_t>(value[0]);
+      row.probe = static_cast<uint8_t>(value[1]);
+      row.code = static_cast<uint8_t>(value[2]);
+      row.tsc = static_cast<uint64_t>(value[3]);
+      row.has_time_ns = !null[4];
+      row.time_ns = value[4];
+      row.lines = static_cast<uint8_t>(value[5]);
+      if (batch.size() == kEventBatchRows) {
+        failed = sink(batch);
+        batch.clear();
+        if (!failed) break;
+      }
+    }
+  }
+  PgResult finished(PQgetResult(conn));
+  const bool copied = PQresultStatus(finished.get()) == PGRES_COMMAND_OK;
+  while (PGresult* extra = PQgetResult(conn)) PQclear(extra);
+  if (!copied) return pg_error(conn, "reading events");
+  if (!failed) return failed;
+  if (!batch.empty() && !(stop && stop->load(std::memory_order_relaxed))) return sink(batch);
+  return {};
+}
+
+struct PgConnCloser {
+  void operator()(PGconn* conn) const { PQfinish(conn); }
+};
+
+// A second connection with the same parameters as `conn` (nullptr when it cannot be made).
+std::unique_ptr<PGconn, PgConnCloser> second_connection(PGconn* conn) {
+  PQconninfoOption* options = PQconninfo(conn);
+  if (!options) return nullptr;
+  std::vector<const char*> keywords, values;
+  for (PQconninfoOption* o = options; o->keyword; ++o)
+    if (o->val && *o->val) {
+      keywords.push_back(o->keyword);
+      values.push_back(o->val);
+    }
+  keywords.push_back(nullptr);
+  values.push_back(nullptr);
+  std::unique_ptr<PGconn, PgConnCloser> second(PQconnectdbParams(keywords.data(), values.data(), 0));
+  PQconninfoFree(options);
+  if (!second || PQstatus(second.get()) != CONNECTION_OK) return nullptr;
+  PQsetNoticeProcessor(
+      second.get(), [](void*, const char*) {}, nullptr);
+  return second;
+}
+
+// Below this many events one COPY reads them all.
+constexpr int64_t kSplitEvents = int64_t{1} << 18;
+
+}  // namespace
+
+Status read_postgres_events(PGconn* conn, int64_t trace_id, const EventBatchSink& sink) {
+  // The seq range (two steps down the primary key).
+  const std::string range_sql =
+      fmt::format("SELECT min(seq), max(seq) FROM events WHERE trace_id = {}", trace_id);
+  PgResult range(PQexec(conn, range_sql.c_str()));
+  if (PQresultStatus(range.get()) != PGRES_TUPLES_OK || PQntuples(range.get()) != 1)
+    return pg_error(conn, "reading events");
+  if (PQgetisnull(range.get(), 0, 0)) return {};
+  const int64_t first = std::stoll(PQgetvalue(range.get(), 0, 0));
+  const int64_t last = std::stoll(PQgetvalue(range.get(), 0, 1));
+  // A big trace: the upper half of the seq range comes through a second connection (a second server
+  // process) read by a second thread while this one reads and hands on the lower half; its rows wait in
+  // memory until their turn. The server's per-row work is most of a read, so two backends take about half
+  // the wall time. Loads only add traces, so both connections see the same rows of this one.
+  std::unique_ptr<PGconn, PgConnCloser> second;
+  if (last - first >= kSplitEvents && PQtransactionStatus(conn) == PQTRANS_IDLE)
+    second = second_connection(conn);
+  if (!second) return copy_range(conn, trace_id, first, last, sink);
+  const int64_t middle = first + (last - first) / 2;
+  return read_in_two_parts(
+      [&](const EventBatchSink& part, const std::atomic<bool>* stop) {
+        return copy_range(conn, trace_id, first, middle, part, stop);
+      },
+      [&](const EventBatchSink& part, const std::atomic<bool>* stop) {
+        return copy_range(second.get(), trace_id, middle + 1, last, part, stop);
+      },
+      last - middle, sink);
+}
+
+}  // namespace ett::host

@@ -1,0 +1,126 @@
+// event_reader_sqlite.cpp: a trace's events from SQLite through prepared statements read with the typed
+// column accessors (no text conversion per cell); a big trace is read as two halves on two connections at
+// once.
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "db/event_reader_parts.h"
+
+namespace ett::host {
+
+namespace {
+
+struct StatementFinalizer {
+  void operator()(sqlite3_stmt* statement) const { sqlite3_finalize(statement); }
+};
+struct SqliteCloser {
+  void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+};
+using Statement = std::unique_ptr<sqlite3_stmt, StatementFinalizer>;
+
+// Below this many events one statement reads them all: a second connection would cost more than it saves.
+constexpr int64_t kSplitEvents = int64_t{1} << 18;
+
+Status sqlite_error(sqlite3* db, const std::string& path, const char* what) {
+  return make_error(ErrorKind::Io, fmt::format("{}: {}: {}", path, what, sqlite3_errmsg(db)));
+}
+
+Expected<Statement> prepare(sqlite3* db, const std::string& path, const char* sql) {
+  sqlite3_stmt* raw = nullptr;
+  if (sqlite3_prepare_v2(db, sql, -1, &raw, nullptr) != SQLITE_OK)
+    return sqlite_error(db, path, "reading events").failure();
+  return Statement(raw);
+}
+
+// The lowest or highest seq of the trace (nullopt: no events): one step down the primary key.
+Expected<std::optional<int64_t>> end_seq(sqlite3* db, const std::string& path, int64_t trace_id, bool last) {
+  ETT_TRY_ASSIGN(Statement statement,
+                 prepare(db, path,
+                         last ? "SELECT seq FROM events WHERE trace_id = ?1 ORDER BY seq DESC LIMIT 1"
+                              : "SELECT seq FROM events WHERE trace_id = ?1 ORDER BY seq LIMIT 1"));
+  sqlite3_bind_int64(statement.get(), 1, trace_id);
+  const int step = sqlite3_step(statement.get());
+  if (step == SQLITE_ROW) return std::optional<int64_t>(sqlite3_column_int64(statement.get(), 0));
+  if (step == SQLITE_DONE) return std::optional<int64_t>();
+  return sqlite_error(db, path, "reading events").failure();
+}
+
+// Rows of the trace with seq in [from, to), in seq order, a batch at a time; stops early when `stop` is set.
+Status read_range(sqlite3* db, const std::string& path, int64_t trace_id, int64_t from, int64_t to,
+                  const EventBatchSink& sink, const std::atomic<bool>* stop = nullptr) {
+  // The primary key (trace_id, seq) of the WITHOUT ROWID table is the scan's order: no sort.
+  ETT_TRY_ASSIGN(
+      Statement statement,
+      prepare(db, path,
+              "SELECT seq, probe, code, tsc, time_ns, lines FROM events WHERE trace_id = ?1 AND seq "
+              ">= ?2 AND seq < ?3 ORDER BY seq"));
+  sqlite3_stmt* raw = statement.get();
+  sqlite3_bind_int64(raw, 1, trace_id);
+  sqlite3_bind_int64(raw, 2, from);
+  sqlite3_bind_int64(raw, 3, to);
+  std::vector<EventRow> batch;
+  batch.reserve(kEventBatchRows);
+  for (;;) {
+    const int step = sqlite3_step(raw);
+    if (step == SQLITE_DONE) break;
+    if (step != SQLITE_ROW) return sqlite_error(db, path, "reading events");
+    EventRow& row = batch.emplace_back();
+    row.seq = static_cast<uint64_t>(sqlite3_column_int64(raw, 0));
+    row.probe = static_cast<uint8_t>(sqlite3_column_int(raw, 1));
+    row.code = static_cast<uint8_t>(sqlite3_column_int(raw, 2));
+    row.tsc = static_cast<uint64_t>(sqlite3_column_int64(raw, 3));
+    row.has_time_ns = sqlite3_column_type(raw, 4) != SQLITE_NULL;
+    row.time_ns = row.has_time_ns ? sqlite3_column_int64(raw, 4) : 0;
+    row.lines = static_cast<uint8_t>(sqlite3_column_int(raw, 5));
+    if (batch.size() == kEventBatchRows) {
+      ETT_TRY(sink(batch));
+      batch.clear();
+      if (stop && stop->load(std::memory_order_relaxed)) return {};
+    }
+  }
+  if (!batch.empty()) ETT_TRY(sink(batch));
+  return {};
+}
+
+}  // namespace
+
+Status read_sqlite_events(sqlite3* db, const std::string& path, int64_t trace_id,
+                          const EventBatchSink& sink) {
+  ETT_TRY_ASSIGN(std::optional<int64_t> first, end_seq(db, path, trace_id, false));
+  if (!first) return {};
+  ETT_TRY_ASSIGN(std::optional<int64_t> last, end_seq(db, path, trace_id, true));
+  const int64_t end = *last + 1;
+  // A big trace: the upper half of the seq range is read on a second, read-only connection by a second
+  // thread while this one reads (and hands on) the lower half; its rows wait in memory until their turn. The
+  // cost of a read is SQLite's per-row work, so two cores take about half the wall time. Loads only add
+  // traces, so both connections see the same rows of this one.
+  std::unique_ptr<sqlite3, SqliteCloser> second;
+  // (Only a database file can be opened twice: not an in-memory or temporary one.)
+  const bool file = !path.empty() && path != ":memory:" && path.rfind("file:", 0) != 0;
+  if (file && *last - *first >= kSplitEvents) {
+    sqlite3* raw = nullptr;
+    if (sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) == SQLITE_OK)
+      sqlite3_busy_timeout(raw, 10'000);
+    second.reset(raw);
+    if (raw && sqlite3_errcode(raw) != SQLITE_OK) second.reset();
+  }
+  if (!second) return read_range(db, path, trace_id, *first, end, sink);
+
+  const int64_t middle = *first + (end - *first) / 2;
+  return read_in_two_parts(
+      [&](const EventBatchSink& part, const std::atomic<bool>* stop) {
+        return read_range(db, path, trace_id, *first, middle, part, stop);
+      },
+      [&](const EventBatchSink& part, const std::atomic<bool>* stop) {
+        return read_range(second.get(), path, trace_id, middle, end, part, stop);
+      },
+      end - middle, sink);
+}
+
+}  // namespace ett::host
