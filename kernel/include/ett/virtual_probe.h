@@ -3,7 +3,8 @@
 // The probe is an ivshmem-plain PCI device whose BAR2 maps a host file (share=on). Byte 0 holds the eight
 // data lines D7..D0, written by the host; nothing else lives in that byte, so all eight lines are free.
 // A control block at kControlOffset carries the handshake: the kernel publishes its state, the host asks it
-// to stop. The kernel leaves QEMU through isa-debug-exit with kExitSuccess or kExitFailure.
+// to stop; the host's magic and version in it mark the file as a virtual probe. The kernel leaves QEMU
+// through isa-debug-exit with kExitSuccess or kExitFailure.
 #pragma once
 
 #include <stdint.h>
@@ -14,17 +15,22 @@ inline constexpr uint16_t kPciVendor = 0x1af4;  // Red Hat / virtio
 inline constexpr uint16_t kPciDevice = 0x1110;  // ivshmem
 inline constexpr uint32_t kMinSize = 1u << 20;  // the host creates 1 MiB (a power of two, as ivshmem needs)
 
-inline constexpr uint32_t kLinesOffset = 0;        // uint8_t: D7..D0
-inline constexpr uint32_t kControlOffset = 4096;   // struct Control, on its own page
+inline constexpr uint32_t kLinesOffset = 0;            // uint8_t: D7..D0
+inline constexpr uint32_t kControlOffset = 4096;       // struct Control, on its own page
 inline constexpr uint32_t kControlMagic = 0x4B545445;  // "ETTK" little-endian: the kernel found the probe
+// Written by the host when it creates the file, before QEMU starts: libettprobe opens only a file that
+// carries both, so a mistyped path (a trace disk, any other file) is refused instead of having its byte 0
+// overwritten.
+inline constexpr uint32_t kHostMagic = 0x50545445;  // "ETTP" little-endian: a virtual probe file
+inline constexpr uint32_t kFileVersion = 1;         // the layout of this block; a new one changes this
 
 enum class KernelState : uint32_t {
   Booting = 0,    // the host zeroes the control block before starting QEMU
   Capturing = 1,  // initial lines read; every change from now on is recorded
   Stopped = 2,    // the loop ended; stop_reason is set
   Dumping = 3,
-  Done = 4,       // dump flushed; the kernel is about to exit
-  Failed = 5,     // see the serial console for the message
+  Done = 4,    // dump flushed; the kernel is about to exit
+  Failed = 5,  // see the serial console for the message
 };
 
 enum class HostCommand : uint32_t {
@@ -34,15 +40,17 @@ enum class HostCommand : uint32_t {
 
 // Written with volatile accesses on both sides; each field is naturally aligned.
 struct Control {
-  uint32_t magic;          // kernel: kControlMagic once it has found the probe
-  uint32_t state;          // kernel: KernelState
-  uint32_t command;        // host:   HostCommand
-  uint32_t stop_reason;    // kernel: format::StopReason once stopped
-  uint64_t event_count;    // kernel: events captured, valid from Stopped on
-  uint64_t tsc_hz;         // kernel: calibrated TSC frequency, valid from Capturing on
+  uint32_t magic;              // kernel: kControlMagic once it has found the probe
+  uint32_t state;              // kernel: KernelState
+  uint32_t command;            // host:   HostCommand
+  uint32_t stop_reason;        // kernel: format::StopReason once stopped
+  uint64_t event_count;        // kernel: events captured, valid from Stopped on
+  uint64_t tsc_hz;             // kernel: calibrated TSC frequency, valid from Capturing on
   uint64_t capture_start_tsc;  // kernel: time 0 of the capture, valid from Capturing on
   uint32_t session_number;     // kernel: session written, valid at Done
   uint32_t heartbeat;          // kernel: +1 at every stop check (every 1024 polls) while capturing
+  uint32_t host_magic;         // host:   kHostMagic, set when the file is created
+  uint32_t file_version;       // host:   kFileVersion
 };
 
 // Pacing: once the host has seen `heartbeat` advance by kPaceBeats after a write, every later poll of the
@@ -54,6 +62,8 @@ inline constexpr uint32_t kPaceBeats = 2;
 inline constexpr uint16_t kDebugExitPort = 0xf4;
 inline constexpr uint8_t kExitSuccess = 0x10;  // QEMU exit status 33
 inline constexpr uint8_t kExitFailure = 0x11;  // QEMU exit status 35
-constexpr int qemu_status_for(uint8_t value) { return ((value << 1) | 1) & 0xFF; }
+constexpr int qemu_status_for(uint8_t value) {
+  return ((value << 1) | 1) & 0xFF;
+}
 
 }  // namespace ett::vprobe
