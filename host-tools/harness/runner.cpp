@@ -741,7 +741,12 @@ std::string default_kernel_path() {
   std::error_code error;
   std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
   if (error) return "ett-kernel.elf";
-  return (self.parent_path() / "ett-kernel.elf").string();
+  // The build tree keeps it next to ett; an install (cmake --install, the .deb) puts it in PREFIX/lib/ett.
+  const std::filesystem::path beside = self.parent_path() / "ett-kernel.elf";
+  const std::filesystem::path installed = self.parent_path().parent_path() / "lib" / "ett" / "ett-kernel.elf";
+  return std::filesystem::exists(beside, error) || !std::filesystem::exists(installed, error)
+             ? beside.string()
+             : installed.string();
 }
 
 Expected<RunReport> run_qemu(const RunOptions& options, std::FILE* progress) {
