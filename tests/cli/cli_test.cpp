@@ -268,11 +268,11 @@ TEST_F(CliTest, DashMeansStandardOutputAndStandardInput) {
   EXPECT_FALSE(fs::exists(path("-")));
 
   const EttRun sql = ett({"sql", "-", "--format", "json", "--db", "sqlite:t.db"},
-                         "SELECT count(*) AS n, NULL AS nothing, 'x' AS word FROM events;\n");
+                         "SELECT count(*) AS n, NULL AS missing, 'x' AS word FROM events;\n");
   ASSERT_EQ(sql.status, 0) << sql.err;
   const json rows = json::parse(sql.out);
   EXPECT_EQ(rows.at(0).at("n"), 2000);
-  EXPECT_TRUE(rows.at(0).at("nothing").is_null());
+  EXPECT_TRUE(rows.at(0).at("missing").is_null());
   EXPECT_EQ(rows.at(0).at("word"), "x");
   expect_one_line_error(ett({"sql", "-", "--db", "sqlite:t.db"}, ""), "no SQL given");
 }
