@@ -20,7 +20,10 @@ BENCH_JSON ?= $(BUILD)/bench.json
 BENCH_ARGS ?=
 E2E_EVENTS ?= 10000000
 
-.PHONY: all deps build demo test test-sanitize bench fuzz iso clean
+# `make install PREFIX=/usr/local` (cmake --install); `make deb`: the Debian package (CPack) in $(BUILD).
+PREFIX ?= /usr/local
+
+.PHONY: all deps build demo test test-sanitize bench fuzz iso clean install deb
 
 all: build
 
@@ -32,6 +35,12 @@ $(BUILD)/build.ninja: CMakeLists.txt | deps
 
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+deb: build
+	cd $(BUILD) && cpack -G DEB
 
 iso: build
 	@echo "ISO: $(BUILD)/bin/ett.iso"

@@ -205,7 +205,7 @@ std::string format_durations(const DurationsResult& r, const FitResult* fit, Out
   std::string out = fmt::format("actions from probe {} to probe {}: {} paired\n", endpoint_text(r.from),
                                 endpoint_text(r.to), r.actions.size());
   // The statistics carry ±pi only when the bound holds for every action (no stall touches any).
-  const std::string pm = r.pi_ns > 0 && r.stalled == 0 ? fmt::format(" ± {:.1f}", r.pi_ns) : "";
+  const std::string pm = r.pi_ns > 0 && r.stalled == 0 ? fmt::format(" ± {:.1f} ns", r.pi_ns) : "";
   if (s.count) {
     out += fmt::format("  count   {}\n", s.count);
     out += fmt::format("  mean    {:.1f} ns{}\n  stddev  {:.1f} ns\n", s.mean, pm, s.stddev);

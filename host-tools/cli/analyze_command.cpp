@@ -2,6 +2,7 @@
 // traces.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -9,6 +10,7 @@
 #include "analysis/input.h"
 #include "analysis/output.h"
 #include "commands.h"
+#include "data_output.h"
 
 namespace ett::cli {
 
@@ -20,6 +22,8 @@ struct AnalyzeOptions {
   std::string db = default_db_url();
   std::optional<int64_t> trace;
   std::string format = "text";
+  std::string output;
+  bool force = false;
   // precision
   int bins = 40;
   bool no_store = false;
@@ -32,6 +36,7 @@ struct AnalyzeOptions {
   // histogram
   std::string by = "code";
   std::string match;
+  uint64_t max_buckets = 100'000;
   // align
   std::vector<int64_t> traces;
   int sync = 0;
@@ -41,9 +46,14 @@ struct AnalyzeOptions {
   std::string utc_at_edge;
 };
 
-int print(const std::string& text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  return 0;
+// To -o FILE (never over an existing file without --force) or standard output; text output starts with the
+// trace's name.
+int print(const AnalyzeOptions& o, OutputFormat format, const std::string& name, const std::string& text) {
+  DataOutput out;
+  out.path = o.output;
+  out.force = o.force;
+  auto written = emit(out, format == OutputFormat::Text && !name.empty() ? name + "\n" + text : text);
+  return written ? 0 : report(written.error());
 }
 
 int run_precision(const AnalyzeOptions& o, OutputFormat format) {
@@ -57,8 +67,7 @@ int run_precision(const AnalyzeOptions& o, OutputFormat format) {
     auto stored = store_precision(*loaded->db, loaded->capture.info.trace_id, *result);
     if (!stored) return report(stored.error());
   }
-  if (format == OutputFormat::Text) std::printf("%s\n", loaded->capture.info.name.c_str());
-  return print(format_precision(*result, format));
+  return print(o, format, loaded->capture.info.name, format_precision(*result, format));
 }
 
 int run_durations(const AnalyzeOptions& o, OutputFormat format) {
@@ -99,8 +108,8 @@ int run_durations(const AnalyzeOptions& o, OutputFormat format) {
     if (!fitted) return report(fitted.error());
     fit = *fitted;
   }
-  if (format == OutputFormat::Text) std::printf("%s\n", loaded->capture.info.name.c_str());
-  return print(format_durations(*result, fit ? &*fit : nullptr, format));
+  return print(o, format, loaded->capture.info.name,
+               format_durations(*result, fit ? &*fit : nullptr, format));
 }
 
 int run_intervals(const AnalyzeOptions& o, OutputFormat format) {
@@ -122,8 +131,40 @@ int run_intervals(const AnalyzeOptions& o, OutputFormat format) {
   result.tau_trace_id = tau_trace;
   mark_stalls(result, loaded->capture.events, StallMarks(loaded->capture.stalls, loaded->capture.events),
               loaded->capture.info.stall_count);
-  if (format == OutputFormat::Text) std::printf("%s\n", loaded->capture.info.name.c_str());
-  return print(format_intervals(result, format));
+  return print(o, format, loaded->capture.info.name, format_intervals(result, format));
+}
+
+// "2.28 us": a bucket width for the message below, in the unit that keeps it readable.
+std::string duration_text(double ns) {
+  if (ns >= 1e9) return fmt::format("{:.3g} s", ns / 1e9);
+  if (ns >= 1e6) return fmt::format("{:.3g} ms", ns / 1e6);
+  if (ns >= 1e3) return fmt::format("{:.3g} us", ns / 1e3);
+  return fmt::format("{:.3g} ns", ns);
+}
+
+// Time buckets run from the first matching event to the last, empty ones included: a narrow bucket on a long
+// capture would be hundreds of millions of rows. Refused before any row is made, with the way out.
+host::Status check_bucket_count(std::span<const AnalysisEvent> events, const HistogramSpec& spec,
+                                const std::optional<TritPattern>& filter, const std::string& by,
+                                uint64_t cap) {
+  double first = 0, last = 0;
+  bool any = false;
+  for (const AnalysisEvent& event : events) {
+    if (filter && !filter->matches(event.lines)) continue;
+    if (!any) first = event.time_ns;
+    last = event.time_ns;
+    any = true;
+  }
+  if (!any) return {};
+  const double buckets = std::floor(last / spec.bucket_ns) - std::floor(first / spec.bucket_ns) + 1;
+  if (buckets <= static_cast<double>(cap)) return {};
+  return make_error(
+      ErrorKind::Usage,
+      fmt::format("--by {} makes {:.0f} buckets over the {} from the first event to the last, more "
+                  "than the cap of {}: use a bucket of at least {} or raise the cap with "
+                  "--max-buckets N",
+                  by, buckets, duration_text(last - first), cap,
+                  duration_text((last - first) / static_cast<double>(cap))));
 }
 
 int run_histogram(const AnalyzeOptions& o, OutputFormat format) {
@@ -137,8 +178,12 @@ int run_histogram(const AnalyzeOptions& o, OutputFormat format) {
   }
   auto loaded = open_trace(o.db, o.trace);
   if (!loaded) return report(loaded.error());
-  if (format == OutputFormat::Text) std::printf("%s\n", loaded->capture.info.name.c_str());
-  return print(format_histogram(histogram(loaded->capture.events, *spec, filter), format));
+  if (spec->key == HistogramKey::Time) {
+    auto fits = check_bucket_count(loaded->capture.events, *spec, filter, o.by, o.max_buckets);
+    if (!fits) return report(fits.error());
+  }
+  return print(o, format, loaded->capture.info.name,
+               format_histogram(histogram(loaded->capture.events, *spec, filter), format));
 }
 
 int run_align(const AnalyzeOptions& o, OutputFormat format) {
@@ -162,7 +207,7 @@ int run_align(const AnalyzeOptions& o, OutputFormat format) {
   auto result = align_captures(captures, static_cast<uint8_t>(o.sync));
   if (!result) return report(result.error());
   mark_stalls(*result, captures);
-  return print(format_align(*result, o.traces, format));
+  return print(o, format, "", format_align(*result, o.traces, format));
 }
 
 int run_pps(const AnalyzeOptions& o, OutputFormat format) {
@@ -185,13 +230,14 @@ int run_pps(const AnalyzeOptions& o, OutputFormat format) {
     auto stored = store_pps(*loaded->db, loaded->capture.info.trace_id, *result);
     if (!stored) return report(stored.error());
   }
-  if (format == OutputFormat::Text) std::printf("%s\n", loaded->capture.info.name.c_str());
-  return print(format_pps(*result, format));
+  return print(o, format, loaded->capture.info.name, format_pps(*result, format));
 }
 
 CLI::App* add_common(CLI::App* sub, AnalyzeOptions& o, bool with_trace = true) {
   if (with_trace) add_trace_option(sub, o.trace);
   sub->add_option("--format", o.format, "text, csv or json")->capture_default_str();
+  sub->add_option("-o,--output", o.output, "Write to FILE instead of standard output (- is standard output)");
+  sub->add_flag("--force", o.force, "Overwrite an existing output file");
   add_db_option(sub, o.db);
   return sub;
 }
@@ -246,19 +292,27 @@ Command add_analyze_command(CLI::App& app) {
       "--fit", o->fit,
       "linear: least-squares duration = a + b * size; robust: the same line with bisquare weights, "
       "which outliers (stalls) cannot pull away");
-  durations->add_option("--pi-ns", o->pi_ns,
-                        "Precision bound to quote (default: the stored one of this machine)");
+  durations
+      ->add_option("--pi-ns", o->pi_ns,
+                   "Precision bound to quote, ns (default: the stored one of this machine)")
+      ->check(non_negative_number());
 
   CLI::App* intervals = add_common(
       sub->add_subcommand("intervals", "Inter-arrival statistics per probe and the events closer than tau"),
       *o);
-  intervals->add_option("--tau-ns", o->tau_ns, "Threshold (default: the stored 100 % tau of this machine)");
+  intervals
+      ->add_option("--tau-ns", o->tau_ns, "Threshold, ns (default: the stored 100 % tau of this machine)")
+      ->check(non_negative_number());
 
   CLI::App* hist =
       add_common(sub->add_subcommand(
                      "histogram", "Event counters by code, probe or time bucket, with a mask/match filter"),
                  *o);
   hist->add_option("--by", o->by, "code, probe or time:BUCKET (e.g. time:1ms)")->capture_default_str();
+  hist->add_option("--max-buckets", o->max_buckets,
+                   "The most time buckets --by time:BUCKET may make (bounds memory and output)")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 32));
   hist->add_option("--match", o->match, "Eight trits D7..D0, each 1, 0 or X: only events whose lines match");
 
   CLI::App* align = add_common(
@@ -274,6 +328,8 @@ Command add_analyze_command(CLI::App& app) {
   return {sub, [o, precision, durations, intervals, hist, align, pps] {
             auto format = parse_output_format(o->format);
             if (!format) return report(format.error());
+            auto exists = require_database(o->db);
+            if (!exists) return report(exists.error());
             if (precision->parsed()) return run_precision(*o, *format);
             if (durations->parsed()) return run_durations(*o, *format);
             if (intervals->parsed()) return run_intervals(*o, *format);

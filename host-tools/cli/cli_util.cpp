@@ -1,10 +1,15 @@
 // cli_util.cpp: what every `ett` subcommand shares: error reporting, JSON strings, times.
 #include <fmt/format.h>
+#include <sys/stat.h>
 
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 
 #include "commands.h"
+#include "db/database.h"
 
 namespace ett::cli {
 
@@ -83,6 +88,47 @@ std::string format_unix_time(uint64_t seconds) {
 void add_db_option(CLI::App* sub, std::string& db) {
   sub->add_option("--db", db, "sqlite:FILE or postgresql://... (default: $ETT_DB or sqlite:traces.db)")
       ->capture_default_str();
+}
+
+host::Status require_database(const std::string& url) {
+  auto parsed = host::parse_db_url(url);
+  if (!parsed) return parsed.failure();
+  if (parsed->engine != host::DbEngine::Sqlite) return {};  // a server refuses an unknown database itself
+  struct stat st {};
+  if (::stat(parsed->target.c_str(), &st) != 0) {
+    if (errno == ENOENT)
+      return host::make_error(
+          host::ErrorKind::Usage,
+          "--db " + url + ": no such database file (`ett load` creates one; check $ETT_DB)");
+    return host::make_error(host::ErrorKind::Io, host::errno_message(parsed->target, errno));
+  }
+  if (!S_ISREG(st.st_mode))
+    return host::make_error(host::ErrorKind::Usage, "--db " + url + ": not a regular file");
+  return {};
+}
+
+CLI::Validator non_negative_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !std::isfinite(value) || value < 0)
+          return "'" + text + "' is not a number >= 0";
+        return {};
+      },
+      "NUMBER>=0");
+}
+
+CLI::Validator positive_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !std::isfinite(value) || value <= 0)
+          return "'" + text + "' is not a number > 0";
+        return {};
+      },
+      "NUMBER>0");
 }
 
 void add_trace_option(CLI::App* sub, std::optional<int64_t>& trace) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 
@@ -34,6 +35,19 @@ Command add_compare_command(CLI::App& app);  // the regression gate
 Command add_export_command(CLI::App& app);
 Command add_report_command(CLI::App& app);
 
+// `ett completion bash` and `ett man`, generated from the option definitions of `app` (help_command.cpp).
+std::vector<Command> add_self_commands(CLI::App& app);
+// `ett help [VERB [SUBVERB]]`: the same text as VERB --help.
+int run_help(const CLI::App& app, int argc, char** argv);
+std::vector<const CLI::App*> verbs(const CLI::App& app);
+const CLI::App* find_verb(const CLI::App& app, const std::string& name);
+// "ett 0.1.0 (git 1a2b3c4)"
+std::string version_text();
+// -q/--quiet: notes and progress on standard error are left out; results, warnings and errors stay.
+bool& quiet_flag();
+bool quiet();
+void note(const std::string& message);  // "ett: <message>" on stderr unless quiet
+
 // The option blocks several verbs share, spelled once.
 // --db URL (default: $ETT_DB or sqlite:traces.db)
 void add_db_option(CLI::App* sub, std::string& db);
@@ -41,6 +55,12 @@ void add_db_option(CLI::App* sub, std::string& db);
 void add_trace_option(CLI::App* sub, std::optional<int64_t>& trace);
 // --pair same-code|fifo, how ends close starts
 void add_pair_option(CLI::App* sub, std::string& pair);
+
+// Read-only verbs: a sqlite: database file must exist (only `ett load` creates one).
+host::Status require_database(const std::string& url);
+// Finite numbers only ("nan", "inf" and negative values are refused by the parser, in the ett: style).
+CLI::Validator non_negative_number();
+CLI::Validator positive_number();
 
 // Prints "ett: <message>" on stderr and returns the exit status for the error's kind.
 int report(const host::HostError& error);

@@ -44,6 +44,8 @@ int run_export(const ExportOptions& o) {
     from = *f;
     to = *t;
   }
+  auto exists = require_database(o.db);
+  if (!exists) return report(exists.error());
   auto loaded = open_trace(o.db, o.trace);
   if (!loaded) return report(loaded.error());
   const Capture& capture = loaded->capture;

@@ -36,7 +36,8 @@ int run_extract(const ExtractOptions& options) {
     if (!hz) return report(hz.error());
     cpu_hz = *hz;
   }
-  if (!options.output.empty() && !options.force && ::access(options.output.c_str(), F_OK) == 0)
+  const bool to_stdout = options.output.empty() || options.output == "-";
+  if (!to_stdout && !options.force && ::access(options.output.c_str(), F_OK) == 0)
     return report({ErrorKind::Usage, options.output + ": already exists; use --force to overwrite it"});
 
   auto image = TraceImage::open(options.image);
@@ -61,7 +62,7 @@ int run_extract(const ExtractOptions& options) {
     return report(
         {ErrorKind::Usage, fmt::format("session {} has no TSC frequency: give one with --cpu-hz", number)});
 
-  if (options.output.empty()) {
+  if (to_stdout) {
     auto wrote = write_events(data->events, *format, timing, stdout, "standard output");
     return wrote ? 0 : report(wrote.error());
   }
@@ -88,8 +89,7 @@ int run_extract(const ExtractOptions& options) {
     if (created) ::unlink(options.output.c_str());
     return report(error);
   }
-  std::fprintf(stderr, "ett: wrote %zu events of session %u to %s\n", data->events.size(), number,
-               options.output.c_str());
+  note(fmt::format("wrote {} events of session {} to {}", data->events.size(), number, options.output));
   return 0;
 }
 
@@ -103,7 +103,8 @@ Command add_extract_command(CLI::App& app) {
                   "csv (seq,probe,code,tsc,time_ns) or jsonl (same keys plus lines)")
       ->check(CLI::IsMember({"csv", "jsonl"}))
       ->capture_default_str();
-  sub->add_option("-o,--output", options->output, "Write to FILE instead of standard output");
+  sub->add_option("-o,--output", options->output,
+                  "Write to FILE instead of standard output (- is standard output)");
   sub->add_option("--cpu-hz", options->cpu_hz,
                   "TSC frequency for time_ns (default: the session's calibrated "
                   "tsc_hz), e.g. 2.4G");

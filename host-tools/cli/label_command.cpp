@@ -19,6 +19,8 @@ struct LabelOptions {
 
 int run_label(const LabelOptions& options) {
   using namespace ett::host;
+  auto exists = require_database(options.db);
+  if (!exists) return report(exists.error());
   auto db = open_database(options.db);
   if (!db) return report(db.error());
   int64_t trace = 0;

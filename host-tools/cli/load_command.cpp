@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -23,6 +24,15 @@ struct LoadOptions {
 
 // "\rsession 3 [##########          ]  52%  5.2M/10.0M events" on a terminal, redrawn at most 10 times a
 // second.
+// Ctrl-C while the bar is drawn: the shell's prompt must not land in the middle of it.
+volatile std::sig_atomic_t g_bar_shown = 0;
+
+void clear_bar_and_exit(int signal) {
+  if (g_bar_shown) (void)!::write(STDERR_FILENO, "\r\033[K", 4);
+  std::signal(signal, SIG_DFL);
+  std::raise(signal);
+}
+
 class ProgressBar {
  public:
   bool update(uint32_t session, uint64_t done, uint64_t total) {
@@ -35,11 +45,13 @@ class ProgressBar {
                  std::string(filled, '#').c_str(), std::string(kWidth - filled, ' ').c_str(),
                  total ? static_cast<int>(100 * done / total) : 100, done / 1e6, total / 1e6);
     m_shown = true;
+    g_bar_shown = 1;
     return true;
   }
   void clear() {
     if (m_shown) std::fprintf(stderr, "\r\033[K");
     m_shown = false;
+    g_bar_shown = 0;
   }
 
  private:
@@ -51,7 +63,11 @@ int run_load(const LoadOptions& options) {
   using namespace ett::host;
   ProgressBar bar;
   SessionProgress progress;
-  if (::isatty(STDERR_FILENO))
+  if (::isatty(STDERR_FILENO) && !quiet()) {
+    std::signal(SIGINT, clear_bar_and_exit);
+    std::signal(SIGTERM, clear_bar_and_exit);
+  }
+  if (::isatty(STDERR_FILENO) && !quiet())
     progress = [&bar](uint32_t session, uint64_t done, uint64_t total) {
       return bar.update(session, done, total);
     };

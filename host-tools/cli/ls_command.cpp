@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "common/tsc_time.h"
+#include "data_output.h"
 #include "db/schema.h"
 #include "image/trace_image.h"
 
@@ -14,7 +15,8 @@ namespace {
 
 struct LsOptions {
   std::string image;
-  bool json = false;
+  bool json = false;  // the older spelling of --format json
+  DataOutput out;
 };
 
 // A length the kernel measured, for the table: "40.32 ms", "6.1 us".
@@ -25,34 +27,60 @@ std::string length_text(uint64_t ticks, uint64_t hz) {
   return fmt::format("{:.1f} us", ns / 1e3);
 }
 
-// ls's own keys (status = ok/partial/corrupt), then every session-header field under its database name.
-std::string session_json(const format::DiskLabel& label, const host::SessionSummary& summary) {
+// ls's own keys (status = ok/partial/corrupt/truncated), then every session-header field under its database
+// name. A value the session does not know (no TSC rate: no duration) is null.
+nlohmann::ordered_json session_json(const format::DiskLabel& label, const host::SessionSummary& summary) {
   const auto& h = summary.header;
   const uint64_t ticks =
       h.capture_end_tsc >= h.capture_start_tsc ? h.capture_end_tsc - h.capture_start_tsc : 0;
-  const uint64_t duration_ns =
-      h.tsc_hz ? static_cast<uint64_t>(host::ticks_to_ns_exact(static_cast<int64_t>(ticks), h.tsc_hz)) : 0;
-  std::string json = fmt::format(
-      "{{\"session\":{},\"events\":{},\"recovered_events\":{},\"good_chunks\":{},\"status\":{},"
-      "\"detail\":{},\"duration_ns\":{}",
-      h.session_number, h.event_count, summary.recovered_events, summary.good_chunks,
-      json_escape(host::health_name(summary.health)), json_escape(summary.describe()), duration_ns);
+  nlohmann::ordered_json json;
+  json["session"] = h.session_number;
+  json["events"] = h.event_count;
+  json["recovered_events"] = summary.recovered_events;
+  json["good_chunks"] = summary.good_chunks;
+  json["status"] = host::health_name(summary.health);
+  json["detail"] = summary.describe();
+  json["duration_ns"] = h.tsc_hz ? nlohmann::ordered_json(static_cast<uint64_t>(
+                                       host::ticks_to_ns_exact(static_cast<int64_t>(ticks), h.tsc_hz)))
+                                 : nlohmann::ordered_json(nullptr);
   for (const auto& [column, value] : host::session_fields(label, summary)) {
-    const std::string_view name = column.name;
+    const std::string name = column.name;
     if (name == "session" || name == "status") continue;  // ls's own keys above
-    json += fmt::format(",\"{}\":", name);
     if (const auto* number = std::get_if<int64_t>(&value))
-      json += std::to_string(*number);
+      json[name] = *number;
     else if (const auto* text = std::get_if<std::string>(&value))
-      json += json_escape(*text);
+      json[name] = *text;
     else
-      json += "null";
+      json[name] = nullptr;
   }
-  return json + "}";
+  return json;
 }
 
-int run_ls(const LsOptions& options) {
+std::string csv_field(const nlohmann::ordered_json& value) {
+  if (value.is_null()) return "";
+  if (!value.is_string()) return value.dump();
+  const std::string text = value.get<std::string>();
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+// The exit status for what the check found (README, "The `ett` command"): a damaged session is not "ok".
+int damage_status(const std::vector<host::SessionSummary>& summaries) {
+  bool corrupt = false, truncated = false;
+  for (const host::SessionSummary& summary : summaries) {
+    corrupt = corrupt || summary.health == host::SessionHealth::Corrupt;
+    truncated = truncated || summary.health == host::SessionHealth::Truncated;
+  }
+  return corrupt ? 12 : truncated ? 13 : 0;
+}
+
+int run_ls(LsOptions& options) {
   using namespace ett::host;
+  if (options.json) options.out.format = "json";
+  auto format = data_format(options.out);
+  if (!format) return report(format.error());
   auto image = TraceImage::open(options.image);
   if (!image) return report(image.error());
   if (!image->size_warning().empty()) warn(image->size_warning());
@@ -63,31 +91,46 @@ int run_ls(const LsOptions& options) {
     if (!summary) return report(summary.error());
     summaries.push_back(*summary);
   }
-  if (options.json) {
-    fmt::print("[");
-    for (size_t i = 0; i < summaries.size(); ++i)
-      fmt::print("{}\n  {}", i ? "," : "", session_json(image->label(), summaries[i]));
-    fmt::print("{}]\n", summaries.empty() ? "" : "\n");
+  std::string text;
+  if (*format == DataFormat::Json || *format == DataFormat::Jsonl || *format == DataFormat::Csv) {
+    nlohmann::ordered_json array = nlohmann::ordered_json::array();
+    for (const SessionSummary& summary : summaries) array.push_back(session_json(image->label(), summary));
+    if (*format == DataFormat::Json) {
+      text = json_array_text(array);
+    } else if (*format == DataFormat::Jsonl) {
+      for (const auto& object : array) text += object.dump() + "\n";
+    } else {
+      nlohmann::ordered_json keys = session_json(image->label(), SessionSummary{});
+      std::string header;
+      for (const auto& [key, value] : keys.items()) header += (header.empty() ? "" : ",") + key;
+      text = header + "\n";
+      for (const auto& object : array) {
+        std::string line;
+        for (const auto& [key, value] : object.items()) line += (line.empty() ? "" : ",") + csv_field(value);
+        text += line + "\n";
+      }
+    }
   } else if (summaries.empty() && image->chain_problem().empty()) {
-    fmt::print("{}: empty trace disk (no sessions)\n", options.image);
+    text = fmt::format("{}: empty trace disk (no sessions)\n", options.image);
   } else {
-    fmt::print("{:>7}  {:<19}  {:>10}  {:<12}  {:>6}  {:>13}  {:>13}  {}\n", "session", "captured_at (UTC)",
-               "events", "stop", "stalls", "longest stall", "longest check", "status");
+    text = fmt::format("{:>7}  {:<19}  {:>10}  {:<12}  {:>6}  {:>13}  {:>13}  {}\n", "session",
+                       "captured_at (UTC)", "events", "stop", "stalls", "longest stall", "longest check", "status");
     for (const SessionSummary& summary : summaries) {
       const auto& h = summary.header;
       // Sessions before format version 2 (and synthetic ones) did not record their check intervals.
       const bool measured = h.typical_check_ticks != 0;
-      fmt::print("{:>7}  {:<19}  {:>10}  {:<12}  {:>6}  {:>13}  {:>13}  {}\n", h.session_number,
-                 format_unix_time(h.captured_at_unix), h.event_count, format::stop_reason_name(h.stop_reason),
-                 measured ? std::to_string(h.stall_count) : "-",
-                 measured && h.stall_count ? length_text(h.longest_stall_ticks, h.tsc_hz) : "-",
-                 measured ? length_text(h.longest_check_ticks, h.tsc_hz) : "-", summary.describe());
+      text += fmt::format("{:>7}  {:<19}  {:>10}  {:<12}  {:>6}  {:>13}  {:>13}  {}\n", h.session_number,
+                          format_unix_time(h.captured_at_unix), h.event_count,
+                          format::stop_reason_name(h.stop_reason), measured ? std::to_string(h.stall_count) : "-",
+                          measured && h.stall_count ? length_text(h.longest_stall_ticks, h.tsc_hz) : "-",
+                          measured ? length_text(h.longest_check_ticks, h.tsc_hz) : "-", summary.describe());
     }
   }
+  auto written = emit(options.out, text);
+  if (!written) return report(written.error());
   if (!image->chain_problem().empty())
     warn(fmt::format("{}: {}; any sessions after it cannot be found", options.image, image->chain_problem()));
-  std::fflush(stdout);
-  return 0;
+  return damage_status(summaries);
 }
 
 }  // namespace
@@ -96,11 +139,15 @@ Command add_ls_command(CLI::App& app) {
   auto options = std::make_shared<LsOptions>();
   CLI::App* sub = app.add_subcommand("ls", "List the sessions on a trace disk and check every chunk");
   sub->add_option("IMAGE", options->image, "Trace disk image file or block device")->required();
-  sub->add_flag("--json", options->json, "Print a JSON array of sessions");
+  add_data_output(sub, options->out, {"text", "csv", "json", "jsonl"});
+  sub->add_flag("--json", options->json, "Same as --format json");
   sub->footer(
-      "Status: ok, partial (dump cut off; recovered/expected events), corrupt (which chunk), truncated.\n"
-      "Exit status: 0 listed, 1 usage or I/O error, 10 not a trace disk, 11 unknown format version, 12 bad\n"
-      "label CRC, 13 truncated image. A serial log of dump=serial is read like a disk.");
+      "Status: ok, partial (dump cut off; recovered/expected events), corrupt (which chunk), truncated (the\n"
+      "image ends inside the session). Every session is listed first; the exit status then says the worst:\n"
+      "0 every session ok or partial, 1 usage or I/O error, 10 not a trace disk, 11 unknown format version,\n"
+      "12 bad CRC (label, or a corrupt session), 13 a truncated session. A serial log of dump=serial is "
+      "read\n"
+      "like a disk.");
   return {sub, [options] { return run_ls(*options); }};
 }
 

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "ett/trace_format.h"
+#include "harness/qemu_command.h"
 #include "harness/runner.h"
 
 namespace ett::cli {
@@ -88,13 +89,20 @@ Verdict print_fidelity(const host::RunReport& r, const std::string& json_path, d
 
 int run_qemu_run(QemuRunOptions& options, const CLI::App& sub) {
   options.run.append_given = sub.count("--append") > 0;
-  // OVMF alone takes 5-20 s to reach GRUB under TCG.
-  if (options.run.firmware == host::Firmware::Uefi && sub.count("--boot-timeout") == 0)
-    options.run.boot_timeout_s = 120;
+  // `ett qemu run` puts exit=qemu first itself: QEMU has to end when the kernel is done for the run to end.
+  for (const std::string& word : host::split_words(options.run.append))
+    if (word.rfind("exit=", 0) == 0 && word != "exit=qemu")
+      return report(
+          {host::ErrorKind::Usage, "--append " + word +
+                                       ": `ett qemu run` sets exit=qemu itself (QEMU must exit when the "
+                                       "kernel is done); leave exit= out"});
   options.run.initial_lines = static_cast<uint8_t>(options.initial_lines);
   options.run.sync_probe = static_cast<uint8_t>(options.sync_probe);
   options.run.guest_clock = options.clock == "guest";
-  auto result = host::run_qemu(options.run, stderr);
+  // OVMF alone takes 5-20 s to reach GRUB under TCG.
+  if (options.run.firmware == host::Firmware::Uefi && sub.count("--boot-timeout") == 0)
+    options.run.boot_timeout_s = 120;
+  auto result = host::run_qemu(options.run, quiet() ? nullptr : stderr);
   if (!result) return report(result.error());
   const host::RunReport& r = *result;
   fmt::print("ett: run {}\n", r.command_failure.empty() ? "OK" : "captured, but the --run command failed");
@@ -178,10 +186,10 @@ Command add_qemu_run_command(CLI::App& app) {
                   "Kernel arguments after 'exit=qemu', e.g. \"layout=8x1\" (not with --iso)");
   sub->add_option("--timeout", run.timeout_s, "Seconds for the whole run; QEMU is killed after")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   sub->add_option("--boot-timeout", run.boot_timeout_s, "Seconds until the kernel starts capturing")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   sub->add_option("--initial-lines", options->initial_lines, "Line byte D7..D0 before the scenario (0-255)")
       ->capture_default_str()
       ->check(CLI::Range(0, 255));
@@ -220,7 +228,7 @@ Command add_qemu_run_command(CLI::App& app) {
       ->check(CLI::Range(1, 8));
   sub->add_option("--sync-period", run.sync_period_us, "Microseconds between sync edges")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   sub->add_option("--memory", run.memory_mb, "Each QEMU's RAM in MiB (-m)")
       ->capture_default_str()
       ->check(CLI::Range(16, 4096));

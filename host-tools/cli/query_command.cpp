@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "commands.h"
+#include "data_output.h"
 #include "db/queries.h"
 #include "db/table_output.h"
 
@@ -17,7 +18,8 @@ struct QueryOptions {
   std::string name;
   std::vector<std::string> args;
   std::optional<int64_t> trace;
-  bool csv = false;
+  bool csv = false;  // the older spelling of --format csv
+  DataOutput out;
   std::string db = host::default_db_url();
 };
 
@@ -31,14 +33,20 @@ std::string query_list() {
   return out;
 }
 
-int run_query(const QueryOptions& options) {
+int run_query(QueryOptions& options) {
   using namespace ett::host;
+  if (options.csv) options.out.format = "csv";
+  auto format = data_format(options.out);
+  if (!format) return report(format.error());
   if (options.name.empty() || options.name == "list") {
     std::fputs(query_list().c_str(), stdout);
     return 0;
   }
   const NamedQuery* query = find_named_query(options.name);
-  if (!query) return report({ErrorKind::Usage, "no query named '" + options.name + "'\n" + query_list()});
+  if (!query)
+    return report({ErrorKind::Usage, "no query named '" + options.name + "' (`ett query` lists them)"});
+  auto exists = require_database(options.db);
+  if (!exists) return report(exists.error());
   auto db = open_database(options.db);
   if (!db) return report(db.error());
   int64_t trace = 0;
@@ -53,9 +61,8 @@ int run_query(const QueryOptions& options) {
   }
   auto table = run_named_query(**db, *query, trace, options.args);
   if (!table) return report(table.error());
-  const std::string text = options.csv ? format_csv(*table) : format_table(*table);
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  return 0;
+  auto written = emit(options.out, render_table(*table, *format));
+  return written ? 0 : report(written.error());
 }
 
 }  // namespace
@@ -67,7 +74,8 @@ Command add_query_command(CLI::App& app) {
   sub->add_option("NAME", options->name, "traces, event, window, probe, codes, probes");
   sub->add_option("PARAMS", options->args, "The query's values, in order");
   add_trace_option(sub, options->trace);
-  sub->add_flag("--csv", options->csv, "CSV instead of an aligned table");
+  add_data_output(sub, options->out, {"text", "csv", "json", "jsonl"});
+  sub->add_flag("--csv", options->csv, "Same as --format csv");
   add_db_option(sub, options->db);
   return {sub, [options] { return run_query(*options); }};
 }

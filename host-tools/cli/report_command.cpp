@@ -27,6 +27,8 @@ int run_report(const ReportOptions& o) {
   if (o.from.empty() != o.to.empty()) return report({ErrorKind::Usage, "--from and --to go together"});
   if (!o.size_of_code.empty() && o.from.empty())
     return report({ErrorKind::Usage, "--size-of-code needs actions: give --from and --to"});
+  auto exists = require_database(o.db);
+  if (!exists) return report(exists.error());
   auto loaded = open_trace(o.db, o.trace);
   if (!loaded) return report(loaded.error());
   const Capture& capture = loaded->capture;
@@ -96,7 +98,9 @@ Command add_report_command(CLI::App& app) {
   sub->add_option("--to", o->to, "End events of actions, PROBE[:CODE]");
   sub->add_option("--size-of-code", o->size_of_code,
                   "The size each start code stands for: \"1=16,2=500\" (fit plot)");
-  sub->add_option("--pi-ns", o->pi_ns, "Precision bound to quote (default: the stored one of this machine)");
+  sub->add_option("--pi-ns", o->pi_ns,
+                  "Precision bound to quote, ns (default: the stored one of this machine)")
+      ->check(non_negative_number());
   add_trace_option(sub, o->trace);
   add_db_option(sub, o->db);
   return {sub, [o] { return run_report(*o); }};

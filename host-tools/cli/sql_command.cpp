@@ -1,8 +1,12 @@
-// sql_command.cpp: `ett sql "SELECT ..."`: ad-hoc SQL on the trace database.
+// sql_command.cpp: `ett sql "SELECT ..."` (or `ett sql -`: the SQL from standard input): ad-hoc SQL on the
+// trace database.
 #include <cstdio>
+#include <iostream>
+#include <iterator>
 #include <memory>
 
 #include "commands.h"
+#include "data_output.h"
 #include "db/table_output.h"
 
 namespace ett::cli {
@@ -11,20 +15,31 @@ namespace {
 
 struct SqlOptions {
   std::string sql;
-  bool csv = false;
+  bool csv = false;  // the older spelling of --format csv
+  DataOutput out;
   std::string db = host::default_db_url();
 };
 
-int run_sql(const SqlOptions& options) {
+int run_sql(SqlOptions& options) {
   using namespace ett::host;
+  if (options.csv) options.out.format = "csv";
+  auto format = data_format(options.out);
+  if (!format) return report(format.error());
+  if (options.sql == "-") {
+    options.sql.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    if (std::cin.bad()) return report({ErrorKind::Io, "cannot read the SQL from standard input"});
+  }
+  if (options.sql.find_first_not_of(" \t\r\n") == std::string::npos)
+    return report({ErrorKind::Usage, "no SQL given (standard input was empty)"});
+  auto exists = require_database(options.db);
+  if (!exists) return report(exists.error());
   auto db = open_database(options.db);
   if (!db) return report(db.error());
   auto table = (*db)->run_script(options.sql);
   if (!table) return report(table.error());
   if (table->columns.empty()) return 0;  // a statement without results (CREATE INDEX, UPDATE, ...)
-  const std::string text = options.csv ? format_csv(*table) : format_table(*table);
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  return 0;
+  auto written = emit(options.out, render_table(*table, *format));
+  return written ? 0 : report(written.error());
 }
 
 }  // namespace
@@ -32,8 +47,11 @@ int run_sql(const SqlOptions& options) {
 Command add_sql_command(CLI::App& app) {
   auto options = std::make_shared<SqlOptions>();
   CLI::App* sub = app.add_subcommand("sql", "Run SQL on the trace database (tables: traces, events, probes)");
-  sub->add_option("SQL", options->sql, "The statement(s); the last one's rows are printed")->required();
-  sub->add_flag("--csv", options->csv, "CSV instead of an aligned table");
+  sub->add_option("SQL", options->sql,
+                  "The statement(s); the last one's rows are printed. - reads standard input")
+      ->required();
+  add_data_output(sub, options->out, {"text", "csv", "json", "jsonl"});
+  sub->add_flag("--csv", options->csv, "Same as --format csv");
   add_db_option(sub, options->db);
   return {sub, [options] { return run_sql(*options); }};
 }

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -206,6 +207,16 @@ HostError labelled(const Machine& machine, HostError error) {
 
 enum class LiveEnd { CommandExited, Interrupted, QemuExited, KernelLeftCapturing, Timeout };
 
+// PATH with the running `ett`'s directory first: `--run 'ett signal ...'` finds this very ett (and its
+// libettprobe tools) without an install or a full path.
+std::string command_path() {
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  const char* path = std::getenv("PATH");
+  const std::string rest = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+  return error ? "PATH=" + rest : "PATH=" + self.parent_path().string() + ":" + rest;
+}
+
 // Runs the --run command while the kernel captures: it signals through libettprobe (ETT_PROBE_URL), which
 // paces each write on the kernel's heartbeat and logs it (ETT_PROBE_LOG). Returns how the wait ended; the
 // command's signals become the machine's sent events, in host-TSC order.
@@ -217,7 +228,7 @@ Expected<LiveEnd> run_live_command(const RunOptions& options, Machine& machine, 
   const std::vector<std::string> environment = {
       fmt::format("ETT_PROBE_URL=shm:{}?layout={}{}", machine.shm.path(), layout.name(),
                   options.free_run ? "&pace=0" : ""),
-      fmt::format("ETT_PROBE_LAYOUT={}", layout.name()), "ETT_PROBE_LOG=" + log.path()};
+      fmt::format("ETT_PROBE_LAYOUT={}", layout.name()), "ETT_PROBE_LOG=" + log.path(), command_path()};
   // The command gets the injector's CPU: QEMU's vCPU thread keeps its own CPU, as with a scenario.
   ETT_TRY_ASSIGN(LiveCommand command, LiveCommand::start(options.run_command, environment, cpu));
   Control* control = machine.control();
@@ -811,7 +822,12 @@ std::string default_kernel_path() {
   std::error_code error;
   std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
   if (error) return "ett-kernel.elf";
-  return (self.parent_path() / "ett-kernel.elf").string();
+  // The build tree keeps it next to ett; an install (cmake --install, the .deb) puts it in PREFIX/lib/ett.
+  const std::filesystem::path beside = self.parent_path() / "ett-kernel.elf";
+  const std::filesystem::path installed = self.parent_path().parent_path() / "lib" / "ett" / "ett-kernel.elf";
+  return std::filesystem::exists(beside, error) || !std::filesystem::exists(installed, error)
+             ? beside.string()
+             : installed.string();
 }
 
 Expected<RunReport> run_qemu(const RunOptions& options, std::FILE* progress) {

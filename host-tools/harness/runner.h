@@ -104,7 +104,8 @@ Expected<RunReport> run_qemu(const RunOptions& options, std::FILE* progress);
 // extension (trace.img -> trace-1.img, trace-2.img; sent.csv -> sent-1.csv).
 std::string machine_disk_path(const std::string& path, unsigned machine, unsigned machines);
 
-// dirname(/proc/self/exe) + "/ett-kernel.elf": the kernel built next to the `ett` binary.
+// dirname(/proc/self/exe) + "/ett-kernel.elf": the kernel built next to the `ett` binary, or, installed,
+// PREFIX/lib/ett/ett-kernel.elf for PREFIX/bin/ett.
 std::string default_kernel_path();
 
 }  // namespace ett::host

@@ -31,6 +31,8 @@ Expected<SharedMemoryFile> SharedMemoryFile::create(size_t size) {
   file.m_data = static_cast<uint8_t*>(data);
   file.m_size = size;
   std::memset(file.m_data, 0, size);
+  file.control()->host_magic = vprobe::kHostMagic;  // what libettprobe checks before it writes a byte
+  file.control()->file_version = vprobe::kFileVersion;
   return Expected<SharedMemoryFile>(std::move(file));
 }
 

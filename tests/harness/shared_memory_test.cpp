@@ -17,6 +17,8 @@ TEST(SharedMemoryFile, CreatesZeroedFileAndRemovesIt) {
     EXPECT_EQ(::access(path.c_str(), F_OK), 0);
     for (size_t i = 0; i < vprobe::kMinSize; i += 4096) EXPECT_EQ(shm->data()[i], 0);
     EXPECT_EQ(shm->control()->magic, 0u);
+    EXPECT_EQ(shm->control()->host_magic, vprobe::kHostMagic);  // marks it as a probe file for libettprobe
+    EXPECT_EQ(shm->control()->file_version, vprobe::kFileVersion);
   }
   EXPECT_NE(::access(path.c_str(), F_OK), 0);
 }

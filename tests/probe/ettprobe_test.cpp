@@ -23,14 +23,25 @@
 
 namespace {
 
-// A probe file as `ett qemu run` makes it: 1 MiB of zeros (no kernel: its state is Booting, so no pacing).
+// A probe file as `ett qemu run` makes it: 1 MiB of zeros with the host's magic and version in the control
+// block (no kernel: its state is Booting, so no pacing).
 std::string make_probe_file(const ett::test::TempDir& dir, const std::string& name = "probe.shm") {
   const std::string path = dir.file(name);
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
   EXPECT_GE(fd, 0);
   EXPECT_EQ(::ftruncate(fd, ett::vprobe::kMinSize), 0);
+  ett::vprobe::Control control{};
+  control.host_magic = ett::vprobe::kHostMagic;
+  control.file_version = ett::vprobe::kFileVersion;
+  EXPECT_EQ(::pwrite(fd, &control, sizeof control, ett::vprobe::kControlOffset),
+            static_cast<ssize_t>(sizeof control));
   ::close(fd);
   return path;
+}
+
+std::string contents(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 // The line byte, read through a mapping of our own.
@@ -71,6 +82,12 @@ TEST_F(EttProbeTest, BadUrlsAreRejectedWithTheProblemNamed) {
   std::ofstream(m_dir.file("small")) << "not a probe";
   EXPECT_NE(open_error("shm:" + m_dir.file("small")).find("is not an ETT virtual probe file"),
             std::string::npos);
+  // 1 MiB without the control block (a zeroed file, a trace disk's worth of data): refused, not written.
+  const std::string zeros = m_dir.file("zeros");
+  { std::ofstream(zeros, std::ios::binary) << std::string(ett::vprobe::kMinSize, '\x5a'); }
+  EXPECT_NE(open_error("shm:" + zeros).find("no probe control block"), std::string::npos);
+  EXPECT_EQ(contents(zeros), std::string(ett::vprobe::kMinSize, '\x5a'));
+  EXPECT_NE(open_error("shm:" + m_dir.file("")).find("not a regular file"), std::string::npos);
   EXPECT_EQ(ett_probe_open(nullptr), nullptr);
   EXPECT_EQ(open_error("ivshmem:" + file + "?layout=8x1&pace=0"), "(opened)");
 }

@@ -1,6 +1,6 @@
-// cli_exit_codes_test.cpp: `ett ls` and `ett extract` on real images through the real binary: each class of bad
-// trace disk gets its documented exit code (README, "The `ett` command") and a message naming the problem, and
-// `ls --json` carries the session header.
+// cli_exit_codes_test.cpp: `ett ls` and `ett extract` on real images through the real binary: each class of
+// bad trace disk gets its documented exit code (README, "The `ett` command") and a message naming the
+// problem, and `ls --json` carries the session header.
 #include <cstring>
 
 #include "ett/crc32c.h"
@@ -67,6 +67,7 @@ TEST(CliExitCodes, BadChunkCrc) {
   disk[chunk + sizeof(f::ChunkHeader) + 40] ^= 0x01;
   write_file(dir / "t.img", disk);
   auto outcome = ls_and_extract(dir, dir / "t.img");
+  EXPECT_EQ(outcome.ls.exit_code, 12) << outcome.ls.output;  // listed, then the worst status
   EXPECT_EQ(outcome.extract.exit_code, 12) << outcome.extract.output;
   EXPECT_NE(outcome.extract.output.find("chunk 0"), std::string::npos) << outcome.extract.output;
 }
@@ -78,6 +79,7 @@ TEST(CliExitCodes, TruncatedImage) {
   disk.resize((f::kFirstSessionLba + 1 + f::kStallTableSectors) * f::kSectorSize + 1000);
   write_file(dir / "t.img", disk);
   auto outcome = ls_and_extract(dir, dir / "t.img");
+  EXPECT_EQ(outcome.ls.exit_code, 13) << outcome.ls.output;
   EXPECT_EQ(outcome.extract.exit_code, 13) << outcome.extract.output;
   EXPECT_NE(outcome.extract.output.find("truncated"), std::string::npos) << outcome.extract.output;
 }

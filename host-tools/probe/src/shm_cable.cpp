@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 #include "cable.h"
 #include "ett/virtual_probe.h"
@@ -109,16 +110,34 @@ class ShmCable final : public Cable {
 }  // namespace
 
 host::Expected<std::unique_ptr<Cable>> open_shm_cable(const ProbeUrl& url) {
+  const std::string what = url.path + " is not an ETT virtual probe file";
+  const std::string made_by =
+      " (`ett qemu run` creates one and names it in $ETT_PROBE_URL); nothing was written";
+  struct stat st {};
+  if (::stat(url.path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return make_error(ErrorKind::Usage, what + ": not a regular file" + made_by);
   const int fd = ::open(url.path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0)
     return make_error(ErrorKind::Io,
                       "cannot open the virtual probe file " + url.path + ": " + std::strerror(errno));
-  struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < static_cast<off_t>(vprobe::kMinSize)) {
     ::close(fd);
-    return make_error(ErrorKind::Usage, url.path +
-                                            " is not an ETT virtual probe file (a regular file of at least "
-                                            "1 MiB, as `ett qemu run` creates)");
+    return make_error(ErrorKind::Usage, what + ": smaller than 1 MiB" + made_by);
+  }
+  // Read the control block before anything is mapped writable: only a file the host stamped as a probe (its
+  // magic and this version) gets its line byte written, so a mistyped path never loses a byte.
+  vprobe::Control control{};
+  const ssize_t got = ::pread(fd, &control, sizeof control, vprobe::kControlOffset);
+  if (got != static_cast<ssize_t>(sizeof control) || control.host_magic != vprobe::kHostMagic) {
+    ::close(fd);
+    return make_error(ErrorKind::Usage, what + ": no probe control block at offset 4096" + made_by);
+  }
+  if (control.file_version != vprobe::kFileVersion) {
+    ::close(fd);
+    return make_error(ErrorKind::Usage, url.path + ": virtual probe file version " +
+                                            std::to_string(control.file_version) +
+                                            ", this libettprobe knows " +
+                                            std::to_string(vprobe::kFileVersion) + "; nothing was written");
   }
   void* map = mmap(nullptr, kMapBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   const int map_errno = errno;

@@ -3,7 +3,8 @@
 // The probe is an ivshmem-plain PCI device whose BAR2 maps a host file (share=on). Byte 0 holds the eight
 // data lines D7..D0, written by the host; nothing else lives in that byte, so all eight lines are free.
 // A control block at kControlOffset carries the handshake: the kernel publishes its state, the host asks it
-// to stop. The kernel leaves QEMU through isa-debug-exit with kExitSuccess or kExitFailure.
+// to stop; the host's magic and version in it mark the file as a virtual probe. The kernel leaves QEMU
+// through isa-debug-exit with kExitSuccess or kExitFailure.
 #pragma once
 
 #include <stdint.h>
@@ -17,6 +18,11 @@ inline constexpr uint32_t kMinSize = 1u << 20;  // the host creates 1 MiB (a pow
 inline constexpr uint32_t kLinesOffset = 0;            // uint8_t: D7..D0
 inline constexpr uint32_t kControlOffset = 4096;       // struct Control, on its own page
 inline constexpr uint32_t kControlMagic = 0x4B545445;  // "ETTK" little-endian: the kernel found the probe
+// Written by the host when it creates the file, before QEMU starts: libettprobe opens only a file that
+// carries both, so a mistyped path (a trace disk, any other file) is refused instead of having its byte 0
+// overwritten.
+inline constexpr uint32_t kHostMagic = 0x50545445;  // "ETTP" little-endian: a virtual probe file
+inline constexpr uint32_t kFileVersion = 1;         // the layout of this block; a new one changes this
 
 enum class KernelState : uint32_t {
   Booting = 0,    // the host zeroes the control block before starting QEMU
@@ -49,6 +55,8 @@ struct Control {
   // executed instructions and stands still while the host deschedules the vCPU: the host then schedules its
   // writes on this clock. 0 until the first stop check (heartbeat 0).
   uint32_t clock_256;
+  uint32_t host_magic;         // host:   kHostMagic, set when the file is created
+  uint32_t file_version;       // host:   kFileVersion
 };
 
 // Pacing: once the host has seen `heartbeat` advance by kPaceBeats after a write, every later poll of the

@@ -1,0 +1,386 @@
+// cli_test.cpp: the `ett` binary as a user meets it: wrong arguments destroy nothing (a trace disk given as
+// the probe file, a mistyped database), every flag's output stays bounded, errors are one `ett:` line, and
+// the conventions (--format, -o -, sql -, help, completion, man, -q, --version) hold on every verb. JSON is
+// parsed.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ett/trace_format.h"
+#include "ett/virtual_probe.h"
+#include "support/test_disk_writer.h"
+
+namespace ett::test {
+namespace {
+
+namespace fs = std::filesystem;
+namespace f = ett::format;
+using nlohmann::json;
+
+std::string shell_quote(const std::string& arg) {
+  std::string out = "'";
+  for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+struct EttRun {
+  int status = -1;
+  std::string out, err;
+  int err_lines() const { return static_cast<int>(std::count(err.begin(), err.end(), '\n')); }
+};
+
+class CliTest : public ::testing::Test {
+ protected:
+  // The real `ett` of this build, in the scratch directory, with `input` on its standard input.
+  EttRun ett(const std::vector<std::string>& args, const std::string& input = "") {
+    const std::string in_path = m_dir.file("stdin"), err_path = m_dir.file("stderr");
+    write_bytes(in_path, input);
+    std::string command =
+        "cd " + shell_quote(m_dir.file("")) + " && ETT_DB= " + shell_quote(std::string(ETT_BIN_DIR) + "/ett");
+    for (const std::string& arg : args) command += " " + shell_quote(arg);
+    command += " <" + shell_quote(in_path) + " 2>" + shell_quote(err_path);
+    EttRun run;
+    std::FILE* pipe = ::popen(command.c_str(), "r");
+    std::array<char, 65536> buffer;
+    for (size_t got; (got = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;)
+      run.out.append(buffer.data(), got);
+    const int status = ::pclose(pipe);
+    run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    run.err = slurp(err_path);
+    return run;
+  }
+
+  std::string path(const std::string& name) const { return m_dir.file(name); }
+
+  // A synthetic capture loaded into sqlite:NAME.
+  void load(const std::string& db = "t.db", int events = 2000) {
+    ASSERT_EQ(ett({"synth", path("t.img"), "--events", std::to_string(events), "--seed", "7"}).status, 0);
+    const EttRun loaded = ett({"load", path("t.img"), "--db", "sqlite:" + path(db)});
+    ASSERT_EQ(loaded.status, 0) << loaded.err;
+  }
+
+  // A file stamped the way `ett qemu run` makes the probe file (see harness/shared_memory.cpp).
+  std::string probe_file() {
+    const std::string file = path("probe.shm");
+    std::string bytes(vprobe::kMinSize, '\0');
+    vprobe::Control control{};
+    control.host_magic = vprobe::kHostMagic;
+    control.file_version = vprobe::kFileVersion;
+    std::memcpy(bytes.data() + vprobe::kControlOffset, &control, sizeof control);
+    write_bytes(file, bytes);
+    return file;
+  }
+
+  TempDir m_dir;
+};
+
+// One message on standard error, in the ett: style, naming the problem; nothing on standard output.
+void expect_one_line_error(const EttRun& run, const std::string& words) {
+  EXPECT_NE(run.status, 0);
+  EXPECT_EQ(run.err.rfind("ett: ", 0), 0u) << run.err;
+  EXPECT_EQ(run.err_lines(), 1) << run.err;
+  EXPECT_NE(run.err.find(words), std::string::npos) << run.err;
+  EXPECT_TRUE(run.out.empty()) << run.out;
+}
+
+// ---- data safety
+// -------------------------------------------------------------------------------------------
+
+TEST_F(CliTest, SignalRefusesEveryFileThatIsNotAProbeAndLeavesItAlone) {
+  ASSERT_EQ(ett({"synth", path("trace.img"), "--events", "100"}).status, 0);
+  std::string random(2 << 20, '\0');
+  std::mt19937 generator(5);
+  for (char& c : random) c = static_cast<char>(generator());
+  write_bytes(path("random.bin"), random);
+  ::mkdir(path("dir").c_str(), 0700);
+  for (const std::string name : {"trace.img", "random.bin"}) {
+    SCOPED_TRACE(name);
+    const std::string before = slurp(path(name));
+    const EttRun run = ett({"signal", "shm:" + path(name), "1", "1"});
+    expect_one_line_error(run, "is not an ETT virtual probe file");
+    EXPECT_TRUE(slurp(path(name)) == before) << "the file changed";
+  }
+  expect_one_line_error(ett({"signal", "shm:" + path("dir"), "1", "1"}), "not a regular file");
+  EXPECT_EQ(ett({"ls", path("trace.img")}).status, 0) << "the trace disk is still one";
+
+  // The real thing works: the probe's lines change.
+  const std::string probe = probe_file();
+  const EttRun sent = ett({"signal", "shm:" + probe, "1", "5"});
+  EXPECT_EQ(sent.status, 0) << sent.err;
+  EXPECT_EQ(slurp(probe)[vprobe::kLinesOffset], 5);
+
+  // A probe file of another version is refused too, unchanged.
+  std::string other = slurp(probe);
+  const uint32_t version = vprobe::kFileVersion + 1;
+  std::memcpy(other.data() + vprobe::kControlOffset + offsetof(vprobe::Control, file_version), &version, 4);
+  write_bytes(probe, other);
+  expect_one_line_error(ett({"signal", "shm:" + probe, "1", "6"}), "version");
+  EXPECT_TRUE(slurp(probe) == other);
+}
+
+TEST_F(CliTest, HistogramRefusesMoreBucketsThanTheCapAndSaysHowToWiden) {
+  load();
+  const EttRun run = ett({"analyze", "histogram", "--by", "time:1ns", "--db", "sqlite:t.db"});
+  expect_one_line_error(run, "buckets");
+  EXPECT_NE(run.err.find("cap of 100000"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("--max-buckets"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("use a bucket of at least"), std::string::npos) << run.err;
+  // The same with JSON (which the OOM killer used to end).
+  expect_one_line_error(
+      ett({"analyze", "histogram", "--by", "time:1ns", "--format", "json", "--db", "sqlite:t.db"}),
+      "--max-buckets");
+  // A wide enough bucket works; the cap can be raised.
+  const EttRun ok =
+      ett({"analyze", "histogram", "--by", "time:1ms", "--format", "json", "--db", "sqlite:t.db"});
+  ASSERT_EQ(ok.status, 0) << ok.err;
+  const json parsed = json::parse(ok.out);
+  EXPECT_GT(parsed.dump().size(), 10u);
+  const EttRun capped =
+      ett({"analyze", "histogram", "--by", "time:1ms", "--max-buckets", "1", "--db", "sqlite:t.db"});
+  expect_one_line_error(capped, "cap of 1:");
+}
+
+TEST_F(CliTest, ReadOnlyVerbsRefuseADatabaseThatDoesNotExist) {
+  const std::vector<std::vector<std::string>> verbs = {
+      {"query", "traces"},
+      {"sql", "SELECT 1"},
+      {"analyze", "histogram"},
+      {"analyze", "intervals"},
+      {"export", "--format", "csv"},
+      {"report", "-o", "r.html"},
+      {"label", "--probe", "1", "node A"},
+  };
+  for (std::vector<std::string> args : verbs) {
+    SCOPED_TRACE(args[0]);
+    args.insert(args.end(), {"--db", "sqlite:typo.db"});
+    expect_one_line_error(ett(args), "no such database file");
+    EXPECT_FALSE(fs::exists(path("typo.db")));
+    EXPECT_FALSE(fs::exists(path("r.html")));
+  }
+  EXPECT_EQ(ett({"query"}).status, 0) << "listing the queries needs no database";
+}
+
+TEST_F(CliTest, BadNumbersAreRefusedInOneLine) {
+  load();
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"analyze", "durations", "--from", "1", "--to", "2", "--pi-ns", "-5"}, "--pi-ns"},
+      {{"analyze", "durations", "--from", "1", "--to", "2", "--pi-ns", "nan"}, "--pi-ns"},
+      {{"analyze", "intervals", "--tau-ns", "-1"}, "--tau-ns"},
+      {{"analyze", "intervals", "--tau-ns", "inf"}, "--tau-ns"},
+      {{"extract", "t.img", "--session", "-1"}, "--session"},
+      {{"qemu", "run", "--disk", "q.img", "--run", "true", "--timeout", "0"},
+       "not a number > 0 (see `ett help qemu run`)"},
+      {{"analyze", "histogram", "--bins-typo", "3"}, "--bins-typo"},
+  };
+  for (auto [args, words] : bad) {
+    SCOPED_TRACE(args[1]);
+    if (args[0] == "analyze") args.insert(args.end(), {"--db", "sqlite:t.db"});
+    const EttRun run = ett(args);
+    expect_one_line_error(run, words);
+    EXPECT_LT(run.err.size(), 300u) << run.err;
+  }
+  const EttRun exit_halt = ett({"qemu", "run", "--disk", "q.img", "--run", "true", "--append", "exit=halt"});
+  expect_one_line_error(exit_halt, "sets exit=qemu itself");
+  EXPECT_EQ(exit_halt.err.find("twice"), std::string::npos);
+  EXPECT_FALSE(fs::exists(path("q.img"))) << "refused before anything was made";
+}
+
+// ls lists every session, then its exit status says the worst it found (README: 12 corrupt, 13 truncated).
+TEST_F(CliTest, LsExitStatusSaysCorruptOrTruncated) {
+  ASSERT_EQ(ett({"synth", path("t.img"), "--events", "100", "--seed", "3"}).status, 0);
+  std::string disk = slurp(path("t.img"));
+  EXPECT_EQ(ett({"ls", path("t.img")}).status, 0);
+
+  std::string corrupt = disk;
+  corrupt[(f::kFirstSessionLba + 1) * f::kSectorSize + sizeof(f::ChunkHeader) + 40] ^= 0x01;
+  write_bytes(path("c.img"), corrupt);
+  const EttRun c = ett({"ls", path("c.img"), "--format", "json"});
+  EXPECT_EQ(c.status, 12) << c.err;
+  EXPECT_EQ(json::parse(c.out).at(0).at("status"), "corrupt");
+
+  std::string cut = disk;
+  cut.resize((f::kFirstSessionLba + 1) * f::kSectorSize + 1000);
+  write_bytes(path("cut.img"), cut);
+  const EttRun t = ett({"ls", path("cut.img"), "--format", "jsonl"});
+  EXPECT_EQ(t.status, 13) << t.err;
+  EXPECT_EQ(json::parse(t.out.substr(0, t.out.find('\n'))).at("status"), "truncated");
+}
+
+// ---- one set of conventions
+// --------------------------------------------------------------------------------
+
+TEST_F(CliTest, LsFormatsAllCarryTheSameSessions) {
+  ASSERT_EQ(ett({"synth", path("t.img"), "--events", "100"}).status, 0);
+  ASSERT_EQ(ett({"synth", path("t.img"), "--events", "50"}).status, 0);
+  const json array = json::parse(ett({"ls", path("t.img"), "--format", "json"}).out);
+  ASSERT_EQ(array.size(), 2u);
+  EXPECT_EQ(array[1].at("events"), 50);
+  EXPECT_EQ(json::parse(ett({"ls", path("t.img"), "--json"}).out), array);
+  const std::string lines = ett({"ls", path("t.img"), "--format", "jsonl"}).out;
+  std::istringstream in(lines);
+  std::string line;
+  for (size_t i = 0; std::getline(in, line); ++i) EXPECT_EQ(json::parse(line), array.at(i));
+  const std::string csv = ett({"ls", path("t.img"), "--format", "csv"}).out;
+  EXPECT_EQ(csv.rfind("session,events,", 0), 0u) << csv;
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);
+  ASSERT_EQ(ett({"ls", path("t.img"), "--format", "json", "-o", path("ls.json")}).status, 0);
+  EXPECT_EQ(json::parse(slurp(path("ls.json"))), array);
+  expect_one_line_error(ett({"ls", path("t.img"), "-o", path("ls.json")}), "already exists");
+  expect_one_line_error(ett({"ls", path("t.img"), "--format", "xml"}), "--format 'xml'");
+}
+
+TEST_F(CliTest, DashMeansStandardOutputAndStandardInput) {
+  load();
+  const EttRun extracted = ett({"extract", path("t.img"), "-o", "-"});
+  ASSERT_EQ(extracted.status, 0) << extracted.err;
+  EXPECT_EQ(extracted.out.rfind("seq,probe,code", 0), 0u);
+  EXPECT_FALSE(fs::exists(path("-")));
+  const EttRun exported = ett({"export", "--format", "csv", "-o", "-", "--db", "sqlite:t.db"});
+  ASSERT_EQ(exported.status, 0) << exported.err;
+  EXPECT_FALSE(fs::exists(path("-")));
+
+  const EttRun sql = ett({"sql", "-", "--format", "json", "--db", "sqlite:t.db"},
+                         "SELECT count(*) AS n, NULL AS missing, 'x' AS word FROM events;\n");
+  ASSERT_EQ(sql.status, 0) << sql.err;
+  const json rows = json::parse(sql.out);
+  EXPECT_EQ(rows.at(0).at("n"), 2000);
+  EXPECT_TRUE(rows.at(0).at("missing").is_null());
+  EXPECT_EQ(rows.at(0).at("word"), "x");
+  expect_one_line_error(ett({"sql", "-", "--db", "sqlite:t.db"}, ""), "no SQL given");
+}
+
+TEST_F(CliTest, QueryAndSqlSpeakEveryFormat) {
+  load();
+  const json traces = json::parse(ett({"query", "traces", "--format", "json", "--db", "sqlite:t.db"}).out);
+  ASSERT_EQ(traces.size(), 1u);
+  const EttRun lines = ett({"sql", "SELECT seq, probe FROM events ORDER BY seq LIMIT 3", "--format", "jsonl",
+                            "--db", "sqlite:t.db"});
+  ASSERT_EQ(lines.status, 0) << lines.err;
+  std::istringstream in(lines.out);
+  std::string line;
+  int count = 0;
+  for (; std::getline(in, line); ++count) EXPECT_TRUE(json::parse(line).at("probe").is_number());
+  EXPECT_EQ(count, 3);
+  const EttRun csv = ett({"query", "traces", "--format", "csv", "--db", "sqlite:t.db", "-o", path("q.csv")});
+  ASSERT_EQ(csv.status, 0) << csv.err;
+  EXPECT_EQ(slurp(path("q.csv")), ett({"query", "traces", "--csv", "--db", "sqlite:t.db"}).out);
+  const EttRun analyzed =
+      ett({"analyze", "intervals", "--format", "json", "--db", "sqlite:t.db", "-o", path("i.json")});
+  ASSERT_EQ(analyzed.status, 0) << analyzed.err;
+  EXPECT_TRUE(json::parse(slurp(path("i.json"))).is_object());
+}
+
+TEST_F(CliTest, HelpSuggestionsVersionCompletionAndManComeFromOneDefinition) {
+  const EttRun help = ett({"help", "extract"});
+  ASSERT_EQ(help.status, 0);
+  EXPECT_EQ(help.out, ett({"extract", "--help"}).out);
+  EXPECT_NE(help.out.find("--format"), std::string::npos);
+  EXPECT_EQ(ett({"help", "analyze", "durations"}).out, ett({"analyze", "durations", "--help"}).out);
+  expect_one_line_error(ett({"help", "extrat"}), "no command 'extrat'");
+  expect_one_line_error(ett({"lss", "x.img"}), "did you mean 'ls'?");
+  expect_one_line_error(ett({"exprot"}), "'export'");
+
+  const EttRun version = ett({"--version"});
+  EXPECT_EQ(version.status, 0);
+  EXPECT_NE(version.out.find("(git "), std::string::npos) << version.out;
+
+  const EttRun completion = ett({"completion", "bash"});
+  ASSERT_EQ(completion.status, 0);
+  write_bytes(path("ett.bash"), completion.out);
+  EXPECT_EQ(std::system(("bash -n " + shell_quote(path("ett.bash"))).c_str()), 0);
+  // Completing "ett analyze durations --p" offers --pi-ns and --pair.
+  const std::string script =
+      "source " + shell_quote(path("ett.bash")) +
+      "; COMP_WORDS=(ett analyze durations --p); COMP_CWORD=3; _ett; echo \"${COMPREPLY[*]}\"";
+  write_bytes(path("complete.sh"), script);
+  std::FILE* pipe = ::popen(("bash " + shell_quote(path("complete.sh"))).c_str(), "r");
+  std::array<char, 4096> buffer{};
+  const size_t got = std::fread(buffer.data(), 1, buffer.size() - 1, pipe);
+  ::pclose(pipe);
+  const std::string offered(buffer.data(), got);
+  EXPECT_NE(offered.find("--pi-ns"), std::string::npos) << offered;
+  EXPECT_NE(offered.find("--pair"), std::string::npos) << offered;
+
+  const EttRun man = ett({"man"});
+  ASSERT_EQ(man.status, 0);
+  EXPECT_EQ(man.out.rfind(".TH ETT 1", 0), 0u);
+  for (const char* verb : {"ls", "extract", "qemu run", "signal", "load", "query", "sql", "analyze durations",
+                           "export", "report", "label", "synth", "mkdisk"})
+    EXPECT_NE(man.out.find(std::string(".SS \"ett ") + verb + "\""), std::string::npos) << verb;
+}
+
+TEST_F(CliTest, QuietLeavesOnlyResultsAndErrors) {
+  ASSERT_EQ(ett({"synth", path("t.img"), "--events", "100"}).status, 0);
+  const EttRun loud = ett({"extract", path("t.img"), "-o", path("a.csv")});
+  EXPECT_NE(loud.err.find("wrote 100 events"), std::string::npos) << loud.err;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"-q", "extract", path("t.img"), "-o", path("b.csv")},
+        std::vector<std::string>{"extract", path("t.img"), "-o", path("c.csv"), "--quiet"}}) {
+    const EttRun quiet = ett(args);
+    EXPECT_EQ(quiet.status, 0);
+    EXPECT_TRUE(quiet.err.empty()) << quiet.err;
+  }
+  EXPECT_EQ(slurp(path("b.csv")), slurp(path("a.csv")));
+}
+
+// README's command reference (section "The `ett` command") names every verb `ett help` lists, with every
+// option `ett help VERB` lists.
+TEST_F(CliTest, ReadmeCommandReferenceMatchesHelp) {
+  const std::string readme = slurp(std::string(ETT_SOURCE_DIR) + "/README.md");
+  const size_t start = readme.find("## The `ett` command");
+  ASSERT_NE(start, std::string::npos);
+  const std::string section = readme.substr(start, readme.find("\n## ", start + 1) - start);
+  const std::string man = ett({"man"}).out;
+  std::istringstream in(man);
+  std::string line, verb;
+  int verbs = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind(".SS \"", 0) == 0) {
+      verb = line.substr(5, line.size() - 6);
+      ++verbs;
+      // "ett analyze durations": the row of `ett analyze` names durations.
+      std::istringstream words(verb.substr(4));
+      std::string first, rest;
+      words >> first;
+      EXPECT_NE(section.find("`ett " + first), std::string::npos) << verb << " is not in README's reference";
+      while (words >> rest) EXPECT_NE(section.find(rest), std::string::npos) << verb << " is not in README";
+    } else if (!verb.empty() && line.rfind("\\fB\\-\\-", 0) == 0) {
+      std::string option = line.substr(3, line.find("\\fR") - 3);
+      for (size_t at; (at = option.find("\\-")) != std::string::npos;) option.replace(at, 2, "-");
+      if (option == "--help") continue;
+      EXPECT_NE(section.find(option), std::string::npos) << verb << " " << option << " is not in README";
+    }
+  }
+  EXPECT_GE(verbs, 15);
+}
+
+}  // namespace
+}  // namespace ett::test
