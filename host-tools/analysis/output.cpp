@@ -240,10 +240,12 @@ std::string format_durations(const DurationsResult& r, const FitResult* fit, Out
   if (!r.actions.empty()) {
     out += fmt::format("\n{:>10}  {:>10}  {:>16}  {:>14}  {}\n", "start_seq", "end_seq", "duration (ns)",
                        "bound (ns)", "stall");
-    for (const Action& a : r.actions)
-      out += fmt::format("{:>10}  {:>10}  {:>16.1f}  {:>14}  {}\n", a.start_seq, a.end_seq, a.duration_ns,
-                         a.bound_ns > 0 ? fmt::format("±{:.1f}", a.bound_ns) : "unknown",
-                         a.stall_ns > 0 ? fmt::format("STALL {:.1f} ns", a.stall_ns) : "");
+    for (const Action& a : r.actions) {
+      std::string row = fmt::format("{:>10}  {:>10}  {:>16.1f}  {:>14}", a.start_seq, a.end_seq, a.duration_ns,
+                                    a.bound_ns > 0 ? fmt::format("±{:.1f}", a.bound_ns) : "unknown");
+      if (a.stall_ns > 0) row += fmt::format("  STALL {:.1f} ns", a.stall_ns);
+      out += row + "\n";
+    }
   }
   if (fit) {
     const LinearFit& f = fit->fit;
