@@ -55,7 +55,8 @@ Expected<Capture> load_capture(Database& db, int64_t trace_id) {
   auto info_rows = db.query(
       "SELECT tsc_hz, capture_start_tsc, capture_end_tsc, mode, layout, initial_lines, captured_at, "
       "cpu_brand, disk_name, session, stall_count, loop_iterations, longest_check_ticks, "
-      "typical_check_ticks, stall_threshold_ticks, captured_at_unix, event_count FROM traces WHERE trace_id = $1",
+      "typical_check_ticks, stall_threshold_ticks, captured_at_unix, event_count FROM traces WHERE trace_id "
+      "= $1",
       params);
   if (!info_rows) return info_rows.failure();
   if (info_rows->rows.empty())
@@ -231,6 +232,19 @@ Expected<std::optional<PpsResult>> find_pps(Database& db, int64_t trace_id) {
   mapping.label_source = as_text(r[5]);
   mapping.jitter_p99_ns = as_double(r[6]);
   return std::optional<PpsResult>{std::move(mapping)};
+}
+
+Expected<DurationsResult> stored_actions(Database& db, int64_t trace_id, const Endpoint& from,
+                                         const Endpoint& to, PairRule rule,
+                                         std::optional<double> pi_override) {
+  ETT_TRY(resolve_trace(db, trace_id));
+  ETT_TRY_ASSIGN(Capture capture, load_capture(db, trace_id));
+  ETT_TRY(check_endpoints(capture.info, from, to));
+  ETT_TRY_ASSIGN(QuotedPi pi, resolve_pi(db, trace_id, pi_override));
+  ETT_TRY_ASSIGN(DurationsResult paired, pair_actions(capture.events, from, to, pi.pi_ns, rule));
+  paired.pi_trace_id = pi.trace_id;
+  mark_stalls(paired, StallMarks(capture.stalls, capture.events), capture.info.stall_count);
+  return paired;
 }
 
 Status check_endpoint(const CaptureInfo& info, const Endpoint& endpoint, std::string_view option) {

@@ -67,4 +67,10 @@ struct QuotedPi {
 };
 Expected<QuotedPi> resolve_pi(Database& db, int64_t trace_id, std::optional<double> override_ns);
 
+// The paired actions of a stored trace, with the pi it quotes and the actions a stall touches marked (as `ett
+// analyze durations` makes them): the input of `ett compare` and of the report's comparison.
+Expected<DurationsResult> stored_actions(Database& db, int64_t trace_id, const Endpoint& from,
+                                         const Endpoint& to, PairRule rule,
+                                         std::optional<double> pi_override);
+
 }  // namespace ett::host

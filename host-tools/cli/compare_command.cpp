@@ -56,13 +56,8 @@ Expected<SideData> load_side(Database& db, const std::vector<int64_t>& traces, c
   SideData side;
   side.traces = traces;
   for (int64_t id : traces) {
-    ETT_TRY(resolve_trace(db, id));
-    ETT_TRY_ASSIGN(Capture capture, load_capture(db, id));
-    ETT_TRY(check_endpoints(capture.info, from, to));
-    ETT_TRY_ASSIGN(QuotedPi pi, resolve_pi(db, id, pi_override));
-    pi_ns = std::max(pi_ns, pi.pi_ns);
-    ETT_TRY_ASSIGN(DurationsResult paired, pair_actions(capture.events, from, to, pi.pi_ns, rule));
-    mark_stalls(paired, StallMarks(capture.stalls, capture.events), capture.info.stall_count);
+    ETT_TRY_ASSIGN(DurationsResult paired, stored_actions(db, id, from, to, rule, pi_override));
+    pi_ns = std::max(pi_ns, paired.pi_ns);
     for (const Action& action : paired.actions) {
       auto size = sizes ? sizes->find(action.start_code) : std::map<uint8_t, double>::const_iterator{};
       const bool sized = sizes && size != sizes->end();

@@ -21,12 +21,15 @@ struct ReportOptions {
   std::string pair = "same-code";
   std::string from, to, size_of_code;
   std::optional<double> pi_ns;
+  std::vector<int64_t> baseline;  // compare with these traces' actions
 };
 
 int run_report(const ReportOptions& o) {
   if (o.from.empty() != o.to.empty()) return report({ErrorKind::Usage, "--from and --to go together"});
   if (!o.size_of_code.empty() && o.from.empty())
     return report({ErrorKind::Usage, "--size-of-code needs actions: give --from and --to"});
+  if (!o.baseline.empty() && o.from.empty())
+    return report({ErrorKind::Usage, "--baseline compares actions: give --from and --to"});
   auto exists = require_database(o.db);
   if (!exists) return report(exists.error());
   auto loaded = open_trace(o.db, o.trace);
@@ -77,8 +80,39 @@ int run_report(const ReportOptions& o) {
       fit = *fitted;
     }
   }
-  const std::string html = export_html({&capture, precision ? &*precision : nullptr,
-                                        durations ? &*durations : nullptr, fit ? &*fit : nullptr});
+  std::optional<ReportComparison> comparison;
+  if (!o.baseline.empty()) {
+    comparison.emplace();
+    comparison->baseline_traces = o.baseline;
+    CompareSide baseline, candidate;
+    double pi = durations->pi_ns;
+    auto split = [](const std::vector<Action>& actions, CompareSide& side) {
+      for (const Action& action : actions) {
+        if (action.stall_ns > 0)
+          ++side.stalled;
+        else
+          side.durations_ns.push_back(action.duration_ns);
+      }
+    };
+    for (int64_t baseline_trace : o.baseline) {
+      auto paired = stored_actions(*loaded->db, baseline_trace, durations->from, durations->to,
+                                   *parse_pair_rule(o.pair), o.pi_ns);
+      if (!paired) return report(paired.error());
+      pi = std::max(pi, paired->pi_ns);
+      split(paired->actions, baseline);
+    }
+    split(durations->actions, candidate);
+    CompareOptions options;
+    options.pi_ns = pi;
+    auto compared = compare_durations(baseline, candidate, options);
+    if (!compared) return report(compared.error());
+    comparison->baseline_ns = baseline.durations_ns;
+    comparison->candidate_ns = candidate.durations_ns;
+    comparison->result = *compared;
+  }
+  const std::string html =
+      export_html({&capture, precision ? &*precision : nullptr, durations ? &*durations : nullptr,
+                   fit ? &*fit : nullptr, comparison ? &*comparison : nullptr});
   auto written = write_output(o.output, html, o.force);
   if (!written) return report(written.error());
   return 0;
@@ -101,6 +135,11 @@ Command add_report_command(CLI::App& app) {
   sub->add_option("--pi-ns", o->pi_ns,
                   "Precision bound to quote, ns (default: the stored one of this machine)")
       ->check(non_negative_number());
+  sub->add_option(
+         "--baseline", o->baseline,
+         "Baseline trace ids T1,T2,...: a comparison section with both duration distributions on one "
+         "axis (this trace is the candidate; needs --from/--to)")
+      ->delimiter(',');
   add_trace_option(sub, o->trace);
   add_db_option(sub, o->db);
   return {sub, [o] { return run_report(*o); }};

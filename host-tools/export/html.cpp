@@ -70,6 +70,69 @@ std::vector<HistogramBin> bin_values(const std::vector<double>& values, int bins
   return out;
 }
 
+// Two duration distributions over the same bins, side by side in each bin: baseline grey, candidate blue.
+std::string comparison_chart(const std::vector<double>& baseline, const std::vector<double>& candidate) {
+  const int height = 240, left = 60, bottom = 40, plot_w = kWidth - left - 20, plot_h = height - bottom - 30,
+            bins = 40;
+  std::vector<double> all(baseline);
+  all.insert(all.end(), candidate.begin(), candidate.end());
+  const std::vector<HistogramBin> edges = bin_values(all, bins);
+  auto count = [&](const std::vector<double>& values) {
+    std::vector<uint64_t> counts(edges.size(), 0);
+    if (edges.empty()) return counts;
+    const double lo = edges.front().lo_ns, width = edges.front().hi_ns - edges.front().lo_ns;
+    for (double v : values)
+      counts[static_cast<size_t>(
+          std::clamp(static_cast<int>((v - lo) / width), 0, static_cast<int>(edges.size()) - 1))]++;
+    return counts;
+  };
+  const std::vector<uint64_t> b = count(baseline), c = count(candidate);
+  // Fractions of each side, so that sides of different sizes compare.
+  double top = 1e-9;
+  for (size_t i = 0; i < edges.size(); ++i)
+    top = std::max({top, b[i] / std::max(1.0, static_cast<double>(baseline.size())),
+                    c[i] / std::max(1.0, static_cast<double>(candidate.size()))});
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\">\n"
+      "<rect width=\"100%\" height=\"100%\" fill=\"#fafafa\"/>\n"
+      "<rect x=\"{}\" y=\"6\" width=\"12\" height=\"12\" fill=\"#999\"/><text x=\"{}\" y=\"16\" "
+      "font-size=\"12\">baseline ({} actions)</text>\n"
+      "<rect x=\"{}\" y=\"6\" width=\"12\" height=\"12\" fill=\"#1f77b4\"/><text x=\"{}\" y=\"16\" "
+      "font-size=\"12\">candidate ({} actions)</text>\n",
+      kWidth, height, left, left + 16, baseline.size(), left + 200, left + 216, candidate.size());
+  const double bin_w = edges.empty() ? 0 : static_cast<double>(plot_w) / static_cast<double>(edges.size());
+  const int top_y = 30;
+  for (size_t i = 0; i < edges.size(); ++i) {
+    const double fb = b[i] / std::max(1.0, static_cast<double>(baseline.size()));
+    const double fc = c[i] / std::max(1.0, static_cast<double>(candidate.size()));
+    const double hb = fb / top * plot_h, hc = fc / top * plot_h, half = std::max(0.5, bin_w / 2 - 0.5);
+    svg += fmt::format(
+        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"#999\"><title>baseline "
+        "{} – {}: {}</title></rect>\n",
+        left + i * bin_w, top_y + plot_h - hb, half, hb, ns_text(edges[i].lo_ns), ns_text(edges[i].hi_ns),
+        b[i]);
+    svg += fmt::format(
+        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
+        "fill=\"#1f77b4\"><title>candidate "
+        "{} – {}: {}</title></rect>\n",
+        left + i * bin_w + half, top_y + plot_h - hc, half, hc, ns_text(edges[i].lo_ns),
+        ns_text(edges[i].hi_ns), c[i]);
+  }
+  svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#333\"/>\n", left,
+                     top_y + plot_h, left + plot_w);
+  if (!edges.empty()) {
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\">{}</text>\n", left, height - 22,
+                       ns_text(edges.front().lo_ns));
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"end\">{}</text>\n",
+                       left + plot_w, height - 22, ns_text(edges.back().hi_ns));
+  }
+  svg += fmt::format(
+      "<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">action duration (bar height: the "
+      "side's fraction of its actions)</text>\n",
+      left + plot_w / 2, height - 6);
+  return svg + "</svg>\n";
+}
+
 double longest_stall(const Capture& capture) {
   double longest = 0;
   for (const StallSpan& stall : capture.stalls) longest = std::max(longest, stall.length_ns);
@@ -298,6 +361,30 @@ std::string export_html(const ReportInput& input) {
     out += "</table>\n" + fit_plot(*input.fit);
   } else {
     out += "<p class=\"note\">No fit: give <code>--size-of-code CODE=SIZE,...</code> with the actions.</p>\n";
+  }
+  if (input.comparison) {
+    const ReportComparison& c = *input.comparison;
+    std::string traces;
+    for (int64_t id : c.baseline_traces) traces += fmt::format("{}{}", traces.empty() ? "" : ", ", id);
+    out += fmt::format(
+        "<h2>Comparison</h2>\n<p>This trace (the candidate, {} actions) against baseline trace{} {} ({} "
+        "actions); "
+        "actions a stall touched are left out ({} and {}). Bounds on the difference (candidate - baseline) "
+        "from "
+        "a bootstrap of 2000 resamples, seed 1, each bound at 95 % confidence; differences within ±pi are no "
+        "change.</p>\n<table>\n<tr><th>statistic</th><th>baseline</th><th>candidate</th><th>difference</th>"
+        "<th>bounds</th><th>verdict</th></tr>\n",
+        c.candidate_ns.size(), c.baseline_traces.size() > 1 ? "s" : "", traces, c.baseline_ns.size(),
+        c.result.baseline.stalled, c.result.candidate.stalled);
+    for (const StatComparison& s : c.result.stats)
+      out += fmt::format(
+          "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>[{}, {}]</td><td>{}</td></tr>\n",
+          compare_stat_name(s.stat), ns_text(s.baseline_ns), ns_text(s.candidate_ns),
+          ns_text(s.difference_ns), ns_text(s.lower_ns), ns_text(s.upper_ns), verdict_name(s.verdict));
+    out += "</table>\n";
+    if (c.result.stats.empty())
+      out += fmt::format("<p class=\"note\">{}</p>\n", html_escape(c.result.gate.reason));
+    out += comparison_chart(c.baseline_ns, c.candidate_ns);
   }
   out += "<p class=\"note\">Generated by ett " ETT_VERSION ".</p>\n</body>\n</html>\n";
   return out;

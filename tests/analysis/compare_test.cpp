@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -321,6 +322,22 @@ TEST_F(CompareCommand, GatePassesFiresAndCannotDecide) {
   auto undecided = compare({"--baseline", baseline, "--candidate", std::to_string(tiny), "--pi-ns", "0"});
   EXPECT_EQ(undecided.exit_code, 7) << undecided.output;
   EXPECT_NE(undecided.output.find("UNDECIDED"), std::string::npos) << undecided.output;
+
+  // The report shows the same comparison: both distributions on one axis and the statistics' verdicts.
+  const std::string html_path = (m_dir / "report.html").string();
+  auto html = test::run_ett({"report", "--db", m_db, "--trace", std::to_string(slower), "--from", "1", "--to", "2",
+                             "--baseline", baseline, "--pi-ns", "0", "-o", html_path});
+  ASSERT_EQ(html.exit_code, 0) << html.output;
+  std::ifstream page_file(html_path);
+  const std::string page((std::istreambuf_iterator<char>(page_file)), std::istreambuf_iterator<char>());
+  EXPECT_NE(page.find("<h2>Comparison</h2>"), std::string::npos);
+  EXPECT_NE(page.find("baseline (300 actions)"), std::string::npos);
+  EXPECT_NE(page.find("candidate (150 actions)"), std::string::npos);
+  EXPECT_NE(page.find("<td>median</td>"), std::string::npos);
+  EXPECT_NE(page.find("<td>slower</td>"), std::string::npos);
+  auto no_actions = test::run_ett({"report", "--db", m_db, "--baseline", baseline, "-o", html_path + "2"});
+  EXPECT_NE(no_actions.exit_code, 0);
+  EXPECT_NE(no_actions.output.find("--baseline compares actions"), std::string::npos) << no_actions.output;
 
   auto bad = compare({"--baseline", baseline, "--candidate", "99"});
   EXPECT_EQ(bad.exit_code, 8) << bad.output;

@@ -49,19 +49,10 @@ Result<Address> find_class(uint8_t class_code, uint8_t subclass) {
 }
 
 Result<Address> find_device(uint16_t vendor, uint16_t device) {
-  for (uint32_t bus = 0; bus < 256; ++bus) {
-    for (uint8_t slot = 0; slot < 32; ++slot) {
-      const Address first{static_cast<uint8_t>(bus), slot, 0};
-      if (read16(first, kVendorId) == kNoDevice) continue;
-      const uint8_t functions = (read8(first, kHeaderType) & kHeaderMultiFunction) ? 8 : 1;
-      for (uint8_t function = 0; function < functions; ++function) {
-        const Address a{static_cast<uint8_t>(bus), slot, function};
-        const uint32_t id = read32(a, kVendorId);
-        if ((id & 0xFFFF) == vendor && (id >> 16) == device) return a;
-      }
-    }
-  }
-  return fail("PCI device not found");
+  return find_first([&](Address a) {
+    const uint32_t id = read32(a, kVendorId);
+    return (id & 0xFFFF) == vendor && (id >> 16) == device;
+  });
 }
 
 Result<Bar> read_bar(Address address, uint8_t index) {
