@@ -36,6 +36,7 @@ struct CompareCommandOptions {
   uint64_t seed = 1;
   size_t min_actions = 20;
   std::optional<double> pi_ns;
+  std::string stalled = "drop";  // drop | keep: the actions a stall touched
   std::string format = "text";
   std::string output;
   bool force = false;
@@ -52,7 +53,7 @@ struct SideData {
 
 Expected<SideData> load_side(Database& db, const std::vector<int64_t>& traces, const Endpoint& from,
                              const Endpoint& to, PairRule rule, const std::map<uint8_t, double>* sizes,
-                             double& pi_ns, const std::optional<double>& pi_override) {
+                             double& pi_ns, const std::optional<double>& pi_override, bool keep_stalled) {
   SideData side;
   side.traces = traces;
   for (int64_t id : traces) {
@@ -62,7 +63,7 @@ Expected<SideData> load_side(Database& db, const std::vector<int64_t>& traces, c
       auto size = sizes ? sizes->find(action.start_code) : std::map<uint8_t, double>::const_iterator{};
       const bool sized = sizes && size != sizes->end();
       // An action a stall touched may be late by up to the stall: left out, and counted.
-      if (action.stall_ns > 0) {
+      if (action.stall_ns > 0 && !keep_stalled) {
         ++side.all.stalled;
         if (sized) ++side.by_size[size->second].stalled;
         continue;
@@ -122,11 +123,11 @@ std::string format_json(const Report& r) {
   std::string out = fmt::format(
       "{{\"baseline\":{{\"traces\":[{}],\"actions\":{},\"stalled\":{}}},\"candidate\":{{\"traces\":[{}],"
       "\"actions\":{},\"stalled\":{}}},\"from\":{},\"to\":{},\"pi_ns\":{},\"confidence\":{},\"resamples\":{},"
-      "\"seed\":{},\"stats\":{},\"gate\":{}",
+      "\"seed\":{},\"stalled_actions\":\"{}\",\"stats\":{},\"gate\":{}",
       trace_list(r.baseline.traces), r.overall.baseline.actions, r.overall.baseline.stalled,
       trace_list(r.candidate.traces), r.overall.candidate.actions, r.overall.candidate.stalled,
       json_escape(r.o.from), json_escape(r.o.to), r.pi_ns > 0 ? num(r.pi_ns) : "null", r.o.confidence,
-      r.o.resamples, r.o.seed, stats_json(r.overall), gate_json(r.overall.gate));
+      r.o.resamples, r.o.seed, r.o.stalled, stats_json(r.overall), gate_json(r.overall.gate));
   if (!r.sizes.empty()) {
     out += ",\"sizes\":[";
     for (size_t i = 0; i < r.sizes.size(); ++i)
@@ -189,6 +190,8 @@ std::string format_text(const Report& r, bool markdown) {
   out += fmt::format("{}precision bound pi: {}\n", markdown ? "- " : "",
                      r.pi_ns > 0 ? fmt::format("{:.1f} ns (differences within ±pi are no change)", r.pi_ns)
                                  : "unknown (no mode=calibrate capture of this machine, no --pi-ns)");
+  if (r.o.stalled == "keep")
+    out += fmt::format("{}actions a stall touched: kept (--stalled keep)\n", markdown ? "- " : "");
   out += fmt::format("{}bootstrap: {} resamples, seed {}; each bound holds with {:.3g} % confidence\n\n",
                      markdown ? "- " : "", r.o.resamples, r.o.seed, r.o.confidence * 100);
   if (!o.stats.empty()) out += stats_table(o, markdown);
@@ -255,9 +258,12 @@ int run_compare(const CompareCommandOptions& o) {
   if (!db) return fail(db.error());
   double pi_ns = 0;
   const std::map<uint8_t, double>* size_map = sizes ? &*sizes : nullptr;
-  auto baseline = load_side(**db, o.baseline, *from, *to, *rule, size_map, pi_ns, o.pi_ns);
+  if (o.stalled != "drop" && o.stalled != "keep")
+    return fail({ErrorKind::Usage, "--stalled '" + o.stalled + "': expected drop or keep"});
+  const bool keep = o.stalled == "keep";
+  auto baseline = load_side(**db, o.baseline, *from, *to, *rule, size_map, pi_ns, o.pi_ns, keep);
   if (!baseline) return fail(baseline.error());
-  auto candidate = load_side(**db, o.candidate, *from, *to, *rule, size_map, pi_ns, o.pi_ns);
+  auto candidate = load_side(**db, o.candidate, *from, *to, *rule, size_map, pi_ns, o.pi_ns, keep);
   if (!candidate) return fail(candidate.error());
   options.pi_ns = pi_ns;
 
@@ -330,6 +336,11 @@ Command add_compare_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--pi-ns", o->pi_ns,
                   "Precision bound (default: the largest stored one of the traces' machines)");
+  sub->add_option(
+         "--stalled", o->stalled,
+         "drop: leave out (and count) the actions a stall of the capture touched; keep: compare them too "
+         "(a statistic like the median stays robust to a few)")
+      ->capture_default_str();
   sub->add_option("--format", o->format, "text, json or markdown (a CI job summary)")->capture_default_str();
   sub->add_option("-o,--output", o->output, "Output file (default: standard output)");
   sub->add_flag("--force", o->force, "Overwrite an existing output file");
