@@ -9,10 +9,10 @@ trap 'rm -rf "$scratch"' EXIT
 (cd "$build" && cpack -G DEB -B "$scratch/package" >/dev/null)
 deb=$(find "$scratch/package" -maxdepth 1 -name 'ett_*.deb')
 dpkg-deb -f "$deb" Depends | grep -q qemu-system-x86
-dpkg -x "$deb" "$scratch/root"
-ett="$scratch/root/usr/bin/ett"
+dpkg -x "$deb" "$scratch/unpacked"
+ett="$scratch/unpacked/usr/bin/ett"
 "$ett" --version | grep -q '(git '
-[ -f "$scratch/root/usr/lib/ett/ett-kernel.elf" ]
+[ -f "$scratch/unpacked/usr/lib/ett/ett-kernel.elf" ]
 cd "$scratch"
 PATH=/usr/bin:/bin "$ett" -q qemu run --disk t.img --run 'ett signal "$ETT_PROBE_URL" 1 3 && ett signal "$ETT_PROBE_URL" 2 5' >/dev/null
 "$ett" extract t.img -o - >events.csv
