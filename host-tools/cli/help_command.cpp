@@ -200,7 +200,8 @@ std::vector<Command> add_self_commands(CLI::App& app) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return std::fflush(stdout) == 0 ? 0 : 1;
   };
-  return {{completion, [&app, print] { return print(bash_completion(app)); }},
+  // The lambda keeps `shell` alive: CLI11 writes the parsed value into it after this function returned.
+  return {{completion, [&app, print, shell] { return print(bash_completion(app)); }},
           {man, [&app, print] { return print(man_page(app)); }}};
 }
 
