@@ -55,27 +55,8 @@ class TraceDiskInterface : public ::testing::TestWithParam<InterfaceCase> {
   }
 };
 
-std::string make_trace_disk(const fs::path& path, const std::string& size = "16M") {
-  auto made = run_ett({"mkdisk", path.string(), "--size", size});
-  EXPECT_EQ(made.exit_code, 0) << made.output;
-  return read_file(path);
-}
 
-void play_changes(QemuMachine& qemu, int count) {
-  for (int i = 0; i < count; ++i) {
-    qemu.set_lines(static_cast<uint8_t>((i % 15) + 1));
-    const uint32_t beat = qemu.heartbeat();
-    qemu.wait_until([&] { return qemu.heartbeat() - beat >= vprobe::kPaceBeats; }, 5);
-  }
-}
 
-int capture_and_stop(QemuMachine& qemu, int changes) {
-  if (!qemu.wait_state(KernelState::Capturing, kBootSeconds)) return -1;
-  play_changes(qemu, changes);
-  qemu.request_stop();
-  auto exit = qemu.wait_exit(60);
-  return exit && exit->exited ? exit->status : -1;
-}
 
 // The extracted CSV holds exactly the changes played: probe 1 codes 1..count, in order.
 void expect_extracted(const fs::path& trace, int count) {

@@ -15,29 +15,8 @@ namespace {
 constexpr double kBootSeconds = 30;
 const int kSuccess = vprobe::qemu_status_for(vprobe::kExitSuccess);
 
-std::string make_trace_disk(const fs::path& path, const std::string& size = "16M") {
-  auto made = run_ett({"mkdisk", path.string(), "--size", size});
-  EXPECT_EQ(made.exit_code, 0) << made.output;
-  return read_file(path);
-}
 
-// `count` changes of probe 1, each one seen by the kernel before the next (two heartbeats apart).
-void play_changes(QemuMachine& qemu, int count) {
-  for (int i = 0; i < count; ++i) {
-    qemu.set_lines(static_cast<uint8_t>((i % 15) + 1));
-    const uint32_t beat = qemu.heartbeat();
-    qemu.wait_until([&] { return qemu.heartbeat() - beat >= vprobe::kPaceBeats; }, 5);
-  }
-}
 
-// Boots, plays `changes`, stops, and returns QEMU's exit status (-1: no exit).
-int capture_and_stop(QemuMachine& qemu, int changes) {
-  if (!qemu.wait_state(KernelState::Capturing, kBootSeconds)) return -1;
-  play_changes(qemu, changes);
-  qemu.request_stop();
-  auto exit = qemu.wait_exit(60);
-  return exit && exit->exited ? exit->status : -1;
-}
 
 struct PositionCase {
   int index;
