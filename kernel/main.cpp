@@ -183,7 +183,8 @@ Result<Capture> capture_once(const Boot& boot, const config::Config& config, con
   format::SessionHeader header = describe_session(boot, config, machine, buffer);
 
   g_control->tsc_hz = machine.tsc.hz;
-  g_control->command = static_cast<uint32_t>(vprobe::HostCommand::None);  // a stop meant for an earlier capture
+  g_control->command =
+      static_cast<uint32_t>(vprobe::HostCommand::None);  // a stop meant for an earlier capture
   console::print("ETT: capturing: layout %s, limit %u ms, %s, %llu ms after kernel entry\n",
                  format::layout_name(header.layout), config.limit_ms,
                  machine.cpu.has_sse2 ? "lfence+rdtsc" : "rdtsc", ms_since(boot.entry_tsc, machine.tsc.hz));
@@ -210,10 +211,11 @@ Result<Capture> capture_once(const Boot& boot, const config::Config& config, con
                    lib::us_for_ticks(result.start_tsc - result.armed_tsc, machine.tsc.hz) / 1000,
                    result.pretrigger_events);
   if (config.mode == format::CaptureMode::Calibrate)
-    console::print("ETT: calibrate: floor (bare poll loop) %u.%03u ticks per poll; loop %llu.%03llu ticks per step\n",
-                   run.floor_milliticks / 1000, run.floor_milliticks % 1000,
-                   result.iterations ? capture_ticks / result.iterations : 0,
-                   result.iterations ? capture_ticks * 1000 / result.iterations % 1000 : 0);
+    console::print(
+        "ETT: calibrate: floor (bare poll loop) %u.%03u ticks per poll; loop %llu.%03llu ticks per step\n",
+        run.floor_milliticks / 1000, run.floor_milliticks % 1000,
+        result.iterations ? capture_ticks / result.iterations : 0,
+        result.iterations ? capture_ticks * 1000 / result.iterations % 1000 : 0);
   if (config.mode == format::CaptureMode::HwLat)
     console::print("ETT: hwlat: %llu gaps above %u ns in %llu clock reads; SMIs: %s%u\n", result.event_count,
                    header.hwlat_threshold_ns, result.iterations, run.smi_valid ? "" : "not available ",
@@ -294,14 +296,17 @@ void report_calibration(const x86::TscCalibration& tsc) {
     }
     console::print("ETT: tsc vs %s%s: %llu Hz +-%u ppm (best of 5 x 50 ms), %u ppm from the %s\n",
                    lib::reference_name(reference), where, result.estimate.hz, result.estimate.uncertainty_ppm,
-                   lib::difference_ppm(result.estimate, tsc.choice.estimate), lib::reference_name(tsc.choice.reference));
+                   lib::difference_ppm(result.estimate, tsc.choice.estimate),
+                   lib::reference_name(tsc.choice.reference));
   }
   if (tsc.choice.disagree)
-    console::print("ETT: WARNING: the reference timers disagree by up to %u ppm: the uncertainty is widened to it\n",
-                   tsc.choice.disagreement_ppm);
-  console::print("ETT: tsc %llu Hz +-%u ppm from the %s (preferred: HPET, ACPI PM timer, PIT; the first that "
-                 "agrees with another)\n",
-                 tsc.hz, tsc.uncertainty_ppm, lib::reference_name(tsc.choice.reference));
+    console::print(
+        "ETT: WARNING: the reference timers disagree by up to %u ppm: the uncertainty is widened to it\n",
+        tsc.choice.disagreement_ppm);
+  console::print(
+      "ETT: tsc %llu Hz +-%u ppm from the %s (preferred: HPET, ACPI PM timer, PIT; the first that "
+      "agrees with another)\n",
+      tsc.hz, tsc.uncertainty_ppm, lib::reference_name(tsc.choice.reference));
 }
 
 // Whether there is a keyboard to wait for: the FADT's IAPC_BOOT_ARCH 8042 flag, then the controller itself.
@@ -319,16 +324,14 @@ uint8_t show_start_screen(const config::Config& config, const dump::TraceDisk* d
   static char target[ui::kStatusLength];
   if (disk)
     lib::format(target, sizeof(target), "  Trace disk: %s, \"%.40s\", next session %u, room for %llu events",
-                disk->where(), disk->label().name,
-                disk->append_point().session_number, disk->max_events());
+                disk->where(), disk->label().name, disk->append_point().session_number, disk->max_events());
   else
-    lib::format(target, sizeof(target), "  Dump: %s",
-                config.dump == config::DumpTarget::Serial ? "serial (COM1)" : "none (the events stay in RAM)");
-  const char* lines[] = {target,
-                         "",
-                         "  The capture polls the probe lines with interrupts off and stops on limit=,",
-                         "  a host stop request or a full buffer; then the analysis stage shows the events.",
-                         nullptr};
+    lib::format(
+        target, sizeof(target), "  Dump: %s",
+        config.dump == config::DumpTarget::Serial ? "serial (COM1)" : "none (the events stay in RAM)");
+  const char* lines[] = {
+      target, "", "  The capture polls the probe lines with interrupts off and stops on limit=,",
+      "  a host stop request or a full buffer; then the analysis stage shows the events.", nullptr};
   return ui::run_start_screen(lines, warning, no_keyboard);
 }
 
@@ -345,8 +348,8 @@ Status run(const Boot& boot, config::Config config, const x86::CpuInfo& cpu) {
   // No keyboard: nobody can press Enter or S, so the run is unattended, as with auto=1.
   const char* no_keyboard = find_no_keyboard(machine.tsc.timers, machine.tsc.hz);
   if (no_keyboard) {
-    console::print("ETT: no keyboard: %s: starting at once and saving by itself, as with auto=1%s\n", no_keyboard,
-                   config.keyboard ? " (keyboard=1 cannot stop it)" : "");
+    console::print("ETT: no keyboard: %s: starting at once and saving by itself, as with auto=1%s\n",
+                   no_keyboard, config.keyboard ? " (keyboard=1 cannot stop it)" : "");
     config.auto_start = true;
     config.keyboard = false;
   }
@@ -375,13 +378,20 @@ Status run(const Boot& boot, config::Config config, const x86::CpuInfo& cpu) {
   for (bool first = true;; first = false) {
     uint8_t held_key = 0;
     if (!unattended || !first || no_keyboard)
-      held_key = show_start_screen(config, disk, lib::tsc_screen_warning(machine.cpu.invariant_tsc), no_keyboard);
+      held_key =
+          show_start_screen(config, disk, lib::tsc_screen_warning(machine.cpu.invariant_tsc), no_keyboard);
     ETT_TRY_ASSIGN(Capture capture, capture_once(boot, config, machine, disk, held_key));
     SaveJob job{&capture, &config, &machine, disk,
                 config.dump == config::DumpTarget::Serial ? &serial : nullptr};
-    ui::CaptureView view{capture.buffer.begin(), capture.event_count, capture.header.capture_start_tsc,
-                         machine.tsc.hz, capture.header.stop_reason, false, "",
-                         lib::tsc_title_warning(machine.cpu.invariant_tsc), no_keyboard};
+    ui::CaptureView view{capture.buffer.begin(),
+                         capture.event_count,
+                         capture.header.capture_start_tsc,
+                         machine.tsc.hz,
+                         capture.header.stop_reason,
+                         false,
+                         "",
+                         lib::tsc_title_warning(machine.cpu.invariant_tsc),
+                         no_keyboard};
     if (unattended && first) {
       // Unattended: the dump is automatic and the RESULT line is what the harness waits for.
       if (config.dump == config::DumpTarget::None) {
@@ -400,7 +410,8 @@ Status run(const Boot& boot, config::Config config, const x86::CpuInfo& cpu) {
         }
       }
     }
-    ui::run_analysis_stage(view, config.dump == config::DumpTarget::None ? nullptr : save_from_analysis, &job);
+    ui::run_analysis_stage(view, config.dump == config::DumpTarget::None ? nullptr : save_from_analysis,
+                           &job);
   }
 }
 
@@ -408,8 +419,11 @@ Status run(const Boot& boot, config::Config config, const x86::CpuInfo& cpu) {
 void use_screen(const boot::Framebuffer& fb) {
   switch (fb.kind) {
     case boot::FramebufferKind::None:
-    case boot::FramebufferKind::VgaText: console::use_vga_text(); return;
-    case boot::FramebufferKind::Rgb: break;
+    case boot::FramebufferKind::VgaText:
+      console::use_vga_text();
+      return;
+    case boot::FramebufferKind::Rgb:
+      break;
     case boot::FramebufferKind::Indexed:
       console::write("ETT: no screen: the loader's framebuffer uses a palette (output on serial only)\n");
       return;
@@ -418,10 +432,15 @@ void use_screen(const boot::Framebuffer& fb) {
     console::write("ETT: no screen: the framebuffer lies above 4 GiB (output on serial only)\n");
     return;
   }
-  const drivers::PixelFormat format{static_cast<uint8_t>((fb.bpp + 7) / 8), fb.red_position, fb.red_size,
-                                    fb.green_position, fb.green_size, fb.blue_position, fb.blue_size};
-  console::use_framebuffer({reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(fb.address)), fb.pitch, fb.width,
-                            fb.height, format});
+  const drivers::PixelFormat format{static_cast<uint8_t>((fb.bpp + 7) / 8),
+                                    fb.red_position,
+                                    fb.red_size,
+                                    fb.green_position,
+                                    fb.green_size,
+                                    fb.blue_position,
+                                    fb.blue_size};
+  console::use_framebuffer({reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(fb.address)), fb.pitch,
+                            fb.width, fb.height, format});
 }
 
 }  // namespace

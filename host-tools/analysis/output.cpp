@@ -241,8 +241,9 @@ std::string format_durations(const DurationsResult& r, const FitResult* fit, Out
     out += fmt::format("\n{:>10}  {:>10}  {:>16}  {:>14}  {}\n", "start_seq", "end_seq", "duration (ns)",
                        "bound (ns)", "stall");
     for (const Action& a : r.actions) {
-      std::string row = fmt::format("{:>10}  {:>10}  {:>16.1f}  {:>14}", a.start_seq, a.end_seq, a.duration_ns,
-                                    a.bound_ns > 0 ? fmt::format("±{:.1f}", a.bound_ns) : "unknown");
+      std::string row =
+          fmt::format("{:>10}  {:>10}  {:>16.1f}  {:>14}", a.start_seq, a.end_seq, a.duration_ns,
+                      a.bound_ns > 0 ? fmt::format("±{:.1f}", a.bound_ns) : "unknown");
       if (a.stall_ns > 0) row += fmt::format("  STALL {:.1f} ns", a.stall_ns);
       out += row + "\n";
     }

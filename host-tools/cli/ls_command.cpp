@@ -114,16 +114,18 @@ int run_ls(LsOptions& options) {
     text = fmt::format("{}: empty trace disk (no sessions)\n", options.image);
   } else {
     text = fmt::format("{:>7}  {:<19}  {:>10}  {:<12}  {:>6}  {:>13}  {:>13}  {}\n", "session",
-                       "captured_at (UTC)", "events", "stop", "stalls", "longest stall", "longest check", "status");
+                       "captured_at (UTC)", "events", "stop", "stalls", "longest stall", "longest check",
+                       "status");
     for (const SessionSummary& summary : summaries) {
       const auto& h = summary.header;
       // Sessions before format version 2 (and synthetic ones) did not record their check intervals.
       const bool measured = h.typical_check_ticks != 0;
-      text += fmt::format("{:>7}  {:<19}  {:>10}  {:<12}  {:>6}  {:>13}  {:>13}  {}\n", h.session_number,
-                          format_unix_time(h.captured_at_unix), h.event_count,
-                          format::stop_reason_name(h.stop_reason), measured ? std::to_string(h.stall_count) : "-",
-                          measured && h.stall_count ? length_text(h.longest_stall_ticks, h.tsc_hz) : "-",
-                          measured ? length_text(h.longest_check_ticks, h.tsc_hz) : "-", summary.describe());
+      text +=
+          fmt::format("{:>7}  {:<19}  {:>10}  {:<12}  {:>6}  {:>13}  {:>13}  {}\n", h.session_number,
+                      format_unix_time(h.captured_at_unix), h.event_count,
+                      format::stop_reason_name(h.stop_reason), measured ? std::to_string(h.stall_count) : "-",
+                      measured && h.stall_count ? length_text(h.longest_stall_ticks, h.tsc_hz) : "-",
+                      measured ? length_text(h.longest_check_ticks, h.tsc_hz) : "-", summary.describe());
     }
   }
   auto written = emit(options.out, text);

@@ -66,13 +66,13 @@ int main(int argc, char** argv) {
     app.add_flag("-q,--quiet", ett::cli::quiet_flag(),
                  "Print only results and errors (no notes, no progress)");
     std::vector<ett::cli::Command> commands = {
-        ett::cli::add_ls_command(app),     ett::cli::add_extract_command(app),
-        ett::cli::add_mkdisk_command(app), ett::cli::add_qemu_run_command(app),
-        ett::cli::add_synth_command(app),  ett::cli::add_load_command(app),
-        ett::cli::add_query_command(app),  ett::cli::add_sql_command(app),
-        ett::cli::add_label_command(app),  ett::cli::add_analyze_command(app),
-        ett::cli::add_compare_command(app), ett::cli::add_export_command(app), ett::cli::add_report_command(app),
-        ett::cli::add_signal_command(app)};
+        ett::cli::add_ls_command(app),      ett::cli::add_extract_command(app),
+        ett::cli::add_mkdisk_command(app),  ett::cli::add_qemu_run_command(app),
+        ett::cli::add_synth_command(app),   ett::cli::add_load_command(app),
+        ett::cli::add_query_command(app),   ett::cli::add_sql_command(app),
+        ett::cli::add_label_command(app),   ett::cli::add_analyze_command(app),
+        ett::cli::add_compare_command(app), ett::cli::add_export_command(app),
+        ett::cli::add_report_command(app),  ett::cli::add_signal_command(app)};
     app.add_subcommand("help", "Show the help of ett or of one verb: ett help VERB [SUBVERB]")
         ->allow_extras();
     for (ett::cli::Command& command : ett::cli::add_self_commands(app))

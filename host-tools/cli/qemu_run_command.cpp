@@ -176,11 +176,12 @@ Command add_qemu_run_command(CLI::App& app) {
       sub->add_option("--kernel", run.kernel, "Multiboot kernel ELF (default: ett-kernel.elf next to ett)");
   sub->add_option("--iso", run.iso, "Boot this GRUB ISO instead (its QEMU menu entry sets the arguments)")
       ->excludes(kernel);
-  sub->add_option("--firmware", run.firmware,
-                  "bios (SeaBIOS) or uefi (OVMF from Debian's ovmf package; boots only --iso; the boot timeout "
-                  "defaults to 120 s)")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, host::Firmware>{{"bios", host::Firmware::Bios}, {"uefi", host::Firmware::Uefi}}))
+  sub->add_option(
+         "--firmware", run.firmware,
+         "bios (SeaBIOS) or uefi (OVMF from Debian's ovmf package; boots only --iso; the boot timeout "
+         "defaults to 120 s)")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, host::Firmware>{
+          {"bios", host::Firmware::Bios}, {"uefi", host::Firmware::Uefi}}))
       ->option_text("bios|uefi (default: bios)");
   sub->add_option("--append", run.append,
                   "Kernel arguments after 'exit=qemu', e.g. \"layout=8x1\" (not with --iso)");

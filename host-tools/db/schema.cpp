@@ -321,8 +321,9 @@ Status add_missing_trace_columns(Database& db) {
   for (const ColumnDef& column : trace_columns()) {
     if (std::find(existing.columns.begin(), existing.columns.end(), column.name) != existing.columns.end())
       continue;
-    ETT_TRY(db.run_script(fmt::format("ALTER TABLE traces ADD COLUMN {} {}", column.name,
-                                      column.type == ColumnType::Text ? "TEXT" : (pg ? "BIGINT" : "INTEGER"))));
+    ETT_TRY(
+        db.run_script(fmt::format("ALTER TABLE traces ADD COLUMN {} {}", column.name,
+                                  column.type == ColumnType::Text ? "TEXT" : (pg ? "BIGINT" : "INTEGER"))));
   }
   return {};
 }

@@ -45,8 +45,8 @@ std::vector<std::string> qemu_command(const RunOptions& options, const std::stri
   std::vector<std::string> argv = {
       options.qemu, "-M",   options.machine, "-accel", "tcg",     "-m",    std::to_string(options.memory_mb),
       "-display",   "none", "-monitor",      "none",   "-serial", "stdio", "-no-reboot"};
-  // UEFI: OVMF is 64-bit firmware (the kernel runs the same on qemu-system-x86_64); no network card, for which
-  // OVMF would start its PXE stack, seconds under TCG.
+  // UEFI: OVMF is 64-bit firmware (the kernel runs the same on qemu-system-x86_64); no network card, for
+  // which OVMF would start its PXE stack, seconds under TCG.
   if (options.firmware == Firmware::Uefi) {
     if (options.qemu == RunOptions{}.qemu) argv[0] = "qemu-system-x86_64";
     argv.insert(argv.end(),

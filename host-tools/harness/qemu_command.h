@@ -9,9 +9,9 @@
 namespace ett::host {
 
 // The argv of one machine's QEMU: the machine profile from `options`, the virtual probe on `shm_path`, the
-// trace disk `disk` on `options.disk_interface`, the isa-debug-exit port, and either the kernel (-kernel, with
-// "exit=qemu" first in its command line) or the ISO. With Firmware::Uefi: qemu-system-x86_64 (OVMF is 64-bit
-// firmware; the kernel runs the same) with OVMF as pflash.
+// trace disk `disk` on `options.disk_interface`, the isa-debug-exit port, and either the kernel (-kernel,
+// with "exit=qemu" first in its command line) or the ISO. With Firmware::Uefi: qemu-system-x86_64 (OVMF is
+// 64-bit firmware; the kernel runs the same) with OVMF as pflash.
 std::vector<std::string> qemu_command(const RunOptions& options, const std::string& kernel,
                                       const std::string& shm_path, const std::string& disk);
 

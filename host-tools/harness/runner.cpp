@@ -157,7 +157,8 @@ Status check_file(const std::string& path, const std::string& what, const std::s
 }
 
 // One measurement PC: its trace disk, its virtual probe and its QEMU.
-// A writable copy of OVMF's variable store (the firmware writes its boot entries into it), removed at the end.
+// A writable copy of OVMF's variable store (the firmware writes its boot entries into it), removed at the
+// end.
 struct UefiVars {
   std::string path;
   UefiVars() = default;
@@ -187,7 +188,7 @@ struct Machine {
   // Capturing and at the look that saw it, each minus the capture_start_tsc the kernel published.
   uint64_t host_tsc_before_capturing = 0;
   std::optional<std::pair<int64_t, int64_t>> offset_bounds;
-  UefiVars uefi_vars;  // --firmware uefi: this machine's copy of the OVMF variable store
+  UefiVars uefi_vars;       // --firmware uefi: this machine's copy of the OVMF variable store
   uint64_t origin_tsc = 0;  // guest clock: the guest's TSC at the scenario's time 0
 
   Control* control() const { return shm.control(); }
@@ -407,7 +408,8 @@ class RunSteps {
     }
     if (options.firmware == Firmware::Uefi) {
       ETT_TRY(check_file(kOvmfCode, "--firmware uefi: OVMF firmware", " (install Debian's ovmf package)"));
-      ETT_TRY(check_file(kOvmfVars, "--firmware uefi: OVMF variable store", " (install Debian's ovmf package)"));
+      ETT_TRY(
+          check_file(kOvmfVars, "--firmware uefi: OVMF variable store", " (install Debian's ovmf package)"));
     }
     for (const std::string& word : split_words(options.append)) {
       if (!word.starts_with("layout=")) continue;

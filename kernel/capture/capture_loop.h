@@ -27,9 +27,9 @@
 
 #include "capture/event_buffer.h"
 #include "capture/event_stop.h"
-#include "ett/probe_layout.h"
 #include "capture/pretrigger_ring.h"
 #include "capture/trit_pattern.h"
+#include "ett/probe_layout.h"
 #include "ett/trace_format.h"
 
 namespace ett::capture {

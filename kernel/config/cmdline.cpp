@@ -204,7 +204,8 @@ ParseResult parse_trigger(Word value, Config& config) {
   capture::TritPattern pattern;
   ETT_TRY(parse_pattern("trigger", value, true, pattern));
   if (pattern.mask == 0)
-    return error("trigger: '%.*s' has no 1 or 0: it would match always", value.printable_length(), value.text);
+    return error("trigger: '%.*s' has no 1 or 0: it would match always", value.printable_length(),
+                 value.text);
   config.trigger_enabled = true;
   config.trigger_mask = pattern.mask;
   config.trigger_match = pattern.match;
@@ -233,7 +234,8 @@ ParseResult parse_stop(Word value, Config& config) {
     return {};
   }
   if (!value.starts_with("code:"))
-    return error("stop: unknown rule '%.*s' (expected zero or code:P:C)", value.printable_length(), value.text);
+    return error("stop: unknown rule '%.*s' (expected zero or code:P:C)", value.printable_length(),
+                 value.text);
   const Word rest = value.drop(5);
   uint32_t colon = 0;
   while (colon < rest.length && rest.text[colon] != ':') ++colon;
@@ -243,7 +245,8 @@ ParseResult parse_stop(Word value, Config& config) {
   uint32_t p = 0, c = 0;
   if (colon == rest.length || !parse_unsigned(probe, 10, 8, p) || p == 0 ||
       !parse_unsigned(hex ? code.drop(2) : code, hex ? 16 : 10, 255, c))
-    return error("stop: '%.*s' is not code:PROBE:CODE (e.g. code:2:15)", value.printable_length(), value.text);
+    return error("stop: '%.*s' is not code:PROBE:CODE (e.g. code:2:15)", value.printable_length(),
+                 value.text);
   config.stop_rule = format::StopReason::CodeMatch;
   config.stop_probe = static_cast<uint8_t>(p);
   config.stop_code = static_cast<uint8_t>(c);
@@ -251,16 +254,19 @@ ParseResult parse_stop(Word value, Config& config) {
 }
 
 ParseResult parse_keyboard(Word value, Config& config) {
-  if (value.is("1")) config.keyboard = true;
-  else if (value.is("0")) config.keyboard = false;
-  else return error("keyboard: '%.*s' must be 0 or 1", value.printable_length(), value.text);
+  if (value.is("1"))
+    config.keyboard = true;
+  else if (value.is("0"))
+    config.keyboard = false;
+  else
+    return error("keyboard: '%.*s' must be 0 or 1", value.printable_length(), value.text);
   return {};
 }
 
 ParseResult parse_threshold(Word value, Config& config) {
   if (!parse_unsigned(value, 10, 1'000'000'000u, config.hwlat_threshold_ns) || config.hwlat_threshold_ns == 0)
-    return error("threshold: '%.*s' is not a number of nanoseconds (1 to 1000000000)", value.printable_length(),
-                 value.text);
+    return error("threshold: '%.*s' is not a number of nanoseconds (1 to 1000000000)",
+                 value.printable_length(), value.text);
   return {};
 }
 
@@ -307,8 +313,8 @@ ParseResult parse_word(Word word, Config& config, bool (&seen)[kOptionCount]) {
 // Combinations that parse word by word but make no sense together.
 ParseResult check_supported(const Config& config) {
   const bool capture = config.mode == format::CaptureMode::Capture;
-  if (!capture && (config.trigger_enabled || config.filter_mask != 0xFF ||
-                   config.stop_rule != format::StopReason::None))
+  if (!capture &&
+      (config.trigger_enabled || config.filter_mask != 0xFF || config.stop_rule != format::StopReason::None))
     return error("trigger=, filter= and stop= apply to mode=capture only, not mode=%s",
                  format::mode_name(static_cast<uint32_t>(config.mode)));
   if (config.pretrigger != 0 && !config.trigger_enabled) return error("pretrigger= needs a trigger=");

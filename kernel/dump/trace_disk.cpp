@@ -431,8 +431,8 @@ Status TraceDisk::write_chunks_staged(const format::SessionHeader& header, const
                   crc32c_slice8);
     ETT_TRY(m_device->finish_write());  // the other buffer's write
     progress.done(first);
-    ETT_TRY(m_device->start_write(chunk_lba(header, first), static_cast<uint32_t>(count * format::kChunkSectors),
-                                  buffer));
+    ETT_TRY(m_device->start_write(chunk_lba(header, first),
+                                  static_cast<uint32_t>(count * format::kChunkSectors), buffer));
     buffer ^= 1;
   }
   return m_device->finish_write();

@@ -89,8 +89,8 @@ Result<Rsdp> find_rsdp(const PhysicalMemory& memory) {
 
 namespace {
 
-// The loader's copy seen through the PhysicalMemory interface, at address 0, so that read_rsdp checks it the same
-// way as one found in memory.
+// The loader's copy seen through the PhysicalMemory interface, at address 0, so that read_rsdp checks it the
+// same way as one found in memory.
 class CopyMemory final : public PhysicalMemory {
  public:
   explicit CopyMemory(const LoaderRsdp& copy) : m_copy(copy) {}
@@ -106,7 +106,8 @@ class CopyMemory final : public PhysicalMemory {
 
 Result<FoundRsdp> locate_rsdp(const PhysicalMemory& memory, const LoaderRsdp& loader) {
   Rsdp rsdp{};
-  if (loader.bytes && loader.length > 0 && read_rsdp(CopyMemory(loader), 0, rsdp)) return FoundRsdp{rsdp, true};
+  if (loader.bytes && loader.length > 0 && read_rsdp(CopyMemory(loader), 0, rsdp))
+    return FoundRsdp{rsdp, true};
   auto found = find_rsdp(memory);
   if (!found) return found.failure();
   return FoundRsdp{*found, false};

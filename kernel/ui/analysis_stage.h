@@ -23,10 +23,10 @@ struct CaptureView {
   uint64_t event_count;
   uint64_t start_tsc;  // time 0 of the timestamps shown
   uint64_t tsc_hz;
-  uint32_t stop_reason;  // format::StopReason
-  bool saved;            // already saved (the automatic dump of an unattended run)
-  const char* status;    // the first status line ("" for none)
-  const char* warning;   // shown in red on the title row (nullptr for none)
+  uint32_t stop_reason;     // format::StopReason
+  bool saved;               // already saved (the automatic dump of an unattended run)
+  const char* status;       // the first status line ("" for none)
+  const char* warning;      // shown in red on the title row (nullptr for none)
   const char* no_keyboard;  // why there is no keyboard (nullptr when there is one): the stage only shows
 };
 
@@ -36,8 +36,8 @@ struct CaptureView {
 // says so and returns 0 at once.
 uint8_t run_start_screen(const char* const* lines, const char* warning, const char* no_keyboard = nullptr);
 
-// The scroll box over `view`, until ESC. `save` runs on S (nullptr: saving is off, say so). Without a keyboard
-// (view.no_keyboard) it shows the first events and the reason, and never returns.
+// The scroll box over `view`, until ESC. `save` runs on S (nullptr: saving is off, say so). Without a
+// keyboard (view.no_keyboard) it shows the first events and the reason, and never returns.
 void run_analysis_stage(const CaptureView& view, SaveFunction save, void* context);
 
 // Nanoseconds in `ticks` at `tsc_hz` without overflow for any realistic capture.

@@ -17,16 +17,26 @@ class KeyDecoder {
     if (scancode == kExtendedPrefix) return Key::None;  // the next byte is the key itself
     if (scancode & kBreakBit) return Key::None;
     switch (scancode) {
-      case 0x1C: return Key::Enter;  // Enter, and keypad Enter after E0
-      case 0x01: return Key::Escape;
-      case 0x1F: return Key::Save;  // S
-      case 0x48: return Key::Up;
-      case 0x50: return Key::Down;
-      case 0x49: return Key::PageUp;
-      case 0x51: return Key::PageDown;
-      case 0x47: return Key::Home;
-      case 0x4F: return Key::End;
-      default: return Key::None;
+      case 0x1C:
+        return Key::Enter;  // Enter, and keypad Enter after E0
+      case 0x01:
+        return Key::Escape;
+      case 0x1F:
+        return Key::Save;  // S
+      case 0x48:
+        return Key::Up;
+      case 0x50:
+        return Key::Down;
+      case 0x49:
+        return Key::PageUp;
+      case 0x51:
+        return Key::PageDown;
+      case 0x47:
+        return Key::Home;
+      case 0x4F:
+        return Key::End;
+      default:
+        return Key::None;
     }
   }
 

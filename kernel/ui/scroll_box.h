@@ -21,13 +21,26 @@ class ScrollBox {
   bool apply(Key key) {
     const uint64_t before = m_top;
     switch (key) {
-      case Key::Up: m_top = m_top > 0 ? m_top - 1 : 0; break;
-      case Key::Down: set_top(m_top + 1); break;
-      case Key::PageUp: m_top = m_top > m_height ? m_top - m_height : 0; break;
-      case Key::PageDown: set_top(m_top + m_height); break;
-      case Key::Home: m_top = 0; break;
-      case Key::End: m_top = last_top(); break;
-      default: break;
+      case Key::Up:
+        m_top = m_top > 0 ? m_top - 1 : 0;
+        break;
+      case Key::Down:
+        set_top(m_top + 1);
+        break;
+      case Key::PageUp:
+        m_top = m_top > m_height ? m_top - m_height : 0;
+        break;
+      case Key::PageDown:
+        set_top(m_top + m_height);
+        break;
+      case Key::Home:
+        m_top = 0;
+        break;
+      case Key::End:
+        m_top = last_top();
+        break;
+      default:
+        break;
     }
     return m_top != before;
   }

@@ -12,7 +12,8 @@ void TextScreen::draw_row(uint32_t row, const char* text, Attribute attribute) {
   drivers::CellScreen* screen = console::screen();
   if (row >= kRows || !screen) return;
   uint32_t column = 0;
-  for (; column < kColumns && text[column] != '\0'; ++column) screen->put(row, column, text[column], attribute);
+  for (; column < kColumns && text[column] != '\0'; ++column)
+    screen->put(row, column, text[column], attribute);
   for (; column < kColumns; ++column) screen->put(row, column, ' ', attribute);
 }
 

@@ -21,7 +21,7 @@ class TextScreen {
   static void draw_row(uint32_t row, const char* text, Attribute attribute = kNormal);
   // printf-style, then draw_row.
   [[gnu::format(printf, 3, 4)]] static void print_row(uint32_t row, Attribute attribute, const char* format,
-                                                     ...);
+                                                      ...);
   static void clear();
 };
 

@@ -325,8 +325,8 @@ TEST_F(CompareCommand, GatePassesFiresAndCannotDecide) {
 
   // The report shows the same comparison: both distributions on one axis and the statistics' verdicts.
   const std::string html_path = (m_dir / "report.html").string();
-  auto html = test::run_ett({"report", "--db", m_db, "--trace", std::to_string(slower), "--from", "1", "--to", "2",
-                             "--baseline", baseline, "--pi-ns", "0", "-o", html_path});
+  auto html = test::run_ett({"report", "--db", m_db, "--trace", std::to_string(slower), "--from", "1", "--to",
+                             "2", "--baseline", baseline, "--pi-ns", "0", "-o", html_path});
   ASSERT_EQ(html.exit_code, 0) << html.output;
   std::ifstream page_file(html_path);
   const std::string page((std::istreambuf_iterator<char>(page_file)), std::istreambuf_iterator<char>());

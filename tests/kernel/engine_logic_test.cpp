@@ -1,5 +1,5 @@
-// engine_logic_test.cpp: issue 3's pure capture logic on the host: trit patterns, trigger with the pre-trigger
-// ring, filter, each stop rule, calibrate and hwlat, against a scripted probe and a fake clock.
+// engine_logic_test.cpp: issue 3's pure capture logic on the host: trit patterns, trigger with the
+// pre-trigger ring, filter, each stop rule, calibrate and hwlat, against a scripted probe and a fake clock.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -52,7 +52,9 @@ struct Ev {
   int probe, code;
   bool operator==(const Ev&) const = default;
 };
-std::ostream& operator<<(std::ostream& o, const Ev& e) { return o << "(" << e.probe << "," << e.code << ")"; }
+std::ostream& operator<<(std::ostream& o, const Ev& e) {
+  return o << "(" << e.probe << "," << e.code << ")";
+}
 
 std::vector<Ev> pairs(const std::vector<EventRecord>& events) {
   std::vector<Ev> out;
@@ -70,8 +72,8 @@ Out run(const std::vector<uint8_t>& bytes, const CaptureOptions& options, size_t
   StopRules<Clock, Host, Keys> stop(clock, host, limit_ticks, key_at == SIZE_MAX ? nullptr : &keys);
   std::vector<EventRecord> storage(capacity);
   Out out;
-  out.result = run_capture<kLayout, kFiltered>(Source{&script}, clock, stop, EventBuffer(storage.data(), capacity),
-                                               options);
+  out.result = run_capture<kLayout, kFiltered>(Source{&script}, clock, stop,
+                                               EventBuffer(storage.data(), capacity), options);
   out.events.assign(storage.begin(), storage.begin() + out.result.event_count);
   return out;
 }
@@ -174,7 +176,8 @@ TEST(KernelStopRules, CodeMatchOnlyOnItsProbe) {
 }
 
 TEST(KernelStopRules, DeadlineAndBufferFullAndHost) {
-  EXPECT_EQ(run<Layout::Byte1x8>({0, 1}, {}, 1000, SIZE_MAX, 20'000).result.stop_reason, StopReason::Deadline);
+  EXPECT_EQ(run<Layout::Byte1x8>({0, 1}, {}, 1000, SIZE_MAX, 20'000).result.stop_reason,
+            StopReason::Deadline);
   auto full = run<Layout::Byte1x8>({0, 1, 2, 3, 4}, {}, 3);
   EXPECT_EQ(full.result.stop_reason, StopReason::BufferFull);
   EXPECT_EQ(full.events.size(), 3u);

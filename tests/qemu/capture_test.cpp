@@ -154,14 +154,14 @@ TEST(Capture, BootsFromTheGrubIso) {
   expect_timing_matches(result.captured, result.sent);
 }
 
-// The same ISO booted the way a UEFI PC boots it: OVMF -> GRUB x86_64-efi -> multiboot2, the kernel on the GOP
-// framebuffer, the trace disk on IDE (-M pc: the kernel drives legacy IDE; q35's disk would be AHCI).
+// The same ISO booted the way a UEFI PC boots it: OVMF -> GRUB x86_64-efi -> multiboot2, the kernel on the
+// GOP framebuffer, the trace disk on IDE (-M pc: the kernel drives legacy IDE; q35's disk would be AHCI).
 TEST(Capture, BootsFromTheGrubIsoUnderUefi) {
   ScratchDir dir;
   auto events = alternating_scenario(300, 200, 2, 4, 11);
   auto result = capture(dir, events,
-                        {"--iso", std::string(ETT_BIN_DIR) + "/ett.iso", "--firmware", "uefi", "--timeout", "300",
-                         "--serial-log", (dir / "serial.log").string()});
+                        {"--iso", std::string(ETT_BIN_DIR) + "/ett.iso", "--firmware", "uefi", "--timeout",
+                         "300", "--serial-log", (dir / "serial.log").string()});
   ASSERT_EQ(result.run.exit_code, 0) << result.run.output;
   const std::string serial = read_file(dir / "serial.log");
   EXPECT_NE(serial.find("(multiboot v2, i586 and later), screen: framebuffer "), std::string::npos) << serial;

@@ -34,13 +34,17 @@ std::string ls_json(const fs::path& disk) {
 Run capture(const ScratchDir& dir, const std::vector<ScenarioEvent>& scenario, const std::string& append,
             const std::vector<std::string>& extra = {}) {
   write_scenario(dir / "scenario.txt", scenario);
-  std::vector<std::string> args = {"qemu", "run", "--disk", (dir / "trace.img").string(), "--scenario",
-                                   (dir / "scenario.txt").string(), "--timeout", "60", "--append", append};
+  std::vector<std::string> args = {"qemu",       "run",
+                                   "--disk",     (dir / "trace.img").string(),
+                                   "--scenario", (dir / "scenario.txt").string(),
+                                   "--timeout",  "60",
+                                   "--append",   append};
   args.insert(args.end(), extra.begin(), extra.end());
   Run result;
   result.run = run_ett(args);
   if (result.run.exit_code != 0) return result;
-  auto extract = run_ett({"extract", (dir / "trace.img").string(), "-o", (dir / "events.csv").string(), "--force"});
+  auto extract =
+      run_ett({"extract", (dir / "trace.img").string(), "-o", (dir / "events.csv").string(), "--force"});
   EXPECT_EQ(extract.exit_code, 0) << extract.output;
   result.events = read_csv(dir / "events.csv");
   result.ls_json = ls_json(dir / "trace.img");
@@ -67,16 +71,17 @@ std::string json_field(const std::string& json, const std::string& field) {
 // One event every 300 us, each changing its probe's code.
 std::vector<ScenarioEvent> sequence(const std::vector<Event>& events, double spacing_us = 300) {
   std::vector<ScenarioEvent> scenario;
-  for (size_t i = 0; i < events.size(); ++i) scenario.push_back({i * spacing_us, events[i].probe, events[i].code});
+  for (size_t i = 0; i < events.size(); ++i)
+    scenario.push_back({i * spacing_us, events[i].probe, events[i].code});
   return scenario;
 }
 
 // --- trigger and filter ------------------------------------------------------------------------------------
 
-// Probe 2 going to 0xA (trigger=1010XXXX) starts the recording; pretrigger=3 keeps the three events before it,
-// stamped before time 0.
-const std::vector<Event> kTriggerScript = {{1, 1}, {1, 2}, {2, 3}, {1, 4}, {1, 5}, {2, 6}, {1, 7},
-                                           {2, 10}, {1, 8}, {2, 4}, {1, 9}};
+// Probe 2 going to 0xA (trigger=1010XXXX) starts the recording; pretrigger=3 keeps the three events before
+// it, stamped before time 0.
+const std::vector<Event> kTriggerScript = {{1, 1}, {1, 2},  {2, 3}, {1, 4}, {1, 5}, {2, 6},
+                                           {1, 7}, {2, 10}, {1, 8}, {2, 4}, {1, 9}};
 
 TEST(Engine, TriggerStartsTheRecordingAtTheMatch) {
   ScratchDir dir;
@@ -92,7 +97,8 @@ TEST(Engine, PretriggerKeepsTheLastEventsBeforeTheTrigger) {
   ASSERT_EQ(result.run.exit_code, 0) << result.run.output;
   EXPECT_EQ(events_of(result.events),
             (std::vector<Event>{{1, 5}, {2, 6}, {1, 7}, {2, 10}, {1, 8}, {2, 4}, {1, 9}}));
-  for (size_t i = 0; i < 3; ++i) EXPECT_LT(result.events.number(i, "time_ns"), 0) << "pre-trigger event " << i;
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_LT(result.events.number(i, "time_ns"), 0) << "pre-trigger event " << i;
   EXPECT_EQ(result.events.number(3, "time_ns"), 0);
 }
 
@@ -144,7 +150,8 @@ TEST(Engine, LimitStopsAfterThatLong) {
   EXPECT_LE(ms, 260) << "the deadline is checked every 1024 polls";
 }
 
-// A trace disk with room for exactly one chunk (2046 events) caps the buffer: the capture stops when it is full.
+// A trace disk with room for exactly one chunk (2046 events) caps the buffer: the capture stops when it is
+// full.
 TEST(Engine, BufferFullStopsWithEveryEventThatFits) {
   ScratchDir dir;
   auto made =
@@ -194,8 +201,10 @@ TEST(Engine, LptReadPathThroughTheMonitor) {
   // "ETT: capturing" comes just before the loop samples the lines: on a busy host the first write can land
   // before that sample and become the initial state (0x11) instead of two events.
   std::vector<Event> expected = {{1, 1}, {2, 1}, {2, 2}, {1, 3}, {2, 5}, {1, 0}};
-  if (json_field(json, "initial_lines") == "17") expected.erase(expected.begin(), expected.begin() + 2);
-  else EXPECT_EQ(json_field(json, "initial_lines"), "170") << "SeaBIOS's 0xAA";
+  if (json_field(json, "initial_lines") == "17")
+    expected.erase(expected.begin(), expected.begin() + 2);
+  else
+    EXPECT_EQ(json_field(json, "initial_lines"), "170") << "SeaBIOS's 0xAA";
   EXPECT_EQ(events_of(read_csv(dir / "events.csv")), expected);
   EXPECT_EQ(json_field(json, "probe_source"), "\"lpt-loopback\"");
   EXPECT_EQ(json_field(json, "stop_reason"), "\"zero-code\"");
@@ -212,7 +221,8 @@ TEST(Engine, KeyboardStopsTheCapture) {
   EXPECT_EQ(json_field(ls_json(disk), "stop_reason"), "\"keyboard\"");
 }
 
-// --- calibrate and hwlat ------------------------------------------------------------------------------------
+// --- calibrate and hwlat
+// ------------------------------------------------------------------------------------
 
 std::vector<int64_t> tsc_steps(const CsvTable& table) {
   std::vector<int64_t> steps;
@@ -254,7 +264,8 @@ TEST(Engine, HwlatRecordsEveryGapAboveTheThreshold) {
 // threshold=1 s: no gap that long in 0.2 s, so nothing is recorded; the session says why it stopped.
 TEST(Engine, HwlatRecordsNothingBelowTheThreshold) {
   ScratchDir dir;
-  auto result = capture(dir, sequence({{1, 1}, {2, 2}}, 400'000), "mode=hwlat threshold=1000000000 limit=0.2");
+  auto result =
+      capture(dir, sequence({{1, 1}, {2, 2}}, 400'000), "mode=hwlat threshold=1000000000 limit=0.2");
   ASSERT_EQ(result.run.exit_code, 0) << result.run.output;
   EXPECT_EQ(result.events.rows.size(), 0u);
   EXPECT_EQ(json_field(result.ls_json, "stop_reason"), "\"deadline\"");

@@ -1,6 +1,6 @@
 // qemu_direct.h: boot tests that drive QEMU themselves (several disks on IDE, AHCI or NVMe, a monitor socket
-// for keys and the screen, killing QEMU mid-dump, SeaBIOS or OVMF), with the same virtual probe and handshake as
-// `ett qemu run`.
+// for keys and the screen, killing QEMU mid-dump, SeaBIOS or OVMF), with the same virtual probe and handshake
+// as `ett qemu run`.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -55,12 +55,12 @@ inline fs::path make_test_iso(const fs::path& dir, const std::string& arguments)
                         "terminal_output console serial\n"
                         "if [ \"$grub_platform\" = \"efi\" ]; then insmod efi_gop; set ett_gfxpayload=auto; "
                         "else set ett_gfxpayload=text; fi\nexport ett_gfxpayload\n"
-                        "menuentry test {\n  multiboot2 /boot/ett-kernel.elf " << arguments
-                     << "\n  set gfxpayload=$ett_gfxpayload\n}\n";
+                        "menuentry test {\n  multiboot2 /boot/ett-kernel.elf "
+                     << arguments << "\n  set gfxpayload=$ett_gfxpayload\n}\n";
   const fs::path iso = dir / "test.iso";
   const std::string command = quote(std::string(ETT_SOURCE_DIR) + "/boot/make-iso.sh") + " " +
-                              quote(std::string(ETT_BIN_DIR) + "/ett-kernel.elf") + " " + quote(cfg.string()) +
-                              " " + quote(iso.string());
+                              quote(std::string(ETT_BIN_DIR) + "/ett-kernel.elf") + " " +
+                              quote(cfg.string()) + " " + quote(iso.string());
   if (std::system(command.c_str()) != 0) throw std::runtime_error("make-iso.sh failed");
   return iso;
 }
@@ -72,9 +72,18 @@ class QemuMachine {
     if (!shm) throw std::runtime_error(shm.error().message);
     m_shm = std::make_unique<host::SharedMemoryFile>(std::move(*shm));
     // OVMF is 64-bit firmware: it needs qemu-system-x86_64 (the kernel itself runs the same on both).
-    std::vector<std::string> argv = {options.uefi ? "qemu-system-x86_64" : "qemu-system-i386", "-M",
-                                     options.machine, "-accel", "tcg", "-m", "256", "-display", "none",
-                                     "-serial", "stdio", "-no-reboot"};
+    std::vector<std::string> argv = {options.uefi ? "qemu-system-x86_64" : "qemu-system-i386",
+                                     "-M",
+                                     options.machine,
+                                     "-accel",
+                                     "tcg",
+                                     "-m",
+                                     "256",
+                                     "-display",
+                                     "none",
+                                     "-serial",
+                                     "stdio",
+                                     "-no-reboot"};
     m_framebuffer = options.uefi;
     if (options.uefi) {
       const fs::path vars = dir / "ovmf-vars.fd";

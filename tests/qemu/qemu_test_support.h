@@ -44,8 +44,8 @@ inline std::string read_file(const fs::path& path) {
 // Runs bin/ett with the given arguments; the output is kept for assertion messages.
 inline CommandResult run_ett(const std::vector<std::string>& args) {
   static int counter = 0;
-  fs::path log = fs::temp_directory_path() / ("ett-test-" + std::to_string(getpid()) + "-" +
-                                              std::to_string(counter++) + ".log");
+  fs::path log = fs::temp_directory_path() /
+                 ("ett-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".log");
   std::string command = quote(std::string(ETT_BIN_DIR) + "/ett");
   for (const auto& arg : args) command += " " + quote(arg);
   command += " >" + quote(log.string()) + " 2>&1 </dev/null";
@@ -128,12 +128,28 @@ class DirectQemu {
   DirectQemu(const fs::path& dir, const fs::path& disk, const std::string& append) : m_dir(dir) {
     m_serial = dir / "serial.log";
     m_monitor = dir / "monitor.sock";
-    std::vector<std::string> argv = {"qemu-system-i386", "-M", "pc", "-accel", "tcg", "-m", "256", "-display",
-                                     "none", "-monitor", "unix:" + m_monitor.string() + ",server=on,wait=off",
-                                     "-serial", "file:" + m_serial.string(), "-no-reboot", "-drive",
-                                     "file=" + disk.string() + ",format=raw,if=ide,index=0", "-device",
-                                     "isa-debug-exit,iobase=0xf4,iosize=0x04", "-kernel",
-                                     std::string(ETT_BIN_DIR) + "/ett-kernel.elf", "-append", "exit=qemu " + append};
+    std::vector<std::string> argv = {"qemu-system-i386",
+                                     "-M",
+                                     "pc",
+                                     "-accel",
+                                     "tcg",
+                                     "-m",
+                                     "256",
+                                     "-display",
+                                     "none",
+                                     "-monitor",
+                                     "unix:" + m_monitor.string() + ",server=on,wait=off",
+                                     "-serial",
+                                     "file:" + m_serial.string(),
+                                     "-no-reboot",
+                                     "-drive",
+                                     "file=" + disk.string() + ",format=raw,if=ide,index=0",
+                                     "-device",
+                                     "isa-debug-exit,iobase=0xf4,iosize=0x04",
+                                     "-kernel",
+                                     std::string(ETT_BIN_DIR) + "/ett-kernel.elf",
+                                     "-append",
+                                     "exit=qemu " + append};
     m_pid = fork();
     if (m_pid == 0) {
       std::vector<char*> args;

@@ -55,9 +55,6 @@ class TraceDiskInterface : public ::testing::TestWithParam<InterfaceCase> {
   }
 };
 
-
-
-
 // The extracted CSV holds exactly the changes played: probe 1 codes 1..count, in order.
 void expect_extracted(const fs::path& trace, int count) {
   auto extracted = run_ett({"extract", trace.string()});

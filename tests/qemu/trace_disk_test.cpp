@@ -15,9 +15,6 @@ namespace {
 constexpr double kBootSeconds = 30;
 const int kSuccess = vprobe::qemu_status_for(vprobe::kExitSuccess);
 
-
-
-
 struct PositionCase {
   int index;
   const char* name;
@@ -32,9 +29,10 @@ TEST_P(TraceDiskPosition, IsFoundAndTheUnlabelledDiskIsLeftIdentical) {
   ScratchDir dir;
   const std::string other = write_random_image(dir / "other.img", 2 << 20, 7);
   make_trace_disk(dir / "trace.img");
-  QemuMachine qemu({.append = "exit=qemu",
-                   .disks = {{0, (dir / "other.img").string()}, {GetParam().index, (dir / "trace.img").string()}}},
-                  dir / "");
+  QemuMachine qemu(
+      {.append = "exit=qemu",
+       .disks = {{0, (dir / "other.img").string()}, {GetParam().index, (dir / "trace.img").string()}}},
+      dir / "");
   ASSERT_EQ(capture_and_stop(qemu, 5), kSuccess) << qemu.serial();
   EXPECT_NE(qemu.serial().find(std::string("ide ") + GetParam().name + ": disk"), std::string::npos)
       << qemu.serial();
@@ -48,9 +46,12 @@ TEST_P(TraceDiskPosition, IsFoundAndTheUnlabelledDiskIsLeftIdentical) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Positions, TraceDiskPosition,
-                         ::testing::Values(PositionCase{1, "primary slave"}, PositionCase{2, "secondary master"},
+                         ::testing::Values(PositionCase{1, "primary slave"},
+                                           PositionCase{2, "secondary master"},
                                            PositionCase{3, "secondary slave"}),
-                         [](const auto& info) { return std::string("Index") + std::to_string(info.param.index); });
+                         [](const auto& info) {
+                           return std::string("Index") + std::to_string(info.param.index);
+                         });
 
 // The ISO boot puts the CD-ROM at index 2 (secondary master, ATAPI): the search skips it and finds the trace
 // disk at index 3.
@@ -59,8 +60,8 @@ TEST(TraceDisk, IsoBootFindsTheDiskNextToTheCdrom) {
   const std::string other = write_random_image(dir / "other.img", 1 << 20, 8);
   make_trace_disk(dir / "trace.img");
   QemuMachine qemu({.iso = std::string(ETT_BIN_DIR) + "/ett.iso",
-                   .disks = {{0, (dir / "other.img").string()}, {3, (dir / "trace.img").string()}}},
-                  dir / "");
+                    .disks = {{0, (dir / "other.img").string()}, {3, (dir / "trace.img").string()}}},
+                   dir / "");
   ASSERT_EQ(capture_and_stop(qemu, 3), kSuccess) << qemu.serial();
   EXPECT_NE(qemu.serial().find("ide secondary master: ata: not an ATA disk"), std::string::npos)
       << qemu.serial();
@@ -94,9 +95,9 @@ TEST(TraceDisk, DumpCutOffByKillingQemuLeavesAPartialSession) {
   const std::string first_session = read_file(trace).substr(0, (8 + 1 + 8 + 64) * 512);
 
   QemuMachine qemu({.append = "exit=qemu layout=8x1",
-                   .disks = {{0, trace.string()}},
-                   .drive_options = ",throttling.bps-write=262144"},
-                  dir / "");
+                    .disks = {{0, trace.string()}},
+                    .drive_options = ",throttling.bps-write=262144"},
+                   dir / "");
   ASSERT_TRUE(qemu.wait_state(KernelState::Capturing, kBootSeconds)) << qemu.serial();
   // Flips paced on the kernel's heartbeat, so that each one is seen (free-running flips on a loaded host were
   // seen 78 times in 2.5 s: too few for two chunks): 1,200 flips, 9,600 events, five chunks.
@@ -153,9 +154,9 @@ TEST(TraceDisk, SerialDumpIsDecodedFromTheSavedSerialLog) {
     std::ofstream scenario(dir / "s.scn");
     for (int i = 0; i < 40; ++i) scenario << i * 300 << ' ' << 1 + i % 2 << ' ' << 1 + (i / 2) % 15 << '\n';
   }
-  auto run = run_ett({"qemu", "run", "--disk", (dir / "unused.img").string(), "--scenario", (dir / "s.scn").string(),
-                      "--append", "dump=serial", "--serial-log", (dir / "serial.log").string(), "--sent-log",
-                      (dir / "sent.csv").string()});
+  auto run = run_ett({"qemu", "run", "--disk", (dir / "unused.img").string(), "--scenario",
+                      (dir / "s.scn").string(), "--append", "dump=serial", "--serial-log",
+                      (dir / "serial.log").string(), "--sent-log", (dir / "sent.csv").string()});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   auto ls = run_ett({"ls", (dir / "serial.log").string()});
   ASSERT_EQ(ls.exit_code, 0) << ls.output;

@@ -22,7 +22,8 @@ TEST(AnalysisStage, StartScreenScrollBoxSaveAndEscape) {
   ASSERT_EQ(made.exit_code, 0) << made.output;
   QemuMachine qemu({.append = "", .disks = {{1, (dir / "trace.img").string()}}, .monitor = true}, dir / "");
   ASSERT_TRUE(qemu.wait_serial("ETT: start screen: press Enter", 30)) << qemu.serial();
-  ASSERT_TRUE(screen_has(qemu, dir / "", 0, "ETT - Event Timestamping Toolkit")) << screen_text(qemu, dir / "");
+  ASSERT_TRUE(screen_has(qemu, dir / "", 0, "ETT - Event Timestamping Toolkit"))
+      << screen_text(qemu, dir / "");
   EXPECT_FALSE(qemu.found_probe() && qemu.state() == KernelState::Capturing) << "started without Enter";
 
   ASSERT_TRUE(qemu.start_capture()) << qemu.serial();
@@ -45,7 +46,7 @@ TEST(AnalysisStage, StartScreenScrollBoxSaveAndEscape) {
   EXPECT_EQ(qemu.screen(d)[2].substr(0, 12), "          21");
   qemu.send_key("end");
   EXPECT_TRUE(screen_has(qemu, d, 24, "40-60 of 60")) << screen_text(qemu, d);
-  qemu.send_key("pgdn");  // already at the end: stays
+  qemu.send_key("pgdn");                                        // already at the end: stays
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // nothing to wait for on screen
   EXPECT_TRUE(screen_has(qemu, d, 24, "40-60 of 60")) << screen_text(qemu, d);
   qemu.send_key("up");
@@ -96,8 +97,8 @@ TEST(AnalysisStage, FullDiskRefusesSaveAndKeepsTheCaptureOnScreen) {
   const fs::path d = dir / "";
   EXPECT_TRUE(screen_has(qemu, d, 23, "the trace disk is full: room for 0 events, the capture has 2"))
       << screen_text(qemu, d);
-  // The analysis stage drops keys pressed before it reads the keyboard (just after its serial line); a refused S
-  // changes nothing, so press until it is answered.
+  // The analysis stage drops keys pressed before it reads the keyboard (just after its serial line); a
+  // refused S changes nothing, so press until it is answered.
   bool answered = false;
   for (int attempt = 0; attempt < 5 && !answered; ++attempt) {
     qemu.send_key("s");

@@ -30,7 +30,8 @@ CpuInfo read_cpu_info() {
     info.family = family;
     const uint32_t model = ((features.eax >> 4) & 0xF) | (((features.eax >> 16) & 0xF) << 4);
     const bool intel = leaf0.ebx == 0x756E6547 && leaf0.edx == 0x49656E69 && leaf0.ecx == 0x6C65746E;
-    info.has_smi_count = intel && family == 6 && model >= 0x1A && (features.edx & kFeatureMsr) && !info.hypervisor;
+    info.has_smi_count =
+        intel && family == 6 && model >= 0x1A && (features.edx & kFeatureMsr) && !info.hypervisor;
   }
 
   const uint32_t max_extended = cpuid(kCpuidMaxExtended).eax;

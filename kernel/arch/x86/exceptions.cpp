@@ -30,14 +30,38 @@ struct InterruptFrame {
 
 alignas(8) IdtGate g_idt[kExceptionCount];
 
-constexpr const char* kNames[kExceptionCount] = {
-    "#DE divide error", "#DB debug", "NMI", "#BP breakpoint", "#OF overflow", "#BR bound range",
-    "#UD invalid opcode", "#NM no math coprocessor", "#DF double fault", "coprocessor segment overrun",
-    "#TS invalid TSS", "#NP segment not present", "#SS stack fault", "#GP general protection",
-    "#PF page fault", "reserved 15", "#MF x87 error", "#AC alignment check", "#MC machine check",
-    "#XM SIMD error", "#VE virtualization", "#CP control protection", "reserved 22", "reserved 23",
-    "reserved 24", "reserved 25", "reserved 26", "reserved 27", "#HV hypervisor injection",
-    "#VC VMM communication", "#SX security", "reserved 31"};
+constexpr const char* kNames[kExceptionCount] = {"#DE divide error",
+                                                 "#DB debug",
+                                                 "NMI",
+                                                 "#BP breakpoint",
+                                                 "#OF overflow",
+                                                 "#BR bound range",
+                                                 "#UD invalid opcode",
+                                                 "#NM no math coprocessor",
+                                                 "#DF double fault",
+                                                 "coprocessor segment overrun",
+                                                 "#TS invalid TSS",
+                                                 "#NP segment not present",
+                                                 "#SS stack fault",
+                                                 "#GP general protection",
+                                                 "#PF page fault",
+                                                 "reserved 15",
+                                                 "#MF x87 error",
+                                                 "#AC alignment check",
+                                                 "#MC machine check",
+                                                 "#XM SIMD error",
+                                                 "#VE virtualization",
+                                                 "#CP control protection",
+                                                 "reserved 22",
+                                                 "reserved 23",
+                                                 "reserved 24",
+                                                 "reserved 25",
+                                                 "reserved 26",
+                                                 "reserved 27",
+                                                 "#HV hypervisor injection",
+                                                 "#VC VMM communication",
+                                                 "#SX security",
+                                                 "reserved 31"};
 
 constexpr bool has_error_code(uint32_t vector) {
   return vector == 8 || (vector >= 10 && vector <= 14) || vector == 17 || vector == 21 || vector == 29 ||
@@ -85,14 +109,16 @@ template <uint32_t kVector>
 
 template <uint32_t kVector>
 [[gnu::interrupt, gnu::target("general-regs-only")]] void handle_with_code(InterruptFrame* frame,
-                                                                          unsigned int error_code) {
+                                                                           unsigned int error_code) {
   report(kVector, frame, error_code);
 }
 
 template <uint32_t kVector>
 uintptr_t handler_address() {
-  if constexpr (has_error_code(kVector)) return reinterpret_cast<uintptr_t>(&handle_with_code<kVector>);
-  else return reinterpret_cast<uintptr_t>(&handle<kVector>);
+  if constexpr (has_error_code(kVector))
+    return reinterpret_cast<uintptr_t>(&handle_with_code<kVector>);
+  else
+    return reinterpret_cast<uintptr_t>(&handle<kVector>);
 }
 
 template <uint32_t kVector = 0>

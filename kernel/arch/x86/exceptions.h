@@ -1,4 +1,5 @@
-// exceptions.h: CPU exception handlers: a fault becomes a panic that names it, instead of a silent triple fault.
+// exceptions.h: CPU exception handlers: a fault becomes a panic that names it, instead of a silent triple
+// fault.
 #pragma once
 
 namespace ett::x86 {

@@ -91,7 +91,7 @@ namespace {
 
 constexpr uint32_t kMaxBusyRanges = 64;
 constexpr uint8_t kHeaderTypeMask = 0x7F;
-constexpr uint8_t kBridgeMemoryWindow = 0x20;      // u16 base, u16 limit (bits 31:20 of the addresses)
+constexpr uint8_t kBridgeMemoryWindow = 0x20;  // u16 base, u16 limit (bits 31:20 of the addresses)
 constexpr uint8_t kBridgePrefetchWindow = 0x24;
 
 struct BusyRanges {

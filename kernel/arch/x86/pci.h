@@ -135,8 +135,8 @@ void for_each_function(Visit visit) {
 }
 
 // The highest `size`-aligned range of `size` bytes (a power of two) in [floor, ceiling) that no memory BAR of
-// any device decodes: where a 64-bit BAR the firmware put above 4 GiB can move so that this kernel (no paging)
-// reaches it. UEFI firmware (OVMF) puts 64-bit BARs above 4 GiB; a BIOS (SeaBIOS) keeps them low.
+// any device decodes: where a 64-bit BAR the firmware put above 4 GiB can move so that this kernel (no
+// paging) reaches it. UEFI firmware (OVMF) puts 64-bit BARs above 4 GiB; a BIOS (SeaBIOS) keeps them low.
 Result<uint64_t> find_unused_memory(uint64_t size, uint64_t floor, uint64_t ceiling);
 // Moves memory BAR `index` (64-bit: with its high half) to `new_address`, decoding off meanwhile.
 void move_bar(Address address, uint8_t index, const Bar& bar, uint64_t new_address);

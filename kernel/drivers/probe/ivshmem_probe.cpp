@@ -14,7 +14,8 @@ Result<IvshmemProbe> IvshmemProbe::find() {
   // 32-bit guest without paging: only the first 4 GiB are reachable. OVMF puts 64-bit BARs high: move it into
   // the 32-bit PCI hole (above the RAM and the q35 MMCONFIG window, below the IOAPIC/HPET/LAPIC area).
   if (bar.address + bar.size > 0x100000000ull && bar.is_64bit) {
-    ETT_TRY_ASSIGN(const uint64_t low, x86::pci::find_unused_memory(bar.size, kLowWindowFloor, kLowWindowCeiling));
+    ETT_TRY_ASSIGN(const uint64_t low,
+                   x86::pci::find_unused_memory(bar.size, kLowWindowFloor, kLowWindowCeiling));
     console::print("ETT: ivshmem BAR2 moved from 0x%llx to 0x%llx (below 4 GiB)\n", bar.address, low);
     x86::pci::move_bar(*pci, kSharedMemoryBar, bar, low);
     bar.address = low;

@@ -30,11 +30,12 @@ inline constexpr Crc32cTable kCrc32cTable = make_crc32c_table();
 inline uint32_t crc32c_update(uint32_t crc, const void* data, size_t size) {
   const auto* bytes = static_cast<const uint8_t*>(data);
   crc = ~crc;
-  for (size_t i = 0; i < size; ++i)
-    crc = detail::kCrc32cTable.entries[(crc ^ bytes[i]) & 0xFF] ^ (crc >> 8);
+  for (size_t i = 0; i < size; ++i) crc = detail::kCrc32cTable.entries[(crc ^ bytes[i]) & 0xFF] ^ (crc >> 8);
   return ~crc;
 }
 
-inline uint32_t crc32c(const void* data, size_t size) { return crc32c_update(0, data, size); }
+inline uint32_t crc32c(const void* data, size_t size) {
+  return crc32c_update(0, data, size);
+}
 
 }  // namespace ett

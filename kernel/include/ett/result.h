@@ -11,9 +11,18 @@
 namespace ett {
 
 namespace detail {
-template <typename T> struct RemoveRef { using Type = T; };
-template <typename T> struct RemoveRef<T&> { using Type = T; };
-template <typename T> struct RemoveRef<T&&> { using Type = T; };
+template <typename T>
+struct RemoveRef {
+  using Type = T;
+};
+template <typename T>
+struct RemoveRef<T&> {
+  using Type = T;
+};
+template <typename T>
+struct RemoveRef<T&&> {
+  using Type = T;
+};
 }  // namespace detail
 
 template <typename T>
@@ -31,9 +40,12 @@ template <typename E>
 struct Failure {
   E error;
 };
-template <typename E> Failure(E) -> Failure<E>;
+template <typename E>
+Failure(E) -> Failure<E>;
 
-inline Failure<Error> fail(const char* message) { return Failure<Error>{Error{message}}; }
+inline Failure<Error> fail(const char* message) {
+  return Failure<Error>{Error{message}};
+}
 
 template <typename T, typename E = Error>
 class [[nodiscard]] Result {
@@ -41,19 +53,27 @@ class [[nodiscard]] Result {
   Result(const T& value) : m_ok(true) { new (&m_value) T(value); }
   Result(T&& value) : m_ok(true) { new (&m_value) T(ett::move(value)); }
   template <typename F>
-  Result(Failure<F> failure) : m_ok(false) { new (&m_error) E(ett::move(failure.error)); }
+  Result(Failure<F> failure) : m_ok(false) {
+    new (&m_error) E(ett::move(failure.error));
+  }
   Result(const Result& other) : m_ok(other.m_ok) {
-    if (m_ok) new (&m_value) T(other.m_value);
-    else new (&m_error) E(other.m_error);
+    if (m_ok)
+      new (&m_value) T(other.m_value);
+    else
+      new (&m_error) E(other.m_error);
   }
   Result(Result&& other) : m_ok(other.m_ok) {
-    if (m_ok) new (&m_value) T(ett::move(other.m_value));
-    else new (&m_error) E(ett::move(other.m_error));
+    if (m_ok)
+      new (&m_value) T(ett::move(other.m_value));
+    else
+      new (&m_error) E(ett::move(other.m_error));
   }
   Result& operator=(const Result&) = delete;
   ~Result() {
-    if (m_ok) m_value.~T();
-    else m_error.~E();
+    if (m_ok)
+      m_value.~T();
+    else
+      m_error.~E();
   }
 
   bool ok() const { return m_ok; }
@@ -97,9 +117,9 @@ using Status = Result<void, Error>;
 }  // namespace ett
 
 // Returns the error of `expr` from the enclosing function when it failed.
-#define ETT_TRY(expr)                         \
-  do {                                        \
-    auto ett_try_result_ = (expr);            \
+#define ETT_TRY(expr)                                       \
+  do {                                                      \
+    auto ett_try_result_ = (expr);                          \
     if (!ett_try_result_) return ett_try_result_.failure(); \
   } while (0)
 

@@ -95,8 +95,9 @@ struct DiskLabel {
   uint64_t first_session_lba;  // kFirstSessionLba
   uint64_t created_unix;       // seconds since 1970, host clock at mkdisk time
   char name[64];               // free text, NUL-padded
-  uint8_t reserved[388];  // 120 bytes of fields + 388 = 508: the crc is the last 4 bytes on i686 and x86-64 alike
-  uint32_t crc;                // CRC32C of bytes [0, 508)
+  uint8_t
+      reserved[388];  // 120 bytes of fields + 388 = 508: the crc is the last 4 bytes on i686 and x86-64 alike
+  uint32_t crc;       // CRC32C of bytes [0, 508)
 };
 static_assert(sizeof(DiskLabel) == kSectorSize);
 static_assert(offsetof(DiskLabel, crc) == kSectorSize - 4);
@@ -113,40 +114,40 @@ struct SessionHeader {
   uint64_t reserved_sectors;  // header + all chunks; the next session starts at start_lba + reserved_sectors
   uint64_t event_count;
   uint64_t chunk_count;
-  uint64_t tsc_hz;                 // calibrated TSC frequency
-  uint32_t tsc_method;             // TscMethod
-  uint32_t tsc_uncertainty_ppm;    // estimated calibration uncertainty
-  uint64_t capture_start_tsc;      // TSC when the loop read the initial lines; time 0 of the capture
-  uint64_t capture_end_tsc;        // TSC when the loop stopped
-  uint64_t buffer_capacity;        // events that fit in RAM
-  uint64_t captured_at_unix;       // CMOS RTC at capture start, seconds since 1970 (0 when unknown)
-  uint32_t stop_reason;            // StopReason
-  uint32_t probe_source;           // ProbeSource
-  uint32_t layout;                 // Layout
-  uint32_t mode;                   // CaptureMode
-  uint32_t probe_address;          // I/O base or physical address of the probe
-  uint8_t initial_lines;           // D7..D0 when the capture started (not recorded as events)
-  uint8_t final_lines;             // D7..D0 when the capture stopped
-  uint8_t trigger_mask;            // trigger= pattern: lines that must match
-  uint8_t trigger_match;           //   and the values they must have
-  uint8_t filter_mask;             // filter= pattern: lines whose changes are recorded (0xFF = all)
-  uint8_t stop_probe;              // stop=code:P:C
+  uint64_t tsc_hz;               // calibrated TSC frequency
+  uint32_t tsc_method;           // TscMethod
+  uint32_t tsc_uncertainty_ppm;  // estimated calibration uncertainty
+  uint64_t capture_start_tsc;    // TSC when the loop read the initial lines; time 0 of the capture
+  uint64_t capture_end_tsc;      // TSC when the loop stopped
+  uint64_t buffer_capacity;      // events that fit in RAM
+  uint64_t captured_at_unix;     // CMOS RTC at capture start, seconds since 1970 (0 when unknown)
+  uint32_t stop_reason;          // StopReason
+  uint32_t probe_source;         // ProbeSource
+  uint32_t layout;               // Layout
+  uint32_t mode;                 // CaptureMode
+  uint32_t probe_address;        // I/O base or physical address of the probe
+  uint8_t initial_lines;         // D7..D0 when the capture started (not recorded as events)
+  uint8_t final_lines;           // D7..D0 when the capture stopped
+  uint8_t trigger_mask;          // trigger= pattern: lines that must match
+  uint8_t trigger_match;         //   and the values they must have
+  uint8_t filter_mask;           // filter= pattern: lines whose changes are recorded (0xFF = all)
+  uint8_t stop_probe;            // stop=code:P:C
   uint8_t stop_code;
   uint8_t reserved0;
-  uint32_t limit_ms;               // limit=SECONDS as milliseconds, 0 = none
-  uint32_t pretrigger;             // pretrigger=N
-  uint32_t hwlat_threshold_ns;     // threshold=NS in mode=hwlat
-  uint8_t disk_uuid[16];           // copied from the label: a session names the disk it was written to
-  char cpu_vendor[16];             // CPUID leaf 0, NUL-terminated
-  char cpu_brand[48];              // CPUID leaves 0x80000002-4
-  char cmdline[192];               // the kernel command line, NUL-terminated (truncated if longer)
+  uint32_t limit_ms;            // limit=SECONDS as milliseconds, 0 = none
+  uint32_t pretrigger;          // pretrigger=N
+  uint32_t hwlat_threshold_ns;  // threshold=NS in mode=hwlat
+  uint8_t disk_uuid[16];        // copied from the label: a session names the disk it was written to
+  char cpu_vendor[16];          // CPUID leaf 0, NUL-terminated
+  char cpu_brand[48];           // CPUID leaves 0x80000002-4
+  char cmdline[192];            // the kernel command line, NUL-terminated (truncated if longer)
   // Issue 3 (additive, carved from the reserved bytes; all 0 in sessions written before):
-  uint64_t armed_tsc;              // trigger=: when the initial lines were read; capture_start_tsc is the trigger
-  uint64_t pretrigger_events;      // the first N events are from before the trigger (negative times)
-  uint64_t loop_iterations;        // polls (capture, calibrate) or clock reads (hwlat) during the run
-  uint32_t floor_milliticks;       // mode=calibrate: the bare poll loop's ticks per poll x 1000, same boot
-  uint32_t smi_count;              // mode=hwlat: SMIs during the run, when kFlagSmiCount
-  uint64_t tsc_hz_pit;             // the PIT's own calibration, whichever timer tsc_method names (0: PIT failed)
+  uint64_t armed_tsc;          // trigger=: when the initial lines were read; capture_start_tsc is the trigger
+  uint64_t pretrigger_events;  // the first N events are from before the trigger (negative times)
+  uint64_t loop_iterations;    // polls (capture, calibrate) or clock reads (hwlat) during the run
+  uint32_t floor_milliticks;   // mode=calibrate: the bare poll loop's ticks per poll x 1000, same boot
+  uint32_t smi_count;          // mode=hwlat: SMIs during the run, when kFlagSmiCount
+  uint64_t tsc_hz_pit;         // the PIT's own calibration, whichever timer tsc_method names (0: PIT failed)
   // Session format version 2 (all 0 in version 1): the capture's own error, from the loop's stop checks
   // (every 2^10 polls; kernel/capture/stall_log.h).
   uint32_t stall_count;            // stalls seen (more than stall_records when the table merged some)
@@ -172,12 +173,12 @@ static_assert(sizeof(StallRecord) == 16);
 inline constexpr uint32_t kMaxStallRecords = kStallTableSectors * kSectorSize / sizeof(StallRecord);
 
 struct EventRecord {
-  uint64_t tsc;    // TSC when the change was seen
-  uint8_t probe;   // 1-based probe number under the session's layout
-  uint8_t code;    // the probe's new code
-  uint8_t lines;   // all eight data lines D7..D0 after the change
-  uint8_t flags;   // reserved, 0
-  uint32_t aux;    // mode-specific: 0 in capture mode
+  uint64_t tsc;   // TSC when the change was seen
+  uint8_t probe;  // 1-based probe number under the session's layout
+  uint8_t code;   // the probe's new code
+  uint8_t lines;  // all eight data lines D7..D0 after the change
+  uint8_t flags;  // reserved, 0
+  uint32_t aux;   // mode-specific: 0 in capture mode
   // mode=calibrate: one record per loop step: probe 0, code = lines = the lines read in that step, tsc = the
   //   TSC read after the lines, aux = ticks since the previous record (the first: since capture_start_tsc),
   //   saturated at 0xFFFFFFFF. The loop-step distribution is the distribution of aux (or of tsc differences).
@@ -211,13 +212,18 @@ constexpr uint64_t session_sectors(uint64_t event_count) {
   return sectors_before_chunks(kSessionFormatVersion) + chunks_for(event_count) * kChunkSectors;
 }
 
-// Lines per probe under a layout (probe k, 1-based, owns lines D((k-1)*bits) upwards); 0 for an unknown layout.
+// Lines per probe under a layout (probe k, 1-based, owns lines D((k-1)*bits) upwards); 0 for an unknown
+// layout.
 constexpr uint32_t layout_bits_per_probe(uint32_t layout) {
   switch (static_cast<Layout>(layout)) {
-    case Layout::Double2x4: return 4;
-    case Layout::Single8x1: return 1;
-    case Layout::Quad4x2: return 2;
-    case Layout::Byte1x8: return 8;
+    case Layout::Double2x4:
+      return 4;
+    case Layout::Single8x1:
+      return 1;
+    case Layout::Quad4x2:
+      return 2;
+    case Layout::Byte1x8:
+      return 8;
   }
   return 0;
 }
@@ -225,51 +231,72 @@ constexpr uint32_t layout_bits_per_probe(uint32_t layout) {
 // Human-readable names, used by the kernel's screen and the host's reports alike.
 constexpr const char* stop_reason_name(uint32_t reason) {
   switch (static_cast<StopReason>(reason)) {
-    case StopReason::None: return "none";
-    case StopReason::HostRequest: return "host-request";
-    case StopReason::Deadline: return "deadline";
-    case StopReason::BufferFull: return "buffer-full";
-    case StopReason::ZeroCode: return "zero-code";
-    case StopReason::CodeMatch: return "code-match";
-    case StopReason::Keyboard: return "keyboard";
+    case StopReason::None:
+      return "none";
+    case StopReason::HostRequest:
+      return "host-request";
+    case StopReason::Deadline:
+      return "deadline";
+    case StopReason::BufferFull:
+      return "buffer-full";
+    case StopReason::ZeroCode:
+      return "zero-code";
+    case StopReason::CodeMatch:
+      return "code-match";
+    case StopReason::Keyboard:
+      return "keyboard";
   }
   return "unknown";
 }
 
 constexpr const char* layout_name(uint32_t layout) {
   switch (static_cast<Layout>(layout)) {
-    case Layout::Double2x4: return "2x4";
-    case Layout::Single8x1: return "8x1";
-    case Layout::Quad4x2: return "4x2";
-    case Layout::Byte1x8: return "1x8";
+    case Layout::Double2x4:
+      return "2x4";
+    case Layout::Single8x1:
+      return "8x1";
+    case Layout::Quad4x2:
+      return "4x2";
+    case Layout::Byte1x8:
+      return "1x8";
   }
   return "unknown";
 }
 
 constexpr const char* probe_source_name(uint32_t source) {
   switch (static_cast<ProbeSource>(source)) {
-    case ProbeSource::Ivshmem: return "ivshmem";
-    case ProbeSource::Lpt: return "lpt";
-    case ProbeSource::PciLpt: return "pci-lpt";
-    case ProbeSource::LptLoopback: return "lpt-loopback";
+    case ProbeSource::Ivshmem:
+      return "ivshmem";
+    case ProbeSource::Lpt:
+      return "lpt";
+    case ProbeSource::PciLpt:
+      return "pci-lpt";
+    case ProbeSource::LptLoopback:
+      return "lpt-loopback";
   }
   return "unknown";
 }
 
 constexpr const char* tsc_method_name(uint32_t method) {
   switch (static_cast<TscMethod>(method)) {
-    case TscMethod::Pit: return "pit";
-    case TscMethod::PmTimer: return "pm-timer";
-    case TscMethod::Hpet: return "hpet";
+    case TscMethod::Pit:
+      return "pit";
+    case TscMethod::PmTimer:
+      return "pm-timer";
+    case TscMethod::Hpet:
+      return "hpet";
   }
   return "unknown";
 }
 
 constexpr const char* mode_name(uint32_t mode) {
   switch (static_cast<CaptureMode>(mode)) {
-    case CaptureMode::Capture: return "capture";
-    case CaptureMode::Calibrate: return "calibrate";
-    case CaptureMode::HwLat: return "hwlat";
+    case CaptureMode::Capture:
+      return "capture";
+    case CaptureMode::Calibrate:
+      return "calibrate";
+    case CaptureMode::HwLat:
+      return "hwlat";
   }
   return "unknown";
 }

@@ -55,8 +55,8 @@ struct Control {
   // executed instructions and stands still while the host deschedules the vCPU: the host then schedules its
   // writes on this clock. 0 until the first stop check (heartbeat 0).
   uint32_t clock_256;
-  uint32_t host_magic;         // host:   kHostMagic, set when the file is created
-  uint32_t file_version;       // host:   kFileVersion
+  uint32_t host_magic;    // host:   kHostMagic, set when the file is created
+  uint32_t file_version;  // host:   kFileVersion
 };
 
 // Pacing: once the host has seen `heartbeat` advance by kPaceBeats after a write, every later poll of the
