@@ -10,7 +10,12 @@ for f in "$kernel" "$cfg"; do [ -f "$f" ] || { echo "make-iso: missing $f" >&2; 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/boot/grub"
-cp "$kernel" "$stage/boot/ett-kernel.elf"
+# The kernel without its symbols and debug information (85 % of the ELF file): GRUB's multiboot loaders read
+# every section of the file, and the BIOS one reads through the firmware's CD driver, which under QEMU's TCG
+# took 2.8 s for the 1.5 MB ELF and 0.4 s for the stripped one. The build's ett-kernel.elf keeps them.
+objcopy=$(command -v i686-linux-gnu-objcopy || command -v objcopy || true)
+[ -n "$objcopy" ] || { echo "make-iso: no objcopy (binutils-i686-linux-gnu, scripts/deps.sh)" >&2; exit 1; }
+"$objcopy" --strip-all "$kernel" "$stage/boot/ett-kernel.elf"
 cp "$cfg" "$stage/boot/grub/grub.cfg"
 log=$(mktemp)
 # Both GRUB platforms (grub-pc-bin, grub-efi-amd64-bin); no locales, themes or extra fonts: the menu is
@@ -18,7 +23,11 @@ log=$(mktemp)
 for platform in i386-pc x86_64-efi; do
   [ -d "/usr/lib/grub/$platform" ] || { echo "make-iso: GRUB $platform is not installed (scripts/deps.sh)" >&2; exit 1; }
 done
-if ! grub-mkrescue --locales= --themes= --fonts= -o "$out.tmp" "$stage" >"$log" 2>&1; then
+# The modules every boot needs go into GRUB's core image of each platform (their dependencies follow): loaded
+# one file at a time from the CD they cost 0.2-1.4 s under TCG. efi_gop and efi_uga exist only for UEFI:
+# grub.cfg loads them there.
+modules="normal terminal terminfo serial test smbios multiboot2"
+if ! grub-mkrescue --locales= --themes= --fonts= --modules="$modules" -o "$out.tmp" "$stage" >"$log" 2>&1; then
   cat "$log" >&2; rm -f "$log" "$out.tmp"; echo "make-iso: grub-mkrescue failed" >&2; exit 1
 fi
 rm -f "$log"

@@ -69,6 +69,12 @@ struct Controller {
   uint16_t device;
 };
 constexpr uint32_t kMaxControllers = 16;
+// QEMU's NVMe controller (PCI vendor Red Hat, 1b36:0010), and where a BAR moved below 4 GiB may go under
+// QEMU: its RAM below 4 GiB ends by 0xE0000000 on pc and q35, and 0xFEC00000 up holds the IOAPIC, HPET and
+// LAPIC.
+constexpr uint16_t kQemuNvmeVendor = 0x1B36;
+constexpr uint64_t kQemuLowWindowFloor = 0xE0000000;
+constexpr uint64_t kQemuLowWindowCeiling = 0xFEC00000;
 constexpr uint32_t kMaxNamespaces = 16;
 
 // One search: what was found so far, and the first reason a labelled disk could not be used.
@@ -263,6 +269,19 @@ bool Search::nvme(const Controller& c) {
   if (!bar) {
     console::print("ETT: %s: BAR0: %s; skipped\n", controller, bar.error().message);
     return false;
+  }
+  // QEMU's NVMe controller on the root bus: OVMF puts its 64-bit BAR0 above 4 GiB, as a PC with "Above 4G
+  // decoding" on does. It moves into QEMU's 32-bit PCI hole the way the ivshmem probe does. A real
+  // controller stays where the firmware put it (the bridge windows and chipset ranges around it are not
+  // known here) and is refused below with the firmware setting that helps.
+  if (bar->is_64bit && bar->address + bar->size > 0x100000000ull && c.vendor == kQemuNvmeVendor &&
+      c.address.bus == 0) {
+    if (auto low = pci::find_unused_memory(bar->size, kQemuLowWindowFloor, kQemuLowWindowCeiling)) {
+      console::print("ETT: %s: BAR0 moved from 0x%llx to 0x%llx (below 4 GiB)\n", controller, bar->address,
+                     *low);
+      pci::move_bar(c.address, 0, *bar, *low);
+      bar->address = *low;
+    }
   }
   auto base = storage::reachable_mmio(*bar, 0, 0x2000);
   if (!base) {

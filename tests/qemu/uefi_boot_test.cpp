@@ -1,6 +1,12 @@
 // uefi_boot_test.cpp: the kernel booted by GRUB's UEFI loader under OVMF: multiboot2, the framebuffer console
-// (read back from QEMU's screendump through the kernel's font), the analysis stage's keys, and a PC without
-// an 8042 that runs unattended. OVMF on `-M pc`: the trace disk stays on legacy IDE, which the kernel drives.
+// (read back from QEMU's screendump through the kernel's font), the analysis stage's keys, a PC without
+// an 8042 that runs unattended, and the trace disk on each interface: legacy IDE on `-M pc`, AHCI and NVMe
+// on `-M q35` (controllers OVMF has used before the kernel takes them over).
+#include <cctype>
+#include <fstream>
+#include <sstream>
+
+#include "harness/qemu_disks.h"
 #include "qemu_direct.h"
 
 namespace ett::test {
@@ -118,6 +124,94 @@ TEST(UefiBoot, FirmwareUefiNeedsTheIso) {
   EXPECT_NE(unknown.exit_code, 0) << unknown.output;
   EXPECT_NE(unknown.output.find("--firmware"), std::string::npos) << unknown.output;
 }
+
+// The extracted CSV holds exactly the changes played (play_changes): probe 1, codes 1..15 in turn, in order.
+void expect_extracted(const fs::path& trace, int count) {
+  auto extracted = run_ett({"extract", trace.string()});
+  ASSERT_EQ(extracted.exit_code, 0) << extracted.output;
+  std::istringstream rows(extracted.output);
+  std::string row;
+  int seen = 0;
+  while (std::getline(rows, row)) {
+    if (row.empty() || !std::isdigit(static_cast<unsigned char>(row[0]))) continue;
+    const std::string expected_start = std::to_string(seen) + ",1," + std::to_string(seen % 15 + 1) + ",";
+    EXPECT_EQ(row.rfind(expected_start, 0), 0u) << row;
+    ++seen;
+  }
+  EXPECT_EQ(seen, count) << extracted.output;
+}
+
+struct UefiDiskCase {
+  host::DiskInterface interface;
+  const char* model;  // IDENTIFY model as the kernel prints it
+  int trace_slot;     // AHCI: port 2 holds the ISO's CD-ROM; NVMe: the second controller
+  const char* where;  // the trace disk as the kernel names it
+  friend void PrintTo(const UefiDiskCase& c, std::ostream* out) {
+    *out << host::disk_interface_name(c.interface);
+  }
+};
+
+class UefiTraceDisk : public ::testing::TestWithParam<UefiDiskCase> {};
+
+// The real ISO (its QEMU entry) under OVMF on q35: OVMF's own AHCI or NVMe driver has used the controller
+// (it read the CD, scanned the disks) before GRUB hands over; the kernel takes it over, finds the labelled
+// disk next to an unlabelled one, which stays byte-for-byte the same, dumps, and the events extract exactly.
+TEST_P(UefiTraceDisk, IsoBootOnQ35CapturesDumpsAndExtracts) {
+  ScratchDir dir;
+  write_random_image(dir / "other.img", 2 << 20, 21);
+  make_trace_disk(dir / "trace.img");
+  const std::string other = read_file(dir / "other.img");
+  DirectOptions o;
+  o.iso = std::string(ETT_BIN_DIR) + "/ett.iso";
+  o.uefi = true;
+  o.machine = "q35";
+  o.attached = {{(dir / "other.img").string(), GetParam().interface, 0},
+                {(dir / "trace.img").string(), GetParam().interface, GetParam().trace_slot}};
+  QemuMachine qemu(o, dir / "");
+  ASSERT_EQ(capture_and_stop(qemu, 6, kUefiBootSeconds), vprobe::qemu_status_for(vprobe::kExitSuccess))
+      << qemu.serial();
+  const std::string serial = qemu.serial();
+  EXPECT_NE(serial.find("(multiboot v2, i586 and later), screen: framebuffer "), std::string::npos) << serial;
+  EXPECT_NE(serial.find(std::string(": disk \"") + GetParam().model +
+                        "\", 4096 sectors: the disk is not an ETT "
+                        "trace disk (run `ett mkdisk`); not touched"),
+            std::string::npos)
+      << serial;
+  EXPECT_NE(serial.find(std::string(": disk \"") + GetParam().model + "\", 32768 sectors: ETT trace disk"),
+            std::string::npos)
+      << serial;
+  EXPECT_NE(serial.find(std::string("ETT: trace disk \"\" (") + GetParam().where), std::string::npos)
+      << serial;
+  EXPECT_TRUE(read_file(dir / "other.img") == other) << "the unlabelled disk was modified";
+  expect_extracted(dir / "trace.img", 6);
+}
+
+// The command README shows, on q35 with the trace disk on AHCI or NVMe: `ett qemu run` makes the disk, boots
+// the ISO under OVMF, plays the scenario on the guest's clock and checks what the kernel dumped.
+TEST_P(UefiTraceDisk, QemuRunFromTheCommandLine) {
+  ScratchDir dir;
+  {
+    std::ofstream scenario(dir / "five.scn");
+    scenario << "# five changes of probe 1\n2000 1 1\n4000 1 2\n6000 1 3\n8000 1 4\n10000 1 5\n";
+  }
+  auto run = run_ett({"qemu", "run", "--firmware", "uefi", "--machine", "q35", "--disk-interface",
+                      host::disk_interface_name(GetParam().interface), "--iso",
+                      std::string(ETT_BIN_DIR) + "/ett.iso", "--disk", (dir / "trace.img").string(),
+                      "--scenario", (dir / "five.scn").string(), "--check", "--timeout", "300",
+                      "--serial-log", (dir / "serial.log").string()});
+  ASSERT_EQ(run.exit_code, 0) << run.output << read_file(dir / "serial.log");
+  const std::string serial = read_file(dir / "serial.log");
+  EXPECT_NE(serial.find(std::string(": disk \"") + GetParam().model + "\", 131072 sectors: ETT trace disk"),
+            std::string::npos)
+      << serial;  // the 64 MiB disk `ett qemu run` made
+  expect_extracted(dir / "trace.img", 5);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Interfaces, UefiTraceDisk,
+    ::testing::Values(UefiDiskCase{host::DiskInterface::Ahci, "QEMU HARDDISK", 3, "ahci"},
+                      UefiDiskCase{host::DiskInterface::Nvme, "QEMU NVMe Ctrl", 1, "nvme"}),
+    [](const auto& info) { return std::string(host::disk_interface_name(info.param.interface)); });
 
 }  // namespace
 }  // namespace ett::test
