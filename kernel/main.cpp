@@ -3,11 +3,13 @@
 #include <stdint.h>
 
 #include "arch/x86/cmos_rtc.h"
+#include "arch/x86/counter_calibration.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpu_info.h"
 #include "arch/x86/exceptions.h"
 #include "arch/x86/gdt.h"
 #include "arch/x86/multiboot.h"
+#include "arch/x86/pit.h"
 #include "arch/x86/tsc_calibration.h"
 #include "arch/x86/tsc_clock.h"
 #include "capture/capture_loop.h"
@@ -278,7 +280,9 @@ void warn_if_tsc_not_invariant(const x86::CpuInfo& cpu) {
     for (; *lines; ++lines) console::print("%s\n", *lines);
 }
 
-// Every reference's result, so that they can be compared, then the one used.
+// Every reference's result, so that they can be compared, then the one used. One "best of N x M ms" for all:
+static_assert(x86::Pit::kRounds == x86::kCounterRounds, "the PIT and the counters run as many rounds");
+
 void report_calibration(const x86::TscCalibration& tsc) {
   const acpi::Timers& timers = tsc.timers;
   for (uint32_t i = lib::kReferenceCount; i-- > 0;) {  // PIT, PM timer, HPET: the order they ran in
@@ -294,8 +298,9 @@ void report_calibration(const x86::TscCalibration& tsc) {
                      result.problem);
       continue;
     }
-    console::print("ETT: tsc vs %s%s: %llu Hz +-%u ppm (best of 5 x 50 ms), %u ppm from the %s\n",
+    console::print("ETT: tsc vs %s%s: %llu Hz +-%u ppm (best of %u x %u ms), %u ppm from the %s\n",
                    lib::reference_name(reference), where, result.estimate.hz, result.estimate.uncertainty_ppm,
+                   x86::kCounterRounds, x86::kCounterWindowMs,
                    lib::difference_ppm(result.estimate, tsc.choice.estimate),
                    lib::reference_name(tsc.choice.reference));
   }

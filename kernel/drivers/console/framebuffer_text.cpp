@@ -63,7 +63,9 @@ void FramebufferText::clear() {
     uint8_t* line = m_fb.base + static_cast<size_t>(y) * m_fb.pitch;
     for (uint32_t x = 0; x < m_fb.width; ++x) store(line + x * m_fb.format.bytes_per_pixel, black);
   }
-  for (uint16_t& cell : m_cells) cell = static_cast<uint16_t>(' ');  // black on black: what is painted
+  // A blank in the console's light grey on black is what is painted: the console's own clear then draws
+  // nothing again (under TCG each cell drawn costs 128 pixel stores).
+  for (uint16_t& cell : m_cells) cell = static_cast<uint16_t>(kBlankAttribute << 8 | ' ');
 }
 
 void FramebufferText::draw(uint32_t row, uint32_t column, uint16_t cell) {

@@ -50,6 +50,8 @@ class FramebufferText final : public CellScreen {
   static constexpr uint32_t kPalette[16] = {0x000000, 0x0000AA, 0x00AA00, 0x00AAAA, 0xAA0000, 0xAA00AA,
                                             0xAA5500, 0xAAAAAA, 0x555555, 0x5555FF, 0x55FF55, 0x55FFFF,
                                             0xFF5555, 0xFF55FF, 0xFFFF55, 0xFFFFFF};
+  // What a cleared cell holds: a blank, light grey on black (the console's attribute).
+  static constexpr uint8_t kBlankAttribute = 0x07;
 
  private:
   explicit FramebufferText(const FramebufferGeometry& geometry);
