@@ -71,9 +71,16 @@ int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
 }  // namespace
 
 UtcTime PpsResult::utc_of_tsc(uint64_t tsc) const {
+  return utc_of_capture_ns(0, tsc, 1'000'000'000);
+}
+
+UtcTime PpsResult::utc_of_capture_ns(double time_ns, uint64_t capture_start_tsc,
+                                     uint64_t capture_tsc_hz) const {
   if (!utc_second || tsc_hz <= 0) return {};
   // Seconds since pulse 0: small enough for a double to keep far below a nanosecond.
-  const double since = (static_cast<double>(tsc) - anchor_tsc) / tsc_hz;
+  const double ticks = static_cast<double>(capture_start_tsc) - anchor_tsc +
+                       time_ns * static_cast<double>(capture_tsc_hz) / 1e9;
+  const double since = ticks / tsc_hz;
   const double whole = std::floor(since);
   UtcTime time{*utc_second + static_cast<int64_t>(whole), std::llround((since - whole) * 1e9)};
   if (time.nanosecond >= 1'000'000'000) {

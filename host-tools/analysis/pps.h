@@ -70,8 +70,11 @@ struct PpsResult {
   std::string label_source;  // "cmos", "user", or "" (unlabelled)
   std::string label_note;    // why the CMOS label was not used, when it was not
 
-  // The UTC instant of a TSC value (needs utc_second).
+  // The UTC instant of a TSC value (needs utc_second). Every UTC time ETT prints comes from here.
   UtcTime utc_of_tsc(uint64_t tsc) const;
+  // The same for a time in ns from the capture's start (its capture_start_tsc and calibrated tsc_hz, which
+  // turned ticks into that time).
+  UtcTime utc_of_capture_ns(double time_ns, uint64_t capture_start_tsc, uint64_t capture_tsc_hz) const;
 };
 
 // Errors: fewer than three accepted pulses, a bad line, an --utc-at-edge beyond the pulses.

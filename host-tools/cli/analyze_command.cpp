@@ -9,8 +9,10 @@
 
 #include "analysis/input.h"
 #include "analysis/output.h"
+#include "analysis/pps_align.h"
 #include "commands.h"
 #include "data_output.h"
+#include "utc_columns.h"
 
 namespace ett::cli {
 
@@ -24,6 +26,7 @@ struct AnalyzeOptions {
   std::string format = "text";
   std::string output;
   bool force = false;
+  std::string time = "ns";  // durations, histogram: ns, or utc through the stored PPS mapping
   // precision
   int bins = 40;
   bool no_store = false;
@@ -40,6 +43,7 @@ struct AnalyzeOptions {
   // align
   std::vector<int64_t> traces;
   int sync = 0;
+  bool pps_align = false;
   // pps
   std::string line = "D7";
   bool falling = false;
@@ -91,8 +95,16 @@ int run_durations(const AnalyzeOptions& o, OutputFormat format) {
     if (!parsed) return report(parsed.error());
     sizes = *parsed;
   }
+  auto utc = parse_time_option(o.time);
+  if (!utc) return report(utc.error());
   auto loaded = open_trace(o.db, o.trace);
   if (!loaded) return report(loaded.error());
+  std::optional<UtcClock> clock;
+  if (*utc) {
+    auto found = utc_clock(*loaded->db, loaded->capture.info);
+    if (!found) return report(found.error());
+    clock = *found;
+  }
   auto checked = check_endpoints(loaded->capture.info, *from, *to);
   if (!checked) return report(checked.error());
   auto pi = resolve_pi(*loaded->db, loaded->capture.info.trace_id, o.pi_ns);
@@ -108,8 +120,9 @@ int run_durations(const AnalyzeOptions& o, OutputFormat format) {
     if (!fitted) return report(fitted.error());
     fit = *fitted;
   }
-  return print(o, format, loaded->capture.info.name,
-               format_durations(*result, fit ? &*fit : nullptr, format));
+  std::string text = format_durations(*result, fit ? &*fit : nullptr, format);
+  if (clock) text = durations_with_utc(text, *result, *clock, format);
+  return print(o, format, loaded->capture.info.name, text);
 }
 
 int run_intervals(const AnalyzeOptions& o, OutputFormat format) {
@@ -176,20 +189,64 @@ int run_histogram(const AnalyzeOptions& o, OutputFormat format) {
     if (!pattern) return report(pattern.error());
     filter = *pattern;
   }
+  auto utc = parse_time_option(o.time);
+  if (!utc) return report(utc.error());
+  if (*utc && spec->key != HistogramKey::Time)
+    return report({ErrorKind::Usage, "--time utc applies to --by time:BUCKET (the buckets' start times)"});
   auto loaded = open_trace(o.db, o.trace);
   if (!loaded) return report(loaded.error());
+  std::optional<UtcClock> clock;
+  if (*utc) {
+    auto found = utc_clock(*loaded->db, loaded->capture.info);
+    if (!found) return report(found.error());
+    clock = *found;
+  }
   if (spec->key == HistogramKey::Time) {
     auto fits = check_bucket_count(loaded->capture.events, *spec, filter, o.by, o.max_buckets);
     if (!fits) return report(fits.error());
   }
-  return print(o, format, loaded->capture.info.name,
-               format_histogram(histogram(loaded->capture.events, *spec, filter), format));
+  const HistogramResult counted = histogram(loaded->capture.events, *spec, filter);
+  std::string text = format_histogram(counted, format);
+  if (clock) text = histogram_with_utc(text, counted, *clock, format);
+  return print(o, format, loaded->capture.info.name, text);
+}
+
+// align --pps: through each trace's stored UTC mapping instead of a sync line.
+int run_pps_align(const AnalyzeOptions& o, OutputFormat format) {
+  auto db = open_database(o.db);
+  if (!db) return report(db.error());
+  std::vector<Capture> captures;
+  std::vector<PpsResult> mappings;
+  for (int64_t id : o.traces) {
+    auto resolved = resolve_trace(**db, id);
+    if (!resolved) return report(resolved.error());
+    auto capture = load_capture(**db, id);
+    if (!capture) return report(capture.error());
+    auto mapping = find_pps(**db, id);
+    if (!mapping) return report(mapping.error());
+    if (!*mapping)
+      return report({ErrorKind::Usage,
+                     fmt::format("{} has no UTC mapping: run `ett analyze pps --trace {}` first (it needs a "
+                                 "PPS line in the capture)",
+                                 capture->info.name, id)});
+    captures.push_back(std::move(*capture));
+    mappings.push_back(std::move(**mapping));
+  }
+  auto result = align_by_pps(captures, mappings);
+  if (!result) return report(result.error());
+  return print(o, format, "", format_pps_align(*result, o.traces, format));
 }
 
 int run_align(const AnalyzeOptions& o, OutputFormat format) {
   if (o.traces.size() < 2)
     return report({ErrorKind::Usage,
                    "align needs two or more traces: --traces REF,T2,... (the first is the reference)"});
+  if (o.pps_align && o.sync != 0)
+    return report({ErrorKind::Usage, "align: give --sync P or --pps, not both"});
+  if (o.pps_align) return run_pps_align(o, format);
+  if (o.sync == 0)
+    return report(
+        {ErrorKind::Usage, "align needs --sync P (a shared sync line) or --pps (stored UTC mappings)"});
   auto db = open_database(o.db);
   if (!db) return report(db.error());
   std::vector<Capture> captures;
@@ -293,6 +350,11 @@ Command add_analyze_command(CLI::App& app) {
       "linear: least-squares duration = a + b * size; robust: the same line with bisquare weights, "
       "which outliers (stalls) cannot pull away");
   durations
+      ->add_option("--time", o->time,
+                   "ns, or utc: each action's start and end also in UTC (ISO-8601, ns) through the "
+                   "trace's PPS mapping (`ett analyze pps`)")
+      ->capture_default_str();
+  durations
       ->add_option("--pi-ns", o->pi_ns,
                    "Precision bound to quote, ns (default: the stored one of this machine)")
       ->check(non_negative_number());
@@ -313,6 +375,10 @@ Command add_analyze_command(CLI::App& app) {
                    "The most time buckets --by time:BUCKET may make (bounds memory and output)")
       ->capture_default_str()
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 32));
+  hist->add_option("--time", o->time,
+                   "ns, or utc: with --by time:BUCKET each bucket's start also in UTC (ISO-8601, ns) through "
+                   "the trace's PPS mapping (`ett analyze pps`)")
+      ->capture_default_str();
   hist->add_option("--match", o->match, "Eight trits D7..D0, each 1, 0 or X: only events whose lines match");
 
   CLI::App* align = add_common(
@@ -321,9 +387,10 @@ Command add_analyze_command(CLI::App& app) {
                           "their events (--format csv: the merged timeline)"),
       *o, false);
   align->add_option("--traces", o->traces, "Trace ids, the reference first")->delimiter(',')->required();
-  align->add_option("--sync", o->sync, "The probe carrying the shared sync line")
-      ->required()
-      ->check(CLI::Range(1, 8));
+  align->add_option("--sync", o->sync, "The probe carrying the shared sync line")->check(CLI::Range(1, 8));
+  align->add_flag("--pps", o->pps_align,
+                  "Align through each trace's stored PPS mapping (`ett analyze pps`) instead of a sync line, "
+                  "and report how far the mappings disagree on the same UTC seconds");
 
   return {sub, [o, precision, durations, intervals, hist, align, pps] {
             auto format = parse_output_format(o->format);

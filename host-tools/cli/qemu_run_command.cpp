@@ -44,6 +44,7 @@ struct QemuRunOptions {
   double tolerance_us = host::kDefaultToleranceUs;
   std::string clock = "guest";
   std::string fidelity_json;
+  std::string pps_line;
 };
 
 struct Verdict {
@@ -99,6 +100,12 @@ int run_qemu_run(QemuRunOptions& options, const CLI::App& sub) {
   options.run.initial_lines = static_cast<uint8_t>(options.initial_lines);
   options.run.sync_probe = static_cast<uint8_t>(options.sync_probe);
   options.run.guest_clock = options.clock == "guest";
+  if (!options.pps_line.empty()) {
+    const std::string& line = options.pps_line;
+    if (line.size() != 2 || (line[0] != 'D' && line[0] != 'd') || line[1] < '0' || line[1] > '7')
+      return report({host::ErrorKind::Usage, "--pps-line '" + line + "': expected a data line D0 to D7"});
+    options.run.pps_line = line[1] - '0';
+  }
   // OVMF alone takes 5-20 s to reach GRUB under TCG.
   if (options.run.firmware == host::Firmware::Uefi && sub.count("--boot-timeout") == 0)
     options.run.boot_timeout_s = 120;
@@ -128,6 +135,11 @@ int run_qemu_run(QemuRunOptions& options, const CLI::App& sub) {
              format::stop_reason_name(r.stop_reason), static_cast<double>(r.tsc_hz) / 1e6);
   fmt::print("  duration:       {} total (boot to capturing {})\n", milliseconds(r.total_ns),
              milliseconds(r.boot_ns));
+  if (r.pps_line >= 0 && !r.machines.empty())
+    fmt::print("  pps:            D{}, {} pulses at whole seconds of {} (truth: utc_ns in the sent log)\n",
+               r.pps_line, r.machines.front().pps_pulses,
+               r.guest_clock ? "the guest's UTC (its TSC mapped linearly from the host's CLOCK_REALTIME)"
+                             : "the host's CLOCK_REALTIME");
   const Verdict verdict = print_fidelity(r, options.fidelity_json, options.tolerance_us * 1e3);
   if (r.kernel_stopped_early)
     warn(r.live ? "the kernel stopped capturing before the --run command ended"
@@ -197,7 +209,7 @@ Command add_qemu_run_command(CLI::App& app) {
   sub->add_option(
       "--sent-log", run.sent_log,
       "Write CSV index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before,guest_tsc_due,"
-      "guest_tsc_before,held_back");
+      "guest_tsc_before,held_back,utc_ns,pps_edge,pps_second (utc_ns: the write's true UTC, ns since 1970)");
   sub->add_option("--serial-log", run.serial_log, "Save the guest's serial output to FILE");
   sub->add_flag(
       "--free-run", run.free_run,
@@ -221,7 +233,7 @@ Command add_qemu_run_command(CLI::App& app) {
                   "Write the fidelity report as a JSON array (one object per machine) to FILE");
   sub->add_option("--machines", run.machines,
                   "Start N kernels, each with its own QEMU, probe and disk (DISK with -1..-N before the "
-                  "extension); the scenario goes to machine 1, the sync edges to all")
+                  "extension); the scenario goes to machine 1, the sync edges and PPS pulses to all")
       ->capture_default_str()
       ->check(CLI::Range(1, 8));
   sub->add_option("--sync-probe", options->sync_probe,
@@ -230,6 +242,15 @@ Command add_qemu_run_command(CLI::App& app) {
   sub->add_option("--sync-period", run.sync_period_us, "Microseconds between sync edges")
       ->capture_default_str()
       ->check(positive_number());
+  sub->add_option("--pps-line", options->pps_line,
+                  "Dn: drive that data line as a GPS receiver's pulse-per-second on every machine (high for "
+                  "100 ms from each whole second of UTC; the truth goes to the sent log)");
+  sub->add_option("--pps-jitter-ns", run.pps_jitter_ns,
+                  "Standard deviation of the modelled receiver's jitter on each pulse, ns")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100e6));
+  sub->add_option("--pps-seed", run.pps_seed, "Seed of the jitter (machine K uses SEED + K - 1)")
+      ->capture_default_str();
   sub->add_option("--memory", run.memory_mb, "Each QEMU's RAM in MiB (-m)")
       ->capture_default_str()
       ->check(CLI::Range(16, 4096));

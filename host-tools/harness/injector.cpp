@@ -198,6 +198,16 @@ uint64_t monotonic_ns() {
   return static_cast<uint64_t>(now.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(now.tv_nsec);
 }
 
+int64_t realtime_ns() {
+  timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
+
+uint64_t published_guest_clock(const PlayTarget& target) {
+  return GuestClock(target.clock_256, target.clock_heartbeat, target.start_tsc).published();
+}
+
 std::optional<int> choose_injector_cpu() {
   cpu_set_t cpus;
   if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0 || CPU_COUNT(&cpus) < 2) return std::nullopt;
@@ -215,7 +225,7 @@ PlayResult play_scenario(const Scenario& scenario, uint8_t* lines, const std::fu
 }
 
 PlayResult play_scenarios(const std::vector<PlayTarget>& targets, const std::function<bool()>& keep_going,
-                          std::optional<int> cpu) {
+                          std::optional<int> cpu, uint64_t start_monotonic_ns) {
   PlayResult result;
   result.sent_per_target.resize(targets.size());
   for (size_t t = 0; t < targets.size(); ++t)
@@ -236,16 +246,16 @@ PlayResult play_scenarios(const std::vector<PlayTarget>& targets, const std::fun
     cursors.push_back(Cursor{std::atomic_ref<uint8_t>(*target.lines), std::nullopt});
     if (target.heartbeat) cursors.back().beat.emplace(*target.heartbeat);
   }
-  const uint64_t start = monotonic_ns();
+  const uint64_t start = start_monotonic_ns != 0 ? start_monotonic_ns : monotonic_ns();
   result.start_monotonic_ns = start;
-  uint64_t last_check = start;
+  uint64_t last_check = monotonic_ns();
   // Now and then while waiting: keep the real-time budget, ask the caller whether to go on.
   auto checkpoint = [&](uint64_t now) {
     last_check = now;
     realtime.pace(now);
     if (keep_going()) return true;
     result.stopped_early = true;
-    result.duration_ns = monotonic_ns() - start;
+    result.duration_ns = monotonic_ns() - std::min(start, monotonic_ns());
     return false;
   };
 
@@ -316,7 +326,7 @@ PlayResult play_scenarios(const std::vector<PlayTarget>& targets, const std::fun
       ++result.writes_done;
     }
   }
-  result.duration_ns = monotonic_ns() - start;
+  result.duration_ns = monotonic_ns() - std::min(start, monotonic_ns());
   return result;
 }
 
@@ -348,7 +358,7 @@ PlayResult play_on_guest_clocks(const std::vector<PlayTarget>& targets,
                              std::nullopt});
     Cursor& cursor = cursors.back();
     if (target.heartbeat) cursor.beat.emplace(*target.heartbeat);
-    cursor.origin = cursor.clock.published();
+    cursor.origin = target.origin_tsc != 0 ? target.origin_tsc : cursor.clock.published();
     cursor.ticks_per_ns = static_cast<double>(target.tsc_hz) / 1e9;
     result.origin_tsc.push_back(cursor.origin);
   }
@@ -460,12 +470,19 @@ Status write_sent_log(const std::vector<SentEvent>& sent, const std::string& pat
   fmt::memory_buffer buffer;
   fmt::format_to(std::back_inserter(buffer),
                  "index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before,guest_tsc_due,"
-                 "guest_tsc_before,held_back\n");
-  for (const SentEvent& event : sent)
-    fmt::format_to(std::back_inserter(buffer), "{},{},{},{},{},{},{},{},{},{},{}\n", event.index, event.probe,
+                 "guest_tsc_before,held_back,utc_ns,pps_edge,pps_second\n");
+  for (const SentEvent& event : sent) {
+    fmt::format_to(std::back_inserter(buffer), "{},{},{},{},{},{},{},{},{},{},{},", event.index, event.probe,
                    event.code, event.lines, event.scheduled_ns, event.sent_ns, event.host_tsc,
                    event.host_tsc_before, event.guest_tsc_due, event.guest_tsc_before,
                    event.held_back ? 1 : 0);
+    if (event.utc_ns != 0) fmt::format_to(std::back_inserter(buffer), "{}", event.utc_ns);
+    if (event.pps_edge != 0)
+      fmt::format_to(std::back_inserter(buffer), ",{},{}\n", event.pps_edge > 0 ? "rise" : "fall",
+                     event.pps_second);
+    else
+      fmt::format_to(std::back_inserter(buffer), ",,\n");
+  }
   const bool wrote = std::fwrite(buffer.data(), 1, buffer.size(), file) == buffer.size();
   const bool closed = std::fclose(file) == 0;
   if (!wrote || !closed) return make_error(ErrorKind::Io, errno_message(path + ": write failed", errno));

@@ -31,6 +31,12 @@ struct SentEvent {
   uint64_t guest_tsc_before = 0;
   bool held_back = false;  // pacing made this write wait past its time ...
   uint64_t held_ns = 0;    // ... by this much (ns on the playback's clock)
+  // The truth in UTC, filled in by the runner (runner.h, RunReport::utc_anchor_ns): the write's true UTC in
+  // ns since 1970 (0: unknown), and for a PPS edge which one (+1 rising, -1 falling) and the UTC second it
+  // marks.
+  int64_t utc_ns = 0;
+  int pps_edge = 0;
+  int64_t pps_second = 0;
 };
 
 struct PlayResult {
@@ -63,6 +69,9 @@ struct PlayTarget {
   const uint32_t* clock_heartbeat = nullptr;
   uint64_t start_tsc = 0;
   uint64_t tsc_hz = 0;
+  // play_on_guest_clocks: the guest TSC at the scenario's time 0 (0: the clock published when playback
+  // starts). The runner sets it a little ahead, so that it knows the UTC of time 0 before the first write.
+  uint64_t origin_tsc = 0;
 };
 
 // Busy-waits the last ~200 us before each write (sleeps before that) and stores each write's byte with one
@@ -82,8 +91,9 @@ PlayResult play_scenario(const Scenario& scenario, uint8_t* lines, const std::fu
 // time; writes due at the same time go out back to back in target order (each target's store followed by its
 // own rdtsc). Pacing is per target, but writes due together wait until every one of their kernels has polled,
 // so a sync edge still reaches all machines together (measured: median 0.15 us apart, max 18 us, README).
+// `start_monotonic_ns`: the scenario's time 0 on CLOCK_MONOTONIC (0: now); a later one waits for it.
 PlayResult play_scenarios(const std::vector<PlayTarget>& targets, const std::function<bool()>& keep_going,
-                          std::optional<int> cpu = std::nullopt);
+                          std::optional<int> cpu = std::nullopt, uint64_t start_monotonic_ns = 0);
 
 // Plays each target on its own guest's clock instead of the host's: under QEMU's -icount the guest's TSC
 // counts executed instructions, so it stands still while the host deschedules the vCPU, and a write due at
@@ -96,13 +106,18 @@ PlayResult play_on_guest_clocks(const std::vector<PlayTarget>& targets,
                                 const std::function<bool()>& keep_going,
                                 std::optional<int> cpu = std::nullopt);
 
+// The guest TSC the target's kernel has published last (Control.clock_256, unwrapped from start_tsc).
+uint64_t published_guest_clock(const PlayTarget& target);
+
 // A CPU for the injector alone: the highest-numbered one this process may use, when it may use at least two.
 std::optional<int> choose_injector_cpu();
 
 // CSV: index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before,guest_tsc_due,guest_tsc_before,
-// held_back
+// held_back,utc_ns,pps_edge,pps_second (utc_ns empty when unknown; pps_edge rise|fall or empty)
 Status write_sent_log(const std::vector<SentEvent>& sent, const std::string& path);
 
 uint64_t monotonic_ns();
+// CLOCK_REALTIME in ns since 1970.
+int64_t realtime_ns();
 
 }  // namespace ett::host

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <random>
 #include <vector>
 
 #include "common/probe_layout.h"
@@ -188,8 +189,10 @@ struct Machine {
   // Capturing and at the look that saw it, each minus the capture_start_tsc the kernel published.
   uint64_t host_tsc_before_capturing = 0;
   std::optional<std::pair<int64_t, int64_t>> offset_bounds;
-  UefiVars uefi_vars;       // --firmware uefi: this machine's copy of the OVMF variable store
-  uint64_t origin_tsc = 0;  // guest clock: the guest's TSC at the scenario's time 0
+  UefiVars uefi_vars;           // --firmware uefi: this machine's copy of the OVMF variable store
+  uint64_t origin_tsc = 0;      // guest clock: the guest's TSC at the scenario's time 0
+  uint64_t utc_anchor_tsc = 0;  // guest clock: its TSC at RunReport::utc_anchor_ns
+  size_t pps_pulses = 0;
 
   Control* control() const { return shm.control(); }
 };
@@ -289,6 +292,28 @@ Expected<Scenario> with_sync_edges(const Scenario& scenario, bool include_events
   return parse_scenario(text, file_name + " with sync edges", scenario.layout, scenario.initial_lines);
 }
 
+// A PPS line's edges for a playback whose time 0 is UTC `utc_at_zero` (ns since 1970): a rising edge at
+// each whole second from 1 ms after time 0 to one second past `last_ns` (at least three), moved by a normal
+// deviate of `jitter_ns`, and a falling edge 100 ms after it.
+std::vector<PpsEdge> pps_edges(int64_t utc_at_zero, uint64_t last_ns, double jitter_ns, uint64_t seed) {
+  constexpr int64_t kSecond = 1'000'000'000;
+  constexpr int64_t kWidthNs = 100'000'000;
+  constexpr int64_t kFirstAfterNs = 1'000'000;
+  std::mt19937_64 random(seed);
+  std::normal_distribution<double> deviate(0.0, jitter_ns > 0 ? jitter_ns : 1.0);
+  std::vector<PpsEdge> edges;
+  int64_t second = (utc_at_zero + kFirstAfterNs + kSecond - 1) / kSecond;
+  for (size_t pulses = 0;; ++second, ++pulses) {
+    const int64_t due = second * kSecond - utc_at_zero;
+    if (pulses >= 3 && due > static_cast<int64_t>(last_ns) + kSecond) break;
+    const int64_t jitter = jitter_ns > 0 ? std::llround(deviate(random)) : 0;
+    const int64_t rise = std::max<int64_t>(0, due + jitter);
+    edges.push_back(PpsEdge{static_cast<uint64_t>(rise), true, second});
+    edges.push_back(PpsEdge{static_cast<uint64_t>(rise + kWidthNs), false, second});
+  }
+  return edges;
+}
+
 // The decoded session a machine's kernel reported, paired with what was sent to it.
 Expected<FidelityReport> assess_machine(const Machine& machine, uint32_t session, bool guest_clock) {
   ETT_TRY_ASSIGN(TraceImage image, TraceImage::open(machine.disk));
@@ -381,9 +406,16 @@ class RunSteps {
     if (options.timeout_s <= 0 || options.boot_timeout_s <= 0)
       return make_error(ErrorKind::Usage, "timeouts must be positive");
     if (options.machines < 1) return make_error(ErrorKind::Usage, "--machines must be at least 1");
-    if (options.machines > 1 && options.sync_probe == 0)
+    if (options.machines > 1 && options.sync_probe == 0 && options.pps_line < 0)
       return make_error(ErrorKind::Usage,
-                        "--machines N needs --sync-probe P: the probe whose edges every machine receives");
+                        "--machines N needs --sync-probe P (the probe whose edges every machine receives) or "
+                        "--pps-line Dn (a PPS line on every machine)");
+    if (options.pps_line > 7)
+      return make_error(ErrorKind::Usage, "--pps-line: expected a data line D0 to D7");
+    if (options.pps_jitter_ns < 0 || options.pps_jitter_ns > 100e6)
+      return make_error(ErrorKind::Usage, "--pps-jitter-ns must be between 0 and 100000000");
+    if (m_live && options.pps_line >= 0)
+      return make_error(ErrorKind::Usage, "--pps-line plays with a --scenario, not with --run");
     if (options.sync_probe != 0 && options.sync_period_us <= 0)
       return make_error(ErrorKind::Usage, "--sync-period must be positive");
     if (m_live == !options.scenario.empty())
@@ -431,7 +463,12 @@ class RunSteps {
                         fmt::format("--sync-probe {}: layout {} has probes 1 to {}", options.sync_probe,
                                     m_layout.name(), m_layout.probe_count()));
     if (options.sync_probe == 0) {
+      // Without sync edges, machines 2..N receive only their PPS line.
+      Scenario quiet;
+      quiet.layout = m_layout;
+      quiet.initial_lines = options.initial_lines;
       m_scenarios.push_back(std::move(scenario));
+      for (unsigned k = 1; k < options.machines; ++k) m_scenarios.push_back(quiet);
     } else {
       const auto period = static_cast<uint64_t>(options.sync_period_us * 1e3);
       for (unsigned k = 0; k < options.machines; ++k) {
@@ -440,6 +477,9 @@ class RunSteps {
         m_scenarios.push_back(std::move(played));
       }
     }
+    if (options.pps_line >= 0)  // refused before QEMU starts: the scenario must leave the PPS line alone
+      for (const Scenario& played : m_scenarios)
+        ETT_TRY(with_pps_edges(played, options.pps_line, {}, options.scenario));
     m_report.scenario_events = m_scenarios.front().events.size();
     return {};
   }
@@ -640,8 +680,9 @@ class RunSteps {
           &control->clock_256, &control->heartbeat, load(control->capture_start_tsc), load(control->tsc_hz)});
     }
     const bool guest_clock = uses_guest_clock(m_options);
+    ETT_TRY(anchor_utc(targets, guest_clock));
     PlayResult played = guest_clock ? play_on_guest_clocks(targets, keep_going, m_injector_cpu)
-                                    : play_scenarios(targets, keep_going, m_injector_cpu);
+                                    : play_scenarios(targets, keep_going, m_injector_cpu, m_start_monotonic);
     if (!played.realtime && m_progress)
       fmt::print(m_progress,
                  "ett: note: the injector runs at normal priority ({}): on a busy host its writes can be "
@@ -652,8 +693,10 @@ class RunSteps {
     if (!played.guest_rate.empty()) m_report.guest_rate = played.guest_rate.front();
     for (size_t k = 0; k < m_state.machines.size() && k < played.origin_tsc.size(); ++k)
       m_state.machines[k]->origin_tsc = played.origin_tsc[k];
-    for (size_t k = 0; k < m_state.machines.size(); ++k)
+    for (size_t k = 0; k < m_state.machines.size(); ++k) {
       m_state.machines[k]->sent = std::move(played.sent_per_target[k]);
+      add_utc_truth(*m_state.machines[k], targets[k], guest_clock);
+    }
     const std::vector<SentEvent>& sent = first().sent;
     m_report.paced_writes = played.paced_writes;
     m_report.events_sent = sent.size();
@@ -695,6 +738,62 @@ class RunSteps {
       m_report.median_late_ns = late[late.size() / 2];
     }
     return {};
+  }
+
+  // Time 0 of the playback lies kUtcLeadNs ahead, on the clock the scenario plays on; UTC is read next to
+  // that clock now (RunReport::utc_anchor_ns says how UTC is defined), and the PPS edges, which need it, are
+  // merged into each machine's scenario meanwhile.
+  Status anchor_utc(std::vector<PlayTarget>& targets, bool guest_clock) {
+    constexpr uint64_t kUtcLeadNs = 50'000'000;
+    if (guest_clock) {
+      for (size_t k = 0; k < targets.size(); ++k) {
+        const uint64_t now = published_guest_clock(targets[k]);
+        m_state.machines[k]->utc_anchor_tsc = now;
+        targets[k].origin_tsc = now + static_cast<uint64_t>(static_cast<double>(kUtcLeadNs) *
+                                                            static_cast<double>(targets[k].tsc_hz) / 1e9);
+      }
+      m_report.utc_anchor_ns = realtime_ns();
+    } else {
+      // CLOCK_REALTIME between two CLOCK_MONOTONIC reads: the pair is known to their gap.
+      const uint64_t before = monotonic_ns();
+      m_report.utc_anchor_ns = realtime_ns();
+      m_anchor_monotonic = before + (monotonic_ns() - before) / 2;
+      m_start_monotonic = m_anchor_monotonic + kUtcLeadNs;
+    }
+    const int64_t utc_at_zero = m_report.utc_anchor_ns + static_cast<int64_t>(kUtcLeadNs);
+    m_report.pps_line = m_options.pps_line;
+    if (m_options.pps_line < 0) return {};
+    uint64_t last = 0;
+    for (const auto& machine : m_state.machines)
+      if (!machine->scenario.events.empty()) last = std::max(last, machine->scenario.events.back().time_ns);
+    for (size_t k = 0; k < m_state.machines.size(); ++k) {
+      Machine& machine = *m_state.machines[k];
+      const std::vector<PpsEdge> edges =
+          pps_edges(utc_at_zero, last, m_options.pps_jitter_ns, m_options.pps_seed + k);
+      ETT_TRY_ASSIGN(machine.scenario,
+                     with_pps_edges(machine.scenario, m_options.pps_line, edges, m_options.scenario));
+    }
+    return {};
+  }
+
+  // The true UTC of each write of `machine` (RunReport::utc_anchor_ns), and which PPS edge it was.
+  void add_utc_truth(Machine& machine, const PlayTarget& target, bool guest_clock) {
+    for (SentEvent& sent : machine.sent) {
+      if (sent.index < machine.scenario.events.size()) {
+        sent.pps_edge = machine.scenario.events[sent.index].pps_edge;
+        sent.pps_second = machine.scenario.events[sent.index].pps_second;
+        if (sent.pps_edge > 0) ++machine.pps_pulses;
+      }
+      if (guest_clock) {
+        const uint64_t at = std::max(sent.guest_tsc_due, sent.guest_tsc_before);
+        const auto ticks = static_cast<double>(static_cast<int64_t>(at - machine.utc_anchor_tsc));
+        sent.utc_ns = m_report.utc_anchor_ns +
+                      static_cast<int64_t>(std::llround(ticks * 1e9 / static_cast<double>(target.tsc_hz)));
+      } else {
+        sent.utc_ns = m_report.utc_anchor_ns +
+                      static_cast<int64_t>(m_start_monotonic + sent.sent_ns - m_anchor_monotonic);
+      }
+    }
   }
 
   // After the scenario or the --run command: let the kernel see the last write, then ask every kernel to
@@ -749,6 +848,8 @@ class RunSteps {
       result.session_number = load(control->session_number);
       result.stop_reason = load(control->stop_reason);
       result.tsc_hz = load(control->tsc_hz);
+      result.utc_anchor_tsc = machine->utc_anchor_tsc;
+      result.pps_pulses = machine->pps_pulses;
       m_report.machines.push_back(result);
     }
     m_report.kernel_events = m_report.machines.front().kernel_events;
@@ -803,6 +904,8 @@ class RunSteps {
   std::vector<Scenario> m_scenarios;
   std::optional<int> m_injector_cpu;
   uint64_t m_qemu_start = 0;
+  uint64_t m_anchor_monotonic = 0;  // host clock: CLOCK_MONOTONIC when utc_anchor_ns was read
+  uint64_t m_start_monotonic = 0;   // host clock: the playback's time 0
 };
 
 Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState& state) {

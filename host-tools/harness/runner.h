@@ -48,6 +48,13 @@ struct RunOptions {
   unsigned machines = 1;
   uint8_t sync_probe = 0;  // 0: no sync edges
   double sync_period_us = 1000;
+  // A GPS receiver's PPS output on data line D`pps_line` (-1: none) of every machine: high for 100 ms from
+  // each whole second of UTC, the rising edge moved by a seeded normal deviate of `pps_jitter_ns` (the
+  // receiver's jitter; machine K draws from seed pps_seed + K - 1). The pulses cover the scenario and one
+  // second past its end (at least three). UTC is defined in RunReport::utc_anchor_ns.
+  int pps_line = -1;
+  double pps_jitter_ns = 0;
+  uint64_t pps_seed = 1;
 };
 
 struct MachineResult {
@@ -66,6 +73,10 @@ struct MachineResult {
   // TSC offsets the fidelity pairing found (TCG: guest TSC = host TSC - C).
   std::optional<double> truth_offset_ns;
   std::optional<double> truth_drift_ppm;
+  // Guest clock: this guest's TSC at the instant RunReport::utc_anchor_ns defines (its UTC is
+  // utc_anchor_ns + (TSC - utc_anchor_tsc) * 1e9 / tsc_hz).
+  uint64_t utc_anchor_tsc = 0;
+  size_t pps_pulses = 0;  // rising edges sent to this machine
 };
 
 struct RunReport {
@@ -89,6 +100,15 @@ struct RunReport {
   bool paced = false;                   // writes waited for the kernel's heartbeat
   size_t paced_writes = 0;              // writes held back past their time (an emulator stall, or a burst)
   std::vector<MachineResult> machines;  // one per machine, machine 1 first (its numbers are also above)
+  // The truth in UTC (a scenario run; 0 in live mode), in ns since 1970: every sent event's utc_ns in the
+  // sent log comes from it. Host clock: the host's CLOCK_REALTIME, read next to CLOCK_MONOTONIC before
+  // playback, a write's UTC is utc_anchor_ns plus the CLOCK_MONOTONIC time since that read. Guest clock: the
+  // guest's UTC is defined as the linear map utc_anchor_ns + (TSC - utc_anchor_tsc) * 1e9 / tsc_hz of its TSC
+  // (the kernel's calibrated rate), anchored at the host's CLOCK_REALTIME read right after the guest's clock
+  // utc_anchor_tsc was read from the probe; a write's UTC is that of the guest TSC it was due at (or of the
+  // clock published before the store, when that is later).
+  int64_t utc_anchor_ns = 0;
+  int pps_line = -1;
 
   // --run (live mode)
   bool live = false;                // --run: events_sent counts the command's signals

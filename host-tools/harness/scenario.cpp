@@ -161,4 +161,64 @@ Expected<Scenario> load_scenario(const std::string& path, ProbeLayout layout, ui
   return parse_scenario(contents.str(), path, layout, initial_lines);
 }
 
+Expected<Scenario> with_pps_edges(const Scenario& scenario, int line, std::span<const PpsEdge> edges,
+                                  const std::string& file_name) {
+  const ProbeLayout& layout = scenario.layout;
+  const auto bit = static_cast<uint8_t>(1u << line);
+  int pps_probe = 1;
+  for (int p = 1; p <= layout.probe_count(); ++p)
+    if (layout.mask(p) & bit) pps_probe = p;
+  if (scenario.initial_lines & bit)
+    return make_error(
+        ErrorKind::Usage,
+        fmt::format("--pps-line D{} starts high (--initial-lines): a PPS line starts low", line));
+  for (const ScenarioEvent& event : scenario.events)
+    if (event.lines & bit)
+      return make_error(ErrorKind::Usage,
+                        fmt::format("{}:{}: the scenario (or its sync edges) changes D{}, the --pps-line: "
+                                    "choose another line",
+                                    file_name, event.line_number, line));
+  if (edges.empty()) return scenario;
+  auto text_line = [](uint64_t time_ns, int probe, unsigned code) {
+    return fmt::format("{}.{:03d} {} {}\n", time_ns / 1000, time_ns % 1000, probe, code);
+  };
+  std::string text;
+  std::vector<const PpsEdge*> edge_of_line(1, nullptr);  // by text line number (from 1)
+  uint8_t lines = scenario.initial_lines;
+  bool high = false;
+  std::optional<uint64_t> pps_probe_changed;  // the latest time the PPS line's probe changed
+  size_t next_edge = 0;
+  for (size_t i = 0; i <= scenario.events.size(); ++i) {
+    const bool last = i == scenario.events.size();
+    for (; next_edge < edges.size() && (last || edges[next_edge].time_ns < scenario.events[i].time_ns);
+         ++next_edge) {
+      const PpsEdge& edge = edges[next_edge];
+      if (edge.high == high) continue;
+      uint64_t time = edge.time_ns;
+      if (pps_probe_changed && time <= *pps_probe_changed) time = *pps_probe_changed + 1;
+      high = edge.high;
+      lines = high ? static_cast<uint8_t>(lines | bit) : static_cast<uint8_t>(lines & ~bit);
+      text += text_line(time, pps_probe, layout.code_of(lines, pps_probe));
+      edge_of_line.push_back(&edge);
+      pps_probe_changed = time;
+    }
+    if (last) break;
+    const ScenarioEvent& event = scenario.events[i];
+    lines = layout.with_code(lines, event.probe, event.code);
+    if (high) lines |= bit;
+    text += text_line(event.time_ns, event.probe, layout.code_of(lines, event.probe));
+    edge_of_line.push_back(nullptr);
+    if (event.probe == pps_probe) pps_probe_changed = event.time_ns;
+  }
+  ETT_TRY_ASSIGN(Scenario merged,
+                 parse_scenario(text, file_name + " with the PPS line", layout, scenario.initial_lines));
+  for (ScenarioEvent& event : merged.events) {
+    const auto number = static_cast<size_t>(event.line_number);
+    if (number >= edge_of_line.size() || !edge_of_line[number]) continue;
+    event.pps_edge = edge_of_line[number]->high ? 1 : -1;
+    event.pps_second = edge_of_line[number]->second;
+  }
+  return merged;
+}
+
 }  // namespace ett::host

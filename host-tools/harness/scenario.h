@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +24,9 @@ struct ScenarioEvent {
   uint8_t lines =
       0;  // all eight lines D7..D0 once this event's write is done (shared by a simultaneous group)
   int line_number = 0;  // in the scenario file
+  // A PPS line's edge (with_pps_edges): +1 rising (the UTC second `pps_second` begins), -1 falling, 0 none.
+  int pps_edge = 0;
+  int64_t pps_second = 0;
 };
 
 // Events with the same time form one write; `first`..`first + count` index Scenario::events.
@@ -44,5 +48,18 @@ struct Scenario {
 Expected<Scenario> parse_scenario(std::string_view text, const std::string& file_name, ProbeLayout layout,
                                   uint8_t initial_lines = 0);
 Expected<Scenario> load_scenario(const std::string& path, ProbeLayout layout, uint8_t initial_lines = 0);
+
+// One edge of a PPS line: high at a rising edge (UTC second `second` begins), low at a falling one.
+struct PpsEdge {
+  uint64_t time_ns = 0;  // scenario time
+  bool high = true;
+  int64_t second = 0;
+};
+
+// The scenario with a PPS line's edges on data line `line` (0..7) merged in; events of the probe that holds
+// the line keep its level. Usage errors: the scenario changes that line, or it starts high. An edge due at
+// the same instant as a change of its probe moves 1 ns later. No edges: the checks alone.
+Expected<Scenario> with_pps_edges(const Scenario& scenario, int line, std::span<const PpsEdge> edges,
+                                  const std::string& file_name);
 
 }  // namespace ett::host

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "analysis/output.h"
+#include "analysis/pps_align.h"
 #include "image/disk_maker.h"
 #include "image/session_writer.h"
 #include "qemu/qemu_test_support.h"
@@ -217,7 +218,13 @@ TEST(Pps, CommandStoresTheMappingAndPrintsJson) {
   ASSERT_TRUE(writer->append(spec));
   ASSERT_EQ(test::run_ett({"load", disk, "--db", db}).exit_code, 0);
 
-  const std::string json_path = (dir / "pps.json").string();
+  // --time utc needs the mapping, and says which command makes it.
+  auto unmapped =
+      test::run_ett({"analyze", "durations", "--db", db, "--from", "1:1", "--to", "1:2", "--time", "utc"});
+  EXPECT_EQ(unmapped.exit_code, 1) << unmapped.output;
+  EXPECT_NE(unmapped.output.find("run `ett analyze pps --trace 1` first"), std::string::npos)
+      << unmapped.output;
+
   auto run = test::run_ett({"analyze", "pps", "--db", db, "--line", "D7", "--format", "json"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const nlohmann::json report = nlohmann::json::parse(run.output);
@@ -238,10 +245,91 @@ TEST(Pps, CommandStoresTheMappingAndPrintsJson) {
   ASSERT_EQ(stored.exit_code, 0) << stored.output;
   EXPECT_NE(stored.output.find("7,20,cmos,1795449601"), std::string::npos) << stored.output;
 
+  // Probe 1 changes 0.5 s after each pulse: 1 -> 2 starts at 16:00:01.5 (within the pulses' jitter).
+  auto durations = test::run_ett({"analyze", "durations", "--db", db, "--from", "1:1", "--to", "1:2",
+                                  "--pair", "fifo", "--time", "utc", "--format", "json"});
+  ASSERT_EQ(durations.exit_code, 0) << durations.output;
+  const nlohmann::json actions = nlohmann::json::parse(durations.output);
+  EXPECT_EQ(actions["time"], "utc");
+  ASSERT_GE(actions["actions"].size(), 1u) << durations.output;
+  const std::string start = actions["actions"][0]["start_utc"];
+  EXPECT_TRUE(start.starts_with("2026-11-23T16:00:01.5000000") ||
+              start.starts_with("2026-11-23T16:00:01.4999999"))
+      << start;
+  auto csv = test::run_ett({"analyze", "durations", "--db", db, "--from", "1:1", "--to", "1:2", "--pair",
+                            "fifo", "--time", "utc", "--format", "csv"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.output;
+  EXPECT_NE(csv.output.find(",start_utc,end_utc\n"), std::string::npos) << csv.output;
+  auto hist = test::run_ett({"analyze", "histogram", "--db", db, "--by", "time:1s", "--time", "utc"});
+  ASSERT_EQ(hist.exit_code, 0) << hist.output;
+  EXPECT_NE(hist.output.find("from (UTC)"), std::string::npos) << hist.output;
+  auto by_code = test::run_ett({"analyze", "histogram", "--db", db, "--by", "code", "--time", "utc"});
+  EXPECT_EQ(by_code.exit_code, 1) << by_code.output;
+  auto bad_time = test::run_ett({"analyze", "histogram", "--db", db, "--by", "time:1s", "--time", "local"});
+  EXPECT_EQ(bad_time.exit_code, 1) << bad_time.output;
+
   auto bad = test::run_ett({"analyze", "pps", "--db", db, "--line", "D9"});
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.output.find("--line 'D9'"), std::string::npos) << bad.output;
   if (!HasFailure()) std::filesystem::remove_all(dir);
+}
+
+// Two captures of the same PPS that started 0.3 s apart: align --pps puts the second 0.3 s (of the
+// reference's clock) after the first, with slope 1, and the pulses of the same seconds agree to their jitter.
+TEST(Pps, AlignThroughUtcMappingsFindsTheTrueOffset) {
+  SyntheticPps early, late;
+  early.start_fraction = 0.3;
+  late.start_fraction = 0.6;
+  late.seed = 2;
+  std::vector<Capture> captures = {early.make(), late.make()};
+  std::vector<PpsResult> mappings;
+  for (Capture& capture : captures) {
+    for (AnalysisEvent& event : capture.events)
+      event.time_ns = static_cast<double>(event.tsc - capture.info.capture_start_tsc) * 1e9 /
+                      static_cast<double>(capture.info.tsc_hz);
+    auto mapping = analyze_pps(capture, options_for(capture));
+    ASSERT_TRUE(mapping) << mapping.error().message;
+    ASSERT_EQ(mapping->label_source, "cmos");
+    mappings.push_back(*mapping);
+  }
+  auto aligned = align_by_pps(captures, mappings);
+  ASSERT_TRUE(aligned) << aligned.error().message;
+  ASSERT_EQ(aligned->maps.size(), 2u);
+  const double header_hz = static_cast<double>(captures[0].info.tsc_hz);
+  EXPECT_NEAR(aligned->maps[1].offset_ns, 0.3e9 * kTrueHz / header_hz, 100);
+  EXPECT_NEAR(aligned->maps[1].slope, 1, 1e-8);
+  EXPECT_GE(aligned->maps[1].seconds, 19u);
+  EXPECT_LT(aligned->maps[1].max_abs_ns, 100);  // two receivers' 10 ns jitter
+  EXPECT_EQ(aligned->timeline.size(), captures[0].events.size() + captures[1].events.size());
+  // The same physical instant (pulse k of both) gets the same UTC from either capture.
+  for (size_t i = 1; i < aligned->timeline.size(); ++i)
+    EXPECT_LE(aligned->timeline[i - 1].ref_time_ns, aligned->timeline[i].ref_time_ns);
+  const std::string csv = format_pps_align(*aligned, std::vector<int64_t>{1, 2}, OutputFormat::Csv);
+  EXPECT_NE(csv.find("trace_id,seq,probe,code,lines,time_ns,ref_time_ns,utc\n"), std::string::npos);
+  // Pulse 1 of both: the same UTC second within the two receivers' jitter.
+  EXPECT_NE(csv.find("\n1,0,2,8,128,"), std::string::npos) << csv.substr(0, 400);
+  EXPECT_NE(csv.find(",2026-11-23T16:00:00.99999"), std::string::npos) << csv.substr(0, 400);
+  const std::string json = format_pps_align(*aligned, std::vector<int64_t>{1, 2}, OutputFormat::Json);
+  EXPECT_NE(json.find("\"disagreement_p99_ns\""), std::string::npos) << json;
+
+  mappings[1].utc_second.reset();
+  auto unlabelled = align_by_pps(captures, mappings);
+  ASSERT_FALSE(unlabelled);
+  EXPECT_NE(unlabelled.error().message.find("ett analyze pps"), std::string::npos);
+}
+
+TEST(Pps, CaptureTimesGetTheirUtc) {
+  const Capture capture = SyntheticPps{}.make();
+  auto mapping = analyze_pps(capture, options_for(capture));
+  ASSERT_TRUE(mapping) << mapping.error().message;
+  // 0.7 s after the start (started 0.3 s into the CMOS second): the first pulse, 16:00:01.
+  const double time_ns = 0.7e9 * kTrueHz / static_cast<double>(capture.info.tsc_hz);
+  const UtcTime utc =
+      mapping->utc_of_capture_ns(time_ns, capture.info.capture_start_tsc, capture.info.tsc_hz);
+  const int64_t from_pulse_ns =
+      (utc.second - static_cast<int64_t>(kCmos) - 1) * 1'000'000'000 + utc.nanosecond;
+  EXPECT_LT(std::abs(from_pulse_ns), 100) << format_utc(utc);  // the pulses' jitter
+  EXPECT_EQ(format_utc(UtcTime{static_cast<int64_t>(kCmos), 123}), "2026-11-23T16:00:00.000000123Z");
 }
 
 }  // namespace

@@ -171,7 +171,7 @@ TEST_F(QemuRunnerTest, SuccessfulRun) {
   EXPECT_EQ(
       sent.substr(0, sent.find('\n')),
       "index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before,guest_tsc_due,guest_tsc_before,"
-      "held_back");
+      "held_back,utc_ns,pps_edge,pps_second");
   EXPECT_EQ(std::count(sent.begin(), sent.end(), '\n'), 6);
   EXPECT_NE(sent.find("\n2,1,2,66,2000000,"), std::string::npos) << sent;  // lines 0x42 after the joint write
   EXPECT_NE(sent.find("\n3,2,4,66,2000000,"), std::string::npos) << sent;
@@ -222,9 +222,77 @@ TEST_F(QemuRunnerTest, GuestClockRun) {
   const size_t at = sent.find("\n1,2,3,");
   ASSERT_NE(at, std::string::npos) << sent;
   const std::string second = sent.substr(at + 1, sent.find('\n', at + 1) - at - 1);
-  EXPECT_EQ(std::count(second.begin(), second.end(), ','), 10) << second;
+  EXPECT_EQ(std::count(second.begin(), second.end(), ','), 13) << second;
   EXPECT_EQ(second.find(",0,0,"), std::string::npos)
       << "guest_tsc_due and guest_tsc_before are set: " << second;
+}
+
+// --pps-line D7: pulses at whole seconds of the run's UTC (on either clock), with the truth in the sent log.
+void expect_pps_truth(const std::string& sent, size_t pulses) {
+  std::istringstream lines(sent);
+  std::string line;
+  std::getline(lines, line);
+  size_t rises = 0, falls = 0, scenario_rows = 0;
+  int64_t previous_utc = 0;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> fields;
+    std::stringstream row(line);
+    for (std::string field; std::getline(row, field, ',');) fields.push_back(field);
+    fields.resize(14);
+    const int64_t utc = std::stoll(fields[11]);
+    EXPECT_GE(utc, previous_utc) << line;
+    previous_utc = utc;
+    if (fields[12] == "rise") {
+      ++rises;
+      // On time to a few ms even with the injector preempted on a busy host.
+      EXPECT_NEAR(static_cast<double>(utc - std::stoll(fields[13]) * 1'000'000'000), 0, 50e6) << line;
+      EXPECT_EQ(std::stoi(fields[3]) & 0x80, 0x80) << line;
+    } else if (fields[12] == "fall") {
+      ++falls;
+      EXPECT_EQ(std::stoi(fields[3]) & 0x80, 0) << line;
+    } else {
+      ++scenario_rows;
+      EXPECT_TRUE(fields[13].empty()) << line;
+    }
+  }
+  EXPECT_EQ(rises, pulses);
+  EXPECT_EQ(falls, pulses);
+  EXPECT_EQ(scenario_rows, 5u);
+}
+
+TEST_F(QemuRunnerTest, PpsLineOnTheHostClock) {
+  RunOptions run = options("ok");
+  run.pps_line = 7;
+  run.pps_jitter_ns = 1000;
+  auto report = run_qemu(run, nullptr);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(report->pps_line, 7);
+  ASSERT_EQ(report->machines.size(), 1u);
+  EXPECT_EQ(report->machines[0].pps_pulses, 3u);  // the fewest: the scenario lasts 3 us
+  EXPECT_EQ(report->events_sent, 5u + 6u);
+  expect_pps_truth(read(run.sent_log), 3);
+}
+
+TEST_F(QemuRunnerTest, PpsLineOnTheGuestClock) {
+  RunOptions run = options("ok");
+  run.guest_clock = true;
+  run.pps_line = 7;
+  auto report = run_qemu(run, nullptr);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_EQ(report->machines.size(), 1u);
+  EXPECT_GT(report->machines[0].utc_anchor_tsc, 0u);
+  EXPECT_GT(report->utc_anchor_ns, 0);
+  expect_pps_truth(read(run.sent_log), 3);
+}
+
+TEST_F(QemuRunnerTest, PpsLineTheScenarioUsesIsRefused) {
+  RunOptions run = options("ok");
+  std::ofstream(run.scenario) << "0 2 8\n";
+  run.pps_line = 7;
+  auto report = run_qemu(run, nullptr);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.error().kind, ErrorKind::Usage);
+  EXPECT_NE(report.error().message.find("the --pps-line"), std::string::npos) << report.error().message;
 }
 
 TEST_F(QemuRunnerTest, KernelPanicIsQuoted) {

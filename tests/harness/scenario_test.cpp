@@ -121,5 +121,43 @@ TEST(Scenario, LoadsFiles) {
   EXPECT_NE(missing.error().message.find("No such file"), std::string::npos);
 }
 
+TEST(Scenario, PpsEdgesMergeIntoTheScenarioAndKeepTheLineOnItsProbe) {
+  // 2x4: D7 is the top line of probe 2; the scenario drives probe 2's lower lines and probe 1.
+  auto scenario = parse_scenario("0 1 3\n1 2 5\n1500 2 6\n", "scn", ProbeLayout());  // microseconds
+  ASSERT_TRUE(scenario) << scenario.error().message;
+  const std::vector<PpsEdge> edges = {{500, true, 100}, {1'000'000, false, 100}, {1'500'000, true, 101}};
+  auto merged = with_pps_edges(*scenario, 7, edges, "scn");
+  ASSERT_TRUE(merged) << merged.error().message;
+  ASSERT_EQ(merged->events.size(), 6u);
+  // 0 P1=3; 500 rise; 1000 P2=5 (D7 kept high: 13); 1e6 fall; 1.5e6 P2=6 and, 1 ns later, the rise.
+  EXPECT_EQ(merged->events[1].time_ns, 500u);
+  EXPECT_EQ(merged->events[1].probe, 2);
+  EXPECT_EQ(merged->events[1].code, 8);
+  EXPECT_EQ(merged->events[1].pps_edge, 1);
+  EXPECT_EQ(merged->events[1].pps_second, 100);
+  EXPECT_EQ(merged->events[2].code, 13);
+  EXPECT_EQ(merged->events[2].pps_edge, 0);
+  EXPECT_EQ(merged->events[3].code, 5);
+  EXPECT_EQ(merged->events[3].pps_edge, -1);
+  EXPECT_EQ(merged->events[4].code, 6);
+  EXPECT_EQ(merged->events[5].time_ns, 1'500'001u);
+  EXPECT_EQ(merged->events[5].code, 14);
+  EXPECT_EQ(merged->events[5].pps_second, 101);
+  EXPECT_EQ(merged->events[5].lines, 0xE3);
+}
+
+TEST(Scenario, PpsLineTheScenarioDrivesIsRefused) {
+  auto scenario = parse_scenario("0 2 8\n", "scn", ProbeLayout());
+  ASSERT_TRUE(scenario);
+  const std::vector<PpsEdge> edges = {{500, true, 1}};
+  auto merged = with_pps_edges(*scenario, 7, edges, "scn");
+  ASSERT_FALSE(merged);
+  EXPECT_NE(merged.error().message.find("changes D7, the --pps-line"), std::string::npos)
+      << merged.error().message;
+  auto high = parse_scenario("0 1 1\n", "scn", ProbeLayout(), 0x80);
+  ASSERT_TRUE(high);
+  EXPECT_FALSE(with_pps_edges(*high, 7, edges, "scn"));
+}
+
 }  // namespace
 }  // namespace ett::host

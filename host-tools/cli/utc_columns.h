@@ -1,0 +1,39 @@
+// utc_columns.h: `--time utc` for the analyses: their report with the UTC of each time added, from the
+// trace's stored PPS mapping (`ett analyze pps`); the conversion and the ISO-8601 text are analysis/pps.h's.
+#pragma once
+
+#include <string>
+
+#include "analysis/capture.h"
+#include "analysis/durations.h"
+#include "analysis/histogram.h"
+#include "analysis/output.h"
+#include "analysis/pps.h"
+#include "common/status.h"
+#include "db/database.h"
+
+namespace ett::cli {
+
+// A capture's times (ns from its start) as UTC text.
+struct UtcClock {
+  host::PpsResult mapping;
+  uint64_t start_tsc = 0;
+  uint64_t tsc_hz = 0;
+  std::string at(double time_ns) const;
+};
+
+// `--time ns|utc`: true for utc; a usage error for anything else.
+host::Expected<bool> parse_time_option(const std::string& text);
+
+// The stored mapping of the capture; a usage error naming `ett analyze pps` when there is none or it has no
+// UTC labels.
+host::Expected<UtcClock> utc_clock(host::Database& db, const host::CaptureInfo& info);
+
+// `out` (format_durations' output in `format`) with start_utc and end_utc for every action.
+std::string durations_with_utc(const std::string& out, const host::DurationsResult& result,
+                               const UtcClock& clock, host::OutputFormat format);
+// `out` (format_histogram's, by time buckets) with start_utc for every bucket.
+std::string histogram_with_utc(const std::string& out, const host::HistogramResult& result,
+                               const UtcClock& clock, host::OutputFormat format);
+
+}  // namespace ett::cli
