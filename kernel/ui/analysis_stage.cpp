@@ -75,8 +75,8 @@ uint8_t run_start_screen(const char* const* lines, const char* warning, const ch
     return 0;
   }
   TextScreen::draw_row(kKeysRow, " Enter: start the capture", TextScreen::kInverse);
+  keyboard.drain();  // before the line that tells a user (or a test) that keys are read now
   console::write("ETT: start screen: press Enter to capture\n");
-  keyboard.drain();
   KeyDecoder decoder;
   while (wait_for_key(keyboard, decoder) != Key::Enter) {
   }
@@ -107,9 +107,9 @@ void run_analysis_stage(const CaptureView& view, SaveFunction save, void* contex
     x86::halt_forever();
   }
   draw_keys(view, box, saved);
+  keyboard.drain();  // before the line that tells a user (or a test) that keys are read now
   console::print("ETT: analysis stage: %llu events (PgUp/PgDn/Home/End/arrows, S: save, ESC: new capture)\n",
                  view.event_count);
-  keyboard.drain();
   KeyDecoder decoder;
   for (;;) {
     const Key key = wait_for_key(keyboard, decoder);

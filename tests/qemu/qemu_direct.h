@@ -186,8 +186,9 @@ class QemuMachine {
     return rows;
   }
   void send_key(const std::string& key) { monitor("sendkey " + key); }
-  // Presses Enter on the start screen until the capture starts: the start screen drops keys pressed before it
-  // reads the keyboard (just after its serial line), and Enter does nothing during a capture.
+  // Presses Enter on the start screen until the capture starts. The start screen empties the keyboard buffer
+  // before its serial line, so one press should do; pressing again is harmless, as Enter does nothing during a
+  // capture.
   bool start_capture() {
     for (int attempt = 0; attempt < 5; ++attempt) {
       send_key("ret");

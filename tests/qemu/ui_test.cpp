@@ -97,8 +97,8 @@ TEST(AnalysisStage, FullDiskRefusesSaveAndKeepsTheCaptureOnScreen) {
   const fs::path d = dir / "";
   EXPECT_TRUE(screen_has(qemu, d, 23, "the trace disk is full: room for 0 events, the capture has 2"))
       << screen_text(qemu, d);
-  // The analysis stage drops keys pressed before it reads the keyboard (just after its serial line); a
-  // refused S changes nothing, so press until it is answered.
+  // The analysis stage empties the keyboard buffer before its serial line, so one press should do; a refused S
+  // changes nothing, so pressing again is harmless.
   bool answered = false;
   for (int attempt = 0; attempt < 5 && !answered; ++attempt) {
     qemu.send_key("s");
