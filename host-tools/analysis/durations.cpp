@@ -109,13 +109,20 @@ Expected<DurationsResult> pair_actions(std::span<const AnalysisEvent> events, co
     durations.push_back(action.duration_ns);
     action.bound_ns = pi_ns;
   }
-  result.summary = summarize(durations);
+  result.summary = summarize(std::move(durations));
   return result;
 }
 
 void mark_stalls(DurationsResult& result, const StallMarks& marks, size_t stall_count) {
   result.stall_count = stall_count;
   result.stalled = 0;
+  if (marks.touched_events() == 0) {  // no stall touches any event: no lookup per action
+    for (Action& action : result.actions) {
+      action.stall_ns = 0;
+      action.bound_ns = result.pi_ns > 0 ? result.pi_ns : 0;
+    }
+    return;
+  }
   for (Action& action : result.actions) {
     action.stall_ns = std::max(marks.stall_ns(action.start_seq), marks.stall_ns(action.end_seq));
     action.bound_ns = result.pi_ns > 0 ? result.pi_ns + action.stall_ns : 0;

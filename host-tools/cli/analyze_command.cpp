@@ -48,11 +48,13 @@ struct AnalyzeOptions {
 
 // To -o FILE (never over an existing file without --force) or standard output; text output starts with the
 // trace's name.
-int print(const AnalyzeOptions& o, OutputFormat format, const std::string& name, const std::string& text) {
+int print(const AnalyzeOptions& o, OutputFormat format, const std::string& name, std::string text) {
   DataOutput out;
   out.path = o.output;
   out.force = o.force;
-  auto written = emit(out, format == OutputFormat::Text && !name.empty() ? name + "\n" + text : text);
+  // In place: a copy of a text of millions of rows would double the peak memory.
+  if (format == OutputFormat::Text && !name.empty()) text.insert(0, name + "\n");
+  auto written = emit(out, text);
   return written ? 0 : report(written.error());
 }
 
@@ -102,6 +104,7 @@ int run_durations(const AnalyzeOptions& o, OutputFormat format) {
   result->pi_trace_id = pi->trace_id;
   mark_stalls(*result, StallMarks(loaded->capture.stalls, loaded->capture.events),
               loaded->capture.info.stall_count);
+  std::vector<AnalysisEvent>().swap(loaded->capture.events);  // done with: its memory goes to the output
   std::optional<FitResult> fit;
   if (sizes) {
     auto fitted = fit_durations(result->actions, *sizes, method);
