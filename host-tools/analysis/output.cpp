@@ -7,6 +7,8 @@
 #include <cmath>
 #include <set>
 
+#include "analysis/tenths.h"
+
 namespace ett::host {
 
 namespace {
@@ -256,7 +258,7 @@ std::string format_durations(const DurationsResult& r, const FitResult* fit, Out
     };
     // `sign` ("±" or empty) goes before the number, in one column.
     auto decimal = [&](size_t width, double value, std::string_view sign) {
-      const char* end = fmt::format_to(field, FMT_COMPILE("{:.1f}"), value);
+      const char* end = write_tenths(field, value);
       const size_t length = static_cast<size_t>(end - field), columns = length + (sign.empty() ? 0 : 1);
       if (columns < width) out.append(width - columns, ' ');
       out.append(sign);
@@ -275,7 +277,7 @@ std::string format_durations(const DurationsResult& r, const FitResult* fit, Out
         right(14, 7, "unknown");
       if (a.stall_ns > 0) {
         out += "  STALL ";
-        out.append(field, fmt::format_to(field, FMT_COMPILE("{:.1f}"), a.stall_ns));
+        out.append(field, write_tenths(field, a.stall_ns));
         out += " ns";
       }
       out += '\n';
@@ -465,7 +467,7 @@ std::string format_align(const AlignResult& r, const std::vector<int64_t>& trace
   out += fmt::format(
       "the loop-step bound (pi) holds for {} of {} paired sync edges{}\n", edges - stalled, edges,
       stalled ? " (column stalled: a stall of that capture or of the reference touches the others)" : "");
-  out += fmt::format("merged timeline: {} events (--format csv prints it)\n", r.timeline.size());
+  out += fmt::format("merged timeline: {} events (--format csv prints it)\n", r.merged_events);
   return out;
 }
 

@@ -207,7 +207,7 @@ int run_align(const AnalyzeOptions& o, OutputFormat format) {
     if (!sync) return report(sync.error());
     captures.push_back(std::move(*capture));
   }
-  auto result = align_captures(captures, static_cast<uint8_t>(o.sync));
+  auto result = align_captures(captures, static_cast<uint8_t>(o.sync), format != OutputFormat::Text);
   if (!result) return report(result.error());
   mark_stalls(*result, captures);
   return print(o, format, "", format_align(*result, o.traces, format));
