@@ -63,6 +63,8 @@ struct Collector {
   bool handed_on = false;  // a batch went to the sink
   bool any = false;
   uint64_t last_seq = 0;
+  uint64_t end_seq = 0;  // rows from this seq on are not the range's: the scan ends at the first
+  bool reached_end = false;
 };
 
 // ett_read_events(seq, probe, code, tsc, time_ns, lines), an aggregate: each row's values arrive through
@@ -81,6 +83,13 @@ void collect_row(sqlite3_context* context, int, sqlite3_value** values) {
   row.lines = static_cast<uint8_t>(sqlite3_value_int(values[5]));
   // The primary key's range scan visits the rows in seq order; should a planner ever not, the rows are read
   // again through ORDER BY (read_range).
+  // The range's end, checked here rather than by the statement (a key comparison per row in SQLite).
+  if (row.seq >= collector.end_seq) {
+    collector.batch.pop_back();
+    collector.reached_end = true;
+    sqlite3_result_error(context, "the end of the range", -1);
+    return;
+  }
   if (collector.any && row.seq <= collector.last_seq) {
     collector.out_of_order = true;
     sqlite3_result_error(context, "events out of seq order", -1);
@@ -150,6 +159,7 @@ Status read_range(sqlite3* db, const std::string& path, int64_t trace_id, int64_
   Collector collector;
   collector.sink = &sink;
   collector.stop = stop;
+  collector.end_seq = static_cast<uint64_t>(to);
   collector.batch.reserve(kEventBatchRows);
   // Registered on this connection for this read (the collector is its user data); DIRECTONLY: no trigger or
   // view of the database file can call it.
@@ -166,14 +176,17 @@ Status read_range(sqlite3* db, const std::string& path, int64_t trace_id, int64_
   ETT_TRY_ASSIGN(Statement statement,
                  prepare(db, path,
                          "SELECT ett_read_events(seq, probe, code, tsc, time_ns, lines) FROM events WHERE "
-                         "trace_id = ?1 AND seq >= ?2 AND seq < ?3"));
+                         "trace_id = ?1 AND seq >= ?2"));
   sqlite3_stmt* raw = statement.get();
   sqlite3_bind_int64(raw, 1, trace_id);
   sqlite3_bind_int64(raw, 2, from);
-  sqlite3_bind_int64(raw, 3, to);
   const int step = sqlite3_step(raw);
   if (!collector.failed) return collector.failed;
   if (collector.stopped) return {};
+  if (collector.reached_end) {
+    if (!collector.batch.empty()) ETT_TRY(sink(collector.batch));
+    return {};
+  }
   if (collector.out_of_order) {
     // Found at the second row when it happens at all (a plan that does not follow the key); rows already
     // handed on cannot be taken back.
