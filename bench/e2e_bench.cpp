@@ -33,8 +33,13 @@ using Clock = std::chrono::steady_clock;
 
 struct Measured {
   double wall = 0;     // seconds
+  double cpu = 0;      // user + system seconds of the process (its threads together)
   double peak_mb = 0;  // maximum resident set size (what /usr/bin/time -v reports), 10^6 bytes
 };
+
+double seconds(const timeval& t) {
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+}
 
 // Runs a program (no shell) with standard output to /dev/null; its wall time and peak memory from wait4().
 Measured run(const std::vector<std::string>& argv) {
@@ -59,7 +64,8 @@ Measured run(const std::vector<std::string>& argv) {
     for (const std::string& arg : argv) command += (command.empty() ? "" : " ") + arg;
     die("failed: " + command);
   }
-  return {wall, static_cast<double>(usage.ru_maxrss) * 1024 / 1e6};
+  return {wall, seconds(usage.ru_utime) + seconds(usage.ru_stime),
+          static_cast<double>(usage.ru_maxrss) * 1024 / 1e6};
 }
 
 std::string load_average() {
@@ -83,7 +89,7 @@ std::vector<Case> cases(const std::string& sizes) {
       {"analyze intervals", {"analyze", "intervals", "--tau-ns", "1000"}},
       {"analyze histogram code", {"analyze", "histogram", "--by", "code"}},
       {"analyze histogram probe", {"analyze", "histogram", "--by", "probe", "--match", "XXXX1XXX"}},
-      {"analyze histogram time", {"analyze", "histogram", "--by", "time:1ms"}},
+      {"analyze histogram time", {"analyze", "histogram", "--by", "time:1ms", "--max-buckets", "1000000"}},
       {"analyze align", {"analyze", "align", "--traces", "1,2", "--sync", "1"}},  // the align database
       {"export vcd", {"export", "--format", "vcd", "-o", "{out}"}},
       {"export perfetto", {"export", "--format", "perfetto", "--from", "1", "--to", "2", "-o", "{out}"}},
@@ -94,11 +100,16 @@ std::vector<Case> cases(const std::string& sizes) {
 }
 
 // The databases of one engine: `main` holds the EVENTS-event trace alone, `align` the two EVENTS/2-event
-// traces; with the sqlite3 scan time of the SQLite file of the same traces.
+// traces; with the SQLite files of the same traces, which the sqlite3 scan reads.
 struct Databases {
   std::string main, align;
-  double main_scan = 0, align_scan = 0;
+  std::string main_file, align_file;
 };
+
+// The sqlite3 shell's plain full scan of a file (page cache warm).
+Measured sqlite_scan(const std::string& file) {
+  return run({"sqlite3", file, "select count(*), sum(tsc), sum(code), sum(probe) from events"});
+}
 
 class Bench {
  public:
@@ -120,13 +131,19 @@ class Bench {
       argv.push_back("--db");
       argv.push_back(db);
       if (c.args[0] == "export") argv.push_back("--force");
+      // The yardstick in the same minute as the case, on a machine whose load changes from one minute to
+      // the next: the faster of a scan just before the case and one just after it.
+      const std::string& file = align ? dbs.align_file : dbs.main_file;
+      const Measured before = sqlite_scan(file);
       const Measured m = run(argv);
+      const Measured after = sqlite_scan(file);
+      const Measured& scan = before.wall <= after.wall ? before : after;
       std::error_code ignored;
       fs::remove(out, ignored);
       rows.push_back(m);
-      std::printf("%-11s %-26s %8.2f %9.0f %9.2f", engine.c_str(), c.name, m.wall, m.peak_mb,
-                  m.wall / (align ? dbs.align_scan : dbs.main_scan));
-      if (reference) std::printf(" %11.2f", m.wall / (*reference)[i].wall);
+      std::printf("%-11s %-26s %8.2f %8.2f %9.0f %9.2f %8.2f %8.2f", engine.c_str(), c.name, m.wall, m.cpu,
+                  m.peak_mb, scan.wall, m.wall / scan.wall, m.cpu / scan.cpu);
+      if (reference) std::printf(" %9.2f", m.wall / (*reference)[i].wall);
       std::printf("\n");
       std::fflush(stdout);
     }
@@ -141,16 +158,6 @@ class Bench {
 
   std::string m_ett;
 };
-
-// The median of three runs of the sqlite3 shell's plain full scan of a file (page cache warm).
-double sqlite_scan(const std::string& file) {
-  std::vector<double> scans;
-  for (int i = 0; i < 3; ++i)
-    scans.push_back(
-        run({"sqlite3", file, "select count(*), sum(tsc), sum(code), sum(probe) from events"}).wall);
-  std::sort(scans.begin(), scans.end());
-  return scans[1];
-}
 
 }  // namespace
 
@@ -184,16 +191,14 @@ int run_bench(int argc, char** argv) {
     for (const std::string& image : {half_a, half_b}) run({ett, "load", "--db", dbs.align, image});
   };
   const std::string main_file = (dir / "ett.db").string(), align_file = (dir / "align.db").string();
-  Databases sqlite_dbs{"sqlite:" + main_file, "sqlite:" + align_file};
+  Databases sqlite_dbs{"sqlite:" + main_file, "sqlite:" + align_file, main_file, align_file};
   load(sqlite_dbs);
-  sqlite_dbs.main_scan = sqlite_scan(main_file);
-  sqlite_dbs.align_scan = sqlite_scan(align_file);
+  for (const std::string& file : {main_file, align_file}) sqlite_scan(file);  // the page cache warm
   std::printf(
-      "yardstick: sqlite3 DB \"select count(*), sum(tsc), sum(code), sum(probe) from events\", median of 3: "
-      "%.2f s (the align database: %.2f s)\n",
-      sqlite_dbs.main_scan, sqlite_dbs.align_scan);
-  std::printf("%-11s %-26s %8s %9s %9s %11s\n", "engine", "command", "wall (s)", "peak (MB)", "x scan",
-              "x SQLite");
+      "yardstick (scan): sqlite3 DB \"select count(*), sum(tsc), sum(code), sum(probe) from events\" on the "
+      "SQLite file of the same events, the faster of a run just before and one just after each command\n");
+  std::printf("%-11s %-26s %8s %8s %9s %9s %8s %8s %9s\n", "engine", "command", "wall (s)", "cpu (s)",
+              "peak (MB)", "scan (s)", "x scan", "cpu x", "x SQLite");
 
   std::string sizes;
   for (int code = 1; code <= 15; ++code)
@@ -210,14 +215,15 @@ int run_bench(int argc, char** argv) {
     run({ett, "sql", "--db", server->uri(), "CREATE DATABASE align"});
     std::string align_uri = server->uri();
     align_uri.replace(align_uri.find("/postgres?"), 10, "/align?");
-    const Databases pg_dbs{server->uri(), align_uri, sqlite_dbs.main_scan, sqlite_dbs.align_scan};
+    const Databases pg_dbs{server->uri(), align_uri, main_file, align_file};
     load(pg_dbs);
     for (const std::string& db : {pg_dbs.main, pg_dbs.align}) run({ett, "sql", "--db", db, "ANALYZE"});
     bench.run_all("PostgreSQL", pg_dbs, dir, sizes, &sqlite);
   }
   std::printf(
-      "(peak: maximum resident set size of the ett process, as /usr/bin/time -v reports it; x scan: wall "
-      "time / the sqlite3 scan's; load average at the end %s)\n",
+      "(cpu: user + system time of the ett process, all its threads; peak: its maximum resident set size, "
+      "as /usr/bin/time -v reports it; x scan: wall time / the scan's; cpu x: cpu time / the scan's; "
+      "x SQLite: wall time / the same command's on SQLite; load average at the end %s)\n",
       load_average().c_str());
   return 0;
 }

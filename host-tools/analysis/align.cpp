@@ -88,7 +88,8 @@ void merge_timeline(std::span<const Capture> captures, AlignResult& result) {
 
 }  // namespace
 
-Expected<AlignResult> align_captures(std::span<const Capture> captures, uint8_t sync_probe) {
+Expected<AlignResult> align_captures(std::span<const Capture> captures, uint8_t sync_probe,
+                                     bool keep_timeline) {
   if (captures.size() < 2) return make_error(ErrorKind::Usage, "alignment needs at least two captures");
   AlignResult result;
   result.sync_probe = sync_probe;
@@ -130,7 +131,8 @@ Expected<AlignResult> align_captures(std::span<const Capture> captures, uint8_t 
     fit.drift_ppm = (fit.slope - 1.0) * 1e6;
     result.fits.push_back(std::move(fit));
   }
-  merge_timeline(captures, result);
+  for (const Capture& capture : captures) result.merged_events += capture.events.size();
+  if (keep_timeline) merge_timeline(captures, result);
   return result;
 }
 

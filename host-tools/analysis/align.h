@@ -37,12 +37,15 @@ struct MergedEvent {
 struct AlignResult {
   uint8_t sync_probe = 0;
   std::vector<ClockFit> fits;         // one per capture; the reference's is the identity
-  std::vector<MergedEvent> timeline;  // every event of every capture, by reference time
+  std::vector<MergedEvent> timeline;  // every event of every capture, by reference time (when kept)
+  size_t merged_events = 0;           // how many: the timeline's length, also when it is not kept
 };
 
 // Errors: fewer than two captures, or a capture with fewer than 3 sync edges or a different number of sync
 // edges than the reference (the edges are paired by their order).
-Expected<AlignResult> align_captures(std::span<const Capture> captures, uint8_t sync_probe);
+// keep_timeline false: the fits and the count of merged events only (the timeline of 10 M events is 480 MB).
+Expected<AlignResult> align_captures(std::span<const Capture> captures, uint8_t sync_probe,
+                                     bool keep_timeline = true);
 
 // Flags in every fit the sync edges a stall of that capture or of the reference touches.
 void mark_stalls(AlignResult& result, std::span<const Capture> captures);

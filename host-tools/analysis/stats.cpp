@@ -50,10 +50,14 @@ void sort_values(std::vector<double>& values) {
 }
 
 Summary summarize(std::span<const double> values) {
+  return summarize(std::vector<double>(values.begin(), values.end()));
+}
+
+Summary summarize(std::vector<double>&& values) {
   Summary s;
   s.count = values.size();
   if (values.empty()) return s;
-  std::vector<double> sorted(values.begin(), values.end());
+  std::vector<double> sorted = std::move(values);
   sort_values(sorted);
   double sum = 0;
   for (double v : sorted) sum += v;

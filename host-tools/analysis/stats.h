@@ -18,6 +18,8 @@ struct Summary {
 };
 
 Summary summarize(std::span<const double> values);
+// The same over values the caller gives up: sorted in place, without a copy of millions of them.
+Summary summarize(std::vector<double>&& values);
 
 // Sorts ascending, as std::sort would (NaN aside), in linear time: a radix sort once there are thousands of
 // values (10 M durations or loop steps sorted in a fraction of std::sort's time).

@@ -52,11 +52,13 @@ struct AnalyzeOptions {
 
 // To -o FILE (never over an existing file without --force) or standard output; text output starts with the
 // trace's name.
-int print(const AnalyzeOptions& o, OutputFormat format, const std::string& name, const std::string& text) {
+int print(const AnalyzeOptions& o, OutputFormat format, const std::string& name, std::string text) {
   DataOutput out;
   out.path = o.output;
   out.force = o.force;
-  auto written = emit(out, format == OutputFormat::Text && !name.empty() ? name + "\n" + text : text);
+  // In place: a copy of a text of millions of rows would double the peak memory.
+  if (format == OutputFormat::Text && !name.empty()) text.insert(0, name + "\n");
+  auto written = emit(out, text);
   return written ? 0 : report(written.error());
 }
 
@@ -114,6 +116,7 @@ int run_durations(const AnalyzeOptions& o, OutputFormat format) {
   result->pi_trace_id = pi->trace_id;
   mark_stalls(*result, StallMarks(loaded->capture.stalls, loaded->capture.events),
               loaded->capture.info.stall_count);
+  std::vector<AnalysisEvent>().swap(loaded->capture.events);  // done with: its memory goes to the output
   std::optional<FitResult> fit;
   if (sizes) {
     auto fitted = fit_durations(result->actions, *sizes, method);
@@ -261,7 +264,7 @@ int run_align(const AnalyzeOptions& o, OutputFormat format) {
     if (!sync) return report(sync.error());
     captures.push_back(std::move(*capture));
   }
-  auto result = align_captures(captures, static_cast<uint8_t>(o.sync));
+  auto result = align_captures(captures, static_cast<uint8_t>(o.sync), format != OutputFormat::Text);
   if (!result) return report(result.error());
   mark_stalls(*result, captures);
   return print(o, format, "", format_align(*result, o.traces, format));

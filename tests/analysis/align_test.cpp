@@ -55,6 +55,22 @@ TEST(AnalysisAlign, RecoversOffsetAndDrift) {
   EXPECT_NEAR(result->timeline[index + 1].ref_time_ns, 2007000, 1e-3);
   for (size_t i = 1; i < result->timeline.size(); ++i)
     EXPECT_LE(result->timeline[i - 1].ref_time_ns, result->timeline[i].ref_time_ns);
+  EXPECT_EQ(result->merged_events, 21u);
+}
+
+TEST(AnalysisAlign, WithoutTheTimelineTheFitsAndTheCountAreTheSame) {
+  auto captures = two_captures();
+  auto kept = align_captures(captures, 3);
+  auto counted = align_captures(captures, 3, false);
+  ASSERT_TRUE(kept && counted);
+  EXPECT_TRUE(counted->timeline.empty());
+  EXPECT_EQ(counted->merged_events, kept->timeline.size());
+  ASSERT_EQ(counted->fits.size(), kept->fits.size());
+  for (size_t i = 0; i < kept->fits.size(); ++i) {
+    EXPECT_EQ(counted->fits[i].offset_ns, kept->fits[i].offset_ns);
+    EXPECT_EQ(counted->fits[i].slope, kept->fits[i].slope);
+    EXPECT_EQ(counted->fits[i].residuals_ns, kept->fits[i].residuals_ns);
+  }
 }
 
 TEST(AnalysisAlign, ReportsResidualsOfAJitteredEdge) {

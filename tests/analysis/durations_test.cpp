@@ -2,13 +2,17 @@
 // and the least-squares latency fit on synthetic durations with known coefficients.
 #include "analysis/durations.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "analysis/fit.h"
 #include "analysis/output.h"
+#include "analysis/tenths.h"
 
 using namespace ett::host;
 
@@ -168,4 +172,19 @@ TEST(AnalysisFit, RecoversKnownCoefficientsFromNoisyActions) {
 TEST(AnalysisFit, RefusesTooFewPointsOrOneSize) {
   EXPECT_FALSE(fit_linear(std::vector<double>{1, 2}, std::vector<double>{1, 2}));
   EXPECT_FALSE(fit_linear(std::vector<double>{5, 5, 5}, std::vector<double>{1, 2, 3}));
+}
+
+// The durations table's fast path for one decimal writes what fmt's "{:.1f}" writes, ties and the values
+// outside its range included.
+TEST(AnalysisDurations, TenthsAreWrittenAsFmtWritesThem) {
+  std::mt19937_64 rng(7);
+  std::vector<double> values = {0.0,  -0.0, 0.05, 0.15,  0.25, 2.5,  1e11, 99999999999.95, -3.25,      1e300,
+                                1e-9, 0.95, 9.95, 0.449, 0.45, 0.55, 1.05, 123456789.05,   1e10 + 0.05};
+  for (int i = 0; i < 200000; ++i) {
+    values.push_back(std::uniform_real_distribution<double>(0, 1e10)(rng));
+    values.push_back(static_cast<double>(rng() % 100000000) / 20.0);  // every other one a tie at .x5
+  }
+  char out[400];
+  for (double value : values)
+    ASSERT_EQ(std::string(out, write_tenths(out, value)), fmt::format("{:.1f}", value)) << value;
 }

@@ -4,6 +4,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
+#include <span>
+#include <vector>
+
 #include "common/probe_layout.h"
 #include "db/loader.h"
 #include "db/queries.h"
@@ -445,3 +449,62 @@ TEST(DbOutput, AlignedTableAndCsv) {
 }
 
 }  // namespace
+
+namespace {
+
+// seq, probe, code, tsc, time_ns (-1 for NULL) and lines of every row the typed reader hands on.
+std::vector<std::array<int64_t, 6>> read_rows(Database& db, int64_t trace, size_t* batches = nullptr) {
+  std::vector<std::array<int64_t, 6>> rows;
+  auto read = db.read_events(trace, [&](std::span<const EventRow> batch) -> Status {
+    if (batches) ++*batches;
+    for (const EventRow& r : batch)
+      rows.push_back({static_cast<int64_t>(r.seq), r.probe, r.code, static_cast<int64_t>(r.tsc),
+                      r.has_time_ns ? r.time_ns : -1, r.lines});
+    return {};
+  });
+  if (!read) throw std::runtime_error(read.error().message);
+  return rows;
+}
+
+}  // namespace
+
+// A trace big enough to be read as two halves on two connections, with gaps in its seq, a NULL time and
+// another trace's rows on both sides of its key range: the typed reader hands on exactly the text query's
+// rows, in seq order, and a sink's error in either half ends the read with that error.
+TEST(SqliteReader, ABigTraceReadInTwoHalvesGivesTheRowsOfTheTextQuery) {
+  ett::test::TempDir dir;
+  auto db = open_db("sqlite:" + dir.file("big.db"));
+  ASSERT_TRUE(db->run_script(
+      "WITH RECURSIVE n(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM n WHERE x < 399999) "
+      "INSERT INTO events (trace_id, seq, probe, code, tsc, time_ns, lines, flags, aux) "
+      "SELECT 1 + (x % 3), (x / 3) * 2 + (x / 3 > 50000) * 7, 1 + x % 2, x % 16, 1000 + x * 3, "
+      "CASE WHEN x = 12345 THEN NULL ELSE x * 5 END, x % 256, 0, 0 FROM n"));
+  auto text = db->query(
+      "SELECT seq, probe, code, tsc, coalesce(time_ns, -1), lines FROM events WHERE trace_id = 2 ORDER BY "
+      "seq",
+      {});
+  ASSERT_TRUE(text);
+  size_t batches = 0;
+  const auto rows = read_rows(*db, 2, &batches);
+  ASSERT_EQ(rows.size(), text->rows.size());
+  ASSERT_GE(rows.back()[0] - rows.front()[0], int64_t{1} << 18);  // a seq range read in two halves
+  for (size_t i = 0; i < rows.size(); ++i)
+    for (size_t c = 0; c < 6; ++c) ASSERT_EQ(*text->rows[i][c], std::to_string(rows[i][c])) << i;
+  // Full batches but for each half's last one.
+  EXPECT_LE(batches, (rows.size() + kEventBatchRows - 1) / kEventBatchRows + 1);
+  EXPECT_EQ(read_rows(*db, 1).size(), 133'334u);
+  EXPECT_EQ(read_rows(*db, 3).back()[0], 2 * 133'332 + 7);
+  EXPECT_TRUE(read_rows(*db, 4).empty());
+  // An error from the sink: the first batch, or one of the upper half's (handed on after the lower half).
+  for (size_t fail_at : {size_t{1}, batches - 1}) {
+    size_t calls = 0;
+    auto stopped = db->read_events(2, [&](std::span<const EventRow>) -> Status {
+      if (++calls == fail_at) return make_error(ErrorKind::Usage, "enough");
+      return {};
+    });
+    ASSERT_FALSE(stopped);
+    EXPECT_EQ(stopped.error().message, "enough");
+    EXPECT_EQ(calls, fail_at);
+  }
+  EXPECT_EQ(count(*db, "SELECT count(*) FROM events"), 400'000);
+}
