@@ -165,7 +165,22 @@ Expected<FitResult> fit_durations(std::span<const Action> actions,
   }
   ETT_TRY_ASSIGN(result.fit, fit_line(method, result.x, result.y));
   if (method == FitMethod::Linear && result.fit.r2 < 0.5) {
-    auto robust = fit_robust(result.x, result.y);
+    std::span<const double> x = result.x, y = result.y;
+    std::vector<double> sample_x, sample_y;
+    if (x.size() > kRobustCheckPoints) {  // every k-th point, k fractional: spread over the whole capture
+      sample_x.reserve(kRobustCheckPoints);
+      sample_y.reserve(kRobustCheckPoints);
+      for (size_t i = 0; i < kRobustCheckPoints; ++i) {
+        const size_t at =
+            static_cast<size_t>(static_cast<unsigned __int128>(i) * x.size() / kRobustCheckPoints);
+        sample_x.push_back(x[at]);
+        sample_y.push_back(y[at]);
+      }
+      x = sample_x;
+      y = sample_y;
+    }
+    result.robust_check_points = x.size();
+    auto robust = fit_robust(x, y);
     if (robust && differs(result.fit, *robust)) result.robust_differs = *robust;
   }
   for (const auto& [size, durations] : by_size) result.sizes.push_back({size, summarize(durations)});

@@ -60,7 +60,12 @@ struct FitResult {
   // A least-squares fit that explains little (R^2 < 0.5) while a robust fit of the same points differs from
   // it by more than two standard errors in a parameter: the robust fit, to suggest (--fit linear only).
   std::optional<LinearFit> robust_differs;
+  // The points the robust check fitted: all of them, or an even sample of kRobustCheckPoints when there are
+  // more (the check is advice; a robust fit of millions of points would take most of the command's time).
+  uint64_t robust_check_points = 0;
 };
+
+inline constexpr size_t kRobustCheckPoints = 100000;
 
 // Each action's size is that of its start code.
 Expected<FitResult> fit_durations(std::span<const Action> actions,

@@ -286,11 +286,16 @@ std::string format_durations(const DurationsResult& r, const FitResult* fit, Out
   if (fit) {
     const LinearFit& f = fit->fit;
     out += "\n" + fit_line_text(f);
-    if (fit->robust_differs)
+    if (fit->robust_differs) {
+      const std::string of = fit->robust_check_points < fit->x.size()
+                                 ? fmt::format(" (of an even sample of {} of the {} actions)",
+                                               fit->robust_check_points, fit->x.size())
+                                 : "";
       out += fmt::format(
-          "note: the least-squares line explains little (R^2 {:.3f}) and a robust fit differs: {}"
+          "note: the least-squares line explains little (R^2 {:.3f}) and a robust fit{} differs: {}"
           "      try --fit robust\n",
-          f.r2, fit_line_text(*fit->robust_differs));
+          f.r2, of, fit_line_text(*fit->robust_differs));
+    }
     if (fit->actions_without_size)
       out += fmt::format("({} actions left out: their start code has no size)\n", fit->actions_without_size);
     out += fmt::format("{:>10}  {:>8}  {:>14}  {:>12}\n", "size", "count", "mean (ns)", "stddev (ns)");

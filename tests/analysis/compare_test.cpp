@@ -212,6 +212,27 @@ TEST(RobustFit, FitDurationsSuggestsItWhenTheLinearFitIsPoor) {
   EXPECT_FALSE(parse_fit_method("huber"));
 }
 
+// Past kRobustCheckPoints actions the advisory robust fit takes an even sample, so that its cost stays
+// bounded, and still finds the line the stalls hide from least squares.
+TEST(RobustFit, TheAdvisoryCheckOfManyActionsFitsASample) {
+  std::vector<double> x, y;
+  for (uint64_t seed = 1; x.size() <= kRobustCheckPoints * 3 / 2; ++seed) line_with_outliers(x, y, seed);
+  std::map<uint8_t, double> size_of_code;
+  const double sizes[] = {16, 256, 1024, 4096, 16384, 32768, 60000};
+  for (uint8_t code = 1; code <= 7; ++code) size_of_code[code] = sizes[code - 1];
+  std::vector<Action> actions(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    actions[i].start_code = static_cast<uint8_t>(1 + i % 7);
+    actions[i].duration_ns = y[i];
+  }
+  auto linear = fit_durations(actions, size_of_code, FitMethod::Linear);
+  ASSERT_TRUE(linear);
+  EXPECT_EQ(linear->fit.points, x.size());
+  EXPECT_EQ(linear->robust_check_points, kRobustCheckPoints);
+  ASSERT_TRUE(linear->robust_differs.has_value());
+  EXPECT_NEAR(linear->robust_differs->slope_ns, 20, 0.2);
+}
+
 TEST(Compare, FitParametersOfASlowerPerByteCost) {
   std::vector<double> bx, by, cx, cy;
   line_with_outliers(bx, by, 21, 20);
