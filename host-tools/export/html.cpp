@@ -23,8 +23,6 @@ constexpr size_t kScatterMaxPoints = 20000;   // every point up to this many; mo
 constexpr int kScatterColumns = 500, kScatterRows = 150;
 constexpr int kHistogramBins = 40;
 constexpr double kHistogramBodyCoverage = 0.997;  // equal bins up to this quantile, then one open-ended bin
-const char* const kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
-                               "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
 
 using nlohmann::json;
 

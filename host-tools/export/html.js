@@ -7,7 +7,8 @@
     root.dataset.ready = "error";
   });
   const data = JSON.parse(document.getElementById("ett-data").textContent);
-  const colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"];
+  // Lane colours: no red, which marks the stalls.
+  const colors = ["#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f"];
   const charts = {};
   window.ettReport = {charts: charts, data: data};
 

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -199,6 +200,32 @@ std::string run_output(const std::string& command) {
 
 }  // namespace
 
+// Through the real `ett`: two synthetic captures loaded, a probe named with `ett label`, a report of the
+// second with the first as --baseline: the lanes and tables use the name and the comparison chart is there.
+TEST(ReportCommand, UsesTheLabelsAndKeepsTheBaselineComparison) {
+  std::string pattern = (fs::temp_directory_path() / "ett-report-XXXXXX").string();
+  ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+  const fs::path dir = pattern;
+  const std::string ett = "cd " + dir.string() + " && ETT_DB= " ETT_BIN_DIR "/ett";
+  const std::string commands =
+      ett + " synth t.img --events 400 --seed 1 && " + ett + " synth t.img --events 400 --seed 2 && " + ett +
+      " load t.img --all --db sqlite:t.db && " + ett +
+      " label --db sqlite:t.db --trace 2 --probe 1 'node <A>' && " + ett +
+      " report --db sqlite:t.db --trace 2 --from 1 --to 2 --pair fifo --baseline 1 -o r.html";
+  ASSERT_EQ(std::system(("(" + commands + ") >/dev/null 2>&1").c_str()), 0) << commands;
+  std::ifstream in(dir / "r.html");
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("<tr><th>events on probe 1: node &lt;A&gt;</th>"), std::string::npos);
+  const json data = page_data(html);
+  ASSERT_TRUE(data.is_object());
+  EXPECT_EQ(data["timeline"]["probes"][0]["name"], "probe 1: node <A>");
+  EXPECT_EQ(data["timeline"]["probes"][1]["name"], "probe 2");
+  ASSERT_TRUE(data.contains("comparison"));
+  EXPECT_EQ(data["comparison"]["series"].size(), 2u);
+  std::error_code ignored;
+  fs::remove_all(dir, ignored);
+}
+
 TEST(ReportInChromium, DrawsWithoutErrorsOrRequestsAndZoomsByButtonAndDrag) {
   if (!have_tool("chromium") || !have_tool("chromedriver") || !have_tool("python3"))
     GTEST_SKIP()
@@ -260,6 +287,13 @@ TEST(ReportInChromium, DrawsWithoutErrorsOrRequestsAndZoomsByButtonAndDrag) {
   ASSERT_TRUE(before && after_button && after_drag) << "a screenshot is not an 8-bit RGB(A) PNG";
   const long area = long(before->width) * before->height;
   EXPECT_GT(ett::test::non_white_pixels(*before), area / 50) << "the timeline is (nearly) blank";
+  // The stall (400 ns of a 100 ms capture) is a red band across the lanes, at least 2 px wide.
+  long stall_pixels = 0;
+  for (size_t i = 0; i + 2 < before->rgb.size(); i += 3) {
+    const int r = before->rgb[i], g = before->rgb[i + 1], b = before->rgb[i + 2];
+    stall_pixels += r > 200 && r - g > 30 && r - b > 30 && g > 120 && b > 120;
+  }
+  EXPECT_GT(stall_pixels, 100);
   EXPECT_GT(ett::test::differing_pixels(*before, *after_button), area / 200);
   EXPECT_GT(ett::test::differing_pixels(*after_button, *after_drag), area / 200);
   std::error_code ignored;
