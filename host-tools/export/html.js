@@ -20,7 +20,9 @@
     if (a >= 1e3) return {name: "µs", ns: 1e3};
     return {name: "ns", ns: 1};
   }
+  // A number in 4 significant digits; "" for the ticks a log axis leaves unlabelled (null).
   function num(x) {
+    if (x == null || !isFinite(x)) return "";
     if (x === 0) return "0";
     return String(parseFloat(x.toPrecision(4)));
   }

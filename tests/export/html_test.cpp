@@ -270,7 +270,9 @@ TEST(ReportInChromium, DrawsWithoutErrorsOrRequestsAndZoomsByButtonAndDrag) {
   ASSERT_FALSE(result["histogram_ticks"].empty());
   EXPECT_EQ(result["histogram_ticks"].back().get<std::string>().rfind("≥ ", 0), 0u)
       << result["histogram_ticks"];
-  // No console message of level warning or error, and no request but the page itself.
+  // The duration scatter switches to its log axis (uPlot's distr 3) when its box is ticked.
+  EXPECT_EQ(result["scatter_log_distr"], 3);
+  // No console message of level warning or error (the log axis included), and no request but the page itself.
   for (const json& entry : result["console"])
     EXPECT_TRUE(entry["level"] != "SEVERE" && entry["level"] != "WARNING") << entry.dump();
   EXPECT_TRUE(result["resources"].empty()) << result["resources"];

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 # browser_check.py: opens an HTML report in real headless Chromium through chromedriver's W3C WebDriver HTTP API
 # (Python standard library only), waits for the page's data-ready attribute, zooms the timeline once with its
-# "zoom in" button and once by dragging across it, and prints what happened as one JSON object: the page's
-# readiness, the timeline's x range after each step, screenshots of the timeline (PNG files in OUTDIR), the browser's
-# console log and every network request the page made.
+# "zoom in" button and once by dragging across it, switches the first scatter to its log axis, and prints what
+# happened as one JSON object: the page's readiness, the timeline's x range after each step, screenshots of the
+# timeline (PNG files in OUTDIR), the scatter's y distribution, the browser's console log and every network request
+# the page made.
 #
 # usage: browser_check.py PAGE.html OUTDIR
 import base64
@@ -128,6 +129,13 @@ def main():
         driver.s("DELETE", "/actions")
         result["x_after_drag"] = driver.script(x_range)
         result["after_drag_png"] = driver.screenshot(timeline, os.path.join(outdir, "after_drag.png"))
+
+        # The duration scatter's "log axis, every point" box: the chart is drawn again on a log y axis.
+        toggle = driver.script("return document.querySelector('label.toggle input')")
+        if toggle:
+            driver.s("POST", "/element/%s/click" % toggle[ELEMENT], {})
+            result["scatter_log_distr"] = driver.script(
+                "return window.ettReport.charts['duration-time'].scales.y.distr")
 
         result["resources"] = driver.script(
             "return performance.getEntriesByType('resource').map(e => e.name)")
