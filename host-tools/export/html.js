@@ -289,14 +289,17 @@
         if (!clipped) lo = Math.min(lo, v / unit.ns);
       });
       const hi = yMax / unit.ns;
-      const columns = [xs, plain, stalled, above];
+      const columns = [xs, plain, stalled];
       const series = [
         {label: s.x_label + (xUnit ? " (" + xUnit.name + ")" : ""), value: function (u, v) { return v == null ? "–" : num(v); }},
         {label: s.y_label, stroke: "#1f77b4", fill: "#1f77b4", paths: function () { return null; }, points: {show: true, size: 4}},
         {label: "touched by a stall", stroke: "#d62728", fill: "#d62728", paths: function () { return null; }, points: {show: true, size: 5}},
-        {label: s.above + " above the view (longest " + num(s.max_ns / unit.ns) + " " + unit.name + ")", stroke: "#ff7f0e", fill: "#ff7f0e",
-         paths: function () { return null; }, points: {show: true, size: 8}, show: top != null},
       ];
+      if (top != null) {
+        columns.push(above);
+        series.push({label: s.above + " above the view (longest " + num(s.max_ns / unit.ns) + " " + unit.name + ")",
+                     stroke: "#ff7f0e", fill: "#ff7f0e", paths: function () { return null; }, points: {show: true, size: 8}});
+      }
       if (s.line) {
         columns.push(xs.map(function (x) { return (s.line[0] + s.line[1] * x) / unit.ns; }));
         series.push({label: "fit", stroke: "#2ca02c", width: 2, points: {show: false}});
