@@ -1,6 +1,8 @@
 // report_command.cpp: `ett report -o report.html`: one self-contained HTML page about a loaded trace.
+#include <map>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "analysis/input.h"
 #include "commands.h"
@@ -110,9 +112,18 @@ int run_report(const ReportOptions& o) {
     comparison->candidate_ns = candidate.durations_ns;
     comparison->result = *compared;
   }
+  // The names `ett label` gave the probes: the report's lanes, legends and tables use them.
+  std::map<int, std::string> labels;
+  const SqlValue label_params[] = {id};
+  auto named = loaded->db->query(
+      "SELECT probe, label FROM probes WHERE trace_id = $1 AND label IS NOT NULL ORDER BY probe",
+      label_params);
+  if (!named) return report(named.error());
+  for (const auto& row : named->rows)
+    if (row.size() == 2 && row[0] && row[1]) labels[std::stoi(*row[0])] = *row[1];
   const std::string html =
       export_html({&capture, precision ? &*precision : nullptr, durations ? &*durations : nullptr,
-                   fit ? &*fit : nullptr, comparison ? &*comparison : nullptr});
+                   fit ? &*fit : nullptr, comparison ? &*comparison : nullptr, labels});
   auto written = write_output(o.output, html, o.force);
   if (!written) return report(written.error());
   return 0;
@@ -122,9 +133,10 @@ int run_report(const ReportOptions& o) {
 
 Command add_report_command(CLI::App& app) {
   auto o = std::make_shared<ReportOptions>();
-  CLI::App* sub = app.add_subcommand("report",
-                                     "Write a self-contained HTML report of a loaded trace: summary, "
-                                     "precision, timeline, durations, fit");
+  CLI::App* sub =
+      app.add_subcommand("report",
+                         "Write a self-contained HTML report of a loaded trace: summary, "
+                         "precision, zoomable timeline, durations, fit (offline, charts by uPlot)");
   sub->add_option("-o,--output", o->output, "The HTML file")->required();
   sub->add_flag("--force", o->force, "Overwrite an existing output file");
   sub->add_option("--from", o->from, "Start events of actions, PROBE[:CODE]");

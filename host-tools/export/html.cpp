@@ -1,20 +1,30 @@
-// html.cpp: renders the HTML report; every chart is inline SVG drawn here.
+// html.cpp: renders the HTML report: tables here, the charts' data as JSON that html.js draws with the
+// inlined uPlot.
 #include "export/html.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <iterator>
 #include <map>
+#include <nlohmann/json.hpp>
+
+#include "export/html_assets.h"
 
 namespace ett::host {
 
 namespace {
 
-constexpr int kWidth = 1000;
-constexpr size_t kMaxTimelineEvents = 20000;  // more ticks than pixels only makes the page heavy
-const char* const kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
-                               "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
+constexpr size_t kTimelineMaxEvents = 20000;  // every event up to this many; more are downsampled
+constexpr int kTimelineBuckets = 2000;        // time buckets of a downsampled timeline (about 2 per pixel)
+constexpr size_t kScatterMaxPoints = 20000;   // every point up to this many; more keep one per grid cell
+constexpr int kScatterColumns = 500, kScatterRows = 150;
+constexpr int kHistogramBins = 40;
+constexpr double kHistogramBodyCoverage = 0.997;  // equal bins up to this quantile, then one open-ended bin
+
+using nlohmann::json;
 
 std::string ns_text(double ns) {
   const double a = std::fabs(ns);
@@ -24,113 +34,115 @@ std::string ns_text(double ns) {
   return fmt::format("{:.1f} ns", ns);
 }
 
-// A bar chart of counts over [lo, hi) bins.
-std::string bar_chart(const std::vector<HistogramBin>& bins, const std::string& x_label) {
-  const int height = 220, left = 60, bottom = 40, plot_w = kWidth - left - 20, plot_h = height - bottom - 10;
-  uint64_t top = 1;
-  for (const HistogramBin& bin : bins) top = std::max(top, bin.count);
-  std::string svg = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
-      "role=\"img\">\n<rect width=\"100%\" height=\"100%\" fill=\"#fafafa\"/>\n",
-      kWidth, height);
-  const double bar_w = bins.empty() ? 0 : static_cast<double>(plot_w) / static_cast<double>(bins.size());
-  for (size_t i = 0; i < bins.size(); ++i) {
-    const double h = static_cast<double>(bins[i].count) / static_cast<double>(top) * plot_h;
-    svg += fmt::format(
-        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"#1f77b4\">"
-        "<title>{} – {}: {}</title></rect>\n",
-        left + i * bar_w, 10 + plot_h - h, std::max(1.0, bar_w - 1), h, ns_text(bins[i].lo_ns),
-        ns_text(bins[i].hi_ns), bins[i].count);
-  }
-  svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#333\"/>\n", left,
-                     10 + plot_h, left + plot_w);
-  if (!bins.empty()) {
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\">{}</text>\n", left, height - 22,
-                       ns_text(bins.front().lo_ns));
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"end\">{}</text>\n",
-                       left + plot_w, height - 22, ns_text(bins.back().hi_ns));
-  }
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">{}</text>\n",
-                     left + plot_w / 2, height - 6, html_escape(x_label));
-  svg +=
-      fmt::format("<text x=\"{}\" y=\"20\" font-size=\"12\" text-anchor=\"end\">{}</text>\n", left - 6, top);
-  return svg + "</svg>\n";
+// Nanoseconds to 0.1 ns in the page's data: finer is below any bound ett quotes, and it keeps the numbers
+// short.
+double tenth(double ns) {
+  return std::round(ns * 10) / 10;
 }
 
-std::vector<HistogramBin> bin_values(const std::vector<double>& values, int bins) {
+// Equal bins up to the 99.7 % quantile and, when the longest value lies more than a bin past it, one
+// open-ended last bin (tail) for the rest: a few outliers neither squeeze the body into one bar nor hide.
+std::vector<HistogramBin> bins_with_tail(std::vector<double> values, int bins) {
   std::vector<HistogramBin> out;
   if (values.empty()) return out;
-  const auto [lo_it, hi_it] = std::minmax_element(values.begin(), values.end());
-  const double lo = *lo_it, hi = *hi_it;
-  const int used = hi > lo ? bins : 1;
-  const double width = hi > lo ? (hi - lo) / used : 1.0;
+  std::sort(values.begin(), values.end());
+  const double lo = values.front(), hi = values.back();
+  const double quantile =
+      values[std::min(values.size() - 1, static_cast<size_t>(kHistogramBodyCoverage * values.size()))];
+  double body_hi = hi;
+  if (quantile > lo && hi - quantile > (quantile - lo) / bins) body_hi = quantile;
+  const int used = body_hi > lo ? bins : 1;
+  const double width = body_hi > lo ? (body_hi - lo) / used : 1.0;
   for (int i = 0; i < used; ++i) out.push_back({lo + i * width, lo + (i + 1) * width, 0});
-  for (double v : values)
-    out[static_cast<size_t>(std::clamp(static_cast<int>((v - lo) / width), 0, used - 1))].count++;
+  if (body_hi < hi) out.push_back({body_hi, hi, 0, true});
   return out;
 }
 
-// Two duration distributions over the same bins, side by side in each bin: baseline grey, candidate blue.
-std::string comparison_chart(const std::vector<double>& baseline, const std::vector<double>& candidate) {
-  const int height = 240, left = 60, bottom = 40, plot_w = kWidth - left - 20, plot_h = height - bottom - 30,
-            bins = 40;
-  std::vector<double> all(baseline);
-  all.insert(all.end(), candidate.begin(), candidate.end());
-  const std::vector<HistogramBin> edges = bin_values(all, bins);
-  auto count = [&](const std::vector<double>& values) {
-    std::vector<uint64_t> counts(edges.size(), 0);
-    if (edges.empty()) return counts;
-    const double lo = edges.front().lo_ns, width = edges.front().hi_ns - edges.front().lo_ns;
-    for (double v : values)
-      counts[static_cast<size_t>(
-          std::clamp(static_cast<int>((v - lo) / width), 0, static_cast<int>(edges.size()) - 1))]++;
-    return counts;
+size_t bin_of(const std::vector<HistogramBin>& bins, double v) {
+  if (bins.back().tail && v > bins.back().lo_ns) return bins.size() - 1;
+  const size_t body = bins.size() - (bins.back().tail ? 1 : 0);
+  const double lo = bins.front().lo_ns, width = bins.front().hi_ns - bins.front().lo_ns;
+  const double at = width > 0 ? (v - lo) / width : 0;
+  return static_cast<size_t>(std::clamp(at, 0.0, static_cast<double>(body - 1)));
+}
+
+// A histogram's data: the bin edges, one series of values per side, whether the last bin is open-ended.
+json histogram_json(const std::vector<HistogramBin>& bins, const std::string& x_label,
+                    const std::string& y_label, json series) {
+  json edges = json::array();
+  for (const HistogramBin& bin : bins) edges.push_back({tenth(bin.lo_ns), tenth(bin.hi_ns)});
+  return {{"edges", edges},
+          {"tail", !bins.empty() && bins.back().tail},
+          {"x_label", x_label},
+          {"y_label", y_label},
+          {"series", std::move(series)}};
+}
+
+json counts_json(const std::vector<HistogramBin>& bins, const std::string& label) {
+  json counts = json::array();
+  for (const HistogramBin& bin : bins) counts.push_back(bin.count);
+  return json::array({{{"label", label}, {"color", "#1f77b4"}, {"values", counts}}});
+}
+
+// A scatter's data, at most kScatterMaxPoints (else one point per cell of a grid over x and log y, stalled
+// ones apart, so that every outlier and the shape stay), in x order; clip_ns ends the default view just above
+// the bulk.
+struct ScatterPoint {
+  double x = 0, y = 0;
+  bool stalled = false;
+};
+json scatter_json(std::vector<ScatterPoint> points, const std::string& x_label, const std::string& y_label,
+                  bool x_time, size_t& shown) {
+  std::stable_sort(points.begin(), points.end(),
+                   [](const ScatterPoint& a, const ScatterPoint& b) { return a.x < b.x; });
+  std::vector<double> ys;
+  for (const ScatterPoint& p : points) ys.push_back(p.y);
+  std::sort(ys.begin(), ys.end());
+  const auto quantile = [&](double q) {
+    return ys[std::min(ys.size() - 1, static_cast<size_t>(q * static_cast<double>(ys.size())))];
   };
-  const std::vector<uint64_t> b = count(baseline), c = count(candidate);
-  // Fractions of each side, so that sides of different sizes compare.
-  double top = 1e-9;
-  for (size_t i = 0; i < edges.size(); ++i)
-    top = std::max({top, b[i] / std::max(1.0, static_cast<double>(baseline.size())),
-                    c[i] / std::max(1.0, static_cast<double>(candidate.size()))});
-  std::string svg = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\">\n"
-      "<rect width=\"100%\" height=\"100%\" fill=\"#fafafa\"/>\n"
-      "<rect x=\"{}\" y=\"6\" width=\"12\" height=\"12\" fill=\"#999\"/><text x=\"{}\" y=\"16\" "
-      "font-size=\"12\">baseline ({} actions)</text>\n"
-      "<rect x=\"{}\" y=\"6\" width=\"12\" height=\"12\" fill=\"#1f77b4\"/><text x=\"{}\" y=\"16\" "
-      "font-size=\"12\">candidate ({} actions)</text>\n",
-      kWidth, height, left, left + 16, baseline.size(), left + 200, left + 216, candidate.size());
-  const double bin_w = edges.empty() ? 0 : static_cast<double>(plot_w) / static_cast<double>(edges.size());
-  const int top_y = 30;
-  for (size_t i = 0; i < edges.size(); ++i) {
-    const double fb = b[i] / std::max(1.0, static_cast<double>(baseline.size()));
-    const double fc = c[i] / std::max(1.0, static_cast<double>(candidate.size()));
-    const double hb = fb / top * plot_h, hc = fc / top * plot_h, half = std::max(0.5, bin_w / 2 - 0.5);
-    svg += fmt::format(
-        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"#999\"><title>baseline "
-        "{} – {}: {}</title></rect>\n",
-        left + i * bin_w, top_y + plot_h - hb, half, hb, ns_text(edges[i].lo_ns), ns_text(edges[i].hi_ns),
-        b[i]);
-    svg += fmt::format(
-        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
-        "fill=\"#1f77b4\"><title>candidate "
-        "{} – {}: {}</title></rect>\n",
-        left + i * bin_w + half, top_y + plot_h - hc, half, hc, ns_text(edges[i].lo_ns),
-        ns_text(edges[i].hi_ns), c[i]);
+  const double low = quantile(0.005), high = quantile(0.995), max = ys.back();
+  const double clip = high + std::max(0.25 * (high - low), 0.05 * std::fabs(high));
+  const bool clipped = max > clip;
+  size_t above = 0;
+  for (double y : ys) above += y > clip;
+  if (points.size() > kScatterMaxPoints) {
+    const double x0 = points.front().x, x1 = points.back().x;
+    const bool log_y = ys.front() > 0;
+    const double y0 = log_y ? std::log(ys.front()) : ys.front(), y1 = log_y ? std::log(max) : max;
+    std::vector<char> taken(static_cast<size_t>(kScatterColumns) * kScatterRows * 2, 0);
+    std::vector<ScatterPoint> kept;
+    for (const ScatterPoint& p : points) {
+      const double fx = x1 > x0 ? (p.x - x0) / (x1 - x0) : 0;
+      const double fy = y1 > y0 ? ((log_y ? std::log(p.y) : p.y) - y0) / (y1 - y0) : 0;
+      const size_t cell =
+          (static_cast<size_t>(std::clamp(fx * kScatterColumns, 0.0, kScatterColumns - 1.0)) * kScatterRows +
+           static_cast<size_t>(std::clamp(fy * kScatterRows, 0.0, kScatterRows - 1.0))) *
+              2 +
+          p.stalled;
+      if (!taken[cell]) {
+        taken[cell] = 1;
+        kept.push_back(p);
+      }
+    }
+    points = std::move(kept);
   }
-  svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#333\"/>\n", left,
-                     top_y + plot_h, left + plot_w);
-  if (!edges.empty()) {
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\">{}</text>\n", left, height - 22,
-                       ns_text(edges.front().lo_ns));
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"end\">{}</text>\n",
-                       left + plot_w, height - 22, ns_text(edges.back().hi_ns));
+  json x = json::array(), y = json::array(), stalled = json::array();
+  for (const ScatterPoint& p : points) {
+    x.push_back(x_time ? tenth(p.x) : p.x);
+    y.push_back(tenth(p.y));
+    stalled.push_back(p.stalled ? 1 : 0);
   }
-  svg += fmt::format(
-      "<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">action duration (bar height: the "
-      "side's fraction of its actions)</text>\n",
-      left + plot_w / 2, height - 6);
-  return svg + "</svg>\n";
+  shown = points.size();
+  return {{"x", x},
+          {"y", y},
+          {"stalled", stalled},
+          {"x_label", x_label},
+          {"y_label", y_label},
+          {"x_time", x_time},
+          {"clip_ns", clipped ? json(tenth(clip)) : json(nullptr)},
+          {"above", clipped ? above : 0},
+          {"max_ns", tenth(max)}};
 }
 
 double longest_stall(const Capture& capture) {
@@ -139,99 +151,98 @@ double longest_stall(const Capture& capture) {
   return longest;
 }
 
-std::string timeline(const Capture& capture) {
+struct TimelineSummary {
+  size_t events = 0;
+  size_t shown = 0;      // points the page draws
+  double bucket_ns = 0;  // the downsampling bucket (0: every event is shown)
+};
+
+// "probe 2: node A" with the name given by `ett label`, else "probe 2".
+std::string probe_name(const ReportInput& input, int probe) {
+  const auto it = input.probe_labels.find(probe);
+  return it == input.probe_labels.end() || it->second.empty()
+             ? fmt::format("probe {}", probe)
+             : fmt::format("probe {}: {}", probe, it->second);
+}
+
+// The timeline's data: each probe's code over time (every event, or when there are more than
+// kTimelineMaxEvents, the first, lowest, highest and last code of each probe in each of kTimelineBuckets time
+// buckets, so that no change of level disappears), and the stall table.
+json timeline_json(const ReportInput& input, TimelineSummary& summary) {
+  const Capture& capture = *input.capture;
   int probes = std::max(1, capture.info.probe_count);
   for (const AnalysisEvent& event : capture.events) probes = std::max<int>(probes, event.probe);
-  const int lane = 36, left = 80, right = 20, plot_w = kWidth - left - right, height = probes * lane + 40;
   double t0 = 0, t1 = capture.end_ns();
   for (const AnalysisEvent& event : capture.events) {
     t0 = std::min(t0, event.time_ns);
     t1 = std::max(t1, event.time_ns);
   }
   if (t1 <= t0) t1 = t0 + 1;
-  std::string svg = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
-      "role=\"img\">\n<rect width=\"100%\" height=\"100%\" fill=\"#fafafa\"/>\n",
-      kWidth, height);
-  for (int p = 1; p <= probes; ++p) {
-    const int y = 10 + (p - 1) * lane;
-    svg += fmt::format("<text x=\"8\" y=\"{}\" font-size=\"13\">probe {}</text>\n", y + lane / 2 + 4, p);
-    svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#ccc\"/>\n", left,
-                       y + lane - 4, left + plot_w);
+  summary = {capture.events.size(), 0,
+             capture.events.size() > kTimelineMaxEvents ? (t1 - t0) / kTimelineBuckets : 0};
+  std::vector<std::vector<size_t>> kept(static_cast<size_t>(probes) + 1);
+  if (summary.bucket_ns == 0) {
+    for (size_t i = 0; i < capture.events.size(); ++i) kept[capture.events[i].probe].push_back(i);
+  } else {
+    // Per probe and bucket: the events holding the first, lowest, highest and last code.
+    constexpr size_t kNone = SIZE_MAX;
+    struct Picks {
+      size_t first = kNone, low = kNone, high = kNone, last = kNone;
+    };
+    std::vector<Picks> picks((static_cast<size_t>(probes) + 1) * kTimelineBuckets);
+    for (size_t i = 0; i < capture.events.size(); ++i) {
+      const AnalysisEvent& event = capture.events[i];
+      const int bucket =
+          std::clamp(static_cast<int>((event.time_ns - t0) / summary.bucket_ns), 0, kTimelineBuckets - 1);
+      Picks& p = picks[static_cast<size_t>(event.probe) * kTimelineBuckets + bucket];
+      if (p.first == kNone) p.first = p.low = p.high = i;
+      if (event.code < capture.events[p.low].code) p.low = i;
+      if (event.code > capture.events[p.high].code) p.high = i;
+      p.last = i;
+    }
+    for (int probe = 0; probe <= probes; ++probe)
+      for (int bucket = 0; bucket < kTimelineBuckets; ++bucket) {
+        const Picks& p = picks[static_cast<size_t>(probe) * kTimelineBuckets + bucket];
+        if (p.first == kNone) continue;
+        size_t chosen[] = {p.first, p.low, p.high, p.last};
+        std::sort(std::begin(chosen), std::end(chosen));
+        for (size_t k = 0; k < 4; ++k)
+          if (k == 0 || chosen[k] != chosen[k - 1]) kept[static_cast<size_t>(probe)].push_back(chosen[k]);
+      }
   }
-  // The capture's stalls: a red band across every lane over each stall record's window (at least 2 px wide,
-  // so that a short one stays visible); events in or just after one may be stamped late.
-  for (const StallSpan& stall : capture.stalls) {
-    const double x0 = left + (stall.start_ns - t0) / (t1 - t0) * plot_w;
-    const double x1 = left + (stall.start_ns + stall.length_ns - t0) / (t1 - t0) * plot_w;
-    svg += fmt::format(
-        "<rect x=\"{:.1f}\" y=\"6\" width=\"{:.1f}\" height=\"{}\" fill=\"#d62728\" "
-        "fill-opacity=\"0.35\"><title>stall: {} at {}</title></rect>\n",
-        x0, std::max(2.0, x1 - x0), probes * lane, ns_text(stall.length_ns), ns_text(stall.start_ns));
+  json lanes = json::array();
+  for (int probe = 1; probe <= probes; ++probe) {
+    json t = json::array(), c = json::array();
+    int max_code = 0;
+    for (size_t i : kept[static_cast<size_t>(probe)]) {
+      t.push_back(tenth(capture.events[i].time_ns));
+      c.push_back(capture.events[i].code);
+      max_code = std::max<int>(max_code, capture.events[i].code);
+    }
+    summary.shown += kept[static_cast<size_t>(probe)].size();
+    lanes.push_back(
+        {{"probe", probe}, {"name", probe_name(input, probe)}, {"max_code", max_code}, {"t", t}, {"c", c}});
   }
-  const size_t step = capture.events.size() / kMaxTimelineEvents + 1;
-  for (size_t i = 0; i < capture.events.size(); i += step) {
-    const AnalysisEvent& event = capture.events[i];
-    const double x = left + (event.time_ns - t0) / (t1 - t0) * plot_w;
-    const int y = 10 + (std::max(1, static_cast<int>(event.probe)) - 1) * lane;
-    svg += fmt::format(
-        "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"{3}\" "
-        "stroke-width=\"1.5\"/>\n",
-        x, y + 4, y + lane - 4, kColors[(std::max(1, static_cast<int>(event.probe)) - 1) % 8]);
-  }
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\">{}</text>\n", left, height - 10, ns_text(t0));
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"end\">{}</text>\n",
-                     left + plot_w, height - 10, ns_text(t1));
-  if (step > 1)
-    svg += fmt::format(
-        "<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">every {}th event "
-        "shown</text>\n",
-        left + plot_w / 2, height - 10, step);
-  return svg + "</svg>\n";
+  json stalls = json::array();
+  for (const StallSpan& stall : capture.stalls)
+    stalls.push_back({tenth(stall.start_ns), tenth(stall.length_ns)});
+  return {{"t0", tenth(t0)}, {"t1", tenth(t1)}, {"probes", lanes}, {"stalls", stalls}};
 }
 
-std::string fit_plot(const FitResult& fit) {
-  const int height = 320, left = 70, bottom = 40, top_pad = 10, plot_w = kWidth - left - 20,
-            plot_h = height - bottom - top_pad;
-  double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
-  if (!fit.x.empty()) {
-    x0 = *std::min_element(fit.x.begin(), fit.x.end());
-    x1 = *std::max_element(fit.x.begin(), fit.x.end());
-    y0 = *std::min_element(fit.y.begin(), fit.y.end());
-    y1 = *std::max_element(fit.y.begin(), fit.y.end());
+// The page's data as a script element's text: no "<" at all (it is escaped in JSON strings, the only place it
+// can be), so that neither "</script>" nor "<!--" in a name can end or change the element.
+std::string data_script(const json& data) {
+  const std::string text = data.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '<')
+      out += "\\u003c";
+    else
+      out += c;
   }
-  for (double x : {x0, x1}) {
-    y0 = std::min(y0, fit.fit.intercept_ns + fit.fit.slope_ns * x);
-    y1 = std::max(y1, fit.fit.intercept_ns + fit.fit.slope_ns * x);
-  }
-  if (x1 <= x0) x1 = x0 + 1;
-  if (y1 <= y0) y1 = y0 + 1;
-  auto px = [&](double x) { return left + (x - x0) / (x1 - x0) * plot_w; };
-  auto py = [&](double y) { return top_pad + plot_h - (y - y0) / (y1 - y0) * plot_h; };
-  std::string svg = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
-      "role=\"img\">\n<rect width=\"100%\" height=\"100%\" fill=\"#fafafa\"/>\n",
-      kWidth, height);
-  const size_t step = fit.x.size() / kMaxTimelineEvents + 1;
-  for (size_t i = 0; i < fit.x.size(); i += step)
-    svg +=
-        fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"#1f77b4\" fill-opacity=\"0.5\"/>\n",
-                    px(fit.x[i]), py(fit.y[i]));
-  svg += fmt::format(
-      "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#d62728\" "
-      "stroke-width=\"2\"/>\n",
-      px(x0), py(fit.fit.intercept_ns + fit.fit.slope_ns * x0), px(x1),
-      py(fit.fit.intercept_ns + fit.fit.slope_ns * x1));
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\">size {}</text>\n", left, height - 10, x0);
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"end\">size {}</text>\n",
-                     left + plot_w, height - 10, x1);
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"end\">{}</text>\n", left - 4,
-                     top_pad + 12, ns_text(y1));
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"end\">{}</text>\n", left - 4,
-                     top_pad + plot_h, ns_text(y0));
-  return svg + "</svg>\n";
+  return out;
 }
-
 }  // namespace
 
 std::string html_escape(const std::string& text) {
@@ -264,13 +275,10 @@ std::string export_html(const ReportInput& input) {
   const Capture& capture = *input.capture;
   const CaptureInfo& info = capture.info;
   const std::string title = info.name.empty() ? "ETT capture" : info.name;
+  json data = json::object();
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   out += fmt::format("<title>ETT report: {}</title>\n", html_escape(title));
-  out +=
-      "<style>body{font-family:sans-serif;margin:24px;color:#222;background:#fff}"
-      "table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #bbb;padding:4px 10px;"
-      "text-align:right}th{background:#eee}td:first-child,th:first-child{text-align:left}"
-      "h2{margin-top:28px;border-bottom:2px solid #1f77b4}.note{color:#666}</style>\n</head>\n<body>\n";
+  out += fmt::format("<style>\n{}\n</style>\n<style>\n{}</style>\n</head>\n<body>\n", kUplotCss, kReportCss);
   out += fmt::format("<h1>ETT report: {}</h1>\n", html_escape(title));
 
   std::map<int, uint64_t> per_probe;
@@ -284,7 +292,7 @@ std::string export_html(const ReportInput& input) {
   row("layout", info.layout);
   row("events", fmt::format("{}", capture.events.size()));
   for (const auto& [probe, count] : per_probe)
-    row(fmt::format("events on probe {}", probe), fmt::format("{}", count));
+    row(fmt::format("events on {}", probe_name(input, probe)), fmt::format("{}", count));
   row("duration", ns_text(capture.end_ns()));
   row("TSC rate", fmt::format("{} Hz", info.tsc_hz));
   if (!info.cpu_brand.empty()) row("CPU", info.cpu_brand);
@@ -310,14 +318,39 @@ std::string export_html(const ReportInput& input) {
           "<tr><td>{:.1f} %</td><td>{:.1f} ns</td><td>{:.3f} ns</td><td>{:.1f} ns</td><td>{:.1f} ns"
           "</td></tr>\n",
           level.coverage * 100, level.tau_ns, level.epsilon_ns, level.pi_ns, level.min_interarrival_ns);
-    out += "</table>\n<h3>Loop-step distribution</h3>\n" + bar_chart(p.histogram, "loop-step time");
+    out += "</table>\n<h3>Loop-step distribution</h3>\n<div class=\"chart\" id=\"chart-steps\"></div>\n";
+    if (!p.histogram.empty()) {
+      data["steps"] =
+          histogram_json(p.histogram, "loop-step time", "loop steps", counts_json(p.histogram, "loop steps"));
+      if (p.histogram.back().tail)
+        out += fmt::format(
+            "<p class=\"note\">The last bin is open-ended: the {} loop steps of at least {} (past the 99.7 % "
+            "quantile, "
+            "the longest {}).</p>\n",
+            p.histogram.back().count, ns_text(p.histogram.back().lo_ns), ns_text(p.histogram.back().hi_ns));
+    }
   } else {
     out +=
         "<p class=\"note\">No precision known for this machine: run <code>ett analyze precision</code> on a "
         "mode=calibrate capture from the same PC.</p>\n";
   }
 
-  out += "<h2>Timeline</h2>\n" + timeline(capture);
+  TimelineSummary shown;
+  data["timeline"] = timeline_json(input, shown);
+  out += "<h2>Timeline</h2>\n<div class=\"chart\" id=\"chart-timeline\"></div>\n";
+  out += "<p class=\"note\">Each probe's code over time (its lane shows the code's level)";
+  if (!capture.stalls.empty())
+    out += fmt::format("; the {} records of the capture's stall table are red bands across the lanes",
+                       capture.stalls.size());
+  out += ".</p>\n";
+  if (shown.bucket_ns > 0)
+    out += fmt::format(
+        "<p class=\"note\" id=\"timeline-downsampled\">Downsampled: {} points of {} events, the first, "
+        "lowest, "
+        "highest and last code of each probe in each of {} time buckets of {}; zoomed in, no detail finer "
+        "than a "
+        "bucket shows (<code>ett export</code> writes every event).</p>\n",
+        shown.shown, shown.events, kTimelineBuckets, ns_text(shown.bucket_ns));
 
   out += "<h2>Durations</h2>\n";
   if (input.durations && !input.durations->actions.empty()) {
@@ -342,8 +375,30 @@ std::string export_html(const ReportInput& input) {
         s.count, ns_text(s.mean), pm, ns_text(s.stddev), ns_text(s.min), pm, ns_text(s.p50), pm,
         ns_text(s.p99), pm, ns_text(s.max), pm);
     std::vector<double> values;
-    for (const Action& action : d.actions) values.push_back(action.duration_ns);
-    out += bar_chart(bin_values(values, 40), "action duration");
+    std::vector<ScatterPoint> points;
+    for (const Action& action : d.actions) {
+      values.push_back(action.duration_ns);
+      points.push_back({action.start_ns, action.duration_ns, action.stall_ns > 0});
+    }
+    std::vector<HistogramBin> bins = bins_with_tail(values, kHistogramBins);
+    for (double v : values) bins[bin_of(bins, v)].count++;
+    data["durations"] = histogram_json(bins, "action duration", "actions", counts_json(bins, "actions"));
+    out += "<div class=\"chart\" id=\"chart-durations\"></div>\n";
+    if (bins.back().tail)
+      out += fmt::format(
+          "<p class=\"note\">The last bin is open-ended: the {} actions of at least {} (past the 99.7 % "
+          "quantile, "
+          "the longest {}).</p>\n",
+          bins.back().count, ns_text(bins.back().lo_ns), ns_text(bins.back().hi_ns));
+    size_t scatter_shown = 0;
+    data["duration_time"] = scatter_json(std::move(points), "action start", "duration", true, scatter_shown);
+    out += "<h3>Duration over time</h3>\n<div class=\"chart\" id=\"chart-duration-time\"></div>\n";
+    if (scatter_shown < d.actions.size())
+      out += fmt::format(
+          "<p class=\"note\">{} of {} actions drawn: one per cell of a {}×{} grid over time and log "
+          "duration, "
+          "so that the shape and every outlier stay.</p>\n",
+          scatter_shown, d.actions.size(), kScatterColumns, kScatterRows);
   } else {
     out += "<p class=\"note\">No actions: give <code>--from P[:C] --to P[:C]</code>.</p>\n";
   }
@@ -358,7 +413,19 @@ std::string export_html(const ReportInput& input) {
     for (const SizeRow& size : input.fit->sizes)
       out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", size.size,
                          size.duration.count, ns_text(size.duration.mean), ns_text(size.duration.stddev));
-    out += "</table>\n" + fit_plot(*input.fit);
+    out += "</table>\n<div class=\"chart\" id=\"chart-fit\"></div>\n";
+    std::vector<ScatterPoint> points;
+    for (size_t i = 0; i < input.fit->x.size() && i < input.fit->y.size(); ++i)
+      points.push_back({input.fit->x[i], input.fit->y[i], false});
+    if (!points.empty()) {
+      size_t fit_shown = 0;
+      json fit = scatter_json(std::move(points), "size", "duration", false, fit_shown);
+      fit["line"] = {f.intercept_ns, f.slope_ns};
+      data["fit"] = std::move(fit);
+      if (fit_shown < input.fit->x.size())
+        out += fmt::format("<p class=\"note\">{} of {} actions drawn (one per grid cell).</p>\n", fit_shown,
+                           input.fit->x.size());
+    }
   } else {
     out += "<p class=\"note\">No fit: give <code>--size-of-code CODE=SIZE,...</code> with the actions.</p>\n";
   }
@@ -384,8 +451,37 @@ std::string export_html(const ReportInput& input) {
     out += "</table>\n";
     if (c.result.stats.empty())
       out += fmt::format("<p class=\"note\">{}</p>\n", html_escape(c.result.gate.reason));
-    out += comparison_chart(c.baseline_ns, c.candidate_ns);
+    std::vector<double> all(c.baseline_ns);
+    all.insert(all.end(), c.candidate_ns.begin(), c.candidate_ns.end());
+    if (!all.empty()) {
+      const std::vector<HistogramBin> bins = bins_with_tail(all, kHistogramBins);
+      // Fractions of each side, so that sides of different sizes compare.
+      auto fractions = [&](const std::vector<double>& values) {
+        std::vector<double> counts(bins.size(), 0);
+        for (double v : values) counts[bin_of(bins, v)] += 1;
+        json out_values = json::array();
+        for (double count : counts)
+          out_values.push_back(values.empty() ? 0.0 : std::round(count / values.size() * 1e6) / 1e6);
+        return out_values;
+      };
+      json series = json::array();
+      series.push_back({{"label", fmt::format("baseline ({} actions)", c.baseline_ns.size())},
+                        {"color", "#7f7f7f"},
+                        {"values", fractions(c.baseline_ns)}});
+      series.push_back({{"label", fmt::format("candidate ({} actions)", c.candidate_ns.size())},
+                        {"color", "#1f77b4"},
+                        {"values", fractions(c.candidate_ns)}});
+      data["comparison"] = histogram_json(bins, "action duration", "fraction of the side's actions", series);
+      out += "<div class=\"chart\" id=\"chart-comparison\"></div>\n";
+    }
   }
+  out += fmt::format(
+      "<noscript><p class=\"note\">The charts need JavaScript (inline in this file; nothing is fetched).</p>"
+      "</noscript>\n<p class=\"note\">Charts drawn by uPlot {} (MIT licence, Leon Sorokin), inlined in this "
+      "file.</p>\n",
+      kUplotVersion);
+  out += "<script type=\"application/json\" id=\"ett-data\">" + data_script(data) + "</script>\n";
+  out += fmt::format("<script>\n{}\n</script>\n<script>\n{}</script>\n", kUplotJs, kReportJs);
   out += "<p class=\"note\">Generated by ett " ETT_VERSION ".</p>\n</body>\n</html>\n";
   return out;
 }

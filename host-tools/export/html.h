@@ -1,8 +1,10 @@
-// html.h: one self-contained HTML report (inline CSS and SVG, no external resources): capture summary,
-// precision table, timeline with one lane per probe, duration histogram, the latency fit plot, and a
-// comparison with baseline captures (both duration distributions on one axis).
+// html.h: one self-contained, offline HTML report (its style, data, the uPlot charting library and the script
+// that draws the charts all inline; nothing is fetched): capture summary, precision table and loop-step
+// histogram, a zoomable timeline with one lane per probe and the stalls, duration histogram and duration over
+// time, the latency fit, and a comparison with baseline captures (both duration distributions on one axis).
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "analysis/capture.h"
@@ -28,6 +30,7 @@ struct ReportInput {
   const DurationsResult* durations = nullptr;
   const FitResult* fit = nullptr;
   const ReportComparison* comparison = nullptr;
+  std::map<int, std::string> probe_labels;  // probe -> name given by `ett label` (legends, lanes, tables)
 };
 
 std::string export_html(const ReportInput& input);

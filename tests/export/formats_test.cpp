@@ -1,4 +1,5 @@
-// formats_test.cpp: the VCD, Perfetto JSON, CSV and HTML exporters' output, checked as text.
+// formats_test.cpp: the VCD, Perfetto JSON and CSV exporters' output, checked as text (the HTML report:
+// html_test).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,7 +10,6 @@
 #include <sstream>
 
 #include "export/csv.h"
-#include "export/html.h"
 #include "export/perfetto.h"
 #include "export/vcd.h"
 
@@ -148,43 +148,4 @@ TEST(TextOut, StreamsToAFileTheTextOfTheWholeExportAndKeepsExistingFiles) {
   }
   EXPECT_EQ(read(), "x\n");
   std::filesystem::remove_all(dir);
-}
-
-TEST(ExportHtml, SelfContainedWithEverySection) {
-  Capture capture = small_capture();
-  capture.info.name = "trace <1> & \"x\"";
-  auto precision = precision_from_steps({100, 100, 120, 150}, 1'000'000'000, 2);
-  ASSERT_TRUE(precision);
-  auto durations = pair_actions(capture.events, {1, {}}, {2, {}}, precision->levels.back().pi_ns);
-  ASSERT_TRUE(durations);
-  FitResult fit;
-  fit.fit = {100, 2, 1, 0.1, 0.99, 0, 3};
-  fit.x = {1, 2, 3};
-  fit.y = {102, 104, 106};
-  const std::string html = export_html({&capture, &*precision, &*durations, &fit});
-  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
-  EXPECT_NE(html.find("trace &lt;1&gt; &amp; &quot;x&quot;"), std::string::npos);
-  EXPECT_EQ(html.find("trace <1>"), std::string::npos);
-  for (const char* section :
-       {"<h2>Capture</h2>", "<h2>Precision</h2>", "<h2>Timeline</h2>", "<h2>Durations</h2>",
-        "<h2>Latency model</h2>", "<td>100.0 %</td><td>150.0 ns</td>"})
-    EXPECT_NE(html.find(section), std::string::npos) << section;
-  size_t svgs = 0;
-  for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1)) ++svgs;
-  EXPECT_EQ(svgs, 4u);  // loop steps, timeline, durations, fit
-  // Nothing is fetched: no scripts, stylesheets, images or links; the only URL is the SVG namespace.
-  for (const char* external : {"<script", "<link", "src=", "href=", "url(", "@import"})
-    EXPECT_EQ(html.find(external), std::string::npos) << external;
-  std::string without_ns = html;
-  for (size_t at; (at = without_ns.find("http://www.w3.org/2000/svg")) != std::string::npos;)
-    without_ns.erase(at, 26);
-  EXPECT_EQ(without_ns.find("http"), std::string::npos);
-}
-
-TEST(ExportHtml, SaysWhatIsMissing) {
-  const Capture capture = small_capture();
-  const std::string html = export_html({&capture, nullptr, nullptr, nullptr});
-  EXPECT_NE(html.find("ett analyze precision"), std::string::npos);
-  EXPECT_NE(html.find("--from P[:C] --to P[:C]"), std::string::npos);
-  EXPECT_NE(html.find("<h2>Timeline</h2>"), std::string::npos);
 }
