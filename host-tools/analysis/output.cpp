@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "analysis/tenths.h"
@@ -22,11 +24,47 @@ std::string num(double value) {
   return text == "-0" ? "0" : text;
 }
 
-std::string summary_json(const Summary& s) {
-  return fmt::format(
-      "{{\"count\":{},\"mean_ns\":{},\"stddev_ns\":{},\"min_ns\":{},\"p50_ns\":{},\"p99_ns\":{},"
-      "\"max_ns\":{}}}",
-      s.count, num(s.mean), num(s.stddev), num(s.min), num(s.p50), num(s.p99), num(s.max));
+using Json = nlohmann::ordered_json;
+
+// A number in JSON: rounded to `decimals` places (what the text form shows, and no more digits than the TSC
+// can back); null when it is not finite.
+Json jnum(double value, int decimals = 4) {
+  if (!std::isfinite(value)) return nullptr;
+  const double scale = std::pow(10.0, decimals);
+  const double rounded = std::round(value * scale) / scale;
+  return rounded == 0 ? 0.0 : rounded;  // no -0
+}
+
+// `digits` significant digits (a slope of 1e-7 ns per byte keeps its digits).
+Json jsig(double value, int digits) {
+  if (!std::isfinite(value)) return nullptr;
+  return std::strtod(fmt::format("{:.{}g}", value, digits).c_str(), nullptr);
+}
+
+// A value that is only known when `known`: null otherwise (JSON says null, never a made-up 0).
+Json jknown(bool known, double value, int decimals = 4) {
+  return known ? jnum(value, decimals) : Json(nullptr);
+}
+
+Json jid(int64_t trace_id) {
+  return trace_id ? Json(trace_id) : Json(nullptr);
+}
+
+// The statistics of no values are unknown, and so is the spread of one value.
+Json summary_json(const Summary& s) {
+  const bool any = s.count > 0;
+  return Json{{"count", s.count},
+              {"mean_ns", jknown(any, s.mean)},
+              {"stddev_ns", jknown(s.count > 1, s.stddev)},
+              {"min_ns", jknown(any, s.min)},
+              {"p50_ns", jknown(any, s.p50)},
+              {"p99_ns", jknown(any, s.p99)},
+              {"max_ns", jknown(any, s.max)}};
+}
+
+// One JSON document per analysis, compact, on one line.
+std::string json_text(const Json& document) {
+  return document.dump() + "\n";
 }
 
 std::string seq_list(const std::vector<uint64_t>& seqs, size_t limit) {
@@ -34,12 +72,6 @@ std::string seq_list(const std::vector<uint64_t>& seqs, size_t limit) {
   for (size_t i = 0; i < seqs.size() && i < limit; ++i) out += fmt::format("{}{}", i ? ", " : "", seqs[i]);
   if (seqs.size() > limit) out += fmt::format(", ... ({} more)", seqs.size() - limit);
   return out;
-}
-
-std::string json_seqs(const std::vector<uint64_t>& seqs) {
-  std::string out = "[";
-  for (size_t i = 0; i < seqs.size(); ++i) out += fmt::format("{}{}", i ? "," : "", seqs[i]);
-  return out + "]";
 }
 
 // "least-squares fit over 700 actions: duration = (...) ns + (...) ns x size, R^2 = ...", newline included.
@@ -53,20 +85,25 @@ std::string fit_line_text(const LinearFit& f) {
                      what, f.intercept_ns, f.intercept_stderr_ns, f.slope_ns, f.slope_stderr_ns, f.r2);
 }
 
-std::string fit_json(const FitResult& fit) {
+Json fit_json(const FitResult& fit) {
   const LinearFit& f = fit.fit;
-  std::string out = fmt::format(
-      "{{\"model\":\"duration = intercept + slope * size\",\"method\":\"{}\",\"intercept_ns\":{},"
-      "\"slope_ns\":{},\"intercept_stderr_ns\":{},\"slope_stderr_ns\":{},\"r2\":{},"
-      "\"points\":{},\"downweighted\":{},\"actions_without_size\":{},\"sizes\":[",
-      fit_method_name(f.method), num(f.intercept_ns), fmt::format("{:.6g}", f.slope_ns),
-      num(f.intercept_stderr_ns), fmt::format("{:.6g}", f.slope_stderr_ns), fmt::format("{:.6f}", f.r2),
-      f.points, f.downweighted, fit.actions_without_size);
-  for (size_t i = 0; i < fit.sizes.size(); ++i)
-    out += fmt::format("{}{{\"size\":{},\"count\":{},\"mean_ns\":{},\"stddev_ns\":{}}}", i ? "," : "",
-                       num(fit.sizes[i].size), fit.sizes[i].duration.count, num(fit.sizes[i].duration.mean),
-                       num(fit.sizes[i].duration.stddev));
-  return out + "]}";
+  Json sizes = Json::array();
+  for (const SizeRow& row : fit.sizes)
+    sizes.push_back(Json{{"size", jnum(row.size)},
+                         {"count", row.duration.count},
+                         {"mean_ns", jknown(row.duration.count > 0, row.duration.mean)},
+                         {"stddev_ns", jknown(row.duration.count > 1, row.duration.stddev)}});
+  return Json{{"model", "duration = intercept + slope * size"},
+              {"method", fit_method_name(f.method)},
+              {"intercept_ns", jnum(f.intercept_ns)},
+              {"slope_ns", jsig(f.slope_ns, 6)},
+              {"intercept_stderr_ns", jnum(f.intercept_stderr_ns)},
+              {"slope_stderr_ns", jsig(f.slope_stderr_ns, 6)},
+              {"r2", jnum(f.r2, 6)},
+              {"points", f.points},
+              {"downweighted", f.downweighted},
+              {"actions_without_size", fit.actions_without_size},
+              {"sizes", std::move(sizes)}};
 }
 
 }  // namespace
@@ -89,30 +126,33 @@ std::string format_precision(const PrecisionResult& r, OutputFormat format) {
     return out;
   }
   if (format == OutputFormat::Json) {
-    std::string out =
-        fmt::format("{{\"source\":\"{}\",\"steps\":{},\"tsc_hz\":{},\"epsilon_ns\":{},\"step\":{},", source,
-                    r.steps, r.tsc_hz, num(r.epsilon_ns), summary_json(r.step));
-    if (intervals)
-      out += fmt::format(
-          "\"typical_check_ns\":{},\"longest_check_ns\":{},\"stall_threshold_ns\":{},\"stalls\":{},"
-          "\"tau_outside_stalls_ns\":{},",
-          num(r.typical_check_ns), num(r.longest_check_ns), num(r.stall_threshold_ns), r.stall_count,
-          num(r.tau_outside_stalls_ns));
-    out += "\"levels\":[";
-    for (size_t i = 0; i < r.levels.size(); ++i) {
-      const CoverageLevel& l = r.levels[i];
-      out += fmt::format(
-          "{}{{\"coverage\":{},\"tau_ns\":{},\"epsilon_ns\":{},\"pi_ns\":{},\"steps_within\":{},"
-          "\"min_interarrival_ns\":{}}}",
-          i ? "," : "", num(l.coverage), num(l.tau_ns), num(l.epsilon_ns), num(l.pi_ns), l.steps_within,
-          num(l.min_interarrival_ns));
+    Json doc{{"source", source},
+             {"steps", r.steps},
+             {"tsc_hz", r.tsc_hz},
+             {"epsilon_ns", jnum(r.epsilon_ns)},
+             {"step", summary_json(r.step)}};
+    if (intervals) {
+      doc["typical_check_ns"] = jnum(r.typical_check_ns);
+      doc["longest_check_ns"] = jnum(r.longest_check_ns);
+      doc["stall_threshold_ns"] = jnum(r.stall_threshold_ns);
+      doc["stalls"] = r.stall_count;
+      doc["tau_outside_stalls_ns"] = jnum(r.tau_outside_stalls_ns);
     }
-    out += "],\"histogram\":[";
-    for (size_t i = 0; i < r.histogram.size(); ++i)
-      out += fmt::format("{}{{\"lo_ns\":{},\"hi_ns\":{},\"count\":{},\"tail\":{}}}", i ? "," : "",
-                         num(r.histogram[i].lo_ns), num(r.histogram[i].hi_ns), r.histogram[i].count,
-                         r.histogram[i].tail ? "true" : "false");
-    return out + "]}\n";
+    Json levels = Json::array();
+    for (const CoverageLevel& l : r.levels)
+      levels.push_back(Json{{"coverage", jnum(l.coverage)},
+                            {"tau_ns", jnum(l.tau_ns)},
+                            {"epsilon_ns", jnum(l.epsilon_ns)},
+                            {"pi_ns", jnum(l.pi_ns)},
+                            {"steps_within", l.steps_within},
+                            {"min_interarrival_ns", jnum(l.min_interarrival_ns)}});
+    doc["levels"] = std::move(levels);
+    Json bins = Json::array();
+    for (const HistogramBin& bin : r.histogram)
+      bins.push_back(Json{
+          {"lo_ns", jnum(bin.lo_ns)}, {"hi_ns", jnum(bin.hi_ns)}, {"count", bin.count}, {"tail", bin.tail}});
+    doc["histogram"] = std::move(bins);
+    return json_text(doc);
   }
   if (intervals) {
     std::string out = fmt::format(
@@ -184,25 +224,32 @@ std::string format_durations(const DurationsResult& r, const FitResult* fit, Out
     return out;
   }
   if (format == OutputFormat::Json) {
-    std::string out = fmt::format(
-        "{{\"from\":\"{}\",\"to\":\"{}\",\"pi_ns\":{},\"pi_from_trace\":{},\"durations\":{},"
-        "\"unmatched_starts\":{},\"unmatched_ends\":{},\"out_of_order\":{}",
-        endpoint_text(r.from), endpoint_text(r.to), num(r.pi_ns),
-        r.pi_trace_id ? fmt::format("{}", r.pi_trace_id) : "null", summary_json(r.summary),
-        json_seqs(r.unmatched_starts), json_seqs(r.unmatched_ends), json_seqs(r.out_of_order));
-    out += fmt::format(",\"stalls\":{},\"stalled_actions\":{},\"bound_holds\":{},\"actions\":[",
-                       r.stall_count, r.stalled, r.actions.size() - r.stalled);
-    for (size_t i = 0; i < r.actions.size(); ++i) {
-      const Action& a = r.actions[i];
-      out += fmt::format(
-          "{}{{\"start_seq\":{},\"end_seq\":{},\"start_code\":{},\"end_code\":{},\"duration_ns\":{},"
-          "\"bound_ns\":{},\"stall\":{},\"stall_ns\":{}}}",
-          i ? "," : "", a.start_seq, a.end_seq, a.start_code, a.end_code, num(a.duration_ns),
-          a.bound_ns > 0 ? num(a.bound_ns) : "null", a.stall_ns > 0 ? "true" : "false", num(a.stall_ns));
-    }
-    out += "]";
-    if (fit) out += ",\"fit\":" + fit_json(*fit);
-    return out + "}\n";
+    const bool pi_known = r.pi_ns > 0;
+    Json doc{{"from", endpoint_text(r.from)},
+             {"to", endpoint_text(r.to)},
+             {"pi_ns", jknown(pi_known, r.pi_ns)},
+             {"pi_from_trace", jid(r.pi_trace_id)},
+             {"durations", summary_json(r.summary)},
+             {"unmatched_starts", r.unmatched_starts},
+             {"unmatched_ends", r.unmatched_ends},
+             {"out_of_order", r.out_of_order},
+             {"stalls", r.stall_count},
+             {"stalled_actions", r.stalled},
+             // Without pi there is no bound to hold.
+             {"bound_holds", pi_known ? Json(r.actions.size() - r.stalled) : Json(nullptr)}};
+    Json actions = Json::array();
+    for (const Action& a : r.actions)
+      actions.push_back(Json{{"start_seq", a.start_seq},
+                             {"end_seq", a.end_seq},
+                             {"start_code", a.start_code},
+                             {"end_code", a.end_code},
+                             {"duration_ns", jnum(a.duration_ns)},
+                             {"bound_ns", jknown(a.bound_ns > 0, a.bound_ns)},
+                             {"stall", a.stall_ns > 0},
+                             {"stall_ns", jnum(a.stall_ns)}});
+    doc["actions"] = std::move(actions);
+    if (fit) doc["fit"] = fit_json(*fit);
+    return json_text(doc);
   }
   const Summary& s = r.summary;
   std::string out = fmt::format("actions from probe {} to probe {}: {} paired\n", endpoint_text(r.from),
@@ -317,26 +364,31 @@ std::string format_intervals(const IntervalsResult& r, OutputFormat format) {
     return out;
   }
   if (format == OutputFormat::Json) {
-    std::string out =
-        fmt::format("{{\"tau_ns\":{},\"tau_from_trace\":{},\"stalls\":{},\"probes\":[", num(r.tau_ns),
-                    r.tau_trace_id ? fmt::format("{}", r.tau_trace_id) : "null", r.stall_count);
-    for (size_t i = 0; i < r.probes.size(); ++i) {
-      const ProbeIntervals& p = r.probes[i];
-      out += fmt::format(
-          "{}{{\"probe\":{},\"events\":{},\"interarrival\":{},\"stalled_intervals\":{},"
-          "\"bound_holds\":{},\"closer_than_tau\":[",
-          i ? "," : "", p.probe, p.events, summary_json(p.gaps), p.stalled, p.gaps.count - p.stalled);
-      for (size_t k = 0; k < p.close.size(); ++k)
-        out += fmt::format("{}{{\"previous_seq\":{},\"seq\":{},\"gap_ns\":{},\"stall\":{}}}", k ? "," : "",
-                           p.close[k].previous_seq, p.close[k].seq, num(p.close[k].gap_ns),
-                           p.close[k].stall ? "true" : "false");
-      out += "]}";
+    // Without tau nothing was checked: closer_than_tau is null, not an empty list.
+    const bool tau_known = r.tau_ns > 0;
+    Json probes = Json::array();
+    for (const ProbeIntervals& p : r.probes) {
+      Json close = Json::array();
+      for (const CloseEvent& c : p.close)
+        close.push_back(Json{{"previous_seq", c.previous_seq},
+                             {"seq", c.seq},
+                             {"gap_ns", jnum(c.gap_ns)},
+                             {"stall", c.stall}});
+      probes.push_back(Json{{"probe", p.probe},
+                            {"events", p.events},
+                            {"interarrival", summary_json(p.gaps)},
+                            {"stalled_intervals", p.stalled},
+                            {"bound_holds", p.gaps.count - p.stalled},
+                            {"closer_than_tau", tau_known ? std::move(close) : Json(nullptr)}});
     }
-    return out + "]}\n";
+    return json_text(Json{{"tau_ns", jknown(tau_known, r.tau_ns)},
+                          {"tau_from_trace", jid(r.tau_trace_id)},
+                          {"stalls", r.stall_count},
+                          {"probes", std::move(probes)}});
   }
-  std::string out =
-      fmt::format("{:>5}  {:>8}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>5}  {}\n", "probe",
-                  "events", "mean (ns)", "stddev", "min", "p50", "p99", "max", "< tau", "stall");
+  std::string out = fmt::format("{:>5}  {:>8}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>5}  {}\n",
+                                "probe", "events", "mean (ns)", "stddev (ns)", "min (ns)", "p50 (ns)",
+                                "p99 (ns)", "max (ns)", "< tau", "stall");
   uint64_t intervals = 0, stalled = 0;
   for (const ProbeIntervals& p : r.probes) {
     out += fmt::format(
@@ -381,23 +433,24 @@ std::string format_histogram(const HistogramResult& r, OutputFormat format) {
     return out;
   }
   if (format == OutputFormat::Json) {
-    std::string out =
-        fmt::format("{{\"by\":\"{}\",\"match\":{},\"total\":{},\"matched\":{},\"rows\":[",
-                    r.spec.key == HistogramKey::Code    ? "code"
-                    : r.spec.key == HistogramKey::Probe ? "probe"
-                                                        : "time",
-                    r.filter ? "\"" + trits_text(*r.filter) + "\"" : "null", r.total, r.matched);
-    for (size_t i = 0; i < r.rows.size(); ++i) {
-      const HistogramRow& row = r.rows[i];
+    Json rows = Json::array();
+    for (const HistogramRow& row : r.rows) {
       if (r.spec.key == HistogramKey::Time)
-        out += fmt::format("{}{{\"start_ns\":{},\"count\":{}}}", i ? "," : "", num(row.start_ns), row.count);
+        rows.push_back(Json{{"start_ns", jnum(row.start_ns)}, {"count", row.count}});
       else if (r.spec.key == HistogramKey::Code)
-        out += fmt::format("{}{{\"probe\":{},\"code\":{},\"count\":{}}}", i ? "," : "", row.probe, row.code,
-                           row.count);
+        rows.push_back(Json{{"probe", row.probe}, {"code", row.code}, {"count", row.count}});
       else
-        out += fmt::format("{}{{\"probe\":{},\"count\":{}}}", i ? "," : "", row.probe, row.count);
+        rows.push_back(Json{{"probe", row.probe}, {"count", row.count}});
     }
-    return out + "]}\n";
+    Json doc{{"by", r.spec.key == HistogramKey::Code    ? "code"
+                    : r.spec.key == HistogramKey::Probe ? "probe"
+                                                        : "time"}};
+    if (r.spec.key == HistogramKey::Time) doc["bucket_ns"] = jnum(r.spec.bucket_ns);
+    doc["match"] = r.filter ? Json(trits_text(*r.filter)) : Json(nullptr);
+    doc["total"] = r.total;
+    doc["matched"] = r.matched;
+    doc["rows"] = std::move(rows);
+    return json_text(doc);
   }
   std::string out = fmt::format("{} of {} events{}\n", r.matched, r.total,
                                 r.filter ? " match " + trits_text(*r.filter) + " (D7..D0)" : "");
@@ -427,34 +480,40 @@ std::string format_align(const AlignResult& r, const std::vector<int64_t>& trace
     return out;
   }
   if (format == OutputFormat::Json) {
-    std::string out =
-        fmt::format("{{\"sync_probe\":{},\"reference_trace\":{},\"fits\":[", r.sync_probe, trace(0));
-    for (size_t i = 0; i < r.fits.size(); ++i) {
-      const ClockFit& f = r.fits[i];
-      out += fmt::format(
-          "{}{{\"trace_id\":{},\"edges\":{},\"offset_ns\":{},\"offset_stderr_ns\":{},\"slope\":{:.12f},"
-          "\"drift_ppm\":{},\"rms_residual_ns\":{},\"max_abs_residual_ns\":{},\"stalled_edges\":{},"
-          "\"bound_holds\":{},\"residuals_ns\":[",
-          i ? "," : "", trace(f.capture), f.edges, num(f.offset_ns), num(f.offset_stderr_ns), f.slope,
-          num(f.drift_ppm), num(f.rms_residual_ns), num(f.max_abs_residual_ns), f.stalled_edges,
-          f.edges - f.stalled_edges);
-      for (size_t k = 0; k < f.residuals_ns.size(); ++k) out += (k ? "," : "") + num(f.residuals_ns[k]);
-      out += "],\"stalled_edge_indexes\":[";
-      size_t listed = 0;
+    Json fits = Json::array();
+    for (const ClockFit& f : r.fits) {
+      Json residuals = Json::array();
+      for (double residual : f.residuals_ns) residuals.push_back(jnum(residual));
+      Json stalled = Json::array();
       for (size_t k = 0; k < f.edge_stalled.size(); ++k)
-        if (f.edge_stalled[k]) out += fmt::format("{}{}", listed++ ? "," : "", k);
-      out += "]}";
+        if (f.edge_stalled[k]) stalled.push_back(k);
+      fits.push_back(Json{{"trace_id", trace(f.capture)},
+                          {"edges", f.edges},
+                          {"offset_ns", jnum(f.offset_ns)},
+                          {"offset_stderr_ns", jnum(f.offset_stderr_ns)},
+                          {"slope", jnum(f.slope, 12)},
+                          {"drift_ppm", jnum(f.drift_ppm)},
+                          {"rms_residual_ns", jnum(f.rms_residual_ns)},
+                          {"max_abs_residual_ns", jnum(f.max_abs_residual_ns)},
+                          {"stalled_edges", f.stalled_edges},
+                          {"bound_holds", f.edges - f.stalled_edges},
+                          {"residuals_ns", std::move(residuals)},
+                          {"stalled_edge_indexes", std::move(stalled)}});
     }
-    out += fmt::format("],\"merged_events\":{},\"timeline\":[", r.timeline.size());
-    for (size_t i = 0; i < r.timeline.size(); ++i) {
-      const MergedEvent& e = r.timeline[i];
-      out += fmt::format(
-          "{}{{\"trace_id\":{},\"seq\":{},\"probe\":{},\"code\":{},\"lines\":{},\"time_ns\":{},"
-          "\"ref_time_ns\":{}}}",
-          i ? "," : "", trace(e.capture), e.event.seq, e.event.probe, e.event.code, e.event.lines,
-          num(e.event.time_ns), num(e.ref_time_ns));
-    }
-    return out + "]}\n";
+    Json timeline = Json::array();
+    for (const MergedEvent& e : r.timeline)
+      timeline.push_back(Json{{"trace_id", trace(e.capture)},
+                              {"seq", e.event.seq},
+                              {"probe", e.event.probe},
+                              {"code", e.event.code},
+                              {"lines", e.event.lines},
+                              {"time_ns", jnum(e.event.time_ns)},
+                              {"ref_time_ns", jnum(e.ref_time_ns)}});
+    return json_text(Json{{"sync_probe", r.sync_probe},
+                          {"reference_trace", trace(0)},
+                          {"fits", std::move(fits)},
+                          {"merged_events", r.timeline.size()},
+                          {"timeline", std::move(timeline)}});
   }
   std::string out =
       fmt::format("sync probe {}; reference: trace {}; t_ref = offset + slope x t\n", r.sync_probe, trace(0));
@@ -487,23 +546,30 @@ std::string format_pps(const PpsResult& r, OutputFormat format) {
     return out;
   }
   if (format == OutputFormat::Json) {
-    std::string rejected = "[";
-    for (size_t i = 0; i < r.rejected.size(); ++i)
-      rejected += fmt::format("{}{{\"seq\":{},\"tsc\":{},\"reason\":\"{}\"}}", i ? "," : "",
-                              r.rejected[i].seq, r.rejected[i].tsc, r.rejected[i].reason);
-    rejected += "]";
-    const double offset_ppm = (r.header_tsc_hz - r.tsc_hz) / r.tsc_hz * 1e6;
-    return fmt::format(
-        "{{\"line\":\"D{}\",\"pulses\":{},\"missing\":{},\"rejected\":{},\"rejections\":{},\"tsc_hz\":{:.3f},"
-        "\"uncertainty_hz\":{:.3f},\"uncertainty_ppb\":{:.3f},\"calibrated_tsc_hz\":{:.0f},"
-        "\"calibration_error_ppm\":{:.3f},\"jitter_p50_ns\":{},\"jitter_p99_ns\":{},\"jitter_max_ns\":{},"
-        "\"first_pulse_tsc\":{},\"utc_second\":{},\"utc_first_pulse\":{},\"labels\":{},\"label_note\":{}}}\n",
-        r.line, r.pulses.size(), r.missing, r.rejected.size(), rejected, r.tsc_hz, r.tsc_hz_stderr,
-        r.uncertainty_ppb, r.header_tsc_hz, offset_ppm, num(r.jitter_p50_ns), num(r.jitter_p99_ns),
-        num(r.jitter_max_ns), r.pulses.front().tsc, labelled ? std::to_string(*r.utc_second) : "null",
-        labelled ? "\"" + utc(r.pulses.front().tsc) + "\"" : "null",
-        labelled ? "\"" + r.label_source + "\"" : "null",
-        r.label_note.empty() ? "null" : "\"" + r.label_note + "\"");
+    Json rejected = Json::array();
+    for (const PpsRejection& x : r.rejected)
+      rejected.push_back(Json{{"seq", x.seq}, {"tsc", x.tsc}, {"reason", x.reason}});
+    // The capture's own calibration is unknown when its header has no TSC rate.
+    const bool calibrated = r.header_tsc_hz > 0;
+    return json_text(Json{
+        {"line", fmt::format("D{}", r.line)},
+        {"pulses", r.pulses.size()},
+        {"missing", r.missing},
+        {"rejected", r.rejected.size()},
+        {"rejections", std::move(rejected)},
+        {"tsc_hz", jnum(r.tsc_hz, 3)},
+        {"uncertainty_hz", jnum(r.tsc_hz_stderr, 3)},
+        {"uncertainty_ppb", jnum(r.uncertainty_ppb, 3)},
+        {"calibrated_tsc_hz", jknown(calibrated, r.header_tsc_hz, 0)},
+        {"calibration_error_ppm", jknown(calibrated, (r.header_tsc_hz - r.tsc_hz) / r.tsc_hz * 1e6, 3)},
+        {"jitter_p50_ns", jnum(r.jitter_p50_ns)},
+        {"jitter_p99_ns", jnum(r.jitter_p99_ns)},
+        {"jitter_max_ns", jnum(r.jitter_max_ns)},
+        {"first_pulse_tsc", r.pulses.empty() ? Json(nullptr) : Json(r.pulses.front().tsc)},
+        {"utc_second", labelled ? Json(*r.utc_second) : Json(nullptr)},
+        {"utc_first_pulse", labelled && !r.pulses.empty() ? Json(utc(r.pulses.front().tsc)) : Json(nullptr)},
+        {"labels", labelled ? Json(r.label_source) : Json(nullptr)},
+        {"label_note", r.label_note.empty() ? Json(nullptr) : Json(r.label_note)}});
   }
   std::string out = fmt::format("PPS on D{}: {} pulses accepted, {} missing seconds, {} edges rejected\n",
                                 r.line, r.pulses.size(), r.missing, r.rejected.size());

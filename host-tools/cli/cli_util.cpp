@@ -10,10 +10,12 @@
 
 #include "commands.h"
 #include "db/database.h"
+#include "progress.h"
 
 namespace ett::cli {
 
 int report(const host::HostError& error) {
+  Progress::erase_current();
   std::fprintf(stderr, "ett: %s\n", error.message.c_str());
   // The exit status per error class (README, "Exit status"): scripts tell a wrong disk from a damaged one.
   switch (error.kind) {
@@ -43,6 +45,7 @@ int report(const host::HostError& error) {
 }
 
 void warn(const std::string& message) {
+  Progress::erase_current();
   std::fprintf(stderr, "ett: warning: %s\n", message.c_str());
 }
 

@@ -4,8 +4,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "analysis/compare.h"
@@ -85,8 +87,17 @@ std::string trace_list(const std::vector<int64_t>& traces) {
   return out;
 }
 
-std::string num(double value) {
-  return std::isfinite(value) ? fmt::format("{:.1f}", value) : "null";
+using Json = nlohmann::ordered_json;
+
+// One decimal, as the text shows; null when not finite.
+Json num(double value) {
+  return std::isfinite(value) ? Json(std::round(value * 10) / 10) : Json(nullptr);
+}
+
+// Six significant digits (a slope in ns per byte keeps its digits).
+Json sig(double value) {
+  return std::isfinite(value) ? Json(std::strtod(fmt::format("{:.6g}", value).c_str(), nullptr))
+                              : Json(nullptr);
 }
 
 struct Report {
@@ -99,57 +110,68 @@ struct Report {
   std::optional<FitComparison> fit;
 };
 
-std::string stats_json(const CompareResult& r) {
-  std::string out = "[";
-  for (size_t i = 0; i < r.stats.size(); ++i) {
-    const StatComparison& s = r.stats[i];
-    out += fmt::format(
-        "{}{{\"stat\":\"{}\",\"baseline_ns\":{},\"candidate_ns\":{},\"difference_ns\":{},\"lower_ns\":{},"
-        "\"upper_ns\":{},\"verdict\":\"{}\"}}",
-        i ? "," : "", compare_stat_name(s.stat), num(s.baseline_ns), num(s.candidate_ns),
-        num(s.difference_ns), num(s.lower_ns), num(s.upper_ns), verdict_name(s.verdict));
-  }
-  return out + "]";
+Json stats_json(const CompareResult& r) {
+  Json stats = Json::array();
+  for (const StatComparison& s : r.stats)
+    stats.push_back(Json{{"stat", compare_stat_name(s.stat)},
+                         {"baseline_ns", num(s.baseline_ns)},
+                         {"candidate_ns", num(s.candidate_ns)},
+                         {"difference_ns", num(s.difference_ns)},
+                         {"lower_ns", num(s.lower_ns)},
+                         {"upper_ns", num(s.upper_ns)},
+                         {"verdict", verdict_name(s.verdict)}});
+  return stats;
 }
 
-std::string gate_json(const GateResult& g) {
-  return fmt::format("{{\"decision\":\"{}\",\"stat\":\"{}\",\"limit_ns\":{},\"lower_ns\":{},\"reason\":{}}}",
-                     gate_decision_name(g.decision), compare_stat_name(g.stat),
-                     g.decision == GateDecision::Undecided ? "null" : num(g.limit_ns),
-                     g.decision == GateDecision::Undecided ? "null" : num(g.lower_ns), json_escape(g.reason));
+Json gate_json(const GateResult& g) {
+  const bool decided = g.decision != GateDecision::Undecided;
+  return Json{{"decision", gate_decision_name(g.decision)},
+              {"stat", compare_stat_name(g.stat)},
+              {"limit_ns", decided ? num(g.limit_ns) : Json(nullptr)},
+              {"lower_ns", decided ? num(g.lower_ns) : Json(nullptr)},
+              {"reason", g.reason}};
 }
 
 std::string format_json(const Report& r) {
-  std::string out = fmt::format(
-      "{{\"baseline\":{{\"traces\":[{}],\"actions\":{},\"stalled\":{}}},\"candidate\":{{\"traces\":[{}],"
-      "\"actions\":{},\"stalled\":{}}},\"from\":{},\"to\":{},\"pi_ns\":{},\"confidence\":{},\"resamples\":{},"
-      "\"seed\":{},\"stalled_actions\":\"{}\",\"stats\":{},\"gate\":{}",
-      trace_list(r.baseline.traces), r.overall.baseline.actions, r.overall.baseline.stalled,
-      trace_list(r.candidate.traces), r.overall.candidate.actions, r.overall.candidate.stalled,
-      json_escape(r.o.from), json_escape(r.o.to), r.pi_ns > 0 ? num(r.pi_ns) : "null", r.o.confidence,
-      r.o.resamples, r.o.seed, r.o.stalled, stats_json(r.overall), gate_json(r.overall.gate));
+  Json doc{{"baseline", Json{{"traces", r.baseline.traces},
+                             {"actions", r.overall.baseline.actions},
+                             {"stalled", r.overall.baseline.stalled}}},
+           {"candidate", Json{{"traces", r.candidate.traces},
+                              {"actions", r.overall.candidate.actions},
+                              {"stalled", r.overall.candidate.stalled}}},
+           {"from", r.o.from},
+           {"to", r.o.to},
+           {"pi_ns", r.pi_ns > 0 ? num(r.pi_ns) : Json(nullptr)},
+           {"confidence", r.o.confidence},
+           {"resamples", r.o.resamples},
+           {"seed", r.o.seed},
+           {"stalled_actions", r.o.stalled},
+           {"stats", stats_json(r.overall)},
+           {"gate", gate_json(r.overall.gate)}};
   if (!r.sizes.empty()) {
-    out += ",\"sizes\":[";
-    for (size_t i = 0; i < r.sizes.size(); ++i)
-      out += fmt::format("{}{{\"size\":{},\"baseline_actions\":{},\"candidate_actions\":{},\"stats\":{}}}",
-                         i ? "," : "", r.sizes[i].first, r.sizes[i].second.baseline.actions,
-                         r.sizes[i].second.candidate.actions, stats_json(r.sizes[i].second));
-    out += "]";
+    Json sizes = Json::array();
+    for (const auto& [size, result] : r.sizes)
+      sizes.push_back(Json{{"size", size},
+                           {"baseline_actions", result.baseline.actions},
+                           {"candidate_actions", result.candidate.actions},
+                           {"stats", stats_json(result)}});
+    doc["sizes"] = std::move(sizes);
   }
   if (r.fit) {
-    out += fmt::format(",\"fit\":{{\"method\":\"{}\",\"parameters\":[", fit_method_name(r.fit->method));
-    for (size_t i = 0; i < r.fit->parameters.size(); ++i) {
-      const ParameterComparison& p = r.fit->parameters[i];
-      out += fmt::format(
-          "{}{{\"name\":\"{}\",\"baseline\":{:.6g},\"candidate\":{:.6g},\"difference\":{:.6g},\"lower\":{:."
-          "6g},"
-          "\"upper\":{:.6g}}}",
-          i ? "," : "", p.name, p.baseline, p.candidate, p.difference, p.lower, p.upper);
-    }
-    out += fmt::format("],\"baseline_downweighted\":{},\"candidate_downweighted\":{}}}",
-                       r.fit->baseline.downweighted, r.fit->candidate.downweighted);
+    Json parameters = Json::array();
+    for (const ParameterComparison& p : r.fit->parameters)
+      parameters.push_back(Json{{"name", p.name},
+                                {"baseline", sig(p.baseline)},
+                                {"candidate", sig(p.candidate)},
+                                {"difference", sig(p.difference)},
+                                {"lower", sig(p.lower)},
+                                {"upper", sig(p.upper)}});
+    doc["fit"] = Json{{"method", fit_method_name(r.fit->method)},
+                      {"parameters", std::move(parameters)},
+                      {"baseline_downweighted", r.fit->baseline.downweighted},
+                      {"candidate_downweighted", r.fit->candidate.downweighted}};
   }
-  return out + "}\n";
+  return doc.dump() + "\n";
 }
 
 // The statistics as a table: text columns, or Markdown rows.
@@ -254,6 +276,8 @@ int run_compare(const CompareCommandOptions& o) {
     if (!parsed) return fail(parsed.error());
     sizes = *parsed;
   }
+  auto exists = require_database(o.db);
+  if (!exists) return fail(exists.error());
   auto db = open_database(o.db);
   if (!db) return fail(db.error());
   double pi_ns = 0;

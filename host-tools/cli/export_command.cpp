@@ -1,5 +1,6 @@
 // export_command.cpp: `ett export --format F [-o FILE]`: a loaded trace for other tools (export/exporters.h).
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <memory>
 #include <optional>
@@ -8,6 +9,7 @@
 #include "commands.h"
 #include "export/exporters.h"
 #include "export/output_file.h"
+#include "progress.h"
 
 namespace ett::cli {
 
@@ -23,6 +25,14 @@ struct ExportOptions {
   bool force = false;
   std::string pair = "same-code";
   std::string from, to;  // perfetto: actions
+};
+
+// The output file this run created: removed when the run returns before the export is complete.
+struct CreatedFile {
+  std::string path;
+  ~CreatedFile() {
+    if (!path.empty()) ::unlink(path.c_str());
+  }
 };
 
 int run_export(const ExportOptions& o) {
@@ -46,6 +56,18 @@ int run_export(const ExportOptions& o) {
   }
   auto exists = require_database(o.db);
   if (!exists) return report(exists.error());
+  // The output first: "already exists" before seconds of reading. A file this run creates is removed again
+  // when the export does not complete (an error, or Ctrl-C, which ends the run at once).
+  const bool to_file = !o.output.empty() && o.output != "-";
+  const bool created = to_file && ::access(o.output.c_str(), F_OK) != 0;
+  auto out = TextOut::open(o.output, o.force);
+  if (!out) return report(out.error());
+  CreatedFile incomplete{created ? o.output : ""};
+  Progress bar("export");
+  if (!to_file) bar.data_to_stdout();
+  if (created) bar.remove_on_interrupt(o.output);
+  if (to_file) bar.watch_file(o.output);
+  bar.phase("reading the trace");
   auto loaded = open_trace(o.db, o.trace);
   if (!loaded) return report(loaded.error());
   const Capture& capture = loaded->capture;
@@ -58,11 +80,13 @@ int run_export(const ExportOptions& o) {
     actions = paired->actions;
   }
   // Written as it is produced: the text of 10 M events would be gigabytes in memory.
-  auto out = TextOut::open(o.output, o.force);
-  if (!out) return report(out.error());
+  bar.phase(fmt::format("writing {} events of trace {} as {}", capture.events.size(), capture.info.trace_id,
+                        exporter->name));
   exporter->write(ExportInput{capture, actions}, *out);
   auto written = out->finish();
   if (!written) return report(written.error());
+  bar.keep();
+  incomplete.path.clear();
   return 0;
 }
 
@@ -77,7 +101,8 @@ Command add_export_command(CLI::App& app) {
   for (const Exporter& exporter : exporters())
     formats += fmt::format("{}{}: {}", formats.empty() ? "" : "; ", exporter.name, exporter.description);
   sub->add_option("--format", o->format, formats)->required();
-  sub->add_option("-o,--output", o->output, "Output file (default: standard output)");
+  sub->add_option("-o,--output", o->output,
+                  "Write to FILE instead of standard output (- is standard output)");
   sub->add_flag("--force", o->force, "Overwrite an existing output file");
   sub->add_option("--from", o->from, "perfetto: start events of actions, PROBE[:CODE]");
   add_pair_option(sub, o->pair);

@@ -1,4 +1,4 @@
-// extract_command.cpp: `ett extract IMAGE`: one session's events as CSV or JSON Lines.
+// extract_command.cpp: `ett extract IMAGE`: one session's events as CSV, JSON, JSON Lines or a table.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -10,8 +10,10 @@
 
 #include "commands.h"
 #include "common/units.h"
+#include "data_output.h"
 #include "image/event_writer.h"
 #include "image/trace_image.h"
+#include "progress.h"
 
 namespace ett::cli {
 
@@ -19,26 +21,32 @@ namespace {
 
 struct ExtractOptions {
   std::string image;
-  std::string format = "csv";
-  std::string output;
+  DataOutput out;  // --format csv|text|json|jsonl, -o FILE, --force
   std::string cpu_hz;
   std::optional<uint32_t> session;
-  bool force = false;
 };
 
 int run_extract(const ExtractOptions& options) {
   using namespace ett::host;
-  const auto format = event_format_from_name(options.format);
-  if (!format) return report({ErrorKind::Usage, "--format must be csv or jsonl"});
+  auto checked = data_format(options.out);
+  if (!checked) return report(checked.error());
+  const auto format = event_format_from_name(options.out.format);
+  if (!format) return report({ErrorKind::Usage, "--format '" + options.out.format + "'"});
   std::optional<uint64_t> cpu_hz;
   if (!options.cpu_hz.empty()) {
     auto hz = parse_hz(options.cpu_hz);
     if (!hz) return report(hz.error());
     cpu_hz = *hz;
   }
-  const bool to_stdout = options.output.empty() || options.output == "-";
-  if (!to_stdout && !options.force && ::access(options.output.c_str(), F_OK) == 0)
-    return report({ErrorKind::Usage, options.output + ": already exists; use --force to overwrite it"});
+  const std::string& output = options.out.path;
+  const bool to_stdout = cli::to_stdout(options.out);
+  if (!to_stdout && !options.out.force && ::access(output.c_str(), F_OK) == 0)
+    return report({ErrorKind::Usage, output + ": already exists; use --force to overwrite it"});
+  // Reading a big session takes seconds, and writing it more; Ctrl-C ends the run at once and removes the
+  // file this run created.
+  Progress bar("extract");
+  if (to_stdout) bar.data_to_stdout();
+  bar.phase("reading " + options.image);
 
   auto image = TraceImage::open(options.image);
   if (!image) return report(image.error());
@@ -62,34 +70,44 @@ int run_extract(const ExtractOptions& options) {
     return report(
         {ErrorKind::Usage, fmt::format("session {} has no TSC frequency: give one with --cpu-hz", number)});
 
+  bar.phase(fmt::format("writing session {}", number));
+  const uint64_t total = data->events.size();
+  const WriteProgress progress = [&bar, total](uint64_t done) {
+    bar.count(done, total);
+    return true;
+  };
   if (to_stdout) {
-    auto wrote = write_events(data->events, *format, timing, stdout, "standard output");
+    auto wrote = write_events(data->events, *format, timing, stdout, "standard output", progress);
+    bar.erase();
     return wrote ? 0 : report(wrote.error());
   }
   // A file this run created is removed again when writing it fails; anything that existed before (a file
   // overwritten with --force, a device, a pipe) is left where it is.
   bool created = true;
-  int fd = ::open(options.output.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0 && errno == EEXIST && options.force) {
+  int fd = ::open(output.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == EEXIST && options.out.force) {
     created = false;
-    fd = ::open(options.output.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    fd = ::open(output.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
   }
-  if (fd < 0) return report({ErrorKind::Io, errno_message(options.output, errno)});
+  if (fd < 0) return report({ErrorKind::Io, errno_message(output, errno)});
+  if (created) bar.remove_on_interrupt(output);
+  bar.watch_file(output);
   std::FILE* out = ::fdopen(fd, "w");
   if (!out) {
     ::close(fd);
-    return report({ErrorKind::Io, errno_message(options.output, errno)});
+    return report({ErrorKind::Io, errno_message(output, errno)});
   }
-  auto wrote = write_events(data->events, *format, timing, out, options.output);
+  auto wrote = write_events(data->events, *format, timing, out, output, progress);
   const bool closed = std::fclose(out) == 0;
   if (!wrote || !closed) {
     const HostError error =
-        wrote ? HostError{ErrorKind::Io, errno_message(options.output + ": write failed", errno)}
-              : wrote.error();
-    if (created) ::unlink(options.output.c_str());
+        wrote ? HostError{ErrorKind::Io, errno_message(output + ": write failed", errno)} : wrote.error();
+    if (created) ::unlink(output.c_str());
     return report(error);
   }
-  note(fmt::format("wrote {} events of session {} to {}", data->events.size(), number, options.output));
+  bar.keep();
+  bar.erase();
+  note(fmt::format("wrote {} events of session {} to {}", data->events.size(), number, output));
   return 0;
 }
 
@@ -97,24 +115,22 @@ int run_extract(const ExtractOptions& options) {
 
 Command add_extract_command(CLI::App& app) {
   auto options = std::make_shared<ExtractOptions>();
-  CLI::App* sub = app.add_subcommand("extract", "Write one session's events as CSV or JSON Lines");
+  CLI::App* sub =
+      app.add_subcommand("extract", "Write one session's events as CSV, JSON, JSON Lines or a table");
   sub->add_option("IMAGE", options->image, "Trace disk image file or block device")->required();
-  sub->add_option("--format", options->format,
-                  "csv (seq,probe,code,tsc,time_ns) or jsonl (same keys plus lines)")
-      ->check(CLI::IsMember({"csv", "jsonl"}))
-      ->capture_default_str();
-  sub->add_option("-o,--output", options->output,
-                  "Write to FILE instead of standard output (- is standard output)");
+  options->out.format = "csv";
+  add_data_output(sub, options->out, {"csv", "text", "json", "jsonl"});
   sub->add_option("--cpu-hz", options->cpu_hz,
                   "TSC frequency for time_ns (default: the session's calibrated "
                   "tsc_hz), e.g. 2.4G");
   sub->add_option("--session", options->session, "Session number (default: the newest)");
-  sub->add_flag("--force", options->force, "Overwrite an existing output file");
   sub->footer(
-      "A partial session (dump cut off) is extracted with a warning. A serial log of dump=serial is read\n"
-      "like a disk. Exit status: 0 ok, 1 usage or I/O error, 10 not a trace disk, 11 unknown format "
-      "version,\n"
-      "12 bad CRC, 13 truncated image, 14 empty disk, 15 no such session.");
+      "Columns: seq,probe,code,tsc,time_ns (csv); json, jsonl and text add lines (D7..D0). A partial\n"
+      "session (dump cut off) is extracted with a warning. A serial log of dump=serial is read like a disk.\n"
+      "Ctrl-C removes the file it was writing. Exit status: 0 ok, 1 usage or I/O error, 10 not a trace "
+      "disk,\n"
+      "11 unknown format version, 12 bad CRC, 13 truncated image, 14 empty disk, 15 no such session,\n"
+      "130 interrupted.");
   return {sub, [options] { return run_extract(*options); }};
 }
 

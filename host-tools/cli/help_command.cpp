@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "ett_git_commit.h"  // generated at build time (cmake/git_commit.cmake)
+#include "progress.h"
 
 namespace ett::cli {
 
@@ -152,7 +153,9 @@ bool quiet() {
 }
 
 void note(const std::string& message) {
-  if (!g_quiet) std::fprintf(stderr, "ett: %s\n", message.c_str());
+  if (g_quiet) return;
+  Progress::erase_current();
+  std::fprintf(stderr, "ett: %s\n", message.c_str());
 }
 
 std::vector<const CLI::App*> verbs(const CLI::App& app) {

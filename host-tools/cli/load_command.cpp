@@ -2,14 +2,13 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <optional>
 
 #include "commands.h"
 #include "db/loader.h"
+#include "progress.h"
 
 namespace ett::cli {
 
@@ -22,58 +21,21 @@ struct LoadOptions {
   std::string db = host::default_db_url();
 };
 
-// "\rsession 3 [##########          ]  52%  5.2M/10.0M events" on a terminal, redrawn at most 10 times a
-// second.
-// Ctrl-C while the bar is drawn: the shell's prompt must not land in the middle of it.
-volatile std::sig_atomic_t g_bar_shown = 0;
-
-void clear_bar_and_exit(int signal) {
-  if (g_bar_shown) (void)!::write(STDERR_FILENO, "\r\033[K", 4);
-  std::signal(signal, SIG_DFL);
-  std::raise(signal);
-}
-
-class ProgressBar {
- public:
-  bool update(uint32_t session, uint64_t done, uint64_t total) {
-    const auto now = std::chrono::steady_clock::now();
-    if (done < total && now - m_last < std::chrono::milliseconds(100)) return true;
-    m_last = now;
-    constexpr int kWidth = 30;
-    const int filled = total ? static_cast<int>(kWidth * done / total) : kWidth;
-    std::fprintf(stderr, "\rsession %u [%s%s] %3d%%  %.1fM/%.1fM events", session,
-                 std::string(filled, '#').c_str(), std::string(kWidth - filled, ' ').c_str(),
-                 total ? static_cast<int>(100 * done / total) : 100, done / 1e6, total / 1e6);
-    m_shown = true;
-    g_bar_shown = 1;
-    return true;
-  }
-  void clear() {
-    if (m_shown) std::fprintf(stderr, "\r\033[K");
-    m_shown = false;
-    g_bar_shown = 0;
-  }
-
- private:
-  std::chrono::steady_clock::time_point m_last{};
-  bool m_shown = false;
-};
-
 int run_load(const LoadOptions& options) {
   using namespace ett::host;
-  ProgressBar bar;
-  SessionProgress progress;
-  if (::isatty(STDERR_FILENO) && !quiet()) {
-    std::signal(SIGINT, clear_bar_and_exit);
-    std::signal(SIGTERM, clear_bar_and_exit);
-  }
-  if (::isatty(STDERR_FILENO) && !quiet())
-    progress = [&bar](uint32_t session, uint64_t done, uint64_t total) {
-      return bar.update(session, done, total);
-    };
+  // Ctrl-C abandons the session's transaction at its next batch (and a database file this load created is
+  // removed): an interrupted load leaves nothing behind.
+  Progress bar("load");
+  bar.cooperative();
+  bar.phase("reading " + options.image);
+  const SessionProgress progress = [&bar](uint32_t session, uint64_t done, uint64_t total) {
+    bar.phase(fmt::format("session {}", session));
+    bar.count(done, total);
+    return !bar.interrupted();
+  };
   const LoadRequest request{options.image, options.session, options.all};
   auto loaded = load_into(options.db, request, progress);
-  bar.clear();
+  bar.erase();
   if (!loaded) return report(loaded.error());
   int status = 0;
   for (const LoadedSession& session : *loaded) {

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -55,7 +56,7 @@ struct Verdict {
 // Per machine: what its capture kept of what was sent, and against the scenario's timeline.
 Verdict print_fidelity(const host::RunReport& r, const std::string& json_path, double tolerance_ns) {
   Verdict verdict;
-  std::string json = "[";
+  nlohmann::ordered_json machines = nlohmann::ordered_json::array();
   for (size_t k = 0; k < r.machines.size(); ++k) {
     const host::MachineResult& machine = r.machines[k];
     if (r.machines.size() > 1)
@@ -69,17 +70,17 @@ Verdict print_fidelity(const host::RunReport& r, const std::string& json_path, d
       fmt::print(
           "  align truth:    t_1 = t_{} {:+.1f} ns, drift {:.3f} ppm (what `ett analyze align` should fit)\n",
           k + 1, *machine.truth_offset_ns, *machine.truth_drift_ppm);
-    if (json.size() > 1) json += ",";
-    std::string object = host::fidelity_json(*machine.fidelity);
+    nlohmann::ordered_json object = host::fidelity_document(*machine.fidelity);
     if (machine.truth_offset_ns) {
-      object.pop_back();  // the closing brace
-      object += fmt::format(",\"truth_offset_ns\":{:.1f},\"truth_drift_ppm\":{:.6f}}}",
-                            *machine.truth_offset_ns, *machine.truth_drift_ppm);
+      object["truth_offset_ns"] = std::round(*machine.truth_offset_ns * 10) / 10;
+      object["truth_drift_ppm"] = std::round(*machine.truth_drift_ppm * 1e6) / 1e6;
     }
-    json += object;
+    machines.push_back(std::move(object));
   }
-  json += "]\n";
   if (!json_path.empty()) {
+    std::string json = "[";
+    for (size_t i = 0; i < machines.size(); ++i) json += (i ? "," : "") + machines[i].dump();
+    json += "]\n";
     std::FILE* file = std::fopen(json_path.c_str(), "w");
     const bool wrote = file && std::fputs(json.c_str(), file) >= 0;
     if (file && std::fclose(file) != 0) warn(host::errno_message(json_path, errno));

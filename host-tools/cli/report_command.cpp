@@ -1,4 +1,6 @@
 // report_command.cpp: `ett report -o report.html`: one self-contained HTML page about a loaded trace.
+#include <unistd.h>
+
 #include <map>
 #include <memory>
 #include <optional>
@@ -8,6 +10,7 @@
 #include "commands.h"
 #include "export/html.h"
 #include "export/output_file.h"
+#include "progress.h"
 
 namespace ett::cli {
 
@@ -34,6 +37,10 @@ int run_report(const ReportOptions& o) {
     return report({ErrorKind::Usage, "--baseline compares actions: give --from and --to"});
   auto exists = require_database(o.db);
   if (!exists) return report(exists.error());
+  // Ctrl-C ends the run at once and removes the file this run was creating.
+  Progress bar("report");
+  if (o.output == "-") bar.data_to_stdout();
+  bar.phase("reading the trace");
   auto loaded = open_trace(o.db, o.trace);
   if (!loaded) return report(loaded.error());
   const Capture& capture = loaded->capture;
@@ -41,6 +48,7 @@ int run_report(const ReportOptions& o) {
 
   // The precision table: this trace's own when it is a calibration, else the stored one of its machine.
   std::optional<PrecisionResult> precision;
+  bar.phase("analysing trace " + std::to_string(id));
   if (capture.info.mode == "calibrate") {
     auto result = analyze_precision(capture);
     if (!result) return report(result.error());
@@ -121,10 +129,14 @@ int run_report(const ReportOptions& o) {
   if (!named) return report(named.error());
   for (const auto& row : named->rows)
     if (row.size() == 2 && row[0] && row[1]) labels[std::stoi(*row[0])] = *row[1];
+  bar.phase("writing " + o.output);
   const std::string html =
       export_html({&capture, precision ? &*precision : nullptr, durations ? &*durations : nullptr,
                    fit ? &*fit : nullptr, comparison ? &*comparison : nullptr, labels});
+  if (!o.output.empty() && o.output != "-" && ::access(o.output.c_str(), F_OK) != 0)
+    bar.remove_on_interrupt(o.output);
   auto written = write_output(o.output, html, o.force);
+  bar.keep();
   if (!written) return report(written.error());
   return 0;
 }

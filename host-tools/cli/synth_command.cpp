@@ -1,10 +1,14 @@
 // synth_command.cpp: `ett synth IMAGE --events N`: writes a realistic synthetic capture as a real trace disk.
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <memory>
 
 #include "commands.h"
 #include "common/probe_layout.h"
 #include "image/synth.h"
+#include "progress.h"
 
 namespace ett::cli {
 
@@ -21,7 +25,13 @@ int run_synth(const SynthOptions& options) {
   using namespace ett::host;
   const auto layout = ProbeLayout::from_name(options.layout);
   if (!layout) return report({ErrorKind::Usage, "--layout must be 2x4, 8x1, 4x2 or 1x8"});
+  // Ctrl-C ends the run at once; a disk this run was creating is removed.
+  Progress bar("synth");
+  bar.phase(fmt::format("writing {} synthetic events to {}", options.events, options.image));
+  if (::access(options.image.c_str(), F_OK) != 0) bar.remove_on_interrupt(options.image);
   auto written = write_synth_capture(options.image, {options.events, options.seed, layout->layout()});
+  bar.keep();
+  bar.erase();
   if (!written) return report(written.error());
   std::printf("%s%s: session %u, %llu synthetic events (seed %llu, layout %s)\n", options.image.c_str(),
               written->created_disk ? " (new trace disk)" : "", written->session,

@@ -312,19 +312,41 @@ std::string format_fidelity(const FidelityReport& r) {
   return text;
 }
 
+nlohmann::ordered_json fidelity_document(const FidelityReport& r) {
+  using Json = nlohmann::ordered_json;
+  // One decimal, as the text says; null where nothing was measured (no latency without a matched event, no
+  // interval without two).
+  auto ns = [](bool known, double value) {
+    return known && std::isfinite(value) ? Json(std::round(value * 10) / 10) : Json(nullptr);
+  };
+  const bool latency = r.matched > 0, intervals = r.matched > 1;
+  return Json{{"sent", r.sent},
+              {"captured", r.captured},
+              {"matched", r.matched},
+              {"lost", r.lost},
+              {"unexpected", r.unexpected},
+              {"out_of_order", r.out_of_order},
+              {"merged", r.merged},
+              {"after_end", r.after_end},
+              {"offset_ticks", r.offset_ticks},
+              {"tsc_hz", r.tsc_hz ? Json(r.tsc_hz) : Json(nullptr)},
+              {"latency_p50_ns", ns(latency, r.latency_p50_ns)},
+              {"latency_p99_ns", ns(latency, r.latency_p99_ns)},
+              {"latency_max_ns", ns(latency, r.latency_max_ns)},
+              {"clean", r.clean()},
+              {"guest_clock", r.guest_clock},
+              {"interval_error_p50_ns", ns(intervals, r.interval_p50_ns)},
+              {"interval_error_p95_ns", ns(intervals, r.interval_p95_ns)},
+              {"interval_error_max_ns", ns(intervals, r.interval_max_ns)},
+              {"schedule_error_p50_ns", ns(intervals, r.schedule_p50_ns)},
+              {"schedule_error_p95_ns", ns(intervals, r.schedule_p95_ns)},
+              {"schedule_error_max_ns", ns(intervals, r.schedule_max_ns)},
+              {"held_back", r.held_back},
+              {"held_back_max_ns", ns(true, r.held_back_max_ns)}};
+}
+
 std::string fidelity_json(const FidelityReport& r) {
-  return fmt::format(
-      "{{\"sent\":{},\"captured\":{},\"matched\":{},\"lost\":{},\"unexpected\":{},\"out_of_order\":{},"
-      "\"merged\":{},\"after_end\":{},\"offset_ticks\":{},\"tsc_hz\":{},\"latency_p50_ns\":{:.1f},"
-      "\"latency_p99_ns\":{:.1f},\"latency_max_ns\":{:.1f},\"clean\":{},\"guest_clock\":{},"
-      "\"interval_error_p50_ns\":{:.1f},\"interval_error_p95_ns\":{:.1f},\"interval_error_max_ns\":{:.1f},"
-      "\"schedule_error_p50_ns\":{:.1f},\"schedule_error_p95_ns\":{:.1f},\"schedule_error_max_ns\":{:.1f},"
-      "\"held_back\":{},\"held_back_max_ns\":{:.1f}}}",
-      r.sent, r.captured, r.matched, r.lost, r.unexpected, r.out_of_order, r.merged, r.after_end,
-      r.offset_ticks, r.tsc_hz, r.latency_p50_ns, r.latency_p99_ns, r.latency_max_ns,
-      r.clean() ? "true" : "false", r.guest_clock ? "true" : "false", r.interval_p50_ns, r.interval_p95_ns,
-      r.interval_max_ns, r.schedule_p50_ns, r.schedule_p95_ns, r.schedule_max_ns, r.held_back,
-      r.held_back_max_ns);
+  return fidelity_document(r).dump();
 }
 
 }  // namespace ett::host

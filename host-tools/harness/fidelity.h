@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
@@ -84,8 +85,9 @@ struct CaptureWindow {
 FidelityReport assess_fidelity(std::span<const SentEvent> sent, std::span<const Event> captured,
                                CaptureWindow window);
 
-// Several lines of text ("  fidelity: ..."), and a JSON object (one line).
+// Several lines of text ("  fidelity: ..."), and a JSON object (one line; null where nothing was measured).
 std::string format_fidelity(const FidelityReport& report);
+nlohmann::ordered_json fidelity_document(const FidelityReport& report);
 std::string fidelity_json(const FidelityReport& report);
 
 // --check's default --tolerance: see README ("Timing under load").

@@ -13,6 +13,8 @@ namespace ett::host {
 std::optional<EventFormat> event_format_from_name(std::string_view name) {
   if (name == "csv") return EventFormat::Csv;
   if (name == "jsonl") return EventFormat::Jsonl;
+  if (name == "json") return EventFormat::Json;
+  if (name == "text") return EventFormat::Text;
   return std::nullopt;
 }
 
@@ -22,7 +24,7 @@ int64_t tsc_to_ns(uint64_t tsc, const EventTiming& timing) {
 }
 
 Status write_events(std::span<const Event> events, EventFormat format, const EventTiming& timing,
-                    std::FILE* out, const std::string& out_name) {
+                    std::FILE* out, const std::string& out_name, const WriteProgress& progress) {
   if (timing.hz == 0)
     return make_error(ErrorKind::Usage, "the TSC frequency is 0: give the CPU frequency with --cpu-hz");
   fmt::memory_buffer buffer;
@@ -32,22 +34,47 @@ Status write_events(std::span<const Event> events, EventFormat format, const Eve
     buffer.clear();
     return {};
   };
-  if (format == EventFormat::Csv) fmt::format_to(std::back_inserter(buffer), "seq,probe,code,tsc,time_ns\n");
+  auto out_it = std::back_inserter(buffer);
+  if (format == EventFormat::Csv) fmt::format_to(out_it, "seq,probe,code,tsc,time_ns\n");
+  if (format == EventFormat::Text)
+    fmt::format_to(out_it, "{:>10}  {:>5}  {:>4}  {:>20}  {:>16}  {:>5}\n", "seq", "probe", "code", "tsc",
+                   "time_ns", "lines");
+  // JSON: hand-written (millions of events; numbers only, nothing to escape), one object a line.
+  if (format == EventFormat::Json) fmt::format_to(out_it, "[");
+  uint64_t done = 0;
   for (const Event& event : events) {
     const int64_t ns = tsc_to_ns(event.tsc, timing);
-    if (format == EventFormat::Csv)
-      fmt::format_to(std::back_inserter(buffer), FMT_COMPILE("{},{},{},{},{}\n"), event.seq, event.probe,
-                     event.code, event.tsc, ns);
-    else
-      fmt::format_to(
-          std::back_inserter(buffer),
-          FMT_COMPILE("{{\"seq\":{},\"probe\":{},\"code\":{},\"tsc\":{},\"time_ns\":{},\"lines\":{}}}\n"),
-          event.seq, event.probe, event.code, event.tsc, ns, event.lines);
+    switch (format) {
+      case EventFormat::Csv:
+        fmt::format_to(out_it, FMT_COMPILE("{},{},{},{},{}\n"), event.seq, event.probe, event.code, event.tsc,
+                       ns);
+        break;
+      case EventFormat::Jsonl:
+        fmt::format_to(
+            out_it,
+            FMT_COMPILE("{{\"seq\":{},\"probe\":{},\"code\":{},\"tsc\":{},\"time_ns\":{},\"lines\":{}}}\n"),
+            event.seq, event.probe, event.code, event.tsc, ns, event.lines);
+        break;
+      case EventFormat::Json:
+        fmt::format_to(
+            out_it,
+            FMT_COMPILE(
+                "{}\n  {{\"seq\":{},\"probe\":{},\"code\":{},\"tsc\":{},\"time_ns\":{},\"lines\":{}}}"),
+            done == 0 ? "" : ",", event.seq, event.probe, event.code, event.tsc, ns, event.lines);
+        break;
+      case EventFormat::Text:
+        fmt::format_to(out_it, FMT_COMPILE("{:>10}  {:>5}  {:>4}  {:>20}  {:>16}  {:>5}\n"), event.seq,
+                       event.probe, event.code, event.tsc, ns, event.lines);
+        break;
+    }
     if (buffer.size() >= (1u << 16)) {
       auto flushed = flush();
       if (!flushed) return flushed;
     }
+    if (++done % (1u << 16) == 0 && progress && !progress(done))
+      return make_error(ErrorKind::Interrupted, "interrupted: " + out_name + " is incomplete");
   }
+  if (format == EventFormat::Json) fmt::format_to(out_it, "{}]\n", events.empty() ? "" : "\n");
   auto flushed = flush();
   if (!flushed) return flushed;
   if (std::fflush(out) != 0)

@@ -1,9 +1,11 @@
 // cli_test.cpp: the `ett` binary as a user meets it: wrong arguments destroy nothing (a trace disk given as
 // the probe file, a mistyped database), every flag's output stays bounded, errors are one `ett:` line, and
-// the conventions (--format, -o -, sql -, help, completion, man, -q, --version) hold on every verb. JSON is
-// parsed.
+// the conventions (--format, -o -, sql -, help, completion, man, -q, --version, progress on a terminal and
+// Ctrl-C) hold on every verb. JSON is parsed, never searched as text.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <pty.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "db/database.h"
 #include "ett/trace_format.h"
 #include "ett/virtual_probe.h"
 #include "support/test_disk_writer.h"
@@ -79,6 +82,53 @@ class CliTest : public ::testing::Test {
   }
 
   std::string path(const std::string& name) const { return m_dir.file(name); }
+
+  // The real `ett` on a pseudo-terminal (its standard output and error are the terminal, 200 columns): what
+  // it wrote there, and its exit status. When `interrupt_at` shows up in what it wrote, Ctrl-C is typed
+  // (the terminal sends SIGINT, as a shell's would).
+  struct TerminalRun {
+    int status = -1;
+    std::string screen;
+    bool interrupted = false;
+  };
+  TerminalRun ett_on_terminal(const std::vector<std::string>& args, const std::string& interrupt_at = "") {
+    std::vector<std::string> argv_text = {std::string(ETT_BIN_DIR) + "/ett"};
+    argv_text.insert(argv_text.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& arg : argv_text) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    const std::string dir = m_dir.file("");
+    winsize size{};
+    size.ws_row = 24;
+    size.ws_col = 200;
+    int master = -1;
+    const pid_t child = ::forkpty(&master, nullptr, nullptr, &size);
+    if (child == 0) {
+      if (::chdir(dir.c_str()) != 0) ::_exit(127);
+      ::unsetenv("ETT_DB");
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    TerminalRun run;
+    if (child < 0) return run;
+    std::array<char, 65536> buffer;
+    for (;;) {
+      pollfd fd{master, POLLIN, 0};
+      if (::poll(&fd, 1, 120'000) <= 0) break;  // a hung ett: the status check below fails
+      const ssize_t got = ::read(master, buffer.data(), buffer.size());
+      if (got <= 0) break;  // EIO: the child's side is closed
+      run.screen.append(buffer.data(), static_cast<size_t>(got));
+      if (!interrupt_at.empty() && !run.interrupted && run.screen.find(interrupt_at) != std::string::npos) {
+        EXPECT_EQ(::write(master, "\x03", 1), 1);
+        run.interrupted = true;
+      }
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    ::close(master);
+    run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return run;
+  }
 
   // A synthetic capture loaded into sqlite:NAME.
   void load(const std::string& db = "t.db", int events = 2000) {
@@ -177,6 +227,7 @@ TEST_F(CliTest, ReadOnlyVerbsRefuseADatabaseThatDoesNotExist) {
       {"export", "--format", "csv"},
       {"report", "-o", "r.html"},
       {"label", "--probe", "1", "node A"},
+      {"compare", "--baseline", "1", "--candidate", "2", "--from", "1", "--to", "2"},
   };
   for (std::vector<std::string> args : verbs) {
     SCOPED_TRACE(args[0]);
@@ -349,6 +400,141 @@ TEST_F(CliTest, QuietLeavesOnlyResultsAndErrors) {
     EXPECT_TRUE(quiet.err.empty()) << quiet.err;
   }
   EXPECT_EQ(slurp(path("b.csv")), slurp(path("a.csv")));
+}
+
+// The analyses' JSON, parsed: what is not known (no precision stored, nothing paired) is null, never 0.
+TEST_F(CliTest, AnalysisJsonSaysNullForWhatIsNotKnown) {
+  load();  // a synthetic capture: no precision is stored for its machine
+  auto analyze = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), "analyze");
+    args.insert(args.end(), {"--format", "json", "--db", "sqlite:t.db"});
+    const EttRun run = ett(args);
+    EXPECT_EQ(run.status, 0) << run.err;
+    EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 1) << "one document, one line";
+    return json::parse(run.out);
+  };
+  const json durations = analyze({"durations", "--from", "1", "--to", "2"});
+  EXPECT_TRUE(durations.at("pi_ns").is_null());
+  EXPECT_TRUE(durations.at("pi_from_trace").is_null());
+  EXPECT_TRUE(durations.at("bound_holds").is_null());
+  ASSERT_FALSE(durations.at("actions").empty());
+  EXPECT_TRUE(durations.at("actions").at(0).at("bound_ns").is_null());
+  EXPECT_EQ(durations.at("durations").at("count"), durations.at("actions").size());
+  EXPECT_GE(durations.at("durations").at("mean_ns").get<double>(), 0);
+
+  const json bounded = analyze({"durations", "--from", "1", "--to", "2", "--pi-ns", "250"});
+  EXPECT_EQ(bounded.at("pi_ns"), 250.0);
+  EXPECT_EQ(bounded.at("bound_holds"),
+            bounded.at("actions").size() - bounded.at("stalled_actions").get<size_t>());
+  EXPECT_GE(bounded.at("actions").at(0).at("bound_ns").get<double>(), 250.0);
+
+  // Nothing pairs: the count is 0 and the statistics of no durations are unknown.
+  const json none = analyze({"durations", "--from", "1:0", "--to", "2:0"});
+  EXPECT_EQ(none.at("durations").at("count"), 0);
+  for (const char* key : {"mean_ns", "stddev_ns", "min_ns", "p50_ns", "p99_ns", "max_ns"})
+    EXPECT_TRUE(none.at("durations").at(key).is_null()) << key;
+
+  // No tau: nothing was checked, so the list of close events is null, not empty.
+  const json intervals = analyze({"intervals"});
+  EXPECT_TRUE(intervals.at("tau_ns").is_null());
+  ASSERT_FALSE(intervals.at("probes").empty());
+  for (const json& probe : intervals.at("probes")) EXPECT_TRUE(probe.at("closer_than_tau").is_null());
+  const json checked = analyze({"intervals", "--tau-ns", "1"});
+  EXPECT_EQ(checked.at("tau_ns"), 1.0);
+  EXPECT_TRUE(checked.at("probes").at(0).at("closer_than_tau").is_array());
+
+  const json nothing = analyze({"histogram", "--match", "XXXXXXXX", "--by", "time:1ms"});
+  EXPECT_EQ(nothing.at("matched"), 2000);
+  EXPECT_EQ(nothing.at("bucket_ns"), 1e6);
+  EXPECT_TRUE(analyze({"histogram", "--by", "probe"}).at("match").is_null());
+}
+
+TEST_F(CliTest, ExtractSpeaksEveryFormat) {
+  ASSERT_EQ(ett({"synth", path("t.img"), "--events", "300", "--seed", "4"}).status, 0);
+  const EttRun jsonl = ett({"extract", path("t.img"), "--format", "jsonl"});
+  ASSERT_EQ(jsonl.status, 0) << jsonl.err;
+  const EttRun array = ett({"extract", path("t.img"), "--format", "json", "-o", path("e.json")});
+  ASSERT_EQ(array.status, 0) << array.err;
+  const json events = json::parse(slurp(path("e.json")));
+  ASSERT_EQ(events.size(), 300u);
+  std::istringstream lines(jsonl.out);
+  std::string line;
+  size_t i = 0;
+  for (; std::getline(lines, line); ++i) EXPECT_EQ(json::parse(line), events.at(i));
+  EXPECT_EQ(i, 300u);
+  const EttRun text = ett({"extract", path("t.img"), "--format", "text", "-o", "-"});
+  ASSERT_EQ(text.status, 0) << text.err;
+  std::istringstream rows(text.out);
+  std::getline(rows, line);
+  EXPECT_NE(line.find("time_ns"), std::string::npos) << line;
+  std::getline(rows, line);
+  std::istringstream first(line);
+  int64_t seq = -1, probe = -1, code = -1, tsc = -1, time_ns = -1, lines_value = -1;
+  first >> seq >> probe >> code >> tsc >> time_ns >> lines_value;
+  EXPECT_EQ(seq, events.at(0).at("seq"));
+  EXPECT_EQ(tsc, events.at(0).at("tsc"));
+  EXPECT_EQ(time_ns, events.at(0).at("time_ns"));
+  EXPECT_EQ(lines_value, events.at(0).at("lines"));
+  EXPECT_EQ(std::count(text.out.begin(), text.out.end(), '\n'), 301);
+  EXPECT_EQ(ett({"extract", path("t.img")}).out.rfind("seq,probe,code,tsc,time_ns\n", 0), 0u)
+      << "csv stays the default";
+  expect_one_line_error(ett({"extract", path("t.img"), "--format", "xml"}), "--format 'xml'");
+  expect_one_line_error(ett({"extract", path("t.img"), "--format", "json", "-o", path("e.json")}),
+                        "already exists");
+  EXPECT_EQ(json::parse(slurp(path("e.json"))).size(), 300u) << "not overwritten";
+}
+
+// Progress on standard error: drawn only on a terminal and without -q, erased before anything else is
+// printed, and erased on Ctrl-C, which leaves nothing half-done behind.
+TEST_F(CliTest, ProgressIsForTerminalsAndCtrlCCleansUp) {
+  ASSERT_EQ(ett({"synth", path("big.img"), "--events", "3000000", "--seed", "2"}).status, 0);
+  const auto npos = std::string::npos;
+
+  const TerminalRun full = ett_on_terminal({"load", path("big.img"), "--db", "sqlite:f.db"});
+  ASSERT_EQ(full.status, 0) << full.screen;
+  const size_t result = full.screen.find("loaded as trace 1");
+  ASSERT_NE(result, npos) << full.screen;
+  const size_t bar = full.screen.rfind("ett load: session", result);
+  ASSERT_NE(bar, npos) << "no progress on the terminal: " << full.screen;
+  EXPECT_LT(full.screen.rfind("ett load: ", result), full.screen.rfind("\r\033[K", result))
+      << "the bar is erased before the result, and not drawn again: " << full.screen.substr(bar);
+
+  // Ctrl-C during the load: the bar is erased before the message, the status is 130, and the database file
+  // the load created is gone.
+  const TerminalRun load =
+      ett_on_terminal({"load", path("big.img"), "--db", "sqlite:i.db"}, "ett load: session");
+  ASSERT_TRUE(load.interrupted) << load.screen;
+  EXPECT_EQ(load.status, 130) << load.screen;
+  const size_t message = load.screen.find("ett: load abandoned");
+  ASSERT_NE(message, npos) << load.screen;
+  const size_t last_bar = load.screen.rfind("ett load: ", message);
+  ASSERT_NE(last_bar, npos);
+  EXPECT_LT(load.screen.find("\r\033[K", last_bar), message) << load.screen.substr(last_bar);
+  EXPECT_FALSE(fs::exists(path("i.db")));
+  EXPECT_FALSE(fs::exists(path("i.db-journal")));
+
+  // Ctrl-C while export waits for the database (another connection holds it locked): the run ends at once
+  // and the output file it had created is removed.
+  {
+    auto db = host::open_database("sqlite:" + path("f.db"));
+    ASSERT_TRUE(db) << db.error().message;
+    ASSERT_TRUE((*db)->run_script("BEGIN EXCLUSIVE"));
+    const TerminalRun exported = ett_on_terminal(
+        {"export", "--format", "csv", "-o", path("x.csv"), "--db", "sqlite:f.db"}, "ett export: reading");
+    ASSERT_TRUE(exported.interrupted) << exported.screen;
+    EXPECT_EQ(exported.status, 130) << exported.screen;
+    EXPECT_FALSE(fs::exists(path("x.csv")));
+    const size_t export_bar = exported.screen.rfind("ett export: ");
+    EXPECT_NE(exported.screen.find("\r\033[K", export_bar), npos) << "the last bar is erased";
+  }
+
+  // -q: no progress; not a terminal: no progress either.
+  const TerminalRun quiet = ett_on_terminal({"-q", "extract", path("big.img"), "-o", "/dev/null", "--force"});
+  EXPECT_EQ(quiet.status, 0) << quiet.screen;
+  EXPECT_EQ(quiet.screen.find("ett extract:"), npos) << quiet.screen;
+  const EttRun piped = ett({"extract", path("big.img"), "-o", "/dev/null", "--force"});
+  EXPECT_EQ(piped.status, 0) << piped.err;
+  EXPECT_EQ(piped.err.find('\r'), npos) << piped.err;
 }
 
 // README's command reference (section "The `ett` command") names every verb `ett help` lists, with every

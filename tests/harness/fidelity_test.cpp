@@ -56,7 +56,10 @@ TEST(Fidelity, CompleteRunMeasuresLatencyFromTheFastestDetection) {
   EXPECT_EQ(r.latency_p99_ns, 1000);
   EXPECT_EQ(r.latency_max_ns, 1000);
   EXPECT_NE(format_fidelity(r).find("complete and in order"), std::string::npos);
-  EXPECT_NE(fidelity_json(r).find("\"lost\":0"), std::string::npos);
+  const auto json = nlohmann::json::parse(fidelity_json(r));
+  EXPECT_EQ(json.at("lost"), 0);
+  EXPECT_EQ(json.at("latency_max_ns"), 1000.0);
+  EXPECT_EQ(json.at("clean"), true);
 }
 
 // Two writes on one probe inside one poll: the poll sees only the second; the first is lost.
@@ -216,7 +219,7 @@ TEST(Fidelity, GuestClockRunComparesEveryIntervalWithTheScenario) {
   EXPECT_TRUE(r.on_time(2'000));
   EXPECT_FALSE(r.on_time(1'999));
   EXPECT_NE(format_fidelity(r).find("interval error"), std::string::npos);
-  EXPECT_NE(fidelity_json(r).find("\"interval_error_max_ns\":2000.0"), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(fidelity_json(r)).at("interval_error_max_ns"), 2000.0);
 }
 
 // A burst scheduled 50 ns apart but held back by pacing: each event complete and in order, yet the captured
@@ -248,6 +251,20 @@ TEST(Fidelity, HeldBackBurstIsCompleteButOffTheSchedule) {
   EXPECT_GT(r.schedule_max_ns, 20'000'000);  // half the 50 ms spread
   EXPECT_FALSE(r.on_time(kDefaultToleranceUs * 1e3));
   EXPECT_NE(format_fidelity(r).find("held back by pacing"), std::string::npos);
+}
+
+// Nothing captured: no latency and no timing error was measured, so the JSON says null, not 0.
+TEST(Fidelity, JsonSaysNullForWhatWasNotMeasured) {
+  auto sent = sends({{10'000, 1, 3}, {20'000, 1, 4}});
+  auto r = assess(sent, {});
+  EXPECT_EQ(r.lost, 2u);
+  const auto json = nlohmann::json::parse(fidelity_json(r));
+  EXPECT_EQ(json.at("sent"), 2);
+  EXPECT_EQ(json.at("matched"), 0);
+  EXPECT_EQ(json.at("clean"), false);
+  for (const char* key :
+       {"latency_p50_ns", "latency_max_ns", "interval_error_max_ns", "schedule_error_p95_ns"})
+    EXPECT_TRUE(json.at(key).is_null()) << key;
 }
 
 }  // namespace

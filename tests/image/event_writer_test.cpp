@@ -1,9 +1,11 @@
-// event_writer_test.cpp: exact CSV and JSONL output, time_ns rounding and the --cpu-hz override.
+// event_writer_test.cpp: exact CSV, JSONL, JSON and text output, time_ns rounding and the --cpu-hz override.
 #include "image/event_writer.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <vector>
 
 namespace ett::host {
@@ -75,7 +77,41 @@ TEST(EventWriter, EmptyAndZeroHz) {
 TEST(EventWriter, FormatNames) {
   EXPECT_EQ(event_format_from_name("csv"), EventFormat::Csv);
   EXPECT_EQ(event_format_from_name("jsonl"), EventFormat::Jsonl);
-  EXPECT_FALSE(event_format_from_name("json"));
+  EXPECT_EQ(event_format_from_name("json"), EventFormat::Json);
+  EXPECT_EQ(event_format_from_name("text"), EventFormat::Text);
+  EXPECT_FALSE(event_format_from_name("xml"));
+}
+
+// The JSON array is hand-written (millions of events): it must parse, and hold what JSON Lines holds.
+TEST(EventWriter, JsonArrayParsesAndMatchesJsonLines) {
+  const auto array = nlohmann::json::parse(render(kEvents, EventFormat::Json, {1000, 3}));
+  ASSERT_EQ(array.size(), kEvents.size());
+  std::istringstream lines(render(kEvents, EventFormat::Jsonl, {1000, 3}));
+  std::string line;
+  for (size_t i = 0; std::getline(lines, line); ++i) EXPECT_EQ(nlohmann::json::parse(line), array.at(i));
+  EXPECT_EQ(array.at(3).at("time_ns"), 1000000000000);
+  EXPECT_EQ(nlohmann::json::parse(render({}, EventFormat::Json, {0, 1})), nlohmann::json::array());
+}
+
+TEST(EventWriter, TextIsAlignedColumns) {
+  EXPECT_EQ(render({kEvents[1]}, EventFormat::Text, {1000, 3}),
+            "       seq  probe  code                   tsc           time_ns  lines\n"
+            "         1      2    15                  1001         333333333    243\n");
+}
+
+// A progress callback that says stop ends the writing with an Interrupted error.
+TEST(EventWriter, ProgressCanStopTheWriting) {
+  std::vector<Event> events(200'000, kEvents[0]);
+  std::vector<uint64_t> seen;
+  std::FILE* file = std::tmpfile();
+  auto wrote = write_events(events, EventFormat::Csv, {0, 1}, file, "tmp", [&](uint64_t done) {
+    seen.push_back(done);
+    return seen.size() < 2;
+  });
+  std::fclose(file);
+  ASSERT_FALSE(wrote);
+  EXPECT_EQ(wrote.error().kind, ErrorKind::Interrupted);
+  EXPECT_EQ(seen, (std::vector<uint64_t>{65536, 131072}));
 }
 
 }  // namespace

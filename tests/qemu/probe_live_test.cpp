@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,14 +18,31 @@ namespace {
 
 const std::string kBin = ETT_BIN_DIR;
 
-// The number after "key": in a JSON text (the first occurrence after `from`).
-double json_number(const std::string& json, const std::string& key, size_t from = 0) {
-  const size_t at = json.find("\"" + key + "\":", from);
-  if (at == std::string::npos) {
-    ADD_FAILURE() << "no " << key << " in " << json;
+// The first number under "key" in a JSON text, parsed, in document order (within the first `within` object
+// when given).
+const nlohmann::ordered_json* find_key(const nlohmann::ordered_json& node, const std::string& key) {
+  if (node.is_object()) {
+    for (const auto& [name, value] : node.items()) {
+      if (name == key) return &value;
+      if (const auto* found = find_key(value, key)) return found;
+    }
+  } else if (node.is_array()) {
+    for (const auto& value : node)
+      if (const auto* found = find_key(value, key)) return found;
+  }
+  return nullptr;
+}
+
+double json_number(const std::string& json, const std::string& key, const std::string& within = "") {
+  const auto document = nlohmann::ordered_json::parse(json, nullptr, false);
+  const nlohmann::ordered_json* scope = document.is_discarded() ? nullptr : &document;
+  if (scope && !within.empty()) scope = find_key(*scope, within);
+  const nlohmann::ordered_json* value = scope ? find_key(*scope, key) : nullptr;
+  if (!value || !value->is_number()) {
+    ADD_FAILURE() << "no number " << key << " in " << json;
     return 0;
   }
-  return std::stod(json.substr(at + key.size() + 3));
+  return value->get<double>();
 }
 
 TEST(ProbeLive, ShellSignalsAreCapturedExactlyInOrder) {
@@ -128,7 +146,7 @@ TEST(ProbeLive, UdpDemoGivesOneActionPerMessageInSizeOrder) {
   EXPECT_EQ(json_number(json, "count"), 2 * kRounds) << json;
   EXPECT_NE(json.find("\"unmatched_starts\":[]"), std::string::npos) << json;
   EXPECT_NE(json.find("\"unmatched_ends\":[]"), std::string::npos) << json;
-  EXPECT_EQ(json_number(json, "points", json.find("\"fit\"")), 2 * kRounds) << json;
+  EXPECT_EQ(json_number(json, "points", "fit"), 2 * kRounds) << json;
 
   const fs::path csv = dir / "durations.csv";
   CommandResult rows =

@@ -2,8 +2,9 @@
 // than the loop (the loss is reported, never hidden), simultaneous changes on many probes, a million events,
 // the run's deadline, and two measurement PCs aligned on a shared sync line.
 #include <iomanip>
+#include <nlohmann/json.hpp>
 #include <random>
-#include <regex>
+#include <vector>
 
 #include "qemu_test_support.h"
 
@@ -13,16 +14,33 @@ namespace {
 constexpr int kCheckFailed = 6;  // `ett qemu run --check`: lost, unexpected or out of order
 constexpr int kTimeout = 3;
 
-// A numeric field of the k-th object of a JSON text (fields are unique per object in ett's output).
+// Every value of `field` in a JSON document, in document order.
+void collect(const nlohmann::ordered_json& node, const std::string& field,
+             std::vector<const nlohmann::ordered_json*>& found) {
+  if (node.is_object()) {
+    for (const auto& [key, value] : node.items()) {
+      if (key == field) found.push_back(&value);
+      collect(value, field, found);
+    }
+  } else if (node.is_array()) {
+    for (const auto& value : node) collect(value, field, found);
+  }
+}
+
+// A numeric field of the k-th object of a JSON text, parsed (fields are unique per object in ett's output).
 double json_number(const std::string& json, const std::string& field, size_t k = 0) {
-  std::regex pattern("\"" + field + "\":(-?[0-9.eE+-]+)");
-  auto it = std::sregex_iterator(json.begin(), json.end(), pattern);
-  for (size_t i = 0; i < k && it != std::sregex_iterator(); ++i) ++it;
-  if (it == std::sregex_iterator()) {
-    ADD_FAILURE() << "no field " << field << " #" << k << " in " << json.substr(0, 400);
+  const auto document = nlohmann::ordered_json::parse(json, nullptr, false);
+  if (document.is_discarded()) {
+    ADD_FAILURE() << "not JSON: " << json.substr(0, 400);
     return -1;
   }
-  return std::stod((*it)[1]);
+  std::vector<const nlohmann::ordered_json*> found;
+  collect(document, field, found);
+  if (k >= found.size() || !found[k]->is_number()) {
+    ADD_FAILURE() << "no number " << field << " #" << k << " in " << json.substr(0, 400);
+    return -1;
+  }
+  return found[k]->get<double>();
 }
 
 // Times to the nanosecond, never in exponent form (the shared write_scenario prints six digits).
