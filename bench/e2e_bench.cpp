@@ -87,6 +87,8 @@ std::vector<Case> cases(const std::string& sizes) {
       {"analyze align", {"analyze", "align", "--traces", "1,2", "--sync", "1"}},  // the align database
       {"export vcd", {"export", "--format", "vcd", "-o", "{out}"}},
       {"export perfetto", {"export", "--format", "perfetto", "--from", "1", "--to", "2", "-o", "{out}"}},
+      {"export perfetto-proto",
+       {"export", "--format", "perfetto-proto", "--from", "1", "--to", "2", "-o", "{out}"}},
       {"export csv", {"export", "--format", "csv", "-o", "{out}"}},
       // Last: it relabels trace 1 as a calibration capture first (Bench::run_all) and stores its result.
       {"analyze precision", {"analyze", "precision"}},
