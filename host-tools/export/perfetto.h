@@ -6,11 +6,11 @@
 // 1970 (UTC) with a PPS mapping.
 //
 // Protobuf (Perfetto's own trace format, export/perfetto_trace.proto: a subset of its published TracePacket /
-// TrackEvent schema with the same field numbers): the same tracks as TrackDescriptor packets, an instant and
-// a counter value TrackEvent per event, and a slice per action on "actions" tracks (one track per overlap
-// level, as slices on one track must nest). Timestamps in ns: from the capture start (shifted so that a
-// pretrigger event is not negative), or Unix ns (UTC) with a PPS mapping. Written a packet at a time, so
-// memory does not grow with the capture.
+// TrackEvent schema with the same field numbers): the same tracks as TrackDescriptor packets, one instant
+// TrackEvent per event that also sets its probe's counter track (an extra counter value), and a slice per
+// action on "actions" tracks (one track per overlap level, as slices on one track must nest). Timestamps in
+// ns: from the capture start (shifted so that a pretrigger event is not negative), or Unix ns (UTC) with a
+// PPS mapping. Written a packet at a time, so memory does not grow with the capture.
 #pragma once
 
 #include <span>

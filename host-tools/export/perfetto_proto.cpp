@@ -100,17 +100,17 @@ void describe_track(TextOut& out, fmt::memory_buffer& buffer, uint64_t uuid, con
 // Actions as slices: slices on one track must nest, so each goes to the lowest level (track) free at its
 // start; returns the level of each action and the number of levels.
 std::pair<std::vector<uint32_t>, size_t> action_levels(std::span<const Action> actions, const Clock& clock) {
-  std::vector<uint32_t> order(actions.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](uint32_t a, uint32_t b) { return actions[a].start_ns < actions[b].start_ns; });
+  // (start, index) in start order; the index breaks ties, so the order (and the file) is always the same.
+  std::vector<std::pair<uint64_t, uint32_t>> order(actions.size());
+  for (size_t i = 0; i < actions.size(); ++i)
+    order[i] = {clock.of_time(actions[i].start_ns), static_cast<uint32_t>(i)};
+  std::sort(order.begin(), order.end());
   std::vector<uint32_t> level(actions.size());
+  uint32_t levels = 0;
   using Busy = std::pair<uint64_t, uint32_t>;  // (end, level)
   std::priority_queue<Busy, std::vector<Busy>, std::greater<>> busy;
   std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> free;
-  uint32_t levels = 0;
-  for (uint32_t i : order) {
-    const uint64_t start = clock.of_time(actions[i].start_ns);
+  for (const auto& [start, i] : order) {
     while (!busy.empty() && busy.top().first <= start) {
       free.push(busy.top().second);
       busy.pop();
@@ -185,35 +185,30 @@ void write_perfetto_proto(const Capture& capture, std::span<const Action> action
                    level == 0 ? "actions" : fmt::format("actions {}", level + 1), static_cast<int>(level),
                    false);
 
-  // Each event: an instant on its probe's track (seq, lines and tsc as arguments), then the probe's code on
-  // its counter track.
+  // Each event: an instant on its probe's track (seq, lines and tsc as arguments) that also sets the probe's
+  // counter track to its code (an extra counter value: one packet per event, not two).
   const std::span<const AnalysisEvent> events = capture.events;
   write_independent_lines(
       events.size(),
       [events, &clock](size_t begin, size_t end, fmt::memory_buffer& chunk) {
-        pb::TracePacket instant, counter;
-        for (pb::TracePacket* packet : {&instant, &counter}) {
-          packet->set_trusted_packet_sequence_id(kSequence);
-          packet->set_sequence_flags(pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
-        }
-        pb::TrackEvent* instant_event = instant.mutable_track_event();
-        instant_event->set_type(pb::TrackEvent::TYPE_INSTANT);
-        for (uint64_t iid : {kSeq, kLines, kTsc}) instant_event->add_debug_annotations()->set_name_iid(iid);
-        pb::TrackEvent* counter_event = counter.mutable_track_event();
-        counter_event->set_type(pb::TrackEvent::TYPE_COUNTER);
+        pb::TracePacket instant;
+        instant.set_trusted_packet_sequence_id(kSequence);
+        instant.set_sequence_flags(pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
+        pb::TrackEvent* event_out = instant.mutable_track_event();
+        event_out->set_type(pb::TrackEvent::TYPE_INSTANT);
+        for (uint64_t iid : {kSeq, kLines, kTsc}) event_out->add_debug_annotations()->set_name_iid(iid);
+        event_out->add_extra_counter_track_uuids(0);
+        event_out->add_extra_counter_values(0);
         for (const AnalysisEvent& event : events.subspan(begin, end - begin)) {
-          const uint64_t time = clock.of_event(event);
-          instant.set_timestamp(time);
-          instant_event->set_track_uuid(probe_track(event.probe));
-          instant_event->set_name_iid(code_name(event.code));
-          instant_event->mutable_debug_annotations(0)->set_uint_value(event.seq);
-          instant_event->mutable_debug_annotations(1)->set_uint_value(event.lines);
-          instant_event->mutable_debug_annotations(2)->set_uint_value(event.tsc);
+          instant.set_timestamp(clock.of_event(event));
+          event_out->set_track_uuid(probe_track(event.probe));
+          event_out->set_name_iid(code_name(event.code));
+          event_out->mutable_debug_annotations(0)->set_uint_value(event.seq);
+          event_out->mutable_debug_annotations(1)->set_uint_value(event.lines);
+          event_out->mutable_debug_annotations(2)->set_uint_value(event.tsc);
+          event_out->set_extra_counter_track_uuids(0, counter_track(event.probe));
+          event_out->set_extra_counter_values(0, event.code);
           append_packet(instant, chunk);
-          counter.set_timestamp(time);
-          counter_event->set_track_uuid(counter_track(event.probe));
-          counter_event->set_counter_value(event.code);
-          append_packet(counter, chunk);
         }
       },
       out);

@@ -134,9 +134,12 @@ TEST_F(ExportCommand, PerfettoProtobufDecodesAndRoundTripsTheEventCount) {
   ASSERT_EQ(durations.status, 0) << durations.err;
   const size_t actions = json::parse(durations.out)["actions"].size();
   ASSERT_GT(actions, 0u);
-  EXPECT_EQ(count_of(decoded, "track_event {"), static_cast<size_t>(2 * events) + 2 * actions);
+  EXPECT_EQ(count_of(decoded, "track_event {"), static_cast<size_t>(events) + 2 * actions);
   EXPECT_EQ(count_of(decoded, "type: TYPE_INSTANT"), static_cast<size_t>(events));
-  EXPECT_EQ(count_of(decoded, "type: TYPE_COUNTER"), static_cast<size_t>(events));
+  // Each instant sets its probe's counter track: a counter uuid (0x201, 0x202) and the code.
+  EXPECT_EQ(count_of(decoded, "extra_counter_values: "), static_cast<size_t>(events));
+  EXPECT_EQ(count_of(decoded, "extra_counter_track_uuids: 513\n"),
+            static_cast<size_t>(sql_number("SELECT count(*) FROM events WHERE probe = 1")));
   EXPECT_EQ(count_of(decoded, "type: TYPE_SLICE_BEGIN"), actions);
   EXPECT_EQ(count_of(decoded, "type: TYPE_SLICE_END"), actions);
   for (const char* track :
@@ -146,6 +149,16 @@ TEST_F(ExportCommand, PerfettoProtobufDecodesAndRoundTripsTheEventCount) {
   EXPECT_LT(decoded.find("sequence_flags: 1"), decoded.find("sequence_flags: 2"));
   EXPECT_EQ(count_of(decoded, "sequence_flags: 1\n"), 1u);
   EXPECT_EQ(count_of(decoded, "trusted_packet_sequence_id: 1\n"), count_of(decoded, "packet {"));
+
+  // Without actions: exactly one TrackEvent packet per event of the database.
+  const std::string plain = m_dir.file("plain.pftrace");
+  ASSERT_EQ(ett({"export", "--format", "perfetto-proto", "-o", plain}).status, 0);
+  ASSERT_EQ(std::system(("protoc --decode=perfetto.protos.Trace --proto_path=" ETT_SOURCE_DIR
+                         "/host-tools/export perfetto_trace.proto < " +
+                         plain + " > " + decoded_file)
+                            .c_str()),
+            0);
+  EXPECT_EQ(count_of(read_file(decoded_file), "track_event {"), static_cast<size_t>(events));
 
   // The check has teeth: a file cut in the middle of a packet does not decode.
   const std::string cut = m_dir.file("cut.pftrace");
