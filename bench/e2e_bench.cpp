@@ -1,7 +1,8 @@
-// e2e_bench.cpp: `ett_e2e_bench [EVENTS]` (part of `make bench`): every `ett analyze` and `ett export` run
-// end to end through the ett binary (database file to result) over a synthetic trace of 10 million events in
-// SQLite and in PostgreSQL, with its wall time, its peak memory and the ratio to a plain full scan of the
-// same SQLite file by the sqlite3 shell in the same run.
+// e2e_bench.cpp: `ett_e2e_bench [EVENTS [FILTER]]` (part of `make bench`; FILTER: only the commands whose
+// name holds it, e.g. "export"): every `ett analyze` and `ett export` run end to end through the ett binary
+// (database file to result) over a synthetic trace of 10 million events in SQLite and in PostgreSQL, with its
+// wall time, its peak memory and the ratio to a plain full scan of the same SQLite file by the sqlite3 shell
+// in the same run.
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -93,6 +94,8 @@ std::vector<Case> cases(const std::string& sizes) {
       {"analyze align", {"analyze", "align", "--traces", "1,2", "--sync", "1"}},  // the align database
       {"export vcd", {"export", "--format", "vcd", "-o", "{out}"}},
       {"export perfetto", {"export", "--format", "perfetto", "--from", "1", "--to", "2", "-o", "{out}"}},
+      {"export perfetto-proto",
+       {"export", "--format", "perfetto-proto", "--from", "1", "--to", "2", "-o", "{out}"}},
       {"export csv", {"export", "--format", "csv", "-o", "{out}"}},
       // Last: it relabels trace 1 as a calibration capture first (Bench::run_all) and stores its result.
       {"analyze precision", {"analyze", "precision"}},
@@ -113,7 +116,7 @@ Measured sqlite_scan(const std::string& file) {
 
 class Bench {
  public:
-  explicit Bench(std::string ett) : m_ett(std::move(ett)) {}
+  Bench(std::string ett, std::string filter) : m_ett(std::move(ett)), m_filter(std::move(filter)) {}
 
   // Every case against one engine's databases; `reference` (SQLite's rows) adds the ratio to them.
   std::vector<Measured> run_all(const std::string& engine, const Databases& dbs, const fs::path& dir,
@@ -122,6 +125,10 @@ class Bench {
     const std::vector<Case> all = cases(sizes);
     for (size_t i = 0; i < all.size(); ++i) {
       const Case& c = all[i];
+      if (std::string(c.name).find(m_filter) == std::string::npos) {
+        rows.push_back({});
+        continue;
+      }
       const bool align = std::string(c.name) == "analyze align";
       const std::string& db = align ? dbs.align : dbs.main;
       if (std::string(c.name) == "analyze precision") relabel_calibrate(db);
@@ -157,6 +164,7 @@ class Bench {
   }
 
   std::string m_ett;
+  std::string m_filter;  // only the commands whose name holds it
 };
 
 }  // namespace
@@ -203,7 +211,7 @@ int run_bench(int argc, char** argv) {
   std::string sizes;
   for (int code = 1; code <= 15; ++code)
     sizes += fmt::format("{}{}={}", code > 1 ? "," : "", code, 16 * code);
-  Bench bench(ett);
+  Bench bench(ett, argc > 2 ? argv[2] : "");
   const std::vector<Measured> sqlite = bench.run_all("SQLite", sqlite_dbs, dir, sizes, nullptr);
 
   // PostgreSQL: a throwaway server (fsync off, unix socket) as the database tests use, a database for each

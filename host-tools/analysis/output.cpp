@@ -537,7 +537,7 @@ std::string format_align(const AlignResult& r, const std::vector<int64_t>& trace
 
 std::string format_pps(const PpsResult& r, OutputFormat format) {
   const bool labelled = r.utc_second.has_value();
-  auto utc = [&](uint64_t tsc) { return labelled ? format_utc(r.utc_of_tsc(tsc)) : std::string(); };
+  auto utc = [&](uint64_t tsc) { return labelled ? format_iso_utc(r.utc_of_tsc(tsc)) : std::string(); };
   if (format == OutputFormat::Csv) {
     std::string out = "seq,tsc,pulse,residual_ns,utc,rejected\n";
     for (const PpsPulse& p : r.pulses)

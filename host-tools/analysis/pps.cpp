@@ -70,24 +70,16 @@ int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
 
 }  // namespace
 
-UtcTime PpsResult::utc_of_tsc(uint64_t tsc) const {
+UtcNs PpsResult::utc_of_tsc(uint64_t tsc) const {
   return utc_of_capture_ns(0, tsc, 1'000'000'000);
 }
 
-UtcTime PpsResult::utc_of_capture_ns(double time_ns, uint64_t capture_start_tsc,
-                                     uint64_t capture_tsc_hz) const {
+UtcNs PpsResult::utc_of_capture_ns(double time_ns, uint64_t capture_start_tsc,
+                                   uint64_t capture_tsc_hz) const {
   if (!utc_second || tsc_hz <= 0) return {};
-  // Seconds since pulse 0: small enough for a double to keep far below a nanosecond.
-  const double ticks = static_cast<double>(capture_start_tsc) - anchor_tsc +
-                       time_ns * static_cast<double>(capture_tsc_hz) / 1e9;
-  const double since = ticks / tsc_hz;
-  const double whole = std::floor(since);
-  UtcTime time{*utc_second + static_cast<int64_t>(whole), std::llround((since - whole) * 1e9)};
-  if (time.nanosecond >= 1'000'000'000) {
-    time.second += 1;
-    time.nanosecond -= 1'000'000'000;
-  }
-  return time;
+  return TscUtcClock(anchor_tsc, tsc_hz, *utc_second)
+      .after_anchor(static_cast<double>(capture_start_tsc) - anchor_tsc +
+                    time_ns * static_cast<double>(capture_tsc_hz) / 1e9);
 }
 
 Expected<PpsResult> analyze_pps(const Capture& capture, const PpsOptions& options) {
@@ -243,14 +235,6 @@ Expected<std::pair<size_t, int64_t>> parse_utc_at_edge(std::string_view text) {
         fmt::format("--utc-at-edge '{}': expected N=ISO-8601 (pulse N, from 1, is that UTC second)", text));
   ETT_TRY_ASSIGN(int64_t second, parse_utc_second(text.substr(equals + 1)));
   return std::pair<size_t, int64_t>{n, second};
-}
-
-std::string format_utc(const UtcTime& time) {
-  const auto t = static_cast<std::time_t>(time.second);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  return fmt::format("{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}.{:09d}Z", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, time.nanosecond);
 }
 
 }  // namespace ett::host

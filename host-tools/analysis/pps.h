@@ -17,6 +17,7 @@
 
 #include "analysis/capture.h"
 #include "common/status.h"
+#include "common/utc_time.h"
 
 namespace ett::host {
 
@@ -47,12 +48,6 @@ struct PpsPulse {
   double residual_ns = 0;  // tsc - (a + b * k), in ns
 };
 
-// A UTC instant: seconds since 1970 and nanoseconds (a double would keep only ~200 ns at today's dates).
-struct UtcTime {
-  int64_t second = 0;
-  int64_t nanosecond = 0;  // 0 .. 999,999,999
-};
-
 struct PpsResult {
   int line = 7;
   std::vector<PpsPulse> pulses;        // accepted
@@ -71,10 +66,10 @@ struct PpsResult {
   std::string label_note;    // why the CMOS label was not used, when it was not
 
   // The UTC instant of a TSC value (needs utc_second). Every UTC time ETT prints comes from here.
-  UtcTime utc_of_tsc(uint64_t tsc) const;
+  UtcNs utc_of_tsc(uint64_t tsc) const;
   // The same for a time in ns from the capture's start (its capture_start_tsc and calibrated tsc_hz, which
   // turned ticks into that time).
-  UtcTime utc_of_capture_ns(double time_ns, uint64_t capture_start_tsc, uint64_t capture_tsc_hz) const;
+  UtcNs utc_of_capture_ns(double time_ns, uint64_t capture_start_tsc, uint64_t capture_tsc_hz) const;
 };
 
 // Errors: fewer than three accepted pulses, a bad line, an --utc-at-edge beyond the pulses.
@@ -84,7 +79,5 @@ Expected<PpsResult> analyze_pps(const Capture& capture, const PpsOptions& option
 Expected<int64_t> parse_utc_second(std::string_view text);
 // "N=2026-11-23T16:00:05Z"
 Expected<std::pair<size_t, int64_t>> parse_utc_at_edge(std::string_view text);
-// ISO-8601 UTC with nanoseconds: "2026-11-23T16:00:05.000000123Z".
-std::string format_utc(const UtcTime& time);
 
 }  // namespace ett::host

@@ -116,7 +116,7 @@ std::string format_pps_align(const PpsAlignResult& r, std::span<const int64_t> i
     for (size_t i = 0; i < r.timeline.size(); ++i) {
       const MergedEvent& e = r.timeline[i];
       out += fmt::format("{},{},{},{},{},{:.1f},{:.1f},{}\n", ids[e.capture], e.event.seq, e.event.probe,
-                         e.event.code, e.event.lines, e.event.time_ns, e.ref_time_ns, format_utc(r.utc[i]));
+                         e.event.code, e.event.lines, e.event.time_ns, e.ref_time_ns, format_iso_utc(r.utc[i]));
     }
     return out;
   }

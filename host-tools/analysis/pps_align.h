@@ -33,7 +33,7 @@ struct PpsClockMap {
 struct PpsAlignResult {
   std::vector<PpsClockMap> maps;      // one per capture; the reference's is the identity
   std::vector<MergedEvent> timeline;  // every event of every capture, by reference time
-  std::vector<UtcTime> utc;           // the UTC of each timeline event (from its own capture's mapping)
+  std::vector<UtcNs> utc;             // the UTC of each timeline event (from its own capture's mapping)
 };
 
 // `mappings[k]` is the stored mapping of `captures[k]`; each needs its UTC label. Errors: fewer than two

@@ -2,13 +2,17 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <memory>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include "analysis/input.h"
 #include "commands.h"
 #include "export/exporters.h"
 #include "export/output_file.h"
+#include "export/vcd.h"
 #include "progress.h"
 
 namespace ett::cli {
@@ -24,7 +28,10 @@ struct ExportOptions {
   std::string output;
   bool force = false;
   std::string pair = "same-code";
-  std::string from, to;  // perfetto: actions
+  std::string from, to;   // perfetto: actions
+  std::string timescale;  // vcd
+  bool no_bus = false;    // vcd
+  std::string time = "relative";
 };
 
 // The output file this run created: removed when the run returns before the export is complete.
@@ -35,6 +42,21 @@ struct CreatedFile {
   }
 };
 
+// The probes' `ett label` names, [probe - 1] ("" for an unlabelled probe).
+Expected<std::vector<std::string>> probe_labels(Database& db, int64_t trace) {
+  const SqlValue params[] = {trace};
+  ETT_TRY_ASSIGN(auto rows,
+                 db.query("SELECT probe, label FROM probes WHERE trace_id = $1 ORDER BY probe", params));
+  std::vector<std::string> labels;
+  for (const auto& row : rows.rows) {
+    const int probe = row[0] ? std::atoi(row[0]->c_str()) : 0;
+    if (probe < 1 || probe > 255) continue;
+    if (labels.size() < static_cast<size_t>(probe)) labels.resize(static_cast<size_t>(probe));
+    labels[probe - 1] = row[1].value_or("");
+  }
+  return labels;
+}
+
 int run_export(const ExportOptions& o) {
   const Exporter* exporter = find_exporter(o.format);
   if (!exporter)
@@ -43,6 +65,18 @@ int run_export(const ExportOptions& o) {
   if (!o.from.empty() && !exporter->takes_actions)
     return report(
         {ErrorKind::Usage, fmt::format("--from/--to (actions) do not apply to --format {}", exporter->name)});
+  const bool vcd = std::string_view(exporter->name) == "vcd";
+  if ((!o.timescale.empty() || o.no_bus) && !vcd)
+    return report({ErrorKind::Usage,
+                   fmt::format("--timescale and --no-bus apply to --format vcd, not {}", exporter->name)});
+  int64_t timescale_ps = 1000;
+  if (!o.timescale.empty()) {
+    auto parsed = parse_vcd_timescale(o.timescale);
+    if (!parsed) return report(parsed.error());
+    timescale_ps = *parsed;
+  }
+  if (o.time != "relative" && o.time != "utc")
+    return report({ErrorKind::Usage, "--time '" + o.time + "': expected relative or utc"});
   auto rule = parse_pair_rule(o.pair);
   if (!rule) return report(rule.error());
   std::optional<Endpoint> from, to;
@@ -56,6 +90,28 @@ int run_export(const ExportOptions& o) {
   }
   auto exists = require_database(o.db);
   if (!exists) return report(exists.error());
+  std::optional<TscUtcClock> utc;
+  if (o.time == "utc") {
+    // Checked before the events are read: a 10 M-event trace takes seconds to load.
+    auto db = open_database(o.db);
+    if (!db) return report(db.error());
+    auto trace = resolve_trace(**db, o.trace);
+    if (!trace) return report(trace.error());
+    auto mapping = find_pps(**db, *trace);
+    if (!mapping) return report(mapping.error());
+    if (!*mapping)
+      return report(
+          {ErrorKind::Usage,
+           fmt::format("--time utc: trace {} has no PPS mapping; run `ett analyze pps --line Dn` first",
+                       *trace)});
+    if (!(*mapping)->utc_second)
+      return report(
+          {ErrorKind::Usage,
+           fmt::format("--time utc: the PPS mapping of trace {} has no UTC label; run `ett analyze pps` "
+                       "with --utc-at-edge N=ISO",
+                       *trace)});
+    utc.emplace((*mapping)->anchor_tsc, (*mapping)->tsc_hz, *(*mapping)->utc_second);
+  }
   // The output first: "already exists" before seconds of reading. A file this run creates is removed again
   // when the export does not complete (an error, or Ctrl-C, which ends the run at once).
   const bool to_file = !o.output.empty() && o.output != "-";
@@ -77,12 +133,15 @@ int run_export(const ExportOptions& o) {
     if (!checked) return report(checked.error());
     auto paired = pair_actions(capture.events, *from, *to, 0, *rule);
     if (!paired) return report(paired.error());
-    actions = paired->actions;
+    actions = std::move(paired->actions);  // not a copy: 5 M actions are 360 MB
   }
+  auto labels = probe_labels(*loaded->db, capture.info.trace_id);
+  if (!labels) return report(labels.error());
   // Written as it is produced: the text of 10 M events would be gigabytes in memory.
   bar.phase(fmt::format("writing {} events of trace {} as {}", capture.events.size(), capture.info.trace_id,
                         exporter->name));
-  exporter->write(ExportInput{capture, actions}, *out);
+  exporter->write(ExportInput{capture, actions, *labels, utc ? &*utc : nullptr, timescale_ps, !o.no_bus},
+                  *out);
   auto written = out->finish();
   if (!written) return report(written.error());
   bar.keep();
@@ -95,8 +154,8 @@ int run_export(const ExportOptions& o) {
 Command add_export_command(CLI::App& app) {
   auto o = std::make_shared<ExportOptions>();
   CLI::App* sub = app.add_subcommand("export",
-                                     "Export a loaded trace: VCD (GTKWave, PulseView), Perfetto/Chrome "
-                                     "trace JSON, or CSV");
+                                     "Export a loaded trace: VCD (GTKWave, PulseView), Perfetto (JSON or "
+                                     "protobuf), or CSV");
   std::string formats;
   for (const Exporter& exporter : exporters())
     formats += fmt::format("{}{}: {}", formats.empty() ? "" : "; ", exporter.name, exporter.description);
@@ -107,6 +166,17 @@ Command add_export_command(CLI::App& app) {
   sub->add_option("--from", o->from, "perfetto: start events of actions, PROBE[:CODE]");
   add_pair_option(sub, o->pair);
   sub->add_option("--to", o->to, "perfetto: end events of actions, PROBE[:CODE]");
+  sub->add_option(
+      "--timescale", o->timescale,
+      "vcd: the time unit, 1, 10 or 100 of s, ms, us, ns or ps (default 1ns); coarser ones merge the "
+      "polls within a unit");
+  sub->add_flag("--no-bus", o->no_bus,
+                "vcd: leave out the probes' code vectors (libsigrok 0.5, as in Debian 12's sigrok-cli and "
+                "PulseView, stops reading at the first vector value)");
+  sub->add_option(
+      "--time", o->time,
+      "relative (default: from the capture start) or utc: absolute times from the trace's PPS mapping "
+      "(`ett analyze pps`): a utc column in CSV, Unix time in Perfetto, the VCD's $date");
   add_trace_option(sub, o->trace);
   add_db_option(sub, o->db);
   return {sub, [o] { return run_export(*o); }};

@@ -26,7 +26,7 @@ std::vector<std::string> split_lines(const std::string& text) {
 }  // namespace
 
 std::string UtcClock::at(double time_ns) const {
-  return format_utc(mapping.utc_of_capture_ns(time_ns, start_tsc, tsc_hz));
+  return format_iso_utc(mapping.utc_of_capture_ns(time_ns, start_tsc, tsc_hz));
 }
 
 Expected<bool> parse_time_option(const std::string& text) {

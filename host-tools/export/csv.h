@@ -1,14 +1,16 @@
-// csv.h: a capture's events as CSV: seq,probe,code,tsc,time_ns,lines (time_ns with 0.1 ns resolution).
+// csv.h: a capture's events as CSV: seq,probe,code,tsc,time_ns,lines (time_ns with 0.1 ns resolution), and
+// with a PPS mapping (--time utc) a column utc: the event's ISO-8601 UTC time with nanoseconds.
 #pragma once
 
 #include <string>
 
 #include "analysis/capture.h"
+#include "common/utc_time.h"
 #include "export/output_file.h"
 
 namespace ett::host {
 
-void write_csv(const Capture& capture, TextOut& out);
-std::string export_csv(const Capture& capture);  // the same text, whole
+void write_csv(const Capture& capture, TextOut& out, const TscUtcClock* utc = nullptr);
+std::string export_csv(const Capture& capture, const TscUtcClock* utc = nullptr);  // the same text, whole
 
 }  // namespace ett::host

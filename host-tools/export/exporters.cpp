@@ -9,13 +9,32 @@ namespace ett::host {
 
 namespace {
 
+PerfettoOptions perfetto_options(const ExportInput& input) {
+  return {input.probe_labels, input.utc};
+}
+
 constexpr Exporter kExporters[] = {
-    {"vcd", "vcd", "Value Change Dump for GTKWave and PulseView: a wire per data line and per probe", false,
-     [](const ExportInput& input, TextOut& out) { write_vcd(input.capture, out); }},
-    {"perfetto", "json", "Perfetto / Chrome trace JSON: a track per probe, actions as slices", true,
-     [](const ExportInput& input, TextOut& out) { write_perfetto(input.capture, input.actions, out); }},
-    {"csv", "csv", "one row per event: seq, probe, code, tsc, time_ns, lines", false,
-     [](const ExportInput& input, TextOut& out) { write_csv(input.capture, out); }},
+    {"vcd", "vcd",
+     "Value Change Dump for GTKWave and PulseView: a wire per data line and per probe, each probe's code as "
+     "a "
+     "vector",
+     false,
+     [](const ExportInput& input, TextOut& out) {
+       write_vcd(input.capture, out, {input.vcd_timescale_ps, input.vcd_bus, input.probe_labels, input.utc});
+     }},
+    {"perfetto", "json",
+     "Perfetto / Chrome trace JSON: a track and a code counter per probe, actions as slices", true,
+     [](const ExportInput& input, TextOut& out) {
+       write_perfetto(input.capture, input.actions, out, perfetto_options(input));
+     }},
+    {"perfetto-proto", "pftrace",
+     "Perfetto's protobuf trace (for captures too large for JSON): the same tracks, written as a stream",
+     true,
+     [](const ExportInput& input, TextOut& out) {
+       write_perfetto_proto(input.capture, input.actions, out, perfetto_options(input));
+     }},
+    {"csv", "csv", "one row per event: seq, probe, code, tsc, time_ns, lines (and utc with --time utc)",
+     false, [](const ExportInput& input, TextOut& out) { write_csv(input.capture, out, input.utc); }},
 };
 
 }  // namespace

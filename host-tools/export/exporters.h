@@ -1,20 +1,28 @@
 // exporters.h: the table of export formats: each format is one file of this folder, registered here by name.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <span>
 #include <string>
 #include <string_view>
 
 #include "analysis/capture.h"
 #include "analysis/durations.h"
+#include "common/utc_time.h"
 #include "export/output_file.h"
 
 namespace ett::host {
 
-// What an exporter gets: the loaded trace, and the paired actions when the user asked for them (--from/--to).
+// What an exporter gets: the loaded trace, the paired actions when the user asked for them (--from/--to), the
+// probes' names and the options of `ett export`.
 struct ExportInput {
   const Capture& capture;
   std::span<const Action> actions;
+  std::span<const std::string> probe_labels = {};  // [probe - 1]: its `ett label`, "" for none
+  const TscUtcClock* utc = nullptr;                // --time utc: the trace's PPS mapping
+  int64_t vcd_timescale_ps = 1000;                 // --timescale
+  bool vcd_bus = true;                             // not --no-bus
 };
 
 struct Exporter {
@@ -34,5 +42,12 @@ const Exporter* find_exporter(std::string_view name);
 
 // "csv, vcd or perfetto": the names, for messages.
 std::string exporter_names();
+
+// A probe's name in the exports: its `ett label`, or "probe N" when it has none.
+inline std::string probe_name(int probe, std::span<const std::string> labels) {
+  if (probe >= 1 && static_cast<size_t>(probe) <= labels.size() && !labels[probe - 1].empty())
+    return labels[probe - 1];
+  return fmt::format("probe {}", probe);
+}
 
 }  // namespace ett::host

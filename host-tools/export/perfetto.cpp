@@ -4,7 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <span>
+
+#include "export/exporters.h"
 
 namespace ett::host {
 
@@ -23,59 +26,95 @@ std::string json_string(const std::string& text) {
   return out + "\"";
 }
 
+// The "ts" of an instant: µs with three decimals, from the capture start or (UTC) since 1970, the latter from
+// integer ns (a double of µs since 1970 keeps only about a quarter of a µs).
+class Timestamps {
+ public:
+  Timestamps(const Capture& capture, const TscUtcClock* utc)
+      : m_utc(utc), m_start_tsc(capture.info.capture_start_tsc), m_tsc_hz(capture.info.tsc_hz) {}
+
+  void write(fmt::memory_buffer& buffer, double time_ns) const {
+    if (!m_utc) {
+      fmt::format_to(std::back_inserter(buffer), "{:.3f}", time_ns / 1000.0);
+      return;
+    }
+    // The TSC of the instant (events and action ends are TSC stamps; time_ns came from them).
+    const double ticks = time_ns * static_cast<double>(m_tsc_hz) / 1e9;
+    const int64_t ns = m_utc->unix_ns(m_start_tsc + static_cast<uint64_t>(std::llround(ticks)));
+    fmt::format_to(std::back_inserter(buffer), "{}.{:03d}", ns / 1000, static_cast<int>(ns % 1000));
+  }
+
+ private:
+  const TscUtcClock* m_utc;
+  uint64_t m_start_tsc;
+  uint64_t m_tsc_hz;
+};
+
 }  // namespace
 
-void write_perfetto(const Capture& capture, std::span<const Action> actions, TextOut& out) {
+void write_perfetto(const Capture& capture, std::span<const Action> actions, TextOut& out,
+                    const PerfettoOptions& options) {
   out.append("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
   const std::string name = capture.info.name.empty() ? "ETT capture" : capture.info.name;
   out.print("{{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\",\"args\":{{\"name\":{}}}}}",
             json_string(name));
   int probes = capture.info.probe_count;
   for (const AnalysisEvent& event : capture.events) probes = std::max<int>(probes, event.probe);
-  for (int probe = 1; probe <= probes; ++probe)
-    out.print(
-        ",\n{{\"ph\":\"M\",\"pid\":1,\"tid\":{0},\"name\":\"thread_name\",\"args\":{{\"name\":"
-        "\"probe {0}\"}}}}",
-        probe);
+  std::vector<std::string> names(static_cast<size_t>(probes) + 1);
+  for (int probe = 1; probe <= probes; ++probe) {
+    names[probe] = json_string(probe_name(probe, options.probe_labels));
+    out.print(",\n{{\"ph\":\"M\",\"pid\":1,\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":{}}}}}",
+              probe, names[probe]);
+  }
+  const Timestamps stamps(capture, options.utc);
   const std::span<const AnalysisEvent> events = capture.events;
+  // Each event: an instant on its probe's track and the probe's code on its counter track ("NAME code").
   write_independent_lines(
       events.size(),
-      [events](size_t begin, size_t end, fmt::memory_buffer& buffer) {
-        for (const AnalysisEvent& event : events.subspan(begin, end - begin))
-          fmt::format_to(
-              std::back_inserter(buffer),
-              ",\n{{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":{},\"ts\":{:.3f},\"name\":\"code {}\","
-              "\"args\":{{\"seq\":{},\"lines\":{},\"tsc\":{}}}}}",
-              event.probe, event.time_ns / 1000.0, event.code, event.seq, event.lines, event.tsc);
+      [events, &names, &stamps](size_t begin, size_t end, fmt::memory_buffer& buffer) {
+        auto out = std::back_inserter(buffer);
+        for (const AnalysisEvent& event : events.subspan(begin, end - begin)) {
+          fmt::format_to(out, ",\n{{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":{},\"ts\":", event.probe);
+          stamps.write(buffer, event.time_ns);
+          fmt::format_to(out, ",\"name\":\"code {}\",\"args\":{{\"seq\":{},\"lines\":{},\"tsc\":{}}}}}",
+                         event.code, event.seq, event.lines, event.tsc);
+          const std::string& probe = event.probe < names.size() ? names[event.probe] : names[0];
+          fmt::format_to(out, ",\n{{\"ph\":\"C\",\"pid\":1,\"name\":{},\"ts\":", probe);
+          stamps.write(buffer, event.time_ns);
+          fmt::format_to(out, ",\"args\":{{\"code\":{}}}}}", event.code);
+        }
       },
       out);
   // An action's id is its place in the list, from 1.
   write_independent_lines(
       actions.size(),
-      [actions](size_t begin, size_t end, fmt::memory_buffer& buffer) {
+      [actions, &stamps](size_t begin, size_t end, fmt::memory_buffer& buffer) {
+        auto out = std::back_inserter(buffer);
         for (size_t i = begin; i < end; ++i) {
           const Action& action = actions[i];
           const uint64_t id = i + 1;
           // The name "action code N" needs no JSON escaping.
-          fmt::format_to(std::back_inserter(buffer),
-                         ",\n{{\"ph\":\"b\",\"cat\":\"action\",\"id\":{},\"pid\":1,\"tid\":0,\"ts\":{:.3f},"
-                         "\"name\":\"action code {}\",\"args\":{{\"start_seq\":{},\"end_seq\":{},"
+          fmt::format_to(out,
+                         ",\n{{\"ph\":\"b\",\"cat\":\"action\",\"id\":{},\"pid\":1,\"tid\":0,\"ts\":", id);
+          stamps.write(buffer, action.start_ns);
+          fmt::format_to(out,
+                         ",\"name\":\"action code {}\",\"args\":{{\"start_seq\":{},\"end_seq\":{},"
                          "\"duration_ns\":{:.1f}}}}}",
-                         id, action.start_ns / 1000.0, action.start_code, action.start_seq, action.end_seq,
-                         action.duration_ns);
-          fmt::format_to(std::back_inserter(buffer),
-                         ",\n{{\"ph\":\"e\",\"cat\":\"action\",\"id\":{},\"pid\":1,\"tid\":0,\"ts\":{:.3f},"
-                         "\"name\":\"action code {}\"}}",
-                         id, action.end_ns / 1000.0, action.start_code);
+                         action.start_code, action.start_seq, action.end_seq, action.duration_ns);
+          fmt::format_to(out,
+                         ",\n{{\"ph\":\"e\",\"cat\":\"action\",\"id\":{},\"pid\":1,\"tid\":0,\"ts\":", id);
+          stamps.write(buffer, action.end_ns);
+          fmt::format_to(out, ",\"name\":\"action code {}\"}}", action.start_code);
         }
       },
       out);
   out.append("\n]}\n");
 }
 
-std::string export_perfetto(const Capture& capture, std::span<const Action> actions) {
+std::string export_perfetto(const Capture& capture, std::span<const Action> actions,
+                            const PerfettoOptions& options) {
   TextOut out;
-  write_perfetto(capture, actions, out);
+  write_perfetto(capture, actions, out, options);
   return out.take();
 }
 

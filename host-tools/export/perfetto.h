@@ -1,6 +1,16 @@
-// perfetto.h: a capture as Chrome trace-event JSON (opens in Perfetto UI and chrome://tracing): one track
-// per probe with an instant per event, and actions as async begin/end pairs so that overlapping ones stay
-// visible.
+// perfetto.h: a capture for the Perfetto UI (ui.perfetto.dev) and chrome://tracing, in two formats.
+//
+// JSON (Chrome trace events): one thread track per probe, named by its `ett label`, with an instant per
+// event; a counter track per probe ("NAME code": the probe's code over time); actions as async begin/end
+// pairs so that overlapping ones stay visible. Timestamps in microseconds from the capture start, or since
+// 1970 (UTC) with a PPS mapping.
+//
+// Protobuf (Perfetto's own trace format, export/perfetto_trace.proto: a subset of its published TracePacket /
+// TrackEvent schema with the same field numbers): the same tracks as TrackDescriptor packets, one instant
+// TrackEvent per event that also sets its probe's counter track (an extra counter value), and a slice per
+// action on "actions" tracks (one track per overlap level, as slices on one track must nest). Timestamps in
+// ns: from the capture start (shifted so that a pretrigger event is not negative), or Unix ns (UTC) with a
+// PPS mapping. Written a packet at a time, so memory does not grow with the capture.
 #pragma once
 
 #include <span>
@@ -8,11 +18,24 @@
 
 #include "analysis/capture.h"
 #include "analysis/durations.h"
+#include "common/utc_time.h"
 #include "export/output_file.h"
 
 namespace ett::host {
 
-void write_perfetto(const Capture& capture, std::span<const Action> actions, TextOut& out);
-std::string export_perfetto(const Capture& capture, std::span<const Action> actions);  // the same, whole
+struct PerfettoOptions {
+  std::span<const std::string> probe_labels;  // [probe - 1]: the probe's `ett label`, "" for none
+  const TscUtcClock* utc = nullptr;           // absolute times from the PPS mapping
+};
+
+void write_perfetto(const Capture& capture, std::span<const Action> actions, TextOut& out,
+                    const PerfettoOptions& options = {});
+std::string export_perfetto(const Capture& capture, std::span<const Action> actions,
+                            const PerfettoOptions& options = {});  // the same, whole
+
+void write_perfetto_proto(const Capture& capture, std::span<const Action> actions, TextOut& out,
+                          const PerfettoOptions& options = {});
+std::string export_perfetto_proto(const Capture& capture, std::span<const Action> actions,
+                                  const PerfettoOptions& options = {});  // the same bytes, whole
 
 }  // namespace ett::host

@@ -4,78 +4,212 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <cmath>
+#include <optional>
+
+#include "common/probe_layout.h"
 
 namespace ett::host {
 
 namespace {
 
-// VCD identifiers: printable characters from '!'; lines D0..D7 first, then the probes.
+// VCD identifiers: printable characters from '!'; lines D0..D7 first, then the probes' wires, then their
+// code vectors.
 char line_id(int line) {
   return static_cast<char>('!' + line);
 }
 char probe_id(int probe) {
   return static_cast<char>('!' + 8 + probe - 1);
 }
+char bus_id(int probe) {
+  return static_cast<char>('!' + 16 + probe - 1);
+}
+
+// A VCD reference is one word: spaces and anything else outside [A-Za-z0-9_] become '_'.
+std::string vcd_name(const std::string& name) {
+  std::string out = name;
+  for (char& c : out)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+  return out;
+}
+
+std::string timescale_text(int64_t ps) {
+  static constexpr struct {
+    int64_t ps;
+    const char* unit;
+  } kUnits[] = {{1'000'000'000'000, "s"}, {1'000'000'000, "ms"}, {1'000'000, "us"}, {1000, "ns"}, {1, "ps"}};
+  for (const auto& unit : kUnits)
+    if (ps >= unit.ps) return fmt::format("{} {}", ps / unit.ps, unit.unit);
+  return "1 ps";
+}
+
+// The text of one timestamp block is built here, then appended: no formatting library per event.
+class VcdText {
+ public:
+  explicit VcdText(TextOut& out) : m_out(out) {}
+  ~VcdText() { flush(); }
+  void time(int64_t t) {
+    room(24);
+    *m_at++ = '#';
+    m_at = std::to_chars(m_at, m_end, t).ptr;
+    *m_at++ = '\n';
+  }
+  void bit(unsigned value, char id) {
+    room(3);
+    *m_at++ = static_cast<char>('0' + (value & 1));
+    *m_at++ = id;
+    *m_at++ = '\n';
+  }
+  void vector(unsigned value, int width, char id) {
+    room(12);
+    *m_at++ = 'b';
+    for (int bit = width - 1; bit >= 0; --bit) *m_at++ = static_cast<char>('0' + ((value >> bit) & 1));
+    *m_at++ = ' ';
+    *m_at++ = id;
+    *m_at++ = '\n';
+  }
+  void flush() {
+    m_out.append(std::string_view(m_buffer, static_cast<size_t>(m_at - m_buffer)));
+    m_at = m_buffer;
+  }
+
+ private:
+  void room(size_t bytes) {
+    if (static_cast<size_t>(m_end - m_at) < bytes) flush();
+  }
+  TextOut& m_out;
+  char m_buffer[1 << 16];
+  char* m_at = m_buffer;
+  char* const m_end = m_buffer + sizeof m_buffer;
+};
 
 }  // namespace
 
-void write_vcd(const Capture& capture, TextOut& out) {
+Expected<int64_t> parse_vcd_timescale(std::string_view text) {
+  int64_t number = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  const std::string_view unit(end, static_cast<size_t>(text.data() + text.size() - end));
+  static constexpr struct {
+    std::string_view name;
+    int64_t ps;
+  } kUnits[] = {{"s", 1'000'000'000'000}, {"ms", 1'000'000'000}, {"us", 1'000'000}, {"ns", 1000}, {"ps", 1}};
+  if (ec == std::errc() && (number == 1 || number == 10 || number == 100))
+    for (const auto& u : kUnits)
+      if (unit == u.name) return number * u.ps;
+  return make_error(
+      ErrorKind::Usage,
+      fmt::format("--timescale '{}': expected 1, 10 or 100 of s, ms, us, ns or ps (e.g. 10ns)", text));
+}
+
+void write_vcd(const Capture& capture, TextOut& out, const VcdOptions& options) {
   const CaptureInfo& info = capture.info;
   int probes = info.probe_count;
   for (const AnalysisEvent& event : capture.events) probes = std::max<int>(probes, event.probe);
   probes = std::clamp(probes, 0, 8);
-  if (!info.captured_at.empty()) out.print("$date {} $end\n", info.captured_at);
-  out.append("$version ett " ETT_VERSION " $end\n");
-  out.print("$comment {}, layout {}, TSC {} Hz $end\n", info.name.empty() ? "ETT capture" : info.name,
-            info.layout, info.tsc_hz);
-  out.append("$timescale 1 ns $end\n$scope module ett $end\n");
-  for (int line = 0; line < 8; ++line) out.print("$var wire 1 {} D{} $end\n", line_id(line), line);
-  for (int probe = 1; probe <= probes; ++probe)
-    out.print("$var wire 1 {} probe{} $end\n", probe_id(probe), probe);
-  out.append("$upscope $end\n$enddefinitions $end\n");
+  const std::optional<ProbeLayout> layout = ProbeLayout::from_name(info.layout);
+  // A vector per probe of the layout (its width is the layout's); probes beyond it (corrupt data) get none.
+  const int bus_probes = options.bus && layout ? std::min(probes, layout->probe_count()) : 0;
+  const int width = layout ? layout->bits_per_probe() : 0;
 
   double origin = 0;
-  if (!capture.events.empty()) origin = std::min(0.0, capture.events.front().time_ns);
   for (const AnalysisEvent& event : capture.events) origin = std::min(origin, event.time_ns);
+
+  if (options.utc) {
+    const int64_t start_ns = options.utc->unix_ns(info.capture_start_tsc) + std::llround(origin);
+    const UtcNs zero{start_ns / 1'000'000'000 - (start_ns % 1'000'000'000 < 0 ? 1 : 0),
+                     ((start_ns % 1'000'000'000) + 1'000'000'000) % 1'000'000'000};
+    out.print("$date {} $end\n", format_iso_utc(zero));
+  } else if (!info.captured_at.empty()) {
+    out.print("$date {} $end\n", info.captured_at);
+  }
+  out.append("$version ett " ETT_VERSION " $end\n");
+  out.print("$comment {}, layout {}, TSC {} Hz{} $end\n", info.name.empty() ? "ETT capture" : info.name,
+            info.layout, info.tsc_hz, options.utc ? ", time 0 in UTC from the PPS mapping" : "");
+  out.print("$timescale {} $end\n$scope module ett $end\n", timescale_text(options.timescale_ps));
+  for (int line = 0; line < 8; ++line) out.print("$var wire 1 {} D{} $end\n", line_id(line), line);
+  std::vector<std::string> names;
+  for (int probe = 1; probe <= probes; ++probe) {
+    const bool labelled =
+        static_cast<size_t>(probe) <= options.probe_labels.size() && !options.probe_labels[probe - 1].empty();
+    std::string name = labelled ? vcd_name(options.probe_labels[probe - 1]) : fmt::format("probe{}", probe);
+    // A label that repeats another name (or a line's) keeps the probe's number.
+    if (std::find(names.begin(), names.end(), name) != names.end() || (name.size() == 2 && name[0] == 'D'))
+      name = fmt::format("probe{}_{}", probe, name);
+    names.push_back(name);
+    out.print("$var wire 1 {} {} $end\n", probe_id(probe), name);
+  }
+  for (int probe = 1; probe <= bus_probes; ++probe)
+    out.print("$var wire {} {} {}_code [{}:0] $end\n", width, bus_id(probe), names[probe - 1], width - 1);
+  out.append("$upscope $end\n$enddefinitions $end\n");
 
   uint8_t lines = info.initial_lines;
   uint8_t toggles = 0;
+  uint8_t codes[8] = {};
   out.append("#0\n$dumpvars\n");
-  for (int line = 0; line < 8; ++line) out.print("{}{}\n", (lines >> line) & 1, line_id(line));
-  for (int probe = 1; probe <= probes; ++probe) out.print("0{}\n", probe_id(probe));
+  VcdText text(out);
+  for (int line = 0; line < 8; ++line) text.bit((lines >> line) & 1, line_id(line));
+  for (int probe = 1; probe <= probes; ++probe) text.bit(0, probe_id(probe));
+  for (int probe = 1; probe <= bus_probes; ++probe) {
+    codes[probe - 1] = layout->code_of(lines, probe);
+    text.vector(codes[probe - 1], width, bus_id(probe));
+  }
+  text.flush();
   out.append("$end\n");
 
+  // Ticks from the origin; at 1 ns or finer a poll is its own block, coarser ones merge the polls of a tick.
+  const double per_ns = 1000.0 / static_cast<double>(options.timescale_ps);
+  const bool merge = options.timescale_ps > 1000;
+  auto tick = [&](double ns) { return std::llround((ns - origin) * per_ns); };
+  const std::span<const AnalysisEvent> events = capture.events;
   int64_t last = 0;
-  for (size_t i = 0; i < capture.events.size();) {
+  for (size_t i = 0; i < events.size();) {
+    const int64_t first_tick = tick(events[i].time_ns);
     size_t j = i;
     uint8_t block_toggles = 0;
     uint8_t new_lines = lines;
-    for (; j < capture.events.size() && capture.events[j].tsc == capture.events[i].tsc; ++j) {
-      const AnalysisEvent& event = capture.events[j];
-      if (event.probe >= 1 && event.probe <= probes)
+    uint8_t new_codes[8];
+    std::copy(std::begin(codes), std::end(codes), new_codes);
+    for (; j < events.size(); ++j) {
+      const AnalysisEvent& event = events[j];
+      if (j > i && event.tsc != events[i].tsc &&
+          !(merge && tick(event.time_ns) <= std::max(first_tick, last)))
+        break;
+      if (event.probe >= 1 && event.probe <= probes) {
         block_toggles ^= static_cast<uint8_t>(1u << (event.probe - 1));
+        if (event.probe <= bus_probes) new_codes[event.probe - 1] = event.code;
+      }
       new_lines = event.lines;
     }
-    const int64_t time = std::max<int64_t>(std::llround(capture.events[i].time_ns - origin), last + 1);
-    out.print("#{}\n", time);
+    const int64_t time = merge ? std::max(first_tick, last) : std::max(first_tick, last + 1);
+    const uint8_t changed = lines ^ new_lines;
+    bool codes_changed = false;
+    for (int probe = 1; probe <= bus_probes; ++probe)
+      codes_changed |= new_codes[probe - 1] != codes[probe - 1];
+    // A merged tick whose changes cancel out (a pulse shorter than the tick) leaves no timestamp.
+    if (time > last && (!merge || changed || block_toggles || codes_changed)) text.time(time);
     for (int line = 0; line < 8; ++line)
-      if (((lines ^ new_lines) >> line) & 1) out.print("{}{}\n", (new_lines >> line) & 1, line_id(line));
+      if ((changed >> line) & 1) text.bit((new_lines >> line) & 1, line_id(line));
     toggles ^= block_toggles;
     for (int probe = 1; probe <= probes; ++probe)
-      if ((block_toggles >> (probe - 1)) & 1)
-        out.print("{}{}\n", (toggles >> (probe - 1)) & 1, probe_id(probe));
+      if ((block_toggles >> (probe - 1)) & 1) text.bit((toggles >> (probe - 1)) & 1, probe_id(probe));
+    for (int probe = 1; probe <= bus_probes; ++probe)
+      if (new_codes[probe - 1] != codes[probe - 1]) {
+        codes[probe - 1] = new_codes[probe - 1];
+        text.vector(codes[probe - 1], width, bus_id(probe));
+      }
     lines = new_lines;
     last = time;
     i = j;
   }
-  const int64_t end = std::max<int64_t>(std::llround(capture.end_ns() - origin), last + 1);
-  out.print("#{}\n", end);
+  const int64_t end = std::max<int64_t>(tick(capture.end_ns()), last + 1);
+  text.time(end);
 }
 
-std::string export_vcd(const Capture& capture) {
+std::string export_vcd(const Capture& capture, const VcdOptions& options) {
   TextOut out;
-  write_vcd(capture, out);
+  write_vcd(capture, out, options);
   return out.take();
 }
 

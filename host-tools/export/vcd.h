@@ -1,20 +1,40 @@
-// vcd.h: a capture as a Value Change Dump (IEEE 1364): one 1-bit wire per data line D0..D7 and one per
-// probe (toggled at each of its events, so that a change to the same line values still shows), timescale 1
-// ns.
+// vcd.h: a capture as a Value Change Dump (IEEE 1364): one 1-bit wire per data line D0..D7, one per probe
+// (toggled at each of its events, so that a change to the same line values still shows) and each probe's code
+// as a vector (bus) of its layout's width; probes carry their `ett label` names.
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 
 #include "analysis/capture.h"
+#include "common/status.h"
+#include "common/utc_time.h"
 #include "export/output_file.h"
 
 namespace ett::host {
 
-// Times are ns from the capture start, shifted so that the earliest (a pretrigger event may be negative) is
-// 0; the initial lines are dumped at #0. Events with the same TSC (one poll) share a timestamp; a later poll
-// that rounds to the same ns or earlier is written 1 ns after the previous one, so times strictly increase. A
-// final timestamp line marks the capture's end (at least 1 ns after the last change).
-void write_vcd(const Capture& capture, TextOut& out);
-std::string export_vcd(const Capture& capture);  // the same text, whole
+struct VcdOptions {
+  int64_t timescale_ps = 1000;  // 1 ns
+  // The code vectors. libsigrok 0.5 (Debian 12's sigrok-cli and PulseView) stops reading a VCD at the first
+  // vector value, so they can be left out.
+  bool bus = true;
+  std::span<const std::string> probe_labels;  // [probe - 1]: the probe's `ett label`, "" for none
+  const TscUtcClock* utc = nullptr;           // $date is the UTC of time 0 (a PPS mapping), not the CMOS time
+};
+
+// "1ns", "10ns", "100ns", "1us", ... "100s", "1ps" ... (1, 10 or 100 of s, ms, us, ns, ps) in picoseconds.
+Expected<int64_t> parse_vcd_timescale(std::string_view text);
+
+// Times are ticks of the timescale from the capture start, shifted so that the earliest (a pretrigger event
+// may be negative) is 0; the initial values are dumped at #0. Events with the same TSC (one poll) share a
+// timestamp. At 1 ns or finer every poll keeps its own timestamp: one that rounds to the previous poll's tick
+// (or earlier) is written one tick after it, so times strictly increase. At a coarser timescale the polls
+// within one tick are merged into it (the values written are the last ones; a probe's wire toggles when it
+// had an odd number of events in the tick). A final timestamp marks the capture's end (at least one tick
+// after the last change).
+void write_vcd(const Capture& capture, TextOut& out, const VcdOptions& options = {});
+std::string export_vcd(const Capture& capture, const VcdOptions& options = {});  // the same text, whole
 
 }  // namespace ett::host

@@ -113,10 +113,10 @@ TEST(Pps, CmosStartLabelsTheSecondsAndEveryTscGetsItsUtc) {
   EXPECT_EQ(*result->utc_second, static_cast<int64_t>(kCmos) + 1);
   // The probe-1 change half a second after pulse 4 (seq order: find it by its TSC).
   const uint64_t tsc = static_cast<uint64_t>(kStartTsc + (0.7 + 4 + 0.5) * kTrueHz);
-  const UtcTime time = result->utc_of_tsc(tsc);
+  const UtcNs time = result->utc_of_tsc(tsc);
   EXPECT_EQ(time.second, static_cast<int64_t>(kCmos) + 5);
   EXPECT_NEAR(static_cast<double>(time.nanosecond), 500'000'000, 50);
-  EXPECT_EQ(format_utc(UtcTime{static_cast<int64_t>(kCmos) + 5, 123}), "2026-11-23T16:00:05.000000123Z");
+  EXPECT_EQ(format_iso_utc(UtcNs{static_cast<int64_t>(kCmos) + 5, 123}), "2026-11-23T16:00:05.000000123Z");
 }
 
 TEST(Pps, AStartNearAWholeSecondIsAmbiguousUnlessTheUserLabels) {
@@ -324,12 +324,11 @@ TEST(Pps, CaptureTimesGetTheirUtc) {
   ASSERT_TRUE(mapping) << mapping.error().message;
   // 0.7 s after the start (started 0.3 s into the CMOS second): the first pulse, 16:00:01.
   const double time_ns = 0.7e9 * kTrueHz / static_cast<double>(capture.info.tsc_hz);
-  const UtcTime utc =
-      mapping->utc_of_capture_ns(time_ns, capture.info.capture_start_tsc, capture.info.tsc_hz);
+  const UtcNs utc = mapping->utc_of_capture_ns(time_ns, capture.info.capture_start_tsc, capture.info.tsc_hz);
   const int64_t from_pulse_ns =
       (utc.second - static_cast<int64_t>(kCmos) - 1) * 1'000'000'000 + utc.nanosecond;
-  EXPECT_LT(std::abs(from_pulse_ns), 100) << format_utc(utc);  // the pulses' jitter
-  EXPECT_EQ(format_utc(UtcTime{static_cast<int64_t>(kCmos), 123}), "2026-11-23T16:00:00.000000123Z");
+  EXPECT_LT(std::abs(from_pulse_ns), 100) << format_iso_utc(utc);  // the pulses' jitter
+  EXPECT_EQ(format_iso_utc(UtcNs{static_cast<int64_t>(kCmos), 123}), "2026-11-23T16:00:00.000000123Z");
 }
 
 }  // namespace

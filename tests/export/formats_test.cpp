@@ -1,5 +1,6 @@
 // formats_test.cpp: the VCD, Perfetto JSON and CSV exporters' output, checked as text (the HTML report:
 // html_test).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -35,7 +36,9 @@ Capture small_capture() {
 }  // namespace
 
 TEST(ExportVcd, WritesWiresPerLineAndProbeWithStrictlyIncreasingTimes) {
-  const std::string vcd = export_vcd(small_capture());
+  VcdOptions options;
+  options.bus = false;
+  const std::string vcd = export_vcd(small_capture(), options);
   const size_t body = vcd.find("$timescale");
   ASSERT_NE(body, std::string::npos);
   EXPECT_EQ(vcd.substr(body),
@@ -49,6 +52,60 @@ TEST(ExportVcd, WritesWiresPerLineAndProbeWithStrictlyIncreasingTimes) {
             "#251\n1!\n1)\n"
             "#500\n0&\n0*\n"
             "#2000\n");
+}
+
+// Each probe's code as a vector of its layout's width (2x4: four bits), written when it changes, beside the
+// wires; the probes carry their labels (one word: the space becomes '_').
+TEST(ExportVcd, CodesAsVectorsAndLabelsAsNames) {
+  const std::vector<std::string> labels = {"node A"};
+  VcdOptions options;
+  options.probe_labels = labels;
+  const std::string vcd = export_vcd(small_capture(), options);
+  const size_t body = vcd.find("$var wire 1 ) ");
+  ASSERT_NE(body, std::string::npos) << vcd;
+  EXPECT_EQ(vcd.substr(body),
+            "$var wire 1 ) node_A $end\n$var wire 1 * probe2 $end\n"
+            "$var wire 4 1 node_A_code [3:0] $end\n$var wire 4 2 probe2_code [3:0] $end\n"
+            "$upscope $end\n$enddefinitions $end\n"
+            "#0\n$dumpvars\n0!\n0\"\n0#\n0$\n0%\n0&\n0'\n0(\n0)\n0*\nb0000 1\nb0000 2\n$end\n"
+            "#100\n1!\n1&\n1)\n1*\nb0001 1\nb0010 2\n"
+            "#250\n0!\n0)\nb0000 1\n"
+            "#251\n1!\n1)\nb0001 1\n"
+            "#500\n0&\n0*\nb0000 2\n"
+            "#2000\n");
+}
+
+// A coarser timescale merges the polls of one tick: at 10 ns the 250.3 and 250.4 ns polls (probe 1 back to
+// its code) fall into tick 25 and cancel out, so no timestamp is left there; nothing drifts.
+TEST(ExportVcd, CoarserTimescaleMergesThePollsOfATick) {
+  VcdOptions options;
+  options.timescale_ps = 10'000;
+  const std::string vcd = export_vcd(small_capture(), options);
+  EXPECT_NE(vcd.find("$timescale 10 ns $end\n"), std::string::npos) << vcd;
+  const size_t body = vcd.find("#10\n");
+  ASSERT_NE(body, std::string::npos) << vcd;
+  EXPECT_EQ(vcd.substr(body), "#10\n1!\n1&\n1)\n1*\nb0001 1\nb0010 2\n#50\n0&\n0*\nb0000 2\n#200\n");
+  options.timescale_ps = 1'000'000;  // 1 us: everything in tick 0 after the initial values; the end at 2 us
+  const std::string us = export_vcd(small_capture(), options);
+  EXPECT_NE(us.find("$timescale 1 us $end\n"), std::string::npos);
+  const size_t dumped = us.find("b0000 2\n$end\n");
+  ASSERT_NE(dumped, std::string::npos) << us;
+  // 100-250.4 ns round to tick 0 (written right after the initial values), 500 ns to tick 1.
+  EXPECT_EQ(us.substr(dumped), "b0000 2\n$end\n1!\n1&\n1)\n1*\nb0001 1\nb0010 2\n#1\n0&\n0*\nb0000 2\n#2\n");
+}
+
+TEST(ExportVcd, TimescaleTakesOneTenOrAHundredOfAUnit) {
+  EXPECT_EQ(*parse_vcd_timescale("1ns"), 1000);
+  EXPECT_EQ(*parse_vcd_timescale("10ns"), 10'000);
+  EXPECT_EQ(*parse_vcd_timescale("100ns"), 100'000);
+  EXPECT_EQ(*parse_vcd_timescale("1us"), 1'000'000);
+  EXPECT_EQ(*parse_vcd_timescale("100ps"), 100);
+  EXPECT_EQ(*parse_vcd_timescale("1s"), 1'000'000'000'000);
+  for (const char* bad : {"", "ns", "2ns", "1 ns", "1000ns", "1nsx", "-1ns", "1fs", "10"}) {
+    auto parsed = parse_vcd_timescale(bad);
+    ASSERT_FALSE(parsed) << bad;
+    EXPECT_NE(parsed.error().message.find("expected 1, 10 or 100"), std::string::npos);
+  }
 }
 
 TEST(ExportVcd, TimesStrictlyIncreaseEvenWhenPollsCrowdAndPretriggerIsNegative) {
@@ -104,6 +161,44 @@ TEST(ExportPerfetto, ActionsAreAsyncPairsOnTheirOwnIdsAndEventsAreInstants) {
     ASSERT_GE(depth, 0);
   }
   EXPECT_EQ(depth, 0);
+}
+
+TEST(ExportPerfetto, EachProbeHasACodeCounterTrackNamedByItsLabel) {
+  const std::vector<std::string> labels = {"node \"A\""};
+  const std::string json = export_perfetto(small_capture(), {}, {labels, nullptr});
+  EXPECT_NE(json.find("\"name\":\"thread_name\",\"args\":{\"name\":\"node \\\"A\\\"\"}"), std::string::npos)
+      << json;
+  EXPECT_NE(
+      json.find("{\"ph\":\"C\",\"pid\":1,\"name\":\"node \\\"A\\\"\",\"ts\":0.250,\"args\":{\"code\":0}}"),
+      std::string::npos)
+      << json;
+  EXPECT_NE(json.find("{\"ph\":\"C\",\"pid\":1,\"name\":\"probe 2\",\"ts\":0.500,\"args\":{\"code\":0}}"),
+            std::string::npos)
+      << json;
+}
+
+// With a PPS mapping the CSV gains an ISO-8601 UTC column: at 1 GHz with pulse 0 (UTC second S) at TSC 1000,
+// the event at TSC 1100 is 100 ns after S.
+TEST(ExportCsv, UtcColumnFromThePpsMapping) {
+  const int64_t second = 1'795'392'000;  // 2026-11-23T00:00:00Z
+  const TscUtcClock utc(1000, 1e9, second);
+  const std::string csv = export_csv(small_capture(), &utc);
+  EXPECT_EQ(csv.substr(0, csv.find('\n', csv.find('\n') + 1) + 1),
+            "seq,probe,code,tsc,time_ns,lines,utc\n0,1,1,1100,100.0,1,2026-11-23T00:00:00.000000100Z\n");
+  EXPECT_NE(csv.find("\n4,2,0,1500,500.0,1,2026-11-23T00:00:00.000000500Z\n"), std::string::npos) << csv;
+  EXPECT_EQ(format_iso_utc({second - 1, 999'999'999}), "2026-11-22T23:59:59.999999999Z");
+  EXPECT_EQ(format_iso_utc({951'782'400, 5}), "2000-02-29T00:00:00.000000005Z");  // a leap day
+  EXPECT_EQ(format_iso_utc({0, 0}), "1970-01-01T00:00:00.000000000Z");
+}
+
+TEST(ExportCsv, TenthsOfANanosecondRoundLikePrintf) {
+  Capture capture = small_capture();
+  capture.events.resize(1);
+  for (double ns : {-0.05, -200.25, 0.04, 1234567.96, 99.95, 1e12 + 0.3}) {
+    capture.events[0].time_ns = ns;
+    const std::string csv = export_csv(capture);
+    EXPECT_NE(csv.find(fmt::format(",{:.1f},", ns)), std::string::npos) << ns << " " << csv;
+  }
 }
 
 TEST(ExportCsv, OneLinePerEvent) {

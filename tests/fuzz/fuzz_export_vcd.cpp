@@ -1,11 +1,13 @@
 // fuzz_export_vcd.cpp: arbitrary captures -> VCD. Whatever the events (times out of order, equal, negative,
-// huge, not a number; probes outside the layout), the file must be one a waveform viewer accepts: a header
-// that declares every identifier used, timestamps that strictly increase from #0, and only 0/1 values of
-// declared wires.
+// huge, not a number; probes outside the layout; any layout, timescale, with or without the code vectors),
+// the file must be one a waveform viewer accepts: a header that declares every identifier used, timestamps
+// that strictly increase from #0, only 0/1 values of declared 1-bit wires and vectors of their declared
+// width.
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -48,6 +50,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   info.tsc_hz = in.take<uint32_t>();
   info.capture_start_tsc = in.take<uint64_t>();
   info.capture_end_tsc = in.take<uint64_t>();
+  // The options: code vectors or not (bit 2), the layout (bits 3-4: their widths), the timescale (bits 5-7).
+  static constexpr const char* kLayouts[] = {"2x4", "8x1", "4x2", "1x8"};
+  static constexpr int64_t kTimescales[] = {1000,    1,         100,           10'000,
+                                            100'000, 1'000'000, 1'000'000'000, 1'000'000'000'000};
+  ett::host::VcdOptions options;
+  options.bus = !(flags & 4);
+  info.layout = kLayouts[(flags >> 3) & 3];
+  options.timescale_ps = kTimescales[(flags >> 5) & 7];
   // Times as load_capture computes them from the TSC (flag bit 0), or any double at all.
   while (!in.done() && capture.events.size() < 4096) {
     ett::host::AnalysisEvent event;
@@ -70,18 +80,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     capture.events.push_back(event);
   }
 
-  const std::string vcd = ett::host::export_vcd(capture);
+  const std::string vcd = ett::host::export_vcd(capture, options);
   const size_t body = vcd.find("$enddefinitions $end\n");
   ETT_FUZZ_CHECK(body != std::string::npos);
   std::set<std::string> ids;
+  std::map<std::string, size_t> vectors;  // id -> width
   size_t at = 0;
   while (at < body) {
     const size_t end = vcd.find('\n', at);
     const std::string_view line(vcd.data() + at, end - at);
     at = end + 1;
-    if (!line.starts_with("$var wire 1 ")) continue;
-    const std::string_view rest = line.substr(12);
-    ids.insert(std::string(rest.substr(0, rest.find(' '))));
+    if (!line.starts_with("$var wire ")) continue;
+    const std::string_view rest = line.substr(10);
+    const size_t width = std::strtoul(std::string(rest).c_str(), nullptr, 10);
+    const std::string_view after = rest.substr(rest.find(' ') + 1);
+    const std::string id(after.substr(0, after.find(' ')));
+    ETT_FUZZ_CHECK(!ids.count(id) && !vectors.count(id));  // each identifier declared once
+    if (width == 1)
+      ids.insert(id);
+    else
+      vectors[id] = width;
   }
   ETT_FUZZ_CHECK(ids.size() >= 8);
   at = body + std::strlen("$enddefinitions $end\n");
@@ -107,6 +125,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       continue;
     }
     ETT_FUZZ_CHECK(!first);
+    if (line[0] == 'b') {
+      const size_t space = line.find(' ');
+      ETT_FUZZ_CHECK(space != std::string::npos && vectors.count(line.substr(space + 1)) == 1);
+      ETT_FUZZ_CHECK(space - 1 == vectors[line.substr(space + 1)]);
+      ETT_FUZZ_CHECK(line.find_first_not_of("01", 1) == space);
+      continue;
+    }
     ETT_FUZZ_CHECK(line[0] == '0' || line[0] == '1');
     ETT_FUZZ_CHECK(ids.count(line.substr(1)) == 1);
   }

@@ -169,7 +169,7 @@ TEST(PpsBoot, TenSecondCaptureGivesRateAndUtcOfEvents) {
   for (const host::AnalysisEvent& event : loaded->capture.events) {
     if (event.probe != 1) continue;
     ASSERT_LT(k, scenario_rows.size());
-    const host::UtcTime utc = (*mapping)->utc_of_tsc(event.tsc);
+    const host::UtcNs utc = (*mapping)->utc_of_tsc(event.tsc);
     const int64_t utc_ns = utc.second * 1'000'000'000 + utc.nanosecond;
     errors.push_back(static_cast<double>(utc_ns - scenario_rows[k++].utc_ns));
   }

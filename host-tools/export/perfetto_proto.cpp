@@ -1,0 +1,256 @@
+// perfetto_proto.cpp: writes Perfetto's protobuf trace format with libprotobuf, one TracePacket at a time:
+// each is field 1 of the Trace message (its tag, its length as a varint, its bytes), so the file is a Trace
+// without ever holding one.
+#include <google/protobuf/io/coded_stream.h>
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+#include <span>
+
+#include "export/exporters.h"
+#include "export/perfetto.h"
+#include "export/perfetto_trace.pb.h"
+
+namespace ett::host {
+
+namespace {
+
+namespace pb = perfetto::protos;
+
+// The one sequence ETT writes: its interned names (event names, debug annotation names) are defined in its
+// first packet, which clears the incremental state; every later event packet says it needs that state.
+constexpr uint32_t kSequence = 1;
+// Track uuids: the capture (a process track), then per probe its event track and its counter track, then
+// the actions' tracks (one per overlap level).
+constexpr uint64_t kCaptureTrack = 1;
+constexpr uint64_t probe_track(int probe) {
+  return 0x100 + static_cast<uint64_t>(probe);
+}
+constexpr uint64_t counter_track(int probe) {
+  return 0x200 + static_cast<uint64_t>(probe);
+}
+constexpr uint64_t action_track(size_t level) {
+  return 0x10000 + level;
+}
+// Interned name ids: "code N" is N + 1, "action code N" 0x101 + N; the debug annotations' names below.
+constexpr uint64_t code_name(uint8_t code) {
+  return 1 + code;
+}
+constexpr uint64_t action_name(uint8_t code) {
+  return 0x101 + code;
+}
+enum AnnotationName : uint64_t { kSeq = 1, kLines, kTsc, kStartSeq, kEndSeq, kDurationNs };
+
+// Appends `packet` as one `packet` field of Trace: tag (field 1, length-delimited), length, bytes.
+void append_packet(const pb::TracePacket& packet, fmt::memory_buffer& buffer) {
+  const size_t size = packet.ByteSizeLong();
+  uint8_t header[1 + 10];
+  header[0] = (1 << 3) | 2;
+  uint8_t* const header_end = google::protobuf::io::CodedOutputStream::WriteVarint64ToArray(size, header + 1);
+  const size_t at = buffer.size();
+  buffer.resize(at + static_cast<size_t>(header_end - header) + size);
+  char* out = std::copy(reinterpret_cast<const char*>(header), reinterpret_cast<const char*>(header_end),
+                        buffer.data() + at);
+  packet.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(out));
+}
+
+// Timestamps in ns: Unix ns from the PPS mapping, or ns from the capture start shifted by `origin` (<= 0,
+// the earliest pretrigger event) so that none is negative.
+class Clock {
+ public:
+  Clock(const Capture& capture, const TscUtcClock* utc, double origin)
+      : m_utc(utc),
+        m_start_tsc(capture.info.capture_start_tsc),
+        m_tsc_hz(capture.info.tsc_hz),
+        m_origin(origin) {}
+  uint64_t of_event(const AnalysisEvent& event) const {
+    return m_utc ? static_cast<uint64_t>(m_utc->unix_ns(event.tsc)) : relative(event.time_ns);
+  }
+  uint64_t of_time(double time_ns) const {
+    if (!m_utc) return relative(time_ns);
+    const double ticks = time_ns * static_cast<double>(m_tsc_hz) / 1e9;
+    return static_cast<uint64_t>(m_utc->unix_ns(m_start_tsc + static_cast<uint64_t>(std::llround(ticks))));
+  }
+
+ private:
+  uint64_t relative(double time_ns) const {
+    return static_cast<uint64_t>(std::max<int64_t>(0, std::llround(time_ns - m_origin)));
+  }
+  const TscUtcClock* m_utc;
+  uint64_t m_start_tsc, m_tsc_hz;
+  double m_origin;
+};
+
+void describe_track(TextOut& out, fmt::memory_buffer& buffer, uint64_t uuid, const std::string& name,
+                    int rank, bool counter) {
+  pb::TracePacket packet;
+  packet.set_trusted_packet_sequence_id(kSequence);
+  pb::TrackDescriptor* track = packet.mutable_track_descriptor();
+  track->set_uuid(uuid);
+  track->set_parent_uuid(kCaptureTrack);
+  track->set_name(name);
+  track->set_sibling_order_rank(rank);
+  if (counter) track->mutable_counter()->set_unit_name("code");
+  buffer.clear();
+  append_packet(packet, buffer);
+  out.append(buffer);
+}
+
+// Actions as slices: slices on one track must nest, so each goes to the lowest level (track) free at its
+// start; returns the level of each action and the number of levels.
+std::pair<std::vector<uint32_t>, size_t> action_levels(std::span<const Action> actions, const Clock& clock) {
+  // (start, index) in start order; the index breaks ties, so the order (and the file) is always the same.
+  std::vector<std::pair<uint64_t, uint32_t>> order(actions.size());
+  for (size_t i = 0; i < actions.size(); ++i)
+    order[i] = {clock.of_time(actions[i].start_ns), static_cast<uint32_t>(i)};
+  std::sort(order.begin(), order.end());
+  std::vector<uint32_t> level(actions.size());
+  uint32_t levels = 0;
+  using Busy = std::pair<uint64_t, uint32_t>;  // (end, level)
+  std::priority_queue<Busy, std::vector<Busy>, std::greater<>> busy;
+  std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> free;
+  for (const auto& [start, i] : order) {
+    while (!busy.empty() && busy.top().first <= start) {
+      free.push(busy.top().second);
+      busy.pop();
+    }
+    uint32_t l = levels;
+    if (free.empty()) {
+      ++levels;
+    } else {
+      l = free.top();
+      free.pop();
+    }
+    level[i] = l;
+    busy.push({std::max(start, clock.of_time(actions[i].end_ns)), l});
+  }
+  return {std::move(level), levels};
+}
+
+}  // namespace
+
+void write_perfetto_proto(const Capture& capture, std::span<const Action> actions, TextOut& out,
+                          const PerfettoOptions& options) {
+  double origin = 0;
+  for (const AnalysisEvent& event : capture.events) origin = std::min(origin, event.time_ns);
+  const Clock clock(capture, options.utc, origin);
+  int probes = capture.info.probe_count;
+  for (const AnalysisEvent& event : capture.events) probes = std::max<int>(probes, event.probe);
+  fmt::memory_buffer buffer;
+
+  // First packet: clears the sequence's incremental state and defines the interned names.
+  {
+    pb::TracePacket packet;
+    packet.set_trusted_packet_sequence_id(kSequence);
+    packet.set_sequence_flags(pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
+    pb::InternedData* interned = packet.mutable_interned_data();
+    for (unsigned code = 0; code < 256; ++code) {
+      pb::EventName* name = interned->add_event_names();
+      name->set_iid(code_name(static_cast<uint8_t>(code)));
+      name->set_name(fmt::format("code {}", code));
+    }
+    if (!actions.empty())
+      for (unsigned code = 0; code < 256; ++code) {
+        pb::EventName* name = interned->add_event_names();
+        name->set_iid(action_name(static_cast<uint8_t>(code)));
+        name->set_name(fmt::format("action code {}", code));
+      }
+    for (const auto& [iid, text] : {std::pair<uint64_t, const char*>{kSeq, "seq"},
+                                    {kLines, "lines"},
+                                    {kTsc, "tsc"},
+                                    {kStartSeq, "start_seq"},
+                                    {kEndSeq, "end_seq"},
+                                    {kDurationNs, "duration_ns"}}) {
+      pb::DebugAnnotationName* name = interned->add_debug_annotation_names();
+      name->set_iid(iid);
+      name->set_name(text);
+    }
+    pb::TrackDescriptor* track = packet.mutable_track_descriptor();
+    track->set_uuid(kCaptureTrack);
+    track->mutable_process()->set_pid(1);
+    track->mutable_process()->set_process_name(capture.info.name.empty() ? "ETT capture" : capture.info.name);
+    track->set_child_ordering(pb::TrackDescriptor::EXPLICIT);
+    append_packet(packet, buffer);
+    out.append(buffer);
+  }
+  for (int probe = 1; probe <= probes; ++probe) {
+    const std::string name = probe_name(probe, options.probe_labels);
+    describe_track(out, buffer, probe_track(probe), name, 2 * probe, false);
+    describe_track(out, buffer, counter_track(probe), name + " code", 2 * probe + 1, true);
+  }
+  const auto [levels, level_count] = action_levels(actions, clock);
+  for (size_t level = 0; level < level_count; ++level)
+    describe_track(out, buffer, action_track(level),
+                   level == 0 ? "actions" : fmt::format("actions {}", level + 1), static_cast<int>(level),
+                   false);
+
+  // Each event: an instant on its probe's track (seq, lines and tsc as arguments) that also sets the probe's
+  // counter track to its code (an extra counter value: one packet per event, not two).
+  const std::span<const AnalysisEvent> events = capture.events;
+  write_independent_lines(
+      events.size(),
+      [events, &clock](size_t begin, size_t end, fmt::memory_buffer& chunk) {
+        pb::TracePacket instant;
+        instant.set_trusted_packet_sequence_id(kSequence);
+        instant.set_sequence_flags(pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
+        pb::TrackEvent* event_out = instant.mutable_track_event();
+        event_out->set_type(pb::TrackEvent::TYPE_INSTANT);
+        for (uint64_t iid : {kSeq, kLines, kTsc}) event_out->add_debug_annotations()->set_name_iid(iid);
+        event_out->add_extra_counter_track_uuids(0);
+        event_out->add_extra_counter_values(0);
+        for (const AnalysisEvent& event : events.subspan(begin, end - begin)) {
+          instant.set_timestamp(clock.of_event(event));
+          event_out->set_track_uuid(probe_track(event.probe));
+          event_out->set_name_iid(code_name(event.code));
+          event_out->mutable_debug_annotations(0)->set_uint_value(event.seq);
+          event_out->mutable_debug_annotations(1)->set_uint_value(event.lines);
+          event_out->mutable_debug_annotations(2)->set_uint_value(event.tsc);
+          event_out->set_extra_counter_track_uuids(0, counter_track(event.probe));
+          event_out->set_extra_counter_values(0, event.code);
+          append_packet(instant, chunk);
+        }
+      },
+      out);
+  // Each action: a slice begin and end on its level's track.
+  write_independent_lines(
+      actions.size(),
+      [actions, &clock, &levels](size_t begin, size_t end, fmt::memory_buffer& chunk) {
+        pb::TracePacket start, stop;
+        for (pb::TracePacket* packet : {&start, &stop}) {
+          packet->set_trusted_packet_sequence_id(kSequence);
+          packet->set_sequence_flags(pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
+        }
+        pb::TrackEvent* begin_event = start.mutable_track_event();
+        begin_event->set_type(pb::TrackEvent::TYPE_SLICE_BEGIN);
+        begin_event->add_debug_annotations()->set_name_iid(kStartSeq);
+        begin_event->add_debug_annotations()->set_name_iid(kEndSeq);
+        begin_event->add_debug_annotations()->set_name_iid(kDurationNs);
+        pb::TrackEvent* end_event = stop.mutable_track_event();
+        end_event->set_type(pb::TrackEvent::TYPE_SLICE_END);
+        for (size_t i = begin; i < end; ++i) {
+          const Action& action = actions[i];
+          const uint64_t begin_time = clock.of_time(action.start_ns);
+          start.set_timestamp(begin_time);
+          begin_event->set_track_uuid(action_track(levels[i]));
+          begin_event->set_name_iid(action_name(action.start_code));
+          begin_event->mutable_debug_annotations(0)->set_uint_value(action.start_seq);
+          begin_event->mutable_debug_annotations(1)->set_uint_value(action.end_seq);
+          begin_event->mutable_debug_annotations(2)->set_double_value(action.duration_ns);
+          append_packet(start, chunk);
+          stop.set_timestamp(std::max(begin_time, clock.of_time(action.end_ns)));
+          end_event->set_track_uuid(action_track(levels[i]));
+          append_packet(stop, chunk);
+        }
+      },
+      out);
+}
+
+std::string export_perfetto_proto(const Capture& capture, std::span<const Action> actions,
+                                  const PerfettoOptions& options) {
+  TextOut out;
+  write_perfetto_proto(capture, actions, out, options);
+  return out.take();
+}
+
+}  // namespace ett::host
