@@ -188,8 +188,9 @@ struct Machine {
   // Capturing and at the look that saw it, each minus the capture_start_tsc the kernel published.
   uint64_t host_tsc_before_capturing = 0;
   std::optional<std::pair<int64_t, int64_t>> offset_bounds;
-  UefiVars uefi_vars;       // --firmware uefi: this machine's copy of the OVMF variable store
-  uint64_t origin_tsc = 0;  // guest clock: the guest's TSC at the scenario's time 0
+  UefiVars uefi_vars;                 // --firmware uefi: this machine's copy of the OVMF variable store
+  uint64_t origin_tsc = 0;            // guest clock: the guest's TSC at the scenario's time 0
+  std::optional<HoldPipe> hold_pipe;  // guest clock: behind its debugcon, for the kernel's wait at the hold
 
   Control* control() const { return shm.control(); }
 };
@@ -481,6 +482,10 @@ class RunSteps {
     for (auto& machine : m_state.machines) {
       if (m_options.firmware == Firmware::Uefi)
         ETT_TRY(machine->uefi_vars.copy_from(kOvmfVars, uefi_vars_path(machine->shm.path())));
+      if (uses_guest_clock(m_options)) {
+        ETT_TRY_ASSIGN(HoldPipe pipe, HoldPipe::create(hold_pipe_path(machine->shm.path())));
+        machine->hold_pipe.emplace(std::move(pipe));
+      }
       machine->host_tsc_before_capturing = __rdtsc();  // no kernel runs before its QEMU
       ETT_TRY_ASSIGN(machine->qemu,
                      QemuProcess::start(qemu_command(m_options, m_kernel, machine->shm.path(), machine->disk),
@@ -637,7 +642,8 @@ class RunSteps {
       Control* control = machine->control();
       targets.push_back(PlayTarget{
           &machine->scenario, machine->shm.lines(), m_options.free_run ? nullptr : &control->heartbeat,
-          &control->clock_256, &control->heartbeat, load(control->capture_start_tsc), load(control->tsc_hz)});
+          &control->clock_256, &control->heartbeat, load(control->capture_start_tsc), load(control->tsc_hz),
+          &control->hold_256, machine->hold_pipe ? &*machine->hold_pipe : nullptr});
     }
     const bool guest_clock = uses_guest_clock(m_options);
     PlayResult played = guest_clock ? play_on_guest_clocks(targets, keep_going, m_injector_cpu)

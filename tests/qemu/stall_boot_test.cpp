@@ -171,7 +171,9 @@ TEST(Stalls, QemuStoppedFor40msIsOneStallAndFlagsExactlyTheActionsStallsTouch) {
       EXPECT_GT(error, 5e6) << durations.output;
       EXPECT_GE(std::stod(action.at("bound_ns")), 40e6 + 1000) << durations.output;
     }
-    if (!stall) EXPECT_EQ(std::stod(action.at("bound_ns")), 1000) << durations.output;
+    if (!stall) {
+      EXPECT_EQ(std::stod(action.at("bound_ns")), 1000) << durations.output;
+    }
   }
   EXPECT_EQ(json_field(durations.output, "bound_holds"), kActions - flagged) << durations.output;
 }
