@@ -535,7 +535,12 @@ HoldPipe::HoldPipe(HoldPipe&& other) noexcept : m_path(std::move(other.m_path)),
 HoldPipe::~HoldPipe() {
   if (m_fd < 0) return;
   ::close(m_fd);
-  ::unlink(m_path.c_str());
+  unlink();
+}
+
+void HoldPipe::unlink() {
+  if (!m_path.empty()) ::unlink(m_path.c_str());
+  m_path.clear();
 }
 
 void HoldPipe::release() const {

@@ -62,7 +62,8 @@ class HoldPipe {
   static Expected<HoldPipe> create(const std::string& path);  // made (replacing a stale one) and filled
   HoldPipe(HoldPipe&& other) noexcept;
   HoldPipe& operator=(HoldPipe&&) = delete;
-  ~HoldPipe();  // closed and removed
+  ~HoldPipe();    // closed and removed
+  void unlink();  // the name only (QEMU has opened it): nothing is left behind if this process is killed
   // Empties the pipe and fills it again but one byte: the write the guest waits in (if any) goes through,
   // and its next one blocks again.
   void release() const;

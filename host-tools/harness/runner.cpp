@@ -526,6 +526,7 @@ class RunSteps {
     if (kernel_found_probe(control)) {
       // QEMU has it mapped: the name is no longer needed (--run: it is the command's URL)
       if (!m_live) machine.shm.unlink();
+      if (machine.hold_pipe) machine.hold_pipe->unlink();
       const KernelState kernel_state = state_of(control);
       if (kernel_state == KernelState::Capturing) {
         ready = true;
