@@ -42,8 +42,10 @@ def boot(tmp, name, append, disk_size=None):
     with open(scenario, "w") as f:  # one write after the capture has ended by itself: no host stop
         f.write("0 1 1\n30000000 1 2\n")
     serial = os.path.join(tmp, name + ".serial")
+    # --clock host: plain TCG, the guest's TSC runs with the host's (under -icount, the default for a scenario,
+    # it would count instructions, and the windows would compare instruction counts, not time).
     r = run(["qemu", "run", "--disk", disk, "--scenario", scenario, "--serial-log", serial, "--timeout", "300",
-             "--append", append])
+             "--clock", "host", "--append", append])
     text = open(serial).read() if os.path.exists(serial) else ""
     return disk, text, r
 

@@ -1,11 +1,14 @@
 // injector.cpp: the host side of the virtual probe: timed single-byte release stores into shared memory.
 #include "harness/injector.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include <x86intrin.h>
 
 #include <algorithm>
@@ -46,6 +49,14 @@ constexpr uint64_t kBudgetWindowNs = 100'000'000;
 constexpr double kBudgetSleep = 0.08;
 constexpr double kRateMargin = 1.5;
 constexpr size_t kRateSamples = 15;  // the guest's rate is the median of the latest samples
+// The kernel's hold (Control.hold_256) for a write is this much guest time after the write's due time: an
+// injector on time writes at the due time and the guest never waits (a hold at the due time itself made it
+// wait at almost every write, for the stop check the published clock lags by); one held up by the host makes
+// the guest wait at its first stop check after due + kHoldMarginNs, so the write is at most that plus one
+// stop check interval (~25 us) late on the guest's clock, however long the host held the injector up.
+constexpr uint64_t kHoldMarginNs = 50'000;
+// While pacing waits for the kernel's polls the hold lets the guest run this many stop check intervals on.
+constexpr uint64_t kPaceHoldSteps = 4;
 
 void sleep_until(uint64_t monotonic) {
   timespec when{static_cast<time_t>(monotonic / 1'000'000'000), static_cast<long>(monotonic % 1'000'000'000)};
@@ -173,6 +184,7 @@ class GuestClock {
   }
 
   void slept() { m_watching = false; }
+  uint64_t step() const { return m_step; }  // the shortest publication interval seen (0: none yet)
   double fastest_rate() const { return m_fastest; }
 
  private:
@@ -348,6 +360,28 @@ PlayResult play_on_guest_clocks(const std::vector<PlayTarget>& targets,
     uint32_t beat_at_last_write = 0;
     bool wrote_before = false;
     bool held = false;  // the next write is due but waits for the kernel's poll
+    std::optional<std::atomic_ref<uint32_t>> hold;
+    uint64_t hold_tsc = 0;
+    const HoldPipe* pipe = nullptr;
+    // The earliest hold moved on from that the guest may still wait at (0: none): the kernel publishes its
+    // clock and then reads the hold, and its read can pass its store, so a guest can wait at a hold it read
+    // just before the move and show that only a little later. Released once its clock shows it got there.
+    uint64_t unreleased = 0;
+    // The kernel's hold at guest TSC `tsc`, on the clock_256 scale; 0 releases it. Never 0 for a time.
+    void hold_at(uint64_t tsc) {
+      if (hold_tsc != 0) unreleased = unreleased == 0 ? hold_tsc : std::min(unreleased, hold_tsc);
+      hold_tsc = tsc;
+      if (!hold) return;
+      const uint32_t value = static_cast<uint32_t>(tsc >> 8);
+      hold->store(tsc == 0 ? 0 : std::max<uint32_t>(value, 1), std::memory_order_seq_cst);
+      release_reached();
+    }
+    // Lets a guest waiting at a hold that has moved on go (the pipe: after the store of the new hold).
+    void release_reached() {
+      if (unreleased == 0 || (clock.published() >> 8) < (unreleased >> 8)) return;
+      unreleased = 0;
+      if (pipe) pipe->release();
+    }
   };
   std::vector<Cursor> cursors;
   cursors.reserve(targets.size());
@@ -358,6 +392,8 @@ PlayResult play_on_guest_clocks(const std::vector<PlayTarget>& targets,
                              std::nullopt});
     Cursor& cursor = cursors.back();
     if (target.heartbeat) cursor.beat.emplace(*target.heartbeat);
+    if (target.hold_256) cursor.hold.emplace(*target.hold_256);
+    cursor.pipe = target.hold_pipe;
     cursor.origin = target.origin_tsc != 0 ? target.origin_tsc : cursor.clock.published();
     cursor.ticks_per_ns = static_cast<double>(target.tsc_hz) / 1e9;
     result.origin_tsc.push_back(cursor.origin);
@@ -368,19 +404,30 @@ PlayResult play_on_guest_clocks(const std::vector<PlayTarget>& targets,
   uint64_t slept = 0;
   uint64_t window_start = start, slept_at_window = 0;  // the real-time budget's window
   auto finish = [&] {
+    for (Cursor& cursor : cursors) {
+      cursor.hold_at(0);
+      if (cursor.pipe) cursor.pipe->release();  // whatever the clock shows yet
+    }
     result.duration_ns = monotonic_ns() - start;
     for (const Cursor& cursor : cursors) result.guest_rate.push_back(cursor.clock.fastest_rate());
+  };
+  auto hold_margin = [](const Cursor& cursor) {
+    return static_cast<uint64_t>(static_cast<double>(kHoldMarginNs) * cursor.ticks_per_ns);
   };
   auto due_tsc = [&](const Cursor& cursor, const ScenarioWrite& write) {
     return cursor.origin +
            static_cast<uint64_t>(std::llround(static_cast<double>(write.time_ns) * cursor.ticks_per_ns));
   };
+  for (size_t t = 0; t < targets.size(); ++t)
+    if (!targets[t].scenario->writes.empty())
+      cursors[t].hold_at(due_tsc(cursors[t], targets[t].scenario->writes.front()) + hold_margin(cursors[t]));
   for (;;) {
     bool left = false;
     uint64_t wait_ns = UINT64_MAX;  // host time until the nearest write
     for (size_t t = 0; t < targets.size(); ++t) {
       Cursor& cursor = cursors[t];
       const Scenario& scenario = *targets[t].scenario;
+      cursor.release_reached();
       if (cursor.next >= scenario.writes.size()) continue;
       left = true;
       const ScenarioWrite& write = scenario.writes[cursor.next];
@@ -395,6 +442,10 @@ PlayResult play_on_guest_clocks(const std::vector<PlayTarget>& targets,
       }
       if (cursor.beat && cursor.wrote_before &&
           cursor.beat->load(std::memory_order_acquire) - cursor.beat_at_last_write < vprobe::kPaceBeats) {
+        // The kernel must poll on for the beats pacing waits for: a few stop checks further, no more.
+        if (const uint64_t published = cursor.clock.published();
+            !cursor.held || (published >> 8) >= (cursor.hold_tsc >> 8))
+          cursor.hold_at(cursor.clock.step() == 0 ? 0 : published + kPaceHoldSteps * cursor.clock.step());
         cursor.held = true;
         wait_ns = 0;
         continue;
@@ -406,6 +457,9 @@ PlayResult play_on_guest_clocks(const std::vector<PlayTarget>& targets,
       if (cursor.beat) cursor.beat_at_last_write = cursor.beat->load(std::memory_order_acquire);
       cursor.wrote_before = true;
       ++cursor.next;
+      cursor.hold_at(cursor.next < scenario.writes.size()
+                         ? due_tsc(cursor, scenario.writes[cursor.next]) + hold_margin(cursor)
+                         : 0);
       const uint64_t sent = monotonic_ns() - start;
       uint64_t held = 0;
       if (cursor.held) {
@@ -462,6 +516,49 @@ PlayResult play_on_guest_clocks(const std::vector<PlayTarget>& targets,
   }
   finish();
   return result;
+}
+
+Expected<HoldPipe> HoldPipe::create(const std::string& path) {
+  ::unlink(path.c_str());
+  if (::mkfifo(path.c_str(), 0600) != 0) return make_error(ErrorKind::Io, errno_message(path, errno));
+  const int fd = ::open(path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const int error = errno;
+    ::unlink(path.c_str());
+    return make_error(ErrorKind::Io, errno_message(path, error));
+  }
+  HoldPipe pipe(path, fd);
+  // One page: then one byte more only fits after the reader has emptied it (a page is freed whole).
+  fcntl(fd, F_SETPIPE_SZ, 4096);
+  const std::array<char, 4096> filler{};
+  while (::write(fd, filler.data(), filler.size()) > 0) {
+  }
+  while (::write(fd, filler.data(), 1) > 0) {
+  }
+  return pipe;
+}
+
+HoldPipe::HoldPipe(HoldPipe&& other) noexcept : m_path(std::move(other.m_path)), m_fd(other.m_fd) {
+  other.m_fd = -1;
+}
+
+HoldPipe::~HoldPipe() {
+  if (m_fd < 0) return;
+  ::close(m_fd);
+  unlink();
+}
+
+void HoldPipe::unlink() {
+  if (!m_path.empty()) ::unlink(m_path.c_str());
+  m_path.clear();
+}
+
+void HoldPipe::release() const {
+  std::array<char, 4096> buffer{};
+  while (::read(m_fd, buffer.data(), buffer.size()) > 0) {
+  }
+  // 4095 bytes (one atomic write): room for exactly the one byte a waiting guest is writing.
+  [[maybe_unused]] const ssize_t wrote = ::write(m_fd, buffer.data(), buffer.size() - 1);
 }
 
 Status write_sent_log(const std::vector<SentEvent>& sent, const std::string& path) {

@@ -58,6 +58,28 @@ struct PlayResult {
   std::vector<std::vector<SentEvent>> sent_per_target;
 };
 
+// The wait at the kernel's hold, made free in guest time: a named pipe kept full, behind the isa-debugcon
+// QEMU gets on the guest's clock (qemu_command.h). The kernel writes one byte to the debugcon at each turn of
+// its wait; QEMU passes it to the pipe with "write all", so the vCPU sleeps (retrying every 100 us) while the
+// pipe is full, and under -icount the guest's clock stands still meanwhile. Without it the wait spins, and
+// the guest's clock runs on at about the host's speed. release() lets one waiting write through.
+class HoldPipe {
+ public:
+  static Expected<HoldPipe> create(const std::string& path);  // made (replacing a stale one) and filled
+  HoldPipe(HoldPipe&& other) noexcept;
+  HoldPipe& operator=(HoldPipe&&) = delete;
+  ~HoldPipe();    // closed and removed
+  void unlink();  // the name only (QEMU has opened it): nothing is left behind if this process is killed
+  // Empties the pipe and fills it again but one byte: the write the guest waits in (if any) goes through,
+  // and its next one blocks again.
+  void release() const;
+
+ private:
+  HoldPipe(std::string path, int fd) : m_path(std::move(path)), m_fd(fd) {}
+  std::string m_path;
+  int m_fd = -1;
+};
+
 // One probe to play into: several measurement PCs each get their own (`ett qemu run --machines N`).
 struct PlayTarget {
   const Scenario* scenario = nullptr;
@@ -72,6 +94,11 @@ struct PlayTarget {
   // play_on_guest_clocks: the guest TSC at the scenario's time 0 (0: the clock published when playback
   // starts). The runner sets it a little ahead, so that it knows the UTC of time 0 before the first write.
   uint64_t origin_tsc = 0;
+  // play_on_guest_clocks: the kernel's Control.hold_256 (nullptr: none). The injector keeps it at the due
+  // time of the target's next write, so that a guest whose injector was held up waits for the write at its
+  // next stop check instead of running past it; 0 when no write is due (pacing, the end of the playback).
+  uint32_t* hold_256 = nullptr;
+  const HoldPipe* hold_pipe = nullptr;  // released whenever the hold moves on from a time the guest reached
 };
 
 // Busy-waits the last ~200 us before each write (sleeps before that) and stores each write's byte with one
@@ -102,6 +129,8 @@ PlayResult play_scenarios(const std::vector<PlayTarget>& targets, const std::fun
 // between two publications at the rate seen, never more than one publication interval ahead. The injector
 // spins (a late wake-up is a late write: the guest runs on), sleeping only when the next write is far away
 // and as much as the real-time throttling budget needs (see injector.cpp). Pacing as in play_scenario.
+// With PlayTarget::hold_256 the guest cannot run on past a late write: its kernel waits at the first stop
+// check at or after the write's due time until the write is made.
 PlayResult play_on_guest_clocks(const std::vector<PlayTarget>& targets,
                                 const std::function<bool()>& keep_going,
                                 std::optional<int> cpu = std::nullopt);

@@ -1,6 +1,10 @@
 // qemu_command.cpp: builds the QEMU argv of one machine (see qemu_command.h).
 #include "harness/qemu_command.h"
 
+#include <fmt/format.h>
+
+#include "ett/virtual_probe.h"
+
 namespace ett::host {
 
 std::vector<std::string> split_words(const std::string& text) {
@@ -19,6 +23,10 @@ std::string uefi_vars_path(const std::string& shm_path) {
   return shm_path + ".ovmf-vars.fd";
 }
 
+std::string hold_pipe_path(const std::string& shm_path) {
+  return shm_path + ".hold";
+}
+
 bool uses_guest_clock(const RunOptions& options) {
   if (!options.guest_clock || !options.run_command.empty()) return false;
   for (const std::string& word : split_words(options.append))
@@ -33,9 +41,13 @@ namespace {
 // makes the TSC calibration at boot (port reads, few instructions each) take 10-25 s on a loaded 2-core
 // host, a larger shift makes the poll coarser. sleep=off: the guest's clock never jumps ahead while the vCPU
 // idles (the capture never halts).
-std::vector<std::string> clock_arguments(const RunOptions& options) {
+// The hold pipe: a chardev that QEMU writes every byte of the debugcon to with "write all", so that the
+// vCPU waits (and the guest's clock with it) while the pipe is full (see HoldPipe).
+std::vector<std::string> clock_arguments(const RunOptions& options, const std::string& shm_path) {
   if (!uses_guest_clock(options)) return {};
-  return {"-icount", "shift=2,sleep=off"};
+  return {"-icount",  "shift=2,sleep=off",
+          "-chardev", "pipe,id=etthold,path=" + hold_pipe_path(shm_path),
+          "-device",  fmt::format("isa-debugcon,iobase={:#x},chardev=etthold", vprobe::kHoldWaitPort)};
 }
 
 }  // namespace
@@ -61,7 +73,7 @@ std::vector<std::string> qemu_command(const RunOptions& options, const std::stri
   const std::vector<std::string> drive = disk_arguments(options.machine, {{disk, options.disk_interface, 0}});
   argv.insert(argv.end(), drive.begin(), drive.end());
   argv.insert(argv.end(), {"-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"});
-  for (std::string& argument : clock_arguments(options)) argv.push_back(std::move(argument));
+  for (std::string& argument : clock_arguments(options, shm_path)) argv.push_back(std::move(argument));
   if (!options.iso.empty()) {
     argv.insert(argv.end(), {"-cdrom", options.iso, "-boot", "d"});
   } else {

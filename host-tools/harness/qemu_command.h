@@ -21,6 +21,10 @@ inline constexpr const char* kOvmfCode = "/usr/share/OVMF/OVMF_CODE_4M.fd";
 inline constexpr const char* kOvmfVars = "/usr/share/OVMF/OVMF_VARS_4M.fd";
 std::string uefi_vars_path(const std::string& shm_path);
 
+// On the guest's clock: the named pipe behind the machine's isa-debugcon (port vprobe::kHoldWaitPort) that
+// the kernel writes to while it waits at the injector's hold (HoldPipe, injector.h), next to its probe file.
+std::string hold_pipe_path(const std::string& shm_path);
+
 // Whether a scenario plays on the guest's clock: options.guest_clock, unless --run (its program runs on host
 // time) or --append mode=calibrate / mode=hwlat (they measure the emulator's own timing, which -icount would
 // replace by instruction counts).

@@ -193,6 +193,7 @@ struct Machine {
   uint64_t origin_tsc = 0;      // guest clock: the guest's TSC at the scenario's time 0
   uint64_t utc_anchor_tsc = 0;  // guest clock: its TSC at RunReport::utc_anchor_ns
   size_t pps_pulses = 0;
+  std::optional<HoldPipe> hold_pipe;  // guest clock: behind its debugcon, for the kernel's wait at the hold
 
   Control* control() const { return shm.control(); }
 };
@@ -521,6 +522,10 @@ class RunSteps {
     for (auto& machine : m_state.machines) {
       if (m_options.firmware == Firmware::Uefi)
         ETT_TRY(machine->uefi_vars.copy_from(kOvmfVars, uefi_vars_path(machine->shm.path())));
+      if (uses_guest_clock(m_options)) {
+        ETT_TRY_ASSIGN(HoldPipe pipe, HoldPipe::create(hold_pipe_path(machine->shm.path())));
+        machine->hold_pipe.emplace(std::move(pipe));
+      }
       machine->host_tsc_before_capturing = __rdtsc();  // no kernel runs before its QEMU
       ETT_TRY_ASSIGN(machine->qemu,
                      QemuProcess::start(qemu_command(m_options, m_kernel, machine->shm.path(), machine->disk),
@@ -561,6 +566,7 @@ class RunSteps {
     if (kernel_found_probe(control)) {
       // QEMU has it mapped: the name is no longer needed (--run: it is the command's URL)
       if (!m_live) machine.shm.unlink();
+      if (machine.hold_pipe) machine.hold_pipe->unlink();
       const KernelState kernel_state = state_of(control);
       if (kernel_state == KernelState::Capturing) {
         ready = true;
@@ -677,7 +683,8 @@ class RunSteps {
       Control* control = machine->control();
       targets.push_back(PlayTarget{
           &machine->scenario, machine->shm.lines(), m_options.free_run ? nullptr : &control->heartbeat,
-          &control->clock_256, &control->heartbeat, load(control->capture_start_tsc), load(control->tsc_hz)});
+          &control->clock_256, &control->heartbeat, load(control->capture_start_tsc), load(control->tsc_hz),
+          0, &control->hold_256, machine->hold_pipe ? &*machine->hold_pipe : nullptr});
     }
     const bool guest_clock = uses_guest_clock(m_options);
     ETT_TRY(anchor_utc(targets, guest_clock));

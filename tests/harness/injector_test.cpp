@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 namespace ett::host {
 namespace {
@@ -94,6 +97,54 @@ TEST(Injector, SeveralTargetsShareOneClock) {
   EXPECT_LT(played.sent_per_target[1][1].host_tsc, played.sent_per_target[0][1].host_tsc);
   EXPECT_LT(played.sent_per_target[0][1].host_tsc, played.sent_per_target[1][2].host_tsc);
   EXPECT_GE(played.sent_per_target[1][1].sent_ns, 1'000'000u);
+}
+
+// On a guest's clock with the kernel's hold: a guest whose clock runs far faster than the injector can follow
+// (a host that deschedules the injector looks the same to the guest) waits at its first stop check at or
+// after each write's due time plus the hold's margin, so it sees every write at most that margin and one stop
+// check late on its own clock.
+TEST(Injector, GuestWaitsAtTheHoldForALateWrite) {
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += std::to_string(i * 200) + " 1 " + std::to_string(i % 15 + 1) + "\n";
+  auto scenario = parse_scenario(text, "t", ProbeLayout());
+  ASSERT_TRUE(scenario.ok());
+  constexpr uint64_t kStart = 1ull << 30;  // the guest's TSC at the capture's start (1 GHz)
+  constexpr uint64_t kStep = 64'000;       // guest ticks from one stop check to the next
+  uint8_t lines = 0;
+  uint32_t clock_256 = 0, heartbeat = 0, hold = 0;
+  std::atomic<bool> done{false};
+  std::vector<std::pair<uint8_t, uint64_t>> seen;  // each new line byte and the guest time it was seen at
+  std::thread guest([&] {
+    uint64_t now = kStart;
+    uint8_t last = 0;
+    auto look = [&] {
+      const uint8_t value = std::atomic_ref<uint8_t>(lines).load();
+      if (value != last) seen.emplace_back(last = value, now);
+    };
+    while (!done.load()) {  // one stop check per round, the clock a step further each time
+      now += kStep;
+      look();
+      std::atomic_ref<uint32_t>(clock_256).store(static_cast<uint32_t>(now >> 8));
+      std::atomic_ref<uint32_t>(heartbeat).fetch_add(1);
+      for (uint32_t h; (h = std::atomic_ref<uint32_t>(hold).load()) != 0 &&
+                       static_cast<int32_t>(static_cast<uint32_t>(now >> 8) - h) >= 0 && !done.load();)
+        std::this_thread::yield();
+      look();
+    }
+  });
+  PlayTarget target{&*scenario, &lines, nullptr, &clock_256, &heartbeat, kStart, 1'000'000'000, 0, &hold};
+  const PlayResult played = play_on_guest_clocks({target}, [] { return true; });
+  done = true;
+  guest.join();
+  EXPECT_EQ(hold, 0u);  // released at the end
+  ASSERT_EQ(played.sent_per_target[0].size(), 40u);
+  ASSERT_EQ(seen.size(), 40u);
+  for (size_t i = 0; i < seen.size(); ++i) {
+    const uint64_t due = played.origin_tsc[0] + i * 200'000;
+    EXPECT_EQ(seen[i].first, i % 15 + 1);
+    EXPECT_GE(seen[i].second + 256, due) << i;
+    EXPECT_LE(seen[i].second, due + 50'000 + kStep) << i;  // the hold's margin (injector.cpp) and a step
+  }
 }
 
 }  // namespace

@@ -45,5 +45,24 @@ TEST(QemuCommand, UefiUsesOvmfAndTheMachinesOwnVariableStore) {
   EXPECT_EQ(qemu_command(options, "", "/dev/shm/probe", "trace.img")[0], options.qemu);
 }
 
+// On the guest's clock: -icount, and the debugcon the kernel's wait at the injector's hold writes to, on the
+// machine's own hold pipe (not on the firmwares' debug port). On the host's clock, or for --run, neither.
+TEST(QemuCommand, GuestClockGetsIcountAndTheHoldPipe) {
+  RunOptions options;
+  options.guest_clock = true;
+  const auto argv = qemu_command(options, "kernel.elf", "/dev/shm/probe", "trace.img");
+  EXPECT_TRUE(has(argv, "-icount"));
+  EXPECT_TRUE(has(argv, "pipe,id=etthold,path=" + hold_pipe_path("/dev/shm/probe")));
+  EXPECT_TRUE(has(argv, "isa-debugcon,iobase=0x4e9,chardev=etthold"));
+  EXPECT_NE(hold_pipe_path("/dev/shm/a"), hold_pipe_path("/dev/shm/b"));
+  options.guest_clock = false;
+  const auto host = qemu_command(options, "kernel.elf", "/dev/shm/probe", "trace.img");
+  EXPECT_FALSE(has(host, "-icount"));
+  EXPECT_FALSE(has(host, "-chardev"));
+  options.guest_clock = true;
+  options.run_command = "true";
+  EXPECT_FALSE(has(qemu_command(options, "kernel.elf", "/dev/shm/probe", "trace.img"), "-chardev"));
+}
+
 }  // namespace
 }  // namespace ett::host

@@ -6,6 +6,7 @@
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/idle_poll.h"
+#include "arch/x86/io.h"
 #include "arch/x86/pci.h"
 #include "ett/result.h"
 #include "ett/virtual_probe.h"
@@ -61,8 +62,17 @@ struct IvshmemHost {
   }
   // Called at every stop check, never per poll: the clock and heartbeat stores cost nothing on the idle step.
   [[gnu::always_inline]] bool stop_requested() const {
-    control->clock_256 = static_cast<uint32_t>(x86::rdtsc() >> 8);
+    uint32_t now = static_cast<uint32_t>(x86::rdtsc() >> 8);
+    control->clock_256 = now;
     control->heartbeat = control->heartbeat + 1;
+    // The host's hold (vprobe::Control::hold_256): wait here until the host has made the write that was
+    // due. Neither clock nor heartbeat is published meanwhile: no poll reads the lines during the wait, and
+    // the clock the host extrapolates from stays the one of a stop check.
+    for (uint32_t hold = control->hold_256; hold != 0 && static_cast<int32_t>(now - hold) >= 0;
+         hold = control->hold_256) {
+      if (control->command == static_cast<uint32_t>(vprobe::HostCommand::Stop)) return true;
+      x86::out8(vprobe::kHoldWaitPort, 0);
+    }
     return control->command == static_cast<uint32_t>(vprobe::HostCommand::Stop);
   }
 };

@@ -57,12 +57,26 @@ struct Control {
   uint32_t clock_256;
   uint32_t host_magic;    // host:   kHostMagic, set when the file is created
   uint32_t file_version;  // host:   kFileVersion
+  // host: 0, or a time on the clock_256 scale: a stop check at or past it (signed 32-bit difference) waits,
+  // writing to kHoldWaitPort, until the host moves or clears it (or asks to stop). The host sets it a little
+  // after the due time of its next write when it plays on the guest's clock (-icount): the guest's clock then
+  // cannot run far past a write the host was too late for (descheduled), so the host's delay does not show
+  // in guest time. Zero (as the host creates the block) keeps older hosts working.
+  uint32_t hold_256;
 };
+
+// The stop check's wait for hold_256 writes a byte to this port at each turn: QEMU's isa-debugcon, which
+// the host gives a pipe it keeps full (harness HoldPipe), so that the vCPU blocks in the write until the host
+// lets it go and the guest's clock (-icount) stands still meanwhile. Without that device (a PC; QEMU started
+// by hand) the write goes nowhere and the wait spins. Not 0x402 or 0xe9: SeaBIOS and OVMF print their logs to
+// the debugcon port they find there, which would block in the full pipe.
 
 // Pacing: once the host has seen `heartbeat` advance by kPaceBeats after a write, every later poll of the
 // kernel has read that write's byte, so the next write cannot merge with it. The host uses this to ride out
 // emulator stalls (the vCPU thread descheduled) without turning them into lost or merged events.
 inline constexpr uint32_t kPaceBeats = 2;
+
+inline constexpr uint16_t kHoldWaitPort = 0x4e9;
 
 // isa-debug-exit (iobase 0xf4): QEMU exits with status (value << 1) | 1.
 inline constexpr uint16_t kDebugExitPort = 0xf4;
