@@ -131,6 +131,7 @@ class GuestClock {
  public:
   GuestClock(const uint32_t* clock_256, const uint32_t* heartbeat, uint64_t start_tsc)
       : m_low(*clock_256), m_beat(*heartbeat) {
+    m_last_beat = m_beat.load(std::memory_order_acquire);
     m_units = start_tsc >> 8;
     m_last_low = static_cast<uint32_t>(m_units);
     m_value = m_units << 8;
@@ -146,6 +147,15 @@ class GuestClock {
     const uint64_t now = monotonic_ns();
     m_units += static_cast<uint32_t>(low - m_last_low);
     const uint64_t delta = (m_units << 8) - m_value;
+    // The step: the heartbeat counts the kernel's publications, so a delta over several of them (this thread
+    // missed some) still gives one step. Read after the clock, the count can only be ahead (a step too
+    // short: less extrapolation, never more).
+    const uint32_t beat = m_beat.load(std::memory_order_acquire);
+    const uint32_t beats = std::max<uint32_t>(beat - m_last_beat, 1);
+    m_last_beat = beat;
+    const uint64_t step = delta / beats;
+    if (m_based) m_step = m_step == 0 ? step : std::min(m_step, step);  // not from the capture's start
+    m_based = true;
     // A rate sample only from two publications seen while watching: after a sleep of the injector the
     // first one is seen late. A vCPU descheduled in between gives a slow sample, an injector that was
     // itself held up a fast one: the median of the latest samples ignores both.
@@ -157,7 +167,6 @@ class GuestClock {
       std::nth_element(sorted.begin(), sorted.begin() + n / 2, sorted.begin() + n);
       m_rate = sorted[n / 2];
       m_fastest = std::max(m_fastest, m_rate);
-      m_step = m_step == 0 ? delta : std::min<uint64_t>(m_step, delta);
     }
     m_value = m_units << 8;
     m_last_low = low;
@@ -200,6 +209,8 @@ class GuestClock {
   double m_rate = 0;  // guest ticks per host ns
   double m_fastest = 0;
   uint64_t m_step = 0;  // the shortest publication interval seen, in guest ticks
+  uint32_t m_last_beat = 0;
+  bool m_based = false;  // a publication was seen: the next delta is between two of them
 };
 
 }  // namespace
@@ -394,6 +405,9 @@ PlayResult play_on_guest_clocks(const std::vector<PlayTarget>& targets,
     if (target.heartbeat) cursor.beat.emplace(*target.heartbeat);
     if (target.hold_256) cursor.hold.emplace(*target.hold_256);
     cursor.pipe = target.hold_pipe;
+    // Hold the guest where it is before its origin is read: until the first write's hold below is in place, a
+    // guest running on while this thread is descheduled could pass the first writes' due times unseen.
+    cursor.hold_at(cursor.clock.published());
     cursor.origin = target.origin_tsc != 0 ? target.origin_tsc : cursor.clock.published();
     cursor.ticks_per_ns = static_cast<double>(target.tsc_hz) / 1e9;
     result.origin_tsc.push_back(cursor.origin);
