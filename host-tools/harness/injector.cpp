@@ -147,15 +147,11 @@ class GuestClock {
     const uint64_t now = monotonic_ns();
     m_units += static_cast<uint32_t>(low - m_last_low);
     const uint64_t delta = (m_units << 8) - m_value;
-    // The step: the heartbeat counts the kernel's publications, so a delta over several of them (this thread
-    // missed some) still gives one step. Read after the clock, the count can only be ahead (a step too
-    // short: less extrapolation, never more).
+    // The heartbeat counts the kernel's publications: a step sample only from two consecutive ones (a delta
+    // over publications this thread missed would make the step, and so the estimate's reach, too long).
     const uint32_t beat = m_beat.load(std::memory_order_acquire);
-    const uint32_t beats = std::max<uint32_t>(beat - m_last_beat, 1);
+    const bool consecutive = beat - m_last_beat == 1;
     m_last_beat = beat;
-    const uint64_t step = delta / beats;
-    if (m_based) m_step = m_step == 0 ? step : std::min(m_step, step);  // not from the capture's start
-    m_based = true;
     // A rate sample only from two publications seen while watching: after a sleep of the injector the
     // first one is seen late. A vCPU descheduled in between gives a slow sample, an injector that was
     // itself held up a fast one: the median of the latest samples ignores both.
@@ -167,6 +163,12 @@ class GuestClock {
       std::nth_element(sorted.begin(), sorted.begin() + n / 2, sorted.begin() + n);
       m_rate = sorted[n / 2];
       m_fastest = std::max(m_fastest, m_rate);
+      // The shortest of them, once there are a few: a publication read before its heartbeat was counted makes
+      // one look consecutive over two steps.
+      if (consecutive) {
+        m_shortest_step = m_shortest_step == 0 ? delta : std::min(m_shortest_step, delta);
+        if (++m_step_count >= 3) m_step = m_shortest_step;
+      }
     }
     m_value = m_units << 8;
     m_last_low = low;
@@ -193,7 +195,7 @@ class GuestClock {
   }
 
   void slept() { m_watching = false; }
-  uint64_t step() const { return m_step; }  // the shortest publication interval seen (0: none yet)
+  uint64_t step() const { return m_step; }  // the publication interval (0: not known yet)
   double fastest_rate() const { return m_fastest; }
 
  private:
@@ -208,9 +210,10 @@ class GuestClock {
   size_t m_sample_count = 0;
   double m_rate = 0;  // guest ticks per host ns
   double m_fastest = 0;
-  uint64_t m_step = 0;  // the shortest publication interval seen, in guest ticks
+  uint64_t m_step = 0;  // the publication interval, in guest ticks: the shortest between consecutive ones
   uint32_t m_last_beat = 0;
-  bool m_based = false;  // a publication was seen: the next delta is between two of them
+  uint64_t m_shortest_step = 0;  // between two consecutive publications
+  size_t m_step_count = 0;       // consecutive publications seen
 };
 
 }  // namespace
