@@ -11,10 +11,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -187,8 +189,8 @@ class QemuMachine {
   }
   void send_key(const std::string& key) { monitor("sendkey " + key); }
   // Presses Enter on the start screen until the capture starts. The start screen empties the keyboard buffer
-  // before its serial line, so one press should do; pressing again is harmless, as Enter does nothing during a
-  // capture.
+  // before its serial line, so one press should do; pressing again is harmless, as Enter does nothing during
+  // a capture.
   bool start_capture() {
     for (int attempt = 0; attempt < 5; ++attempt) {
       send_key("ret");
@@ -305,6 +307,23 @@ inline int capture_and_stop(QemuMachine& qemu, int changes, double boot_seconds 
   qemu.request_stop();
   auto exit = qemu.wait_exit(60);
   return exit && exit->exited ? exit->status : -1;
+}
+
+// The extracted CSV of `trace` holds exactly the changes play_changes played: probe 1, codes 1..15 in turn,
+// in order.
+inline void expect_extracted(const fs::path& trace, int count) {
+  auto extracted = run_ett({"extract", trace.string()});
+  ASSERT_EQ(extracted.exit_code, 0) << extracted.output;
+  std::istringstream rows(extracted.output);
+  std::string row;
+  int seen = 0;
+  while (std::getline(rows, row)) {
+    if (row.empty() || !std::isdigit(static_cast<unsigned char>(row[0]))) continue;
+    const std::string expected_start = std::to_string(seen) + ",1," + std::to_string(seen % 15 + 1) + ",";
+    EXPECT_EQ(row.rfind(expected_start, 0), 0u) << row;
+    ++seen;
+  }
+  EXPECT_EQ(seen, count) << extracted.output;
 }
 
 }  // namespace ett::test

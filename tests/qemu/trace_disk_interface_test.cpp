@@ -55,22 +55,6 @@ class TraceDiskInterface : public ::testing::TestWithParam<InterfaceCase> {
   }
 };
 
-// The extracted CSV holds exactly the changes played: probe 1 codes 1..count, in order.
-void expect_extracted(const fs::path& trace, int count) {
-  auto extracted = run_ett({"extract", trace.string()});
-  ASSERT_EQ(extracted.exit_code, 0) << extracted.output;
-  std::istringstream rows(extracted.output);
-  std::string row;
-  int seen = 0;
-  while (std::getline(rows, row)) {
-    if (row.empty() || !std::isdigit(static_cast<unsigned char>(row[0]))) continue;
-    const std::string expected_start = std::to_string(seen) + ",1," + std::to_string(seen % 15 + 1) + ",";
-    EXPECT_EQ(row.rfind(expected_start, 0), 0u) << row;
-    ++seen;
-  }
-  EXPECT_EQ(seen, count) << extracted.output;
-}
-
 TEST_P(TraceDiskInterface, KernelBootCapturesDumpsAndExtracts) {
   ScratchDir dir;
   write_random_image(dir / "other.img", kOtherSectors * 512, 11);

@@ -125,22 +125,6 @@ TEST(UefiBoot, FirmwareUefiNeedsTheIso) {
   EXPECT_NE(unknown.output.find("--firmware"), std::string::npos) << unknown.output;
 }
 
-// The extracted CSV holds exactly the changes played (play_changes): probe 1, codes 1..15 in turn, in order.
-void expect_extracted(const fs::path& trace, int count) {
-  auto extracted = run_ett({"extract", trace.string()});
-  ASSERT_EQ(extracted.exit_code, 0) << extracted.output;
-  std::istringstream rows(extracted.output);
-  std::string row;
-  int seen = 0;
-  while (std::getline(rows, row)) {
-    if (row.empty() || !std::isdigit(static_cast<unsigned char>(row[0]))) continue;
-    const std::string expected_start = std::to_string(seen) + ",1," + std::to_string(seen % 15 + 1) + ",";
-    EXPECT_EQ(row.rfind(expected_start, 0), 0u) << row;
-    ++seen;
-  }
-  EXPECT_EQ(seen, count) << extracted.output;
-}
-
 struct UefiDiskCase {
   host::DiskInterface interface;
   const char* model;  // IDENTIFY model as the kernel prints it
