@@ -167,7 +167,7 @@ class GuestClock {
       // one look consecutive over two steps.
       if (consecutive) {
         m_shortest_step = m_shortest_step == 0 ? delta : std::min(m_shortest_step, delta);
-        if (++m_step_count >= 3) m_step = m_shortest_step;
+        ++m_step_count;
       }
     }
     m_value = m_units << 8;
@@ -182,9 +182,9 @@ class GuestClock {
   // meanwhile makes the estimate early by at most that much).
   uint64_t estimate() {
     const uint64_t value = published();
-    if (m_rate == 0 || m_step == 0) return value;
+    if (m_rate == 0 || step() == 0) return value;
     const double ahead = static_cast<double>(monotonic_ns() - m_seen_at) * m_rate;
-    return value + static_cast<uint64_t>(std::min(ahead, static_cast<double>(m_step)));
+    return value + static_cast<uint64_t>(std::min(ahead, static_cast<double>(step())));
   }
 
   // Host ns until the clock reaches `tsc`, at a margin over the rate seen (0: unknown, or due now).
@@ -195,7 +195,8 @@ class GuestClock {
   }
 
   void slept() { m_watching = false; }
-  uint64_t step() const { return m_step; }  // the publication interval (0: not known yet)
+  // The publication interval in guest ticks, once a few consecutive publications were seen (0: not yet).
+  uint64_t step() const { return m_step_count >= 3 ? m_shortest_step : 0; }
   double fastest_rate() const { return m_fastest; }
 
  private:
@@ -210,7 +211,6 @@ class GuestClock {
   size_t m_sample_count = 0;
   double m_rate = 0;  // guest ticks per host ns
   double m_fastest = 0;
-  uint64_t m_step = 0;  // the publication interval, in guest ticks: the shortest between consecutive ones
   uint32_t m_last_beat = 0;
   uint64_t m_shortest_step = 0;  // between two consecutive publications
   size_t m_step_count = 0;       // consecutive publications seen
