@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
-#include <regex>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -19,34 +19,22 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Every "key":number pair of each JSON object in an array, in order (ett's JSON has no nested objects in the
-// arrays read here).
-std::vector<std::map<std::string, std::string>> json_objects(const std::string& json,
-                                                             const std::string& array) {
-  std::vector<std::map<std::string, std::string>> objects;
-  const size_t at = json.find("\"" + array + "\":[");
-  if (at == std::string::npos) return objects;
-  const size_t end = json.find(']', at);
-  const std::string body = json.substr(at, end - at);
-  std::regex object("\\{([^{}]*)\\}");
-  std::regex pair("\"([a-z_]+)\":(\"[^\"]*\"|[^,}]+)");
-  for (auto it = std::sregex_iterator(body.begin(), body.end(), object); it != std::sregex_iterator(); ++it) {
-    const std::string fields = (*it)[1];
-    std::map<std::string, std::string> values;
-    for (auto f = std::sregex_iterator(fields.begin(), fields.end(), pair); f != std::sregex_iterator(); ++f)
-      values[(*f)[1]] = (*f)[2];
-    objects.push_back(values);
+// Whether every thread of process `pid` is in the stopped state ('T' in /proc/PID/task/TID/stat). kill()
+// returns before a SIGSTOP has taken effect: the thread the signal is delivered to has to run first and then
+// stops the others, so on a busy host QEMU's vCPU can go on for milliseconds after the kill.
+bool all_threads_stopped(pid_t pid) {
+  std::error_code error;
+  bool any = false;
+  for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", error)) {
+    std::ifstream stat(task.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;  // the thread has exited
+    const size_t name_end = line.rfind(')');
+    if (name_end == std::string::npos || name_end + 2 >= line.size() || line[name_end + 2] != 'T')
+      return false;
+    any = true;
   }
-  return objects;
-}
-
-double json_field(const std::string& json, const std::string& field) {
-  std::smatch match;
-  if (!std::regex_search(json, match, std::regex("\"" + field + "\":(-?[0-9.eE+-]+)"))) {
-    ADD_FAILURE() << "no field " << field << " in " << json.substr(0, 400);
-    return -1;
-  }
-  return std::stod(match[1]);
+  return !error && any;
 }
 
 TEST(Stalls, QemuStoppedFor40msIsOneStallAndFlagsExactlyTheActionsStallsTouch) {
@@ -81,10 +69,13 @@ TEST(Stalls, QemuStoppedFor40msIsOneStallAndFlagsExactlyTheActionsStallsTouch) {
     std::this_thread::sleep_until(start + std::chrono::milliseconds(10));
     if (k == kStopped) {
       ASSERT_EQ(::kill(qemu.process().pid(), SIGSTOP), 0);
-      std::this_thread::sleep_for(kStop / 2);
+      // The 40 ms count from when every thread has stopped, not from the kill.
+      ASSERT_TRUE(qemu.wait_until([&] { return all_threads_stopped(qemu.process().pid()); }, 10));
+      const auto stopped = Clock::now();
+      std::this_thread::sleep_until(stopped + kStop / 2);
       write(static_cast<uint8_t>((lines & 0x0F) | code << 4));
       truth_ns.push_back(std::chrono::duration<double, std::nano>(Clock::now() - start).count());
-      std::this_thread::sleep_for(kStop / 2);
+      std::this_thread::sleep_until(stopped + kStop);
       ASSERT_EQ(::kill(qemu.process().pid(), SIGCONT), 0);
     } else {
       write(static_cast<uint8_t>((lines & 0x0F) | code << 4));
@@ -100,11 +91,13 @@ TEST(Stalls, QemuStoppedFor40msIsOneStallAndFlagsExactlyTheActionsStallsTouch) {
   // interval is that stall.
   const auto ls = run_ett({"ls", trace.string(), "--json"});
   ASSERT_EQ(ls.exit_code, 0) << ls.output;
-  const double longest_stall = json_field(ls.output, "longest_stall_ns");
+  const auto sessions = nlohmann::json::parse(ls.output);
+  ASSERT_EQ(sessions.size(), 1u) << ls.output;
+  const double longest_stall = sessions[0].at("longest_stall_ns").get<double>();
   EXPECT_GE(longest_stall, 40e6) << ls.output;
   EXPECT_LT(longest_stall, 1e9) << ls.output;
-  EXPECT_GE(json_field(ls.output, "stall_count"), 1) << ls.output;
-  EXPECT_GE(json_field(ls.output, "longest_check_ns"), longest_stall) << ls.output;
+  EXPECT_GE(sessions[0].at("stall_count").get<int>(), 1) << ls.output;
+  EXPECT_GE(sessions[0].at("longest_check_ns").get<double>(), longest_stall) << ls.output;
 
   // The database: the stalls table holds it, loaded with the events.
   const std::string db = "sqlite:" + (dir / "t.db").string();
@@ -154,28 +147,29 @@ TEST(Stalls, QemuStoppedFor40msIsOneStallAndFlagsExactlyTheActionsStallsTouch) {
   const auto durations = run_ett({"analyze", "durations", "--db", db, "--from", "1", "--to", "2", "--pi-ns",
                                   "1000", "--format", "json"});
   ASSERT_EQ(durations.exit_code, 0) << durations.output;
-  const auto actions = json_objects(durations.output, "actions");
+  const auto report = nlohmann::json::parse(durations.output);
+  const auto& actions = report.at("actions");
   ASSERT_EQ(actions.size(), static_cast<size_t>(kActions)) << durations.output;
   int flagged = 0;
   for (int k = 0; k < kActions; ++k) {
     const auto& action = actions[k];
-    const bool stall = action.at("stall") == "true";
-    const bool expected =
-        touched.count(std::stoll(action.at("start_seq"))) || touched.count(std::stoll(action.at("end_seq")));
+    const bool stall = action.at("stall").get<bool>();
+    const bool expected = touched.count(action.at("start_seq").get<int64_t>()) ||
+                          touched.count(action.at("end_seq").get<int64_t>());
     EXPECT_EQ(stall, expected) << "action " << k + 1 << ": " << durations.output;
     flagged += stall;
-    const double error = std::stod(action.at("duration_ns")) - truth_ns[k];
+    const double error = action.at("duration_ns").get<double>() - truth_ns[k];
     if (k + 1 == kStopped) {
       // Stamped when QEMU ran again: late by about the rest of the stop, far beyond the loop's bound.
       EXPECT_TRUE(stall) << durations.output;
       EXPECT_GT(error, 5e6) << durations.output;
-      EXPECT_GE(std::stod(action.at("bound_ns")), 40e6 + 1000) << durations.output;
+      EXPECT_GE(action.at("bound_ns").get<double>(), 40e6 + 1000) << durations.output;
     }
     if (!stall) {
-      EXPECT_EQ(std::stod(action.at("bound_ns")), 1000) << durations.output;
+      EXPECT_EQ(action.at("bound_ns").get<double>(), 1000) << durations.output;
     }
   }
-  EXPECT_EQ(json_field(durations.output, "bound_holds"), kActions - flagged) << durations.output;
+  EXPECT_EQ(report.at("bound_holds").get<int>(), kActions - flagged) << durations.output;
 }
 
 }  // namespace
