@@ -152,10 +152,12 @@ void run_bench(const config::Config& config, const Machine& machine, const captu
   const uint32_t done = engine::run_bench(config, machine.probe, machine.cpu, machine.tsc.hz, windows,
                                           config.bench_windows, buffer);
   for (uint32_t i = 0; i < done; ++i)
-    console::print("ETT: bench window %u: loop %llu polls %llu ticks%s, floor %llu polls %llu ticks%s\n",
-                   i + 1, windows[i].loop_polls, windows[i].loop_ticks,
-                   windows[i].loop_stalled ? " stalled" : "", windows[i].floor_polls, windows[i].floor_ticks,
-                   windows[i].floor_stalled ? " stalled" : "");
+    console::print(
+        "ETT: bench window %u: loop %llu polls %llu ticks fastest %llu%s, "
+        "floor %llu polls %llu ticks fastest %llu%s\n",
+        i + 1, windows[i].loop_polls, windows[i].loop_ticks, windows[i].loop_fastest_round,
+        windows[i].loop_stalled ? " stalled" : "", windows[i].floor_polls, windows[i].floor_ticks,
+        windows[i].floor_fastest_round, windows[i].floor_stalled ? " stalled" : "");
   if (done < config.bench_windows)
     console::print("ETT: bench: stopped after %u window pairs: the lines changed\n", done);
   console::print("ETT: bench done\n");

@@ -90,9 +90,15 @@ struct Loops {
     x86::TscClock deadline_clock;
     drivers::IvshmemHost nobody{&g_no_host_control};
     Stop stop(deadline_clock, nobody, setup.limit_ticks, nullptr);
-    // Seeded as for a capture, so that a window the host held from its start is marked too.
+    // The stall log starts unseeded, so that its typical interval is the loop's own fastest round in the
+    // window (seeded, it would be the bare polls' shorter one). A window is marked stalled by the capture's
+    // rule against the bare 1024 polls timed here, whichever side it is.
     const uint64_t typical = typical_check_ticks<Clock>(source, 1u << Stop::kPollIntervalLog2);
-    stop.set_stall_reference(typical, setup.stall_floor_ticks);
+    stop.set_stall_reference(0, setup.stall_floor_ticks);
+    const auto stalled = [&](uint64_t longest, uint64_t fastest) {
+      const uint64_t shortest = typical != 0 && typical < fastest ? typical : fastest;
+      return longest > shortest * capture::StallLog::kStallFactor && longest > setup.stall_floor_ticks;
+    };
     uint32_t done = 0;
     for (; done < count; ++done) {
       // The pair's order alternates, so that neither side is always the one a host preemption lands in.
@@ -102,16 +108,15 @@ struct Loops {
       if (loop.event_count != 0 || loop.iterations == 0) break;  // the lines changed: not an idle window
       if (done % 2 == 0) floor = floor_window(setup, source);
       if (floor.polls == 0) break;
-      const uint64_t shortest =
-          typical != 0 && typical < floor.shortest_round ? typical : floor.shortest_round;
-      const uint64_t floor_threshold = shortest * capture::StallLog::kStallFactor;
-      windows[done] =
-          BenchWindow{loop.iterations,
-                      loop.end_tsc - loop.armed_tsc,
-                      floor.polls,
-                      floor.ticks,
-                      stop.stalls().count() != 0,
-                      floor.longest_round > floor_threshold && floor.longest_round > setup.stall_floor_ticks};
+      const capture::StallLog& log = stop.stalls();
+      windows[done] = BenchWindow{loop.iterations,
+                                  loop.end_tsc - loop.armed_tsc,
+                                  log.typical_interval(),
+                                  floor.polls,
+                                  floor.ticks,
+                                  floor.shortest_round,
+                                  stalled(log.longest_interval(), log.typical_interval()),
+                                  stalled(floor.longest_round, floor.shortest_round)};
     }
     return done;
   }

@@ -34,12 +34,16 @@ Result<Probe> open_probe(const config::Config& config);
 // Puts the parallel port's registers back as open_probe() found them (no-op for ivshmem and mode=hwlat).
 void close_probe(const Probe& probe);
 
-// bench=N: one window pair of the loop benchmark: polls and TSC ticks of each window.
+// bench=N: one window pair of the loop benchmark: polls and TSC ticks of each window, and the ticks of each
+// window's fastest round of 1024 polls (the loop: check to check, its stop check included; the floor: TSC
+// read to TSC read). Host noise only lengthens a round, so the fastest rounds are the undisturbed cost.
 struct BenchWindow {
   uint64_t loop_polls;  // the capture loop as configured, idle, its stop checks included
   uint64_t loop_ticks;
+  uint64_t loop_fastest_round;
   uint64_t floor_polls;  // the idle step alone, a TSC read every 1024 polls to end the window
   uint64_t floor_ticks;
+  uint64_t floor_fastest_round;
   bool loop_stalled;  // the window held a stall (the stall log's rule): its ticks measure the host, too
   bool floor_stalled;
 };
