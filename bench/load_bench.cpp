@@ -137,9 +137,9 @@ int main(int argc, char** argv) {
   if (!written) die(written.error().message);
   std::printf("%-50s %7.2f s\n", "synth (write the trace disk)", seconds_since(start));
 
-  // ett load into SQLite: the `ett` binary end to end (a new file: decode, bulk insert, event_codes), in
-  // process for the database part alone (another new file), and a second trace into the first file (its
-  // events_time index already holds the first trace).
+  // ett load into SQLite: the `ett` binary end to end (a new file: decode, bulk insert, event_codes,
+  // event_blocks), in process for the database part alone (another new file), and a second trace into the
+  // first file (its events table already holds the first trace).
   const std::string db_url = "sqlite:" + (dir / "ett.db").string();
   double ett_load_cpu = 0;
   const double ett_load =

@@ -72,7 +72,7 @@ Expected<LoadOutcome> Database::load_trace(const TraceRow& trace, std::span<cons
     open = false;
     return end_load(true);
   };
-  // The rest of a trace after its traces row: events, probes (those missing), event_codes.
+  // The rest of a trace after its traces row: events, probes (those missing), event_codes, event_blocks.
   auto insert_contents = [&](int64_t trace_id) -> Status {
     ETT_TRY(insert_events(trace_id, events, capture_start_tsc, tsc_hz, progress));
     if (progress && !progress(events.size(), events.size()))
@@ -82,6 +82,7 @@ Expected<LoadOutcome> Database::load_trace(const TraceRow& trace, std::span<cons
       ETT_TRY(query("INSERT INTO probes (trace_id, probe) VALUES ($1, $2) ON CONFLICT DO NOTHING", probe));
     }
     ETT_TRY(insert_event_codes(*this, trace_id, events));
+    ETT_TRY(insert_event_blocks(*this, trace_id, events, capture_start_tsc, tsc_hz));
     for (const TraceRow::Stall& stall : trace.stalls) {
       const SqlValue stall_params[] = {trace_id, stall.start_ns, stall.length_ns, stall.start_tsc,
                                        stall.length_ticks};
@@ -102,6 +103,7 @@ Expected<LoadOutcome> Database::load_trace(const TraceRow& trace, std::span<cons
       const SqlValue id[] = {trace_id};
       ETT_TRY(query("DELETE FROM events WHERE trace_id = $1", id));
       ETT_TRY(query("DELETE FROM event_codes WHERE trace_id = $1", id));
+      ETT_TRY(query("DELETE FROM event_blocks WHERE trace_id = $1", id));
       ETT_TRY(query("DELETE FROM stalls WHERE trace_id = $1", id));
       ETT_TRY(insert_contents(trace_id));
     }
@@ -128,15 +130,25 @@ Expected<std::string> Database::check_events(int64_t trace_id, const TraceRow& t
     return fmt::format("its event_codes count {} of its {} events", in_codes, expected);
   ContentHasher hasher(trace.header, rows);
   uint64_t incomplete = 0;
+  uint64_t blocks = 0;  // seq blocks present, counted as the rows come in seq order
+  uint64_t last_block = 0;
   ETT_TRY(scan_events(trace_id, [&](const StoredEvent& stored) {
     hasher.add(stored.event);
     incomplete += stored.complete ? 0 : 1;
+    const uint64_t block = stored.event.seq >> kEventBlockShift;
+    if (blocks == 0 || block != last_block) ++blocks;
+    last_block = block;
   }));
   if (incomplete)
     return fmt::format("{} of its events have no flags and aux (loaded by an older ett)", incomplete);
   if (hasher.hex() != trace.content_hash)
     return fmt::format("its events differ from the disk's (content hash {}, not {})", hasher.hex(),
                        trace.content_hash);
+  ETT_TRY_ASSIGN(ResultTable block_rows, query("SELECT count(*) FROM event_blocks WHERE trace_id = $1", id));
+  const uint64_t stored_blocks =
+      block_rows.rows.empty() || !block_rows.rows[0][0] ? 0 : std::stoull(*block_rows.rows[0][0]);
+  if (stored_blocks != blocks)
+    return fmt::format("its event_blocks has {} of its {} blocks", stored_blocks, blocks);
   return std::string();
 }
 

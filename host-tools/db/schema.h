@@ -24,16 +24,28 @@ const std::vector<ColumnDef>& trace_columns();
 //   1  traces, events (trace_id, seq, probe, code, tsc, time_ns, lines), probes; no ett_schema table
 //   2  events gains flags and aux (every field of the record); the events_time index; event_codes (events per
 //      probe and code, written by the load); ett_schema
+//   3  event_blocks (the time range of every 4096 seqs, written by the load), which `window` searches; SQLite
+//      drops events_time (kept up during a load it cost as much as the rest of the insert), PostgreSQL keeps
+//      it
 // A newer version adds a step to the migrations in schema.cpp and bumps this.
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
+
+// event_blocks groups a trace's events by seq >> kEventBlockShift: 4096 seqs a block, so that `window` reads
+// at most a few thousand events beyond the ones it returns, and a 10 M-event trace has about 2,400 blocks.
+inline constexpr int kEventBlockShift = 12;
 
 // CREATE TABLE / INDEX statements of the current schema for an engine, run in order (IF NOT EXISTS), the
 // events index (event_index_statements) included.
 std::vector<std::string> schema_statements(DbEngine engine);
 
-// CREATE INDEX IF NOT EXISTS for the events index the named queries use (events_time). It exists before the
-// first load: kept up during a bulk insert it cost less than built after one (README "Trace database").
+// CREATE INDEX IF NOT EXISTS for the secondary events indexes of an engine: events_time (trace_id, time_ns)
+// on PostgreSQL, none on SQLite, whose `window` searches event_blocks instead (README "Trace database").
 std::vector<std::string> event_index_statements(DbEngine engine);
+
+// The trace's rows of event_blocks, from its decoded events (in seq order): per block of seqs, the first and
+// last seq present and the least and greatest time_ns (NULL without a TSC rate).
+Status insert_event_blocks(Database& db, int64_t trace_id, std::span<const Event> events,
+                           uint64_t capture_start_tsc, uint64_t tsc_hz);
 
 // Brings the database to kSchemaVersion: creates what is missing, migrates an older schema in one
 // transaction, and refuses (with a message saying so) a database made by a newer ett.

@@ -37,6 +37,18 @@ struct LoadSource {
   EventTiming timing;
 };
 
+// tsc_to_ns, with the same rounding, in 64-bit arithmetic while ticks * 1e9 + hz / 2 fits (up to 1.8e10 ticks
+// from the capture start, seconds of capture, for any rate up to 1 THz); a 128-bit division otherwise.
+int64_t load_time_ns(uint64_t tsc, const EventTiming& timing) {
+  const auto ticks = static_cast<int64_t>(tsc - timing.capture_start_tsc);
+  const uint64_t magnitude = ticks < 0 ? 0 - static_cast<uint64_t>(ticks) : static_cast<uint64_t>(ticks);
+  constexpr uint64_t kMaxHz = uint64_t{1} << 40;
+  constexpr uint64_t kMaxTicks = (UINT64_MAX - kMaxHz / 2) / 1'000'000'000;
+  if (magnitude > kMaxTicks || timing.hz > kMaxHz) return tsc_to_ns(tsc, timing);
+  const auto ns = static_cast<int64_t>((magnitude * 1'000'000'000 + timing.hz / 2) / timing.hz);
+  return ticks < 0 ? -ns : ns;
+}
+
 // An eponymous, read-only virtual table over the LoadSource given to sqlite3_create_module as its client
 // data: the bulk path's INSERT ... SELECT reads the decoded events straight from memory.
 namespace load_table {
@@ -129,7 +141,7 @@ int column(sqlite3_vtab_cursor* cursor, sqlite3_context* context, int index) {
       break;
     case TimeNs:
       if (source.timing.hz)
-        sqlite3_result_int64(context, tsc_to_ns(event.tsc, source.timing));
+        sqlite3_result_int64(context, load_time_ns(event.tsc, source.timing));
       else
         sqlite3_result_null(context);
       break;

@@ -138,7 +138,10 @@ TEST_F(SchemaTest, AnOldSchemaDatabaseIsMigratedAndAReloadFillsInAuxAndFlags) {
   {
     auto db = open_db(url);
     EXPECT_EQ(number(*db, "SELECT version FROM ett_schema"), kSchemaVersion);
-    EXPECT_EQ(number(*db, "SELECT count(*) FROM sqlite_schema WHERE name = 'events_time'"), 1);
+    EXPECT_EQ(number(*db, "SELECT count(*) FROM sqlite_schema WHERE name = 'events_time'"), 0);
+    // The old trace's blocks of seqs, from its rows (3000 events: seqs 0..2999, one block).
+    EXPECT_EQ(rows(*db, "SELECT first_seq, last_seq FROM event_blocks WHERE trace_id = 1").rows,
+              (std::vector<std::vector<DbValue>>{{"0", "2999"}}));
     // The old trace's counts per probe and code, from its rows: `codes` answers before any reload.
     EXPECT_EQ(number(*db, "SELECT sum(events) FROM event_codes WHERE trace_id = 1"), 3000);
     EXPECT_EQ(number(*db, "SELECT count(*) FROM event_codes WHERE trace_id = 1"),
@@ -155,6 +158,46 @@ TEST_F(SchemaTest, AnOldSchemaDatabaseIsMigratedAndAReloadFillsInAuxAndFlags) {
   expect_fields_kept(*db, 1, hwlat);
   EXPECT_EQ(rows(*db, "SELECT label FROM probes WHERE trace_id = 1 AND probe = 1").rows[0][0], "gap");
   const CommandResult again = ett("load " + image + " --session 2 --db " + url);
+  EXPECT_NE(again.out.find("already loaded as trace 1: nothing changed"), std::string::npos) << again.out;
+}
+
+// What `window` returns, and the same rows found by scanning every event of the trace.
+void expect_window_as_a_scan(Database& db, int64_t trace, int64_t from_ns, int64_t to_ns, size_t at_least) {
+  const SqlValue params[] = {trace, from_ns, to_ns};
+  auto window = db.query(find_named_query("window")->sql, params);
+  ASSERT_TRUE(window) << window.error().message;
+  auto scanned = db.query(
+      "SELECT e.seq, e.probe, p.label, e.code, e.tsc, e.time_ns FROM events e NOT INDEXED "
+      "LEFT JOIN probes p ON p.trace_id = e.trace_id AND p.probe = e.probe "
+      "WHERE e.trace_id = $1 AND e.time_ns BETWEEN $2 AND $3 ORDER BY e.seq",
+      params);
+  ASSERT_TRUE(scanned) << scanned.error().message;
+  EXPECT_GE(scanned->rows.size(), at_least);
+  EXPECT_EQ(window->columns, scanned->columns);
+  EXPECT_EQ(window->rows, scanned->rows) << from_ns << ".." << to_ns;
+}
+
+// A database of schema version 2 (the events_time index, no event_blocks) is migrated when opened: the index
+// goes, the blocks are computed from the rows, `window` answers as before, and the trace counts as loaded.
+TEST_F(SchemaTest, AVersion2DatabaseGetsEventBlocks) {
+  ASSERT_TRUE(write_synth_capture(image, {20'000, 5, f::Layout::Double2x4}));
+  ASSERT_EQ(ett("load " + image + " --db " + url).status, 0);
+  std::vector<std::vector<DbValue>> blocks;
+  {
+    auto db = open_db(url);
+    blocks = rows(*db, "SELECT * FROM event_blocks ORDER BY trace_id, first_seq").rows;
+    ASSERT_EQ(blocks.size(), 5u);  // seqs 0..19999 by 4096
+    ASSERT_TRUE(
+        db->run_script("DROP TABLE event_blocks; CREATE INDEX events_time ON events (trace_id, time_ns); "
+                       "UPDATE ett_schema SET version = 2"));
+  }
+  auto db = open_db(url);
+  EXPECT_EQ(number(*db, "SELECT version FROM ett_schema"), kSchemaVersion);
+  EXPECT_EQ(number(*db, "SELECT count(*) FROM sqlite_schema WHERE name = 'events_time'"), 0);
+  EXPECT_EQ(rows(*db, "SELECT * FROM event_blocks ORDER BY trace_id, first_seq").rows, blocks);
+  const int64_t last_ns = number(*db, "SELECT max(time_ns) FROM events");
+  expect_window_as_a_scan(*db, 1, last_ns / 3, last_ns / 2, 1000);
+  const CommandResult again = ett("load " + image + " --db " + url);
   EXPECT_NE(again.out.find("already loaded as trace 1: nothing changed"), std::string::npos) << again.out;
 }
 
@@ -188,10 +231,13 @@ TEST_F(SchemaTest, NamedQueriesUseTheirIndexes) {
       text += *row.back() + "\n";
     return text;
   };
+  // `window`: the trace's blocks of seqs, then each matching block's range of the primary key, in seq order
+  // without a sort.
   const std::string window = plan("window", {int64_t{2}, int64_t{1'000'000}, int64_t{2'000'000}});
-  EXPECT_NE(window.find("SEARCH e USING INDEX events_time (trace_id=? AND time_ns>? AND time_ns<?)"),
-            std::string::npos)
+  EXPECT_NE(window.find("SEARCH b USING PRIMARY KEY (trace_id=?)"), std::string::npos) << window;
+  EXPECT_NE(window.find("SEARCH e USING PRIMARY KEY (trace_id=? AND seq>? AND seq<?)"), std::string::npos)
       << window;
+  EXPECT_EQ(window.find("TEMP B-TREE"), std::string::npos) << window;
   const std::string codes = plan("codes", {int64_t{2}});
   EXPECT_NE(codes.find("SEARCH c USING PRIMARY KEY (trace_id=?)"), std::string::npos) << codes;
   EXPECT_EQ(codes.find("events"), std::string::npos) << codes;  // counted by the load
@@ -203,6 +249,12 @@ TEST_F(SchemaTest, NamedQueriesUseTheirIndexes) {
   EXPECT_NE(event.find("SEARCH e USING PRIMARY KEY (trace_id=? AND seq=?)"), std::string::npos) << event;
   for (const std::string& text : {window, codes, probe, event})
     EXPECT_EQ(text.find("SCAN e"), std::string::npos) << text;
+  // And it finds what a scan finds: windows inside one block, across blocks, before and after the trace.
+  const int64_t last_ns = number(*db, "SELECT max(time_ns) FROM events WHERE trace_id = 2");
+  expect_window_as_a_scan(*db, 2, last_ns / 10, last_ns / 10 + last_ns / 100, 10);
+  expect_window_as_a_scan(*db, 2, last_ns / 4, 3 * last_ns / 4, 4'096);
+  expect_window_as_a_scan(*db, 2, -1'000'000'000'000, last_ns * 2, 10'000);
+  expect_window_as_a_scan(*db, 2, last_ns + 1, last_ns * 2, 0);
 }
 
 // After rows went missing or changed behind ett's back, loading the session again says what was wrong and
@@ -229,11 +281,13 @@ TEST_F(SchemaTest, AReloadChecksTheRowsAndRepairsThem) {
   expect_repaired("UPDATE events SET code = code + 1 WHERE seq = 777", "its events differ from the disk's");
   expect_repaired("UPDATE events SET aux = 5 WHERE seq = 10", "its events differ from the disk's");
   expect_repaired("DELETE FROM event_codes WHERE probe = 1", "its event_codes count");
-  // `window` still finds its index after the table was dropped and refilled.
-  const CommandResult indexes = ett("sql --db " + url +
-                                    " \"SELECT name FROM sqlite_schema WHERE tbl_name = 'events' AND type = "
-                                    "'index' AND name LIKE 'events_%'\" --csv");
-  EXPECT_EQ(indexes.out, "name\nevents_time\n");
+  expect_repaired("DELETE FROM event_blocks WHERE first_seq > 0", "its event_blocks has 1 of its 5 blocks");
+  // No index on events to keep up during a load: `window` searches event_blocks.
+  const CommandResult indexes =
+      ett("sql --db " + url +
+          " \"SELECT count(*) AS n FROM sqlite_schema WHERE tbl_name = 'events' AND "
+          "type = 'index' AND sql IS NOT NULL\" --csv");
+  EXPECT_EQ(indexes.out, "n\n0\n");
 }
 
 TEST_F(SchemaTest, AFailedLoadLeavesNoNewDatabaseFile) {
