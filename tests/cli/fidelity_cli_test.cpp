@@ -62,8 +62,8 @@ class FidelityCliTest : public ::testing::Test {
   std::string path(const std::string& name) const { return m_dir.file(name); }
 
   // A synthetic capture on IMAGE, and NAME.csv + NAME.run.json as `ett qemu run` would have written them:
-  // write i leads its stamp by kLeadTicks + (i % 7) * 10 ticks; every 100th write (from the 6th) was held
-  // back by pacing for i us. Returns the capture's events (ett extract --format json).
+  // each write leads its stamp by kLeadTicks + (stamp % 7) * 10 ticks; every 100th write (from the 6th) was
+  // held back by pacing for i us. Returns the capture's events (ett extract --format json).
   json make_run(const std::string& image, const std::string& name, uint64_t seed, int64_t offset = kOffset) {
     EXPECT_EQ(ett({"synth", path(image), "--events", "1000", "--seed", std::to_string(seed)}).status, 0);
     const json events = json::parse(ett({"extract", path(image), "--format", "json"}).out);
@@ -72,7 +72,9 @@ class FidelityCliTest : public ::testing::Test {
         "held_back,utc_ns,pps_edge,pps_second,held_ns\n";
     for (size_t i = 0; i < events.size(); ++i) {
       const json& event = events[i];
-      const uint64_t before = event.at("tsc").get<uint64_t>() + offset - kLeadTicks - (i % 7) * 10;
+      // Events of one poll (one stamp) share their lead: their writes stay in capture order.
+      const uint64_t tsc = event.at("tsc").get<uint64_t>();
+      const uint64_t before = tsc + offset - kLeadTicks - (tsc % 7) * 10;
       const bool held = i % 100 == 5;
       csv += std::to_string(i) + "," + event.at("probe").dump() + "," + event.at("code").dump() + "," +
              event.at("lines").dump() + "," + event.at("time_ns").dump() + "," + event.at("time_ns").dump() +

@@ -256,7 +256,7 @@ TEST_F(QemuRunnerTest, GuestClockRun) {
   const size_t at = sent.find("\n1,2,3,");
   ASSERT_NE(at, std::string::npos) << sent;
   const std::string second = sent.substr(at + 1, sent.find('\n', at + 1) - at - 1);
-  EXPECT_EQ(std::count(second.begin(), second.end(), ','), 13) << second;
+  EXPECT_EQ(std::count(second.begin(), second.end(), ','), 14) << second;  // 15 columns
   EXPECT_EQ(second.find(",0,0,"), std::string::npos)
       << "guest_tsc_due and guest_tsc_before are set: " << second;
 }
