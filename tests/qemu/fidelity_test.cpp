@@ -116,5 +116,35 @@ TEST(Fidelity, OfflineReportEqualsTheRunsOnTheHostClock) {
   expect_offline_report_is_the_runs("host");
 }
 
+// Two machines: `--machines 2` reads trace-1.img/sent-1.csv and trace-2.img/sent-2.csv, and machine 2's row
+// carries the alignment truth the run computed.
+TEST(Fidelity, OfflineReportOfSeveralMachinesEqualsTheRuns) {
+  ScratchDir dir;
+  std::vector<ScenarioEvent> events;
+  for (int i = 0; i < 20; ++i) events.push_back({100.0 + i * 500.0, 1, 1 + i % 15});
+  write_scenario(dir / "scenario.txt", events);
+  const std::string disk = (dir / "trace.img").string(), sent = (dir / "sent.csv").string();
+  const CommandResult run =
+      run_ett({"qemu", "run", "--disk", disk, "--scenario", (dir / "scenario.txt").string(), "--sent-log",
+               sent, "--machines", "2", "--sync-probe", "2", "--fidelity-json", (dir / "run.json").string(),
+               "--timeout", "120"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  ASSERT_TRUE(fs::exists(dir / "sent-2.run.json"));
+  const json from_run = json::parse(read_file(dir / "run.json"));
+  ASSERT_EQ(from_run.size(), 2u);
+  ASSERT_TRUE(from_run.at(1).contains("truth_offset_ns"));
+  const CommandResult offline = run_ett({"fidelity", disk, "--sent-log", sent, "--machines", "2", "--format",
+                                         "json", "-o", (dir / "offline.json").string()});
+  ASSERT_EQ(offline.exit_code, 0) << offline.output;
+  EXPECT_EQ(json::parse(read_file(dir / "offline.json")), from_run);
+  const CommandResult text = run_ett(
+      {"fidelity", disk, "--sent-log", sent, "--machines", "2", "-o", (dir / "offline.txt").string()});
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(run.output.find(read_file(dir / "offline.txt")), std::string::npos)
+      << "offline:\n"
+      << read_file(dir / "offline.txt") << "run:\n"
+      << run.output;
+}
+
 }  // namespace
 }  // namespace ett::test
