@@ -960,16 +960,16 @@ Expected<RunReport> run_qemu(const RunOptions& options, std::FILE* progress) {
       auto wrote = write_sent_log(machine.sent, path);
       if (!wrote) keep_problem(wrote.error().message);
       // What `ett fidelity` needs beyond the sent events and the session to repeat this run's report.
-      SentRun run;
-      run.machine = k + 1;
-      run.machines = count;
-      run.disk = machine.disk;
+      SentRun description;
+      description.machine = k + 1;
+      description.machines = count;
+      description.disk = machine.disk;
       if (result && k < result->machines.size() && result->machines[k].session_number != 0)
-        run.session = result->machines[k].session_number;
-      run.guest_clock = result ? result->guest_clock : uses_guest_clock(options);
-      run.offset_bounds = machine.offset_bounds;
-      run.origin_tsc = machine.origin_tsc;
-      auto described = write_sent_run(run, sent_run_path(path));
+        description.session = result->machines[k].session_number;
+      description.guest_clock = result ? result->guest_clock : uses_guest_clock(options);
+      description.offset_bounds = machine.offset_bounds;
+      description.origin_tsc = machine.origin_tsc;
+      auto described = write_sent_run(description, sent_run_path(path));
       if (!described) keep_problem(described.error().message);
     }
   }
