@@ -1,5 +1,6 @@
 // qemu_run_command.cpp: `ett qemu run`: capture a scenario with the real kernel under QEMU (TCG).
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
@@ -9,7 +10,10 @@
 #include <string>
 
 #include "commands.h"
+#include "data_output.h"
 #include "ett/trace_format.h"
+#include "export/output_file.h"
+#include "fidelity_output.h"
 #include "harness/qemu_command.h"
 #include "harness/runner.h"
 
@@ -26,8 +30,6 @@ std::string microseconds(uint64_t ns) {
 
 // --run: the command's own failure, distinct from the run's (1-4, 130).
 constexpr int kCommandFailedStatus = 5;
-// --check: the capture is complete but does not match what was sent.
-constexpr int kFidelityCheckFailed = 6;
 
 void print_live_summary(const host::RunReport& r) {
   fmt::print("  signals:        {} by the --run command in {} ({}; {})\n", r.events_sent,
@@ -45,48 +47,35 @@ struct QemuRunOptions {
   double tolerance_us = host::kDefaultToleranceUs;
   std::string clock = "guest";
   std::string fidelity_json;
+  DataOutput fidelity_out;  // --fidelity-out FILE, --fidelity-format, --force
   std::string pps_line;
 };
 
-struct Verdict {
-  bool clean = true;    // nothing lost, unexpected or out of order
-  bool on_time = true;  // timing errors within the tolerance
-};
-
 // Per machine: what its capture kept of what was sent, and against the scenario's timeline.
-Verdict print_fidelity(const host::RunReport& r, const std::string& json_path, double tolerance_ns) {
-  Verdict verdict;
-  nlohmann::ordered_json machines = nlohmann::ordered_json::array();
-  for (size_t k = 0; k < r.machines.size(); ++k) {
-    const host::MachineResult& machine = r.machines[k];
-    if (r.machines.size() > 1)
-      fmt::print("  machine {}:      {} events sent, session {} on {}, {} events\n", k + 1,
-                 machine.events_sent, machine.session_number, machine.disk, machine.kernel_events);
-    if (!machine.fidelity) continue;
-    fmt::print("{}", host::format_fidelity(*machine.fidelity));
-    verdict.clean = verdict.clean && machine.fidelity->clean();
-    verdict.on_time = verdict.on_time && machine.fidelity->on_time(tolerance_ns);
+std::vector<host::MachineFidelity> machine_fidelity(const host::RunReport& r) {
+  std::vector<host::MachineFidelity> machines;
+  for (const host::MachineResult& machine : r.machines) {
+    host::MachineFidelity fidelity{machine.disk,          machine.session_number, machine.events_sent,
+                                   machine.kernel_events, machine.fidelity,       std::nullopt};
     if (machine.truth_offset_ns)
-      fmt::print(
-          "  align truth:    t_1 = t_{} {:+.1f} ns, drift {:.3f} ppm (what `ett analyze align` should fit)\n",
-          k + 1, *machine.truth_offset_ns, *machine.truth_drift_ppm);
-    nlohmann::ordered_json object = host::fidelity_document(*machine.fidelity);
-    if (machine.truth_offset_ns) {
-      object["truth_offset_ns"] = std::round(*machine.truth_offset_ns * 10) / 10;
-      object["truth_drift_ppm"] = std::round(*machine.truth_drift_ppm * 1e6) / 1e6;
-    }
-    machines.push_back(std::move(object));
+      fidelity.truth = host::AlignmentTruth{*machine.truth_offset_ns, *machine.truth_drift_ppm};
+    machines.push_back(std::move(fidelity));
   }
-  if (!json_path.empty()) {
-    std::string json = "[";
-    for (size_t i = 0; i < machines.size(); ++i) json += (i ? "," : "") + machines[i].dump();
-    json += "]\n";
-    std::FILE* file = std::fopen(json_path.c_str(), "w");
-    const bool wrote = file && std::fputs(json.c_str(), file) >= 0;
-    if (file && std::fclose(file) != 0) warn(host::errno_message(json_path, errno));
-    if (!wrote) warn(host::errno_message(json_path, errno));
+  return machines;
+}
+
+// --fidelity-json FILE (always JSON, written over an existing file as it always was) and --fidelity-out FILE
+// in --fidelity-format (the data output convention: never over an existing file without --force).
+void write_fidelity_files(const std::vector<host::MachineFidelity>& machines, const QemuRunOptions& options) {
+  if (!options.fidelity_json.empty()) {
+    auto wrote = host::write_output(options.fidelity_json, host::machines_document(machines).dump() + "\n",
+                                    /*force=*/true);
+    if (!wrote) warn(wrote.error().message);
   }
-  return verdict;
+  if (!options.fidelity_out.path.empty()) {
+    auto wrote = emit(options.fidelity_out, render_fidelity(machines, *data_format(options.fidelity_out)));
+    if (!wrote) warn(wrote.error().message);
+  }
 }
 
 int run_qemu_run(QemuRunOptions& options, const CLI::App& sub) {
@@ -98,6 +87,15 @@ int run_qemu_run(QemuRunOptions& options, const CLI::App& sub) {
           {host::ErrorKind::Usage, "--append " + word +
                                        ": `ett qemu run` sets exit=qemu itself (QEMU must exit when the "
                                        "kernel is done); leave exit= out"});
+  // The report's file is checked before the run: a refusal after minutes of capture would lose the report.
+  if (!options.fidelity_out.path.empty()) {
+    auto format = data_format(options.fidelity_out);
+    if (!format) return report(format.error());
+    if (!to_stdout(options.fidelity_out) && !options.fidelity_out.force &&
+        ::access(options.fidelity_out.path.c_str(), F_OK) == 0)
+      return report({host::ErrorKind::Usage, "--fidelity-out " + options.fidelity_out.path +
+                                                 ": already exists; use --force to overwrite it"});
+  }
   options.run.initial_lines = static_cast<uint8_t>(options.initial_lines);
   options.run.sync_probe = static_cast<uint8_t>(options.sync_probe);
   options.run.guest_clock = options.clock == "guest";
@@ -141,7 +139,9 @@ int run_qemu_run(QemuRunOptions& options, const CLI::App& sub) {
                r.pps_line, r.machines.front().pps_pulses,
                r.guest_clock ? "the guest's UTC (its TSC mapped linearly from the host's CLOCK_REALTIME)"
                              : "the host's CLOCK_REALTIME");
-  const Verdict verdict = print_fidelity(r, options.fidelity_json, options.tolerance_us * 1e3);
+  const std::vector<host::MachineFidelity> machines = machine_fidelity(r);
+  fmt::print("{}", host::format_machines(machines));
+  write_fidelity_files(machines, options);
   if (r.kernel_stopped_early)
     warn(r.live ? "the kernel stopped capturing before the --run command ended"
                 : "the kernel stopped capturing before the scenario ended");
@@ -151,18 +151,7 @@ int run_qemu_run(QemuRunOptions& options, const CLI::App& sub) {
                r.command_failure);
     return kCommandFailedStatus;
   }
-  if (options.check && !verdict.clean) {
-    warn("--check: the capture lost, invented or reordered events (see fidelity above)");
-    return kFidelityCheckFailed;
-  }
-  if (options.check && !verdict.on_time) {
-    warn(
-        fmt::format("--check: the captured timeline is off the scenario's by more than --tolerance {} us "
-                    "(see timing above)",
-                    options.tolerance_us));
-    return kFidelityCheckFailed;
-  }
-  return 0;
+  return options.check ? fidelity_check_status(machines, options.tolerance_us) : 0;
 }
 
 }  // namespace
@@ -232,6 +221,14 @@ Command add_qemu_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"guest", "host"}));
   sub->add_option("--fidelity-json", options->fidelity_json,
                   "Write the fidelity report as a JSON array (one object per machine) to FILE");
+  options->fidelity_out.format = "json";
+  options->fidelity_out.allowed = {"text", "csv", "json", "jsonl"};
+  sub->add_option("--fidelity-out", options->fidelity_out.path,
+                  "Write the fidelity report to FILE (- is standard output) in --fidelity-format, as `ett "
+                  "fidelity` does");
+  sub->add_option("--fidelity-format", options->fidelity_out.format, "text, csv, json or jsonl")
+      ->capture_default_str();
+  sub->add_flag("--force", options->fidelity_out.force, "Overwrite an existing --fidelity-out file");
   sub->add_option("--machines", run.machines,
                   "Start N kernels, each with its own QEMU, probe and disk (DISK with -1..-N before the "
                   "extension); the scenario goes to machine 1, the sync edges and PPS pulses to all")

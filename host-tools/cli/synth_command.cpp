@@ -26,10 +26,21 @@ int run_synth(const SynthOptions& options) {
   const auto layout = ProbeLayout::from_name(options.layout);
   if (!layout) return report({ErrorKind::Usage, "--layout must be 2x4, 8x1, 4x2 or 1x8"});
   // Ctrl-C ends the run at once; a disk this run was creating is removed.
+  // A bar as load, extract and export draw while the events are made; then how long the writing takes.
   Progress bar("synth");
-  bar.phase(fmt::format("writing {} synthetic events to {}", options.events, options.image));
+  bar.phase(fmt::format("generating {} events", options.events));
   if (::access(options.image.c_str(), F_OK) != 0) bar.remove_on_interrupt(options.image);
-  auto written = write_synth_capture(options.image, {options.events, options.seed, layout->layout()});
+  std::string step_shown = "generating";
+  const auto progress = [&](const char* step, uint64_t done) {
+    if (step_shown == step) {
+      bar.count(done, options.events);
+    } else {
+      step_shown = step;
+      bar.phase(fmt::format("writing {} events to {}", options.events, options.image));
+    }
+  };
+  auto written =
+      write_synth_capture(options.image, {options.events, options.seed, layout->layout(), progress});
   bar.keep();
   bar.erase();
   if (!written) return report(written.error());

@@ -289,7 +289,12 @@ std::string format_fidelity(const FidelityReport& r) {
   if (r.merged > 0)
     text += fmt::format("                  {} event(s) of separate writes seen in one poll (same stamp)\n",
                         r.merged);
-  if (r.held_back > 0)
+  if (r.held_back > 0 && std::isnan(r.held_back_max_ns))  // a sent log from before its held_ns column
+    text += fmt::format(
+        "                  {} event(s) held back by pacing until the kernel had polled (for how long: not "
+        "logged)\n",
+        r.held_back);
+  else if (r.held_back > 0)
     text += fmt::format(
         "                  {} event(s) held back by pacing until the kernel had polled, by up to {:.1f} us\n",
         r.held_back, r.held_back_max_ns / 1e3);
@@ -347,6 +352,55 @@ nlohmann::ordered_json fidelity_document(const FidelityReport& r) {
 
 std::string fidelity_json(const FidelityReport& r) {
   return fidelity_document(r).dump();
+}
+
+AlignmentTruth alignment_truth(const CaptureClock& reference, const CaptureClock& machine, bool guest_clock) {
+  const double hz1 = static_cast<double>(reference.tsc_hz), hz = static_cast<double>(machine.tsc_hz);
+  if (guest_clock) {
+    // Scenario time s is due at origin_k + s * hz_k on machine k: t_k = (origin_k - start_k) / hz_k + s.
+    auto lead_ns = [](uint64_t origin, uint64_t start, double rate) {
+      return static_cast<double>(static_cast<int64_t>(origin - start)) * 1e9 / rate;
+    };
+    return {lead_ns(reference.origin_tsc, reference.capture_start_tsc, hz1) -
+                lead_ns(machine.origin_tsc, machine.capture_start_tsc, hz),
+            0};
+  }
+  // host TSC = guest TSC + C_k on every machine: t_1 = (t_k * hz_k + start_k + C_k - start_1 - C_1) / hz_1.
+  const double ticks =
+      static_cast<double>(machine.offset_ticks - reference.offset_ticks) +
+      static_cast<double>(static_cast<int64_t>(machine.capture_start_tsc - reference.capture_start_tsc));
+  return {ticks * 1e9 / hz1, (hz / hz1 - 1) * 1e6};
+}
+
+std::string format_machines(const std::vector<MachineFidelity>& machines) {
+  std::string text;
+  for (size_t k = 0; k < machines.size(); ++k) {
+    const MachineFidelity& machine = machines[k];
+    if (machines.size() > 1)
+      text += fmt::format("  machine {}:      {} events sent, session {} on {}, {} events\n", k + 1,
+                          machine.events_sent, machine.session, machine.disk, machine.kernel_events);
+    if (!machine.report) continue;
+    text += format_fidelity(*machine.report);
+    if (machine.truth)
+      text += fmt::format(
+          "  align truth:    t_1 = t_{} {:+.1f} ns, drift {:.3f} ppm (what `ett analyze align` should fit)\n",
+          k + 1, machine.truth->offset_ns, machine.truth->drift_ppm);
+  }
+  return text;
+}
+
+nlohmann::ordered_json machines_document(const std::vector<MachineFidelity>& machines) {
+  nlohmann::ordered_json array = nlohmann::ordered_json::array();
+  for (const MachineFidelity& machine : machines) {
+    if (!machine.report) continue;
+    nlohmann::ordered_json object = fidelity_document(*machine.report);
+    if (machine.truth) {
+      object["truth_offset_ns"] = std::round(machine.truth->offset_ns * 10) / 10;
+      object["truth_drift_ppm"] = std::round(machine.truth->drift_ppm * 1e6) / 1e6;
+    }
+    array.push_back(std::move(object));
+  }
+  return array;
 }
 
 }  // namespace ett::host

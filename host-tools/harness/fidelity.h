@@ -52,7 +52,7 @@ struct FidelityReport {
   double schedule_p50_ns = 0, schedule_p95_ns = 0, schedule_max_ns = 0;
   // Writes the pacing held back past their time (the injector's numbers; see PlayResult).
   size_t held_back = 0;
-  double held_back_max_ns = 0;
+  double held_back_max_ns = 0;  // NaN: not known (a sent log from before its held_ns column)
 
   bool clean() const { return lost == 0 && unexpected == 0 && out_of_order == 0; }
   // Both timing errors within `tolerance_ns`.
@@ -89,6 +89,37 @@ FidelityReport assess_fidelity(std::span<const SentEvent> sent, std::span<const 
 std::string format_fidelity(const FidelityReport& report);
 nlohmann::ordered_json fidelity_document(const FidelityReport& report);
 std::string fidelity_json(const FidelityReport& report);
+
+// Where `ett analyze align` should put a capture of machine k against machine 1's (the reference):
+// t_1 = offset_ns + (1 + drift_ppm / 1e6) * t_k in the captures' own ns. Guest clock: from the origins (a
+// write due at scenario time s is due at origin_k + s on every machine). Host clock: from the guest/host TSC
+// offsets the fidelity pairing found (TCG: guest TSC = host TSC - C).
+struct CaptureClock {
+  uint64_t tsc_hz = 0;
+  uint64_t capture_start_tsc = 0;
+  uint64_t origin_tsc = 0;   // guest clock: the guest's TSC at the scenario's time 0
+  int64_t offset_ticks = 0;  // host clock: FidelityReport::offset_ticks
+};
+struct AlignmentTruth {
+  double offset_ns = 0;
+  double drift_ppm = 0;
+};
+AlignmentTruth alignment_truth(const CaptureClock& reference, const CaptureClock& machine, bool guest_clock);
+
+// One machine's part of a run's fidelity report, as `ett qemu run` and `ett fidelity` print it.
+struct MachineFidelity {
+  std::string disk;
+  uint32_t session = 0;
+  size_t events_sent = 0;
+  uint64_t kernel_events = 0;
+  std::optional<FidelityReport> report;  // none: no capture to compare (dump=serial, a calibrate session)
+  std::optional<AlignmentTruth> truth;   // machines 2..N
+};
+// The text block of every machine (with a "machine K:" line each when there are several).
+std::string format_machines(const std::vector<MachineFidelity>& machines);
+// One object per machine with a report: fidelity_document plus truth_offset_ns and truth_drift_ppm for
+// machines 2..N (the array --fidelity-json writes).
+nlohmann::ordered_json machines_document(const std::vector<MachineFidelity>& machines);
 
 // --check's default --tolerance: see README ("Timing under load").
 inline constexpr double kDefaultToleranceUs = 5000;

@@ -584,7 +584,7 @@ Status write_sent_log(const std::vector<SentEvent>& sent, const std::string& pat
   fmt::memory_buffer buffer;
   fmt::format_to(std::back_inserter(buffer),
                  "index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before,guest_tsc_due,"
-                 "guest_tsc_before,held_back,utc_ns,pps_edge,pps_second\n");
+                 "guest_tsc_before,held_back,utc_ns,pps_edge,pps_second,held_ns\n");
   for (const SentEvent& event : sent) {
     fmt::format_to(std::back_inserter(buffer), "{},{},{},{},{},{},{},{},{},{},{},", event.index, event.probe,
                    event.code, event.lines, event.scheduled_ns, event.sent_ns, event.host_tsc,
@@ -592,10 +592,11 @@ Status write_sent_log(const std::vector<SentEvent>& sent, const std::string& pat
                    event.held_back ? 1 : 0);
     if (event.utc_ns != 0) fmt::format_to(std::back_inserter(buffer), "{}", event.utc_ns);
     if (event.pps_edge != 0)
-      fmt::format_to(std::back_inserter(buffer), ",{},{}\n", event.pps_edge > 0 ? "rise" : "fall",
+      fmt::format_to(std::back_inserter(buffer), ",{},{}", event.pps_edge > 0 ? "rise" : "fall",
                      event.pps_second);
     else
-      fmt::format_to(std::back_inserter(buffer), ",,\n");
+      fmt::format_to(std::back_inserter(buffer), ",,");
+    fmt::format_to(std::back_inserter(buffer), ",{}\n", event.held_ns);
   }
   const bool wrote = std::fwrite(buffer.data(), 1, buffer.size(), file) == buffer.size();
   const bool closed = std::fclose(file) == 0;

@@ -142,7 +142,8 @@ uint64_t published_guest_clock(const PlayTarget& target);
 std::optional<int> choose_injector_cpu();
 
 // CSV: index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before,guest_tsc_due,guest_tsc_before,
-// held_back,utc_ns,pps_edge,pps_second (utc_ns empty when unknown; pps_edge rise|fall or empty)
+// held_back,utc_ns,pps_edge,pps_second,held_ns (utc_ns empty when unknown; pps_edge rise|fall or empty;
+// held_ns: how long pacing held the write back, SentEvent::held_ns). Read back by read_sent_log (sent_log.h).
 Status write_sent_log(const std::vector<SentEvent>& sent, const std::string& path);
 
 uint64_t monotonic_ns();

@@ -27,6 +27,7 @@
 #include "harness/qemu_command.h"
 #include "harness/qemu_process.h"
 #include "harness/scenario.h"
+#include "harness/sent_log.h"
 #include "harness/shared_memory.h"
 #include "image/disk_maker.h"
 #include "image/trace_image.h"
@@ -331,28 +332,16 @@ void add_alignment_truth(RunReport& report) {
   if (report.machines.size() < 2) return;
   const MachineResult& reference = report.machines.front();
   if (!reference.fidelity || reference.tsc_hz == 0) return;
-  const double hz1 = static_cast<double>(reference.tsc_hz);
+  auto clock_of = [](const MachineResult& machine) {
+    return CaptureClock{machine.tsc_hz, machine.capture_start_tsc, machine.origin_tsc,
+                        machine.fidelity->offset_ticks};
+  };
   for (size_t k = 1; k < report.machines.size(); ++k) {
     MachineResult& machine = report.machines[k];
     if (!machine.fidelity || machine.tsc_hz == 0) continue;
-    const double hz = static_cast<double>(machine.tsc_hz);
-    if (report.guest_clock) {
-      // Scenario time s is due at origin_k + s * hz_k on machine k: t_k = (origin_k - start_k) / hz_k + s.
-      auto lead_ns = [](uint64_t origin, uint64_t start, double rate) {
-        return static_cast<double>(static_cast<int64_t>(origin - start)) * 1e9 / rate;
-      };
-      machine.truth_offset_ns = lead_ns(reference.origin_tsc, reference.capture_start_tsc, hz1) -
-                                lead_ns(machine.origin_tsc, machine.capture_start_tsc, hz);
-      machine.truth_drift_ppm = 0;
-    } else {
-      // host TSC = guest TSC + C_k on every machine: t_1 = (t_k * hz_k + start_k + C_k - start_1 - C_1) /
-      // hz_1.
-      const double ticks =
-          static_cast<double>(machine.fidelity->offset_ticks - reference.fidelity->offset_ticks) +
-          static_cast<double>(static_cast<int64_t>(machine.capture_start_tsc - reference.capture_start_tsc));
-      machine.truth_offset_ns = ticks * 1e9 / hz1;
-      machine.truth_drift_ppm = (hz / hz1 - 1) * 1e6;
-    }
+    const AlignmentTruth truth = alignment_truth(clock_of(reference), clock_of(machine), report.guest_clock);
+    machine.truth_offset_ns = truth.offset_ns;
+    machine.truth_drift_ppm = truth.drift_ppm;
   }
 }
 
@@ -967,8 +956,21 @@ Expected<RunReport> run_qemu(const RunOptions& options, std::FILE* progress) {
       if (file && std::fclose(file) != 0) keep_problem(errno_message(path, errno));
     }
     if (!options.sent_log.empty() && (machine.qemu || !machine.sent.empty())) {
-      auto wrote = write_sent_log(machine.sent, machine_disk_path(options.sent_log, k + 1, count));
+      const std::string path = machine_disk_path(options.sent_log, k + 1, count);
+      auto wrote = write_sent_log(machine.sent, path);
       if (!wrote) keep_problem(wrote.error().message);
+      // What `ett fidelity` needs beyond the sent events and the session to repeat this run's report.
+      SentRun description;
+      description.machine = k + 1;
+      description.machines = count;
+      description.disk = machine.disk;
+      if (result && k < result->machines.size() && result->machines[k].session_number != 0)
+        description.session = result->machines[k].session_number;
+      description.guest_clock = result ? result->guest_clock : uses_guest_clock(options);
+      description.offset_bounds = machine.offset_bounds;
+      description.origin_tsc = machine.origin_tsc;
+      auto described = write_sent_run(description, sent_run_path(path));
+      if (!described) keep_problem(described.error().message);
     }
   }
   if (result && !log_problem.empty()) return make_error(ErrorKind::Io, log_problem);

@@ -49,7 +49,13 @@ SynthCapture synth_capture(const SynthOptions& options) {
     record.lines = lines;
     capture.records.push_back(record);
   };
+  constexpr uint64_t kProgressEvery = uint64_t{1} << 18;
+  uint64_t next_progress = kProgressEvery;
   while (capture.records.size() < options.events) {
+    if (options.progress && capture.records.size() >= next_progress) {
+      options.progress("generating", capture.records.size());
+      next_progress += kProgressEvery;
+    }
     const int request_probe = probes == 1 ? 1 : (2 * pair) % probes + 1;
     const int response_probe = probes == 1 ? 1 : request_probe % probes + 1;
     pair = probes > 2 ? (pair + 1) % (probes / 2) : 0;
@@ -96,6 +102,7 @@ Expected<SynthWritten> write_synth_capture(const std::string& path, const SynthO
       std::string("layout=") + f::layout_name(static_cast<uint32_t>(options.layout)) + " (ett synth)";
   spec.cpu_vendor = "GenuineIntel";
   spec.cpu_brand = "ett synth";
+  if (options.progress) options.progress("writing", 0);
   auto appended = writer->append(spec);
   if (!appended) return appended.failure();
   written.session = writer->last_session();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,9 @@ struct SynthOptions {
   uint64_t events = 0;
   uint64_t seed = 1;
   format::Layout layout = format::Layout::Double2x4;
+  // Now and then while generating: "generating" and how many events are made; then once "writing", 0 before
+  // the session is written.
+  std::function<void(const char* step, uint64_t done)> progress;
 };
 
 struct SynthCapture {

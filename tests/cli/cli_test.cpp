@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -379,13 +380,26 @@ TEST_F(CliTest, HelpSuggestionsVersionCompletionAndManComeFromOneDefinition) {
   const std::string offered(buffer.data(), got);
   EXPECT_NE(offered.find("--pi-ns"), std::string::npos) << offered;
   EXPECT_NE(offered.find("--pair"), std::string::npos) << offered;
+  // "ett fidelity --se": the fidelity verb's own options.
+  write_bytes(path("complete-fidelity.sh"),
+              "source " + shell_quote(path("ett.bash")) +
+                  "; COMP_WORDS=(ett fidelity --se); COMP_CWORD=2; _ett; echo \"${COMPREPLY[*]}\"");
+  pipe = ::popen(("bash " + shell_quote(path("complete-fidelity.sh"))).c_str(), "r");
+  const std::string fidelity_offered(buffer.data(), std::fread(buffer.data(), 1, buffer.size() - 1, pipe));
+  ::pclose(pipe);
+  EXPECT_NE(fidelity_offered.find("--sent-log"), std::string::npos) << fidelity_offered;
+  EXPECT_NE(fidelity_offered.find("--session"), std::string::npos) << fidelity_offered;
 
   const EttRun man = ett({"man"});
   ASSERT_EQ(man.status, 0);
   EXPECT_EQ(man.out.rfind(".TH ETT 1", 0), 0u);
   for (const char* verb : {"ls", "extract", "qemu run", "signal", "load", "query", "sql", "analyze durations",
-                           "export", "report", "label", "synth", "mkdisk"})
+                           "export", "report", "label", "synth", "mkdisk", "fidelity"})
     EXPECT_NE(man.out.find(std::string(".SS \"ett ") + verb + "\""), std::string::npos) << verb;
+  const std::string fidelity = man.out.substr(man.out.find(".SS \"ett fidelity\""));
+  for (const char* option : {"sent\\-log", "machines", "tolerance", "format", "force"})
+    EXPECT_NE(fidelity.find(std::string("\\fB\\-\\-") + option), std::string::npos) << option;
+  EXPECT_NE(man.out.find("\\fB\\-\\-fidelity\\-format"), std::string::npos);
 }
 
 TEST_F(CliTest, QuietLeavesOnlyResultsAndErrors) {
@@ -487,8 +501,24 @@ TEST_F(CliTest, ExtractSpeaksEveryFormat) {
 // Progress on standard error: drawn only on a terminal and without -q, erased before anything else is
 // printed, and erased on Ctrl-C, which leaves nothing half-done behind.
 TEST_F(CliTest, ProgressIsForTerminalsAndCtrlCCleansUp) {
-  ASSERT_EQ(ett({"synth", path("big.img"), "--events", "3000000", "--seed", "2"}).status, 0);
   const auto npos = std::string::npos;
+  // synth draws its line as load does (a bar while the events are made, then the writing and its seconds),
+  // erased before its result line. The line is drawn from 0.3 s on: a synth done sooner (an idle machine
+  // writes these 3 M events in about 0.3 s) has none, a slower one must have one.
+  const auto synth_start = std::chrono::steady_clock::now();
+  const TerminalRun synth = ett_on_terminal({"synth", path("big.img"), "--events", "3000000", "--seed", "2"});
+  const double synth_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - synth_start).count();
+  ASSERT_EQ(synth.status, 0) << synth.screen;
+  const size_t made = synth.screen.find("3000000 synthetic events");
+  ASSERT_NE(made, npos) << synth.screen;
+  const size_t synth_bar = synth.screen.rfind("ett synth: ", made);
+  if (synth_seconds >= 2.0) {
+    EXPECT_NE(synth_bar, npos) << "no progress on the terminal: " << synth.screen;
+  }
+  if (synth_bar != npos) {
+    EXPECT_LT(synth.screen.find("\r\033[K", synth_bar), made) << synth.screen.substr(synth_bar);
+  }
 
   const TerminalRun full = ett_on_terminal({"load", path("big.img"), "--db", "sqlite:f.db"});
   ASSERT_EQ(full.status, 0) << full.screen;

@@ -73,7 +73,7 @@ TEST_F(QemuRunLiveTest, CommandSignalsAreCapturedAndLogged) {
   EXPECT_EQ(
       line,
       "index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before,guest_tsc_due,guest_tsc_before,"
-      "held_back,utc_ns,pps_edge,pps_second");
+      "held_back,utc_ns,pps_edge,pps_second,held_ns");
   while (std::getline(sent, line)) {  // index,probe,code,lines: the columns that do not depend on timing
     size_t end = 0;
     for (int comma = 0; comma < 4; ++comma) end = line.find(',', end) + 1;

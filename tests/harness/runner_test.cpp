@@ -19,6 +19,7 @@
 
 #include "common/probe_layout.h"
 #include "ett/virtual_probe.h"
+#include "harness/sent_log.h"
 #include "image/trace_image.h"
 #include "support/test_disk_writer.h"
 
@@ -171,7 +172,7 @@ TEST_F(QemuRunnerTest, SuccessfulRun) {
   EXPECT_EQ(
       sent.substr(0, sent.find('\n')),
       "index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before,guest_tsc_due,guest_tsc_before,"
-      "held_back,utc_ns,pps_edge,pps_second");
+      "held_back,utc_ns,pps_edge,pps_second,held_ns");
   EXPECT_EQ(std::count(sent.begin(), sent.end(), '\n'), 6);
   EXPECT_NE(sent.find("\n2,1,2,66,2000000,"), std::string::npos) << sent;  // lines 0x42 after the joint write
   EXPECT_NE(sent.find("\n3,2,4,66,2000000,"), std::string::npos) << sent;
@@ -198,6 +199,39 @@ TEST_F(QemuRunnerTest, SuccessfulRun) {
         << "left behind: " << entry.path();
 }
 
+// What `ett fidelity` reads back after a run (the sent log and the .run.json beside it) repeats its report.
+TEST_F(QemuRunnerTest, SentLogAndItsRunJsonRepeatTheReport) {
+  const RunOptions run = options("ok");
+  auto report = run_qemu(run, nullptr);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_TRUE(report->machines.at(0).fidelity.has_value());
+  auto log = read_sent_log(run.sent_log);
+  ASSERT_TRUE(log.ok()) << log.error().message;
+  EXPECT_TRUE(log->held_ns_known);
+  EXPECT_EQ(log->events.size(), report->events_sent);
+  auto described = read_sent_run(sent_run_path(run.sent_log));
+  ASSERT_TRUE(described.ok()) << described.error().message;
+  EXPECT_EQ(sent_run_path(run.sent_log), m_dir.file("sent.run.json"));
+  EXPECT_EQ(described->disk, run.disk);
+  EXPECT_EQ(described->session, report->session_number);
+  EXPECT_EQ(described->guest_clock, report->guest_clock);
+  EXPECT_EQ(described->machines, 1u);
+  ASSERT_TRUE(described->offset_bounds.has_value()) << "the runner saw the kernel start capturing";
+  EXPECT_LE(described->offset_bounds->first, described->offset_bounds->second);
+
+  auto image = TraceImage::open(run.disk);
+  ASSERT_TRUE(image.ok()) << image.error().message;
+  auto index = image->find_session(described->session);
+  ASSERT_TRUE(index.ok()) << index.error().message;
+  auto data = image->read_session(*index);
+  ASSERT_TRUE(data.ok()) << data.error().message;
+  const f::SessionHeader& header = data->summary.header;
+  const FidelityReport again = assess_fidelity(
+      log->events, data->events,
+      CaptureWindow{header.tsc_hz, header.capture_end_tsc, described->offset_bounds, described->guest_clock});
+  EXPECT_EQ(fidelity_json(again), fidelity_json(*report->machines[0].fidelity));
+}
+
 // On the guest's clock (the default): the fake publishes its clock like the kernel's stop check, QEMU gets
 // -icount, each write waits for that clock, and the fidelity report pairs on it (offset 0) and compares the
 // captured intervals with the scenario's.
@@ -222,7 +256,7 @@ TEST_F(QemuRunnerTest, GuestClockRun) {
   const size_t at = sent.find("\n1,2,3,");
   ASSERT_NE(at, std::string::npos) << sent;
   const std::string second = sent.substr(at + 1, sent.find('\n', at + 1) - at - 1);
-  EXPECT_EQ(std::count(second.begin(), second.end(), ','), 13) << second;
+  EXPECT_EQ(std::count(second.begin(), second.end(), ','), 14) << second;  // 15 columns
   EXPECT_EQ(second.find(",0,0,"), std::string::npos)
       << "guest_tsc_due and guest_tsc_before are set: " << second;
 }
