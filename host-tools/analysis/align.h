@@ -9,6 +9,7 @@
 
 #include "analysis/capture.h"
 #include "common/status.h"
+#include "common/utc_time.h"
 
 namespace ett::host {
 
@@ -39,6 +40,9 @@ struct AlignResult {
   std::vector<ClockFit> fits;         // one per capture; the reference's is the identity
   std::vector<MergedEvent> timeline;  // every event of every capture, by reference time (when kept)
   size_t merged_events = 0;           // how many: the timeline's length, also when it is not kept
+  // `--time utc`: the UTC of each timeline event's reference time (through the reference's PPS mapping); the
+  // CSV and JSON timeline then have time_utc. Empty: no UTC.
+  std::vector<UtcNs> utc;
 };
 
 // Errors: fewer than two captures, or a capture with fewer than 3 sync edges or a different number of sync

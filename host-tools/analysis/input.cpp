@@ -50,7 +50,10 @@ Expected<int64_t> resolve_trace(Database& db, std::optional<int64_t> trace) {
   return *trace;
 }
 
-Expected<Capture> load_capture(Database& db, int64_t trace_id) {
+namespace {
+
+// The traces row of `trace_id` as a CaptureInfo, and its events count (a hint for the events' array).
+Expected<std::pair<CaptureInfo, int64_t>> read_capture_info(Database& db, int64_t trace_id) {
   const SqlValue params[] = {trace_id};
   auto info_rows = db.query(
       "SELECT tsc_hz, capture_start_tsc, capture_end_tsc, mode, layout, initial_lines, captured_at, "
@@ -62,8 +65,7 @@ Expected<Capture> load_capture(Database& db, int64_t trace_id) {
   if (info_rows->rows.empty())
     return make_error(ErrorKind::Usage, fmt::format("no trace {} in the database", trace_id));
   const auto& row = info_rows->rows[0];
-  Capture capture;
-  CaptureInfo& info = capture.info;
+  CaptureInfo info;
   info.trace_id = trace_id;
   info.tsc_hz = static_cast<uint64_t>(as_int(row[0]));
   info.capture_start_tsc = static_cast<uint64_t>(as_int(row[1]));
@@ -86,6 +88,25 @@ Expected<Capture> load_capture(Database& db, int64_t trace_id) {
   info.longest_check_ns = ticks_ns(row[12]);
   info.typical_check_ns = ticks_ns(row[13]);
   info.stall_threshold_ns = ticks_ns(row[14]);
+  return std::pair<CaptureInfo, int64_t>{std::move(info), as_int(row[16])};
+}
+
+}  // namespace
+
+Expected<CaptureInfo> load_capture_info(Database& db, int64_t trace_id) {
+  ETT_TRY_ASSIGN(auto read, read_capture_info(db, trace_id));
+  return std::move(read.first);
+}
+
+Expected<Capture> load_capture(Database& db, int64_t trace_id) {
+  const SqlValue params[] = {trace_id};
+  Capture capture;
+  ETT_TRY_ASSIGN(auto traces_row, read_capture_info(db, trace_id));
+  capture.info = std::move(traces_row.first);
+  const CaptureInfo& info = capture.info;
+  auto ticks_ns = [&](const DbValue& ticks) {
+    return ticks_to_ns(static_cast<double>(as_int(ticks)), info.tsc_hz);
+  };
 
   // The stall table, in ns from the capture start computed from the TSC like the events' times below.
   auto stalls = db.query(
@@ -109,7 +130,7 @@ Expected<Capture> load_capture(Database& db, int64_t trace_id) {
 
   // Typed and streamed (db/event_reader.h): 32 bytes per event in memory, never a result set of text.
   // The traces row's event count sizes the array (a hint: the events are what is read).
-  capture.events.reserve(static_cast<size_t>(std::clamp<int64_t>(as_int(row[16]), 0, int64_t{1} << 27)));
+  capture.events.reserve(static_cast<size_t>(std::clamp<int64_t>(traces_row.second, 0, int64_t{1} << 27)));
   const uint64_t start_tsc = info.capture_start_tsc, tsc_hz = info.tsc_hz;
   auto read = db.read_events(trace_id, [&](std::span<const EventRow> rows) -> Status {
     for (const EventRow& stored : rows) {

@@ -21,6 +21,8 @@ Expected<int64_t> resolve_trace(Database& db, std::optional<int64_t> trace);
 // The traces row and every event of the trace, in seq order. time_ns is recomputed from the TSC as a double
 // (sub-ns), like the loader's integer column but without its rounding.
 Expected<Capture> load_capture(Database& db, int64_t trace_id);
+// The traces row alone (no stalls, no events): what a query of a few rows needs to know of its trace.
+Expected<CaptureInfo> load_capture_info(Database& db, int64_t trace_id);
 
 // Creates analysis_precision when missing and replaces the rows of `trace_id` with the result's levels.
 Status store_precision(Database& db, int64_t trace_id, const PrecisionResult& result);

@@ -16,11 +16,13 @@ IntervalsResult analyze_intervals(std::span<const AnalysisEvent> events, double 
   for (const AnalysisEvent& event : events) {
     Probe& probe = probes[event.probe];
     probe.out.probe = event.probe;
-    probe.out.events++;
+    if (probe.out.events++ == 0) probe.out.first_tsc = event.tsc;
+    probe.out.last_tsc = event.tsc;
     if (probe.last) {
       const double gap = event.time_ns - probe.last->time_ns;
       probe.gaps.push_back(gap);
-      if (tau_ns > 0 && gap < tau_ns) probe.out.close.push_back({probe.last->seq, event.seq, gap});
+      if (tau_ns > 0 && gap < tau_ns)
+        probe.out.close.push_back({probe.last->seq, event.seq, probe.last->tsc, event.tsc, gap});
     }
     probe.last = &event;
   }

@@ -15,6 +15,7 @@ namespace ett::host {
 struct CloseEvent {
   uint64_t previous_seq = 0;
   uint64_t seq = 0;
+  uint64_t previous_tsc = 0, tsc = 0;  // the two events' stamps (their UTC under `--time utc`)
   double gap_ns = 0;
   bool stall = false;  // a stall of the capture touches one of the two events (StallMarks)
 };
@@ -22,9 +23,10 @@ struct CloseEvent {
 struct ProbeIntervals {
   uint8_t probe = 0;
   uint64_t events = 0;
-  Summary gaps;                   // ns between consecutive events of this probe
-  std::vector<CloseEvent> close;  // gaps < tau
-  uint64_t stalled = 0;           // intervals one of whose events a stall touches: pi does not bound them
+  uint64_t first_tsc = 0, last_tsc = 0;  // the probe's first and last events
+  Summary gaps;                          // ns between consecutive events of this probe
+  std::vector<CloseEvent> close;         // gaps < tau
+  uint64_t stalled = 0;  // intervals one of whose events a stall touches: pi does not bound them
 };
 
 struct IntervalsResult {

@@ -473,10 +473,15 @@ std::string format_align(const AlignResult& r, const std::vector<int64_t>& trace
     return capture < trace_ids.size() ? trace_ids[capture] : int64_t(capture);
   };
   if (format == OutputFormat::Csv) {
-    std::string out = "trace_id,seq,probe,code,lines,time_ns,ref_time_ns\n";
-    for (const MergedEvent& e : r.timeline)
-      out += fmt::format("{},{},{},{},{},{:.1f},{:.1f}\n", trace(e.capture), e.event.seq, e.event.probe,
+    const bool utc = !r.utc.empty();
+    std::string out = utc ? "trace_id,seq,probe,code,lines,time_ns,ref_time_ns,time_utc\n"
+                          : "trace_id,seq,probe,code,lines,time_ns,ref_time_ns\n";
+    for (size_t i = 0; i < r.timeline.size(); ++i) {
+      const MergedEvent& e = r.timeline[i];
+      out += fmt::format("{},{},{},{},{},{:.1f},{:.1f}", trace(e.capture), e.event.seq, e.event.probe,
                          e.event.code, e.event.lines, e.event.time_ns, e.ref_time_ns);
+      out += utc && i < r.utc.size() ? "," + format_iso_utc(r.utc[i]) + "\n" : "\n";
+    }
     return out;
   }
   if (format == OutputFormat::Json) {
@@ -501,19 +506,24 @@ std::string format_align(const AlignResult& r, const std::vector<int64_t>& trace
                           {"stalled_edge_indexes", std::move(stalled)}});
     }
     Json timeline = Json::array();
-    for (const MergedEvent& e : r.timeline)
-      timeline.push_back(Json{{"trace_id", trace(e.capture)},
-                              {"seq", e.event.seq},
-                              {"probe", e.event.probe},
-                              {"code", e.event.code},
-                              {"lines", e.event.lines},
-                              {"time_ns", jnum(e.event.time_ns)},
-                              {"ref_time_ns", jnum(e.ref_time_ns)}});
-    return json_text(Json{{"sync_probe", r.sync_probe},
-                          {"reference_trace", trace(0)},
-                          {"fits", std::move(fits)},
-                          {"merged_events", r.timeline.size()},
-                          {"timeline", std::move(timeline)}});
+    for (size_t i = 0; i < r.timeline.size(); ++i) {
+      const MergedEvent& e = r.timeline[i];
+      Json event{{"trace_id", trace(e.capture)},
+                 {"seq", e.event.seq},
+                 {"probe", e.event.probe},
+                 {"code", e.event.code},
+                 {"lines", e.event.lines},
+                 {"time_ns", jnum(e.event.time_ns)},
+                 {"ref_time_ns", jnum(e.ref_time_ns)}};
+      if (i < r.utc.size()) event["time_utc"] = format_iso_utc(r.utc[i]);
+      timeline.push_back(std::move(event));
+    }
+    Json doc{{"sync_probe", r.sync_probe}, {"reference_trace", trace(0)}};
+    if (!r.utc.empty()) doc["time"] = "utc";
+    doc["fits"] = std::move(fits);
+    doc["merged_events"] = r.timeline.size();
+    doc["timeline"] = std::move(timeline);
+    return json_text(doc);
   }
   std::string out =
       fmt::format("sync probe {}; reference: trace {}; t_ref = offset + slope x t\n", r.sync_probe, trace(0));

@@ -112,11 +112,12 @@ Expected<PpsAlignResult> align_by_pps(std::span<const Capture> captures,
 
 std::string format_pps_align(const PpsAlignResult& r, std::span<const int64_t> ids, OutputFormat format) {
   if (format == OutputFormat::Csv) {
-    std::string out = "trace_id,seq,probe,code,lines,time_ns,ref_time_ns,utc\n";
+    std::string out = "trace_id,seq,probe,code,lines,time_ns,ref_time_ns,time_utc\n";
     for (size_t i = 0; i < r.timeline.size(); ++i) {
       const MergedEvent& e = r.timeline[i];
-      out += fmt::format("{},{},{},{},{},{:.1f},{:.1f},{}\n", ids[e.capture], e.event.seq, e.event.probe,
-                         e.event.code, e.event.lines, e.event.time_ns, e.ref_time_ns, format_iso_utc(r.utc[i]));
+      out +=
+          fmt::format("{},{},{},{},{},{:.1f},{:.1f},{}\n", ids[e.capture], e.event.seq, e.event.probe,
+                      e.event.code, e.event.lines, e.event.time_ns, e.ref_time_ns, format_iso_utc(r.utc[i]));
     }
     return out;
   }

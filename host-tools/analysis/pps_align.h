@@ -40,7 +40,8 @@ struct PpsAlignResult {
 // captures, a mapping without UTC labels.
 Expected<PpsAlignResult> align_by_pps(std::span<const Capture> captures, std::span<const PpsResult> mappings);
 
-// text: one line per capture; csv: the merged timeline with each event's UTC; json: the maps.
+// text: one line per capture; csv: the merged timeline with each event's UTC (time_utc, from its own
+// capture's mapping); json: the maps.
 std::string format_pps_align(const PpsAlignResult& result, std::span<const int64_t> trace_ids,
                              OutputFormat format);
 

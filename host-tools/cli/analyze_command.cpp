@@ -26,7 +26,7 @@ struct AnalyzeOptions {
   std::string format = "text";
   std::string output;
   bool force = false;
-  std::string time = "ns";  // durations, histogram: ns, or utc through the stored PPS mapping
+  std::string time = "ns";  // durations, intervals, histogram, align: ns, or utc through the PPS mapping
   // precision
   int bins = 40;
   bool no_store = false;
@@ -128,9 +128,21 @@ int run_durations(const AnalyzeOptions& o, OutputFormat format) {
   return print(o, format, loaded->capture.info.name, text);
 }
 
+// `--time utc`: the trace's stored PPS mapping, or the refusal naming `ett analyze pps`.
+Expected<std::optional<UtcClock>> time_clock(const std::string& time, Database& db, const CaptureInfo& info) {
+  ETT_TRY_ASSIGN(const bool utc, parse_time_option(time));
+  if (!utc) return std::optional<UtcClock>();
+  ETT_TRY_ASSIGN(UtcClock clock, utc_clock(db, info));
+  return std::optional<UtcClock>(std::move(clock));
+}
+
 int run_intervals(const AnalyzeOptions& o, OutputFormat format) {
+  auto utc = parse_time_option(o.time);
+  if (!utc) return report(utc.error());
   auto loaded = open_trace(o.db, o.trace);
   if (!loaded) return report(loaded.error());
+  auto clock = time_clock(o.time, *loaded->db, loaded->capture.info);
+  if (!clock) return report(clock.error());
   double tau = 0;
   int64_t tau_trace = 0;
   if (o.tau_ns) {
@@ -147,7 +159,9 @@ int run_intervals(const AnalyzeOptions& o, OutputFormat format) {
   result.tau_trace_id = tau_trace;
   mark_stalls(result, loaded->capture.events, StallMarks(loaded->capture.stalls, loaded->capture.events),
               loaded->capture.info.stall_count);
-  return print(o, format, loaded->capture.info.name, format_intervals(result, format));
+  std::string text = format_intervals(result, format);
+  if (*clock) text = intervals_with_utc(text, result, **clock, format);
+  return print(o, format, loaded->capture.info.name, text);
 }
 
 // "2.28 us": a bucket width for the message below, in the unit that keeps it readable.
@@ -246,6 +260,8 @@ int run_align(const AnalyzeOptions& o, OutputFormat format) {
                    "align needs two or more traces: --traces REF,T2,... (the first is the reference)"});
   if (o.pps_align && o.sync != 0)
     return report({ErrorKind::Usage, "align: give --sync P or --pps, not both"});
+  auto utc = parse_time_option(o.time);
+  if (!utc) return report(utc.error());
   if (o.pps_align) return run_pps_align(o, format);
   if (o.sync == 0)
     return report(
@@ -264,10 +280,24 @@ int run_align(const AnalyzeOptions& o, OutputFormat format) {
     if (!sync) return report(sync.error());
     captures.push_back(std::move(*capture));
   }
+  // --time utc: through the reference's mapping (the sync fit carries the others onto its clock).
+  auto clock = time_clock(o.time, **db, captures[0].info);
+  if (!clock) return report(clock.error());
   auto result = align_captures(captures, static_cast<uint8_t>(o.sync), format != OutputFormat::Text);
   if (!result) return report(result.error());
   mark_stalls(*result, captures);
-  return print(o, format, "", format_align(*result, o.traces, format));
+  if (*clock) {
+    const CaptureInfo& reference = captures[0].info;
+    result->utc.reserve(result->timeline.size());  // the timeline is kept for csv and json only
+    for (const MergedEvent& merged : result->timeline)
+      result->utc.push_back((*clock)->mapping.utc_of_capture_ns(
+          merged.ref_time_ns, reference.capture_start_tsc, reference.tsc_hz));
+  }
+  std::string text = format_align(*result, o.traces, format);
+  if (*clock && format == OutputFormat::Text)
+    text += fmt::format("time 0 of the reference is {} (its PPS mapping, labelled from {})\n",
+                        (*clock)->at(0), (*clock)->mapping.label_source);
+  return print(o, format, "", text);
 }
 
 int run_pps(const AnalyzeOptions& o, OutputFormat format) {
@@ -369,6 +399,12 @@ Command add_analyze_command(CLI::App& app) {
       ->add_option("--tau-ns", o->tau_ns, "Threshold, ns (default: the stored 100 % tau of this machine)")
       ->check(non_negative_number());
 
+  intervals
+      ->add_option("--time", o->time,
+                   "ns, or utc: each probe's first and last event and the close pairs also in UTC (ISO-8601, "
+                   "ns) through the trace's PPS mapping (`ett analyze pps`)")
+      ->capture_default_str();
+
   CLI::App* hist =
       add_common(sub->add_subcommand(
                      "histogram", "Event counters by code, probe or time bucket, with a mask/match filter"),
@@ -391,6 +427,11 @@ Command add_analyze_command(CLI::App& app) {
       *o, false);
   align->add_option("--traces", o->traces, "Trace ids, the reference first")->delimiter(',')->required();
   align->add_option("--sync", o->sync, "The probe carrying the shared sync line")->check(CLI::Range(1, 8));
+  align
+      ->add_option("--time", o->time,
+                   "ns, or utc: the merged timeline (csv, json) gets each event's time_utc, through the "
+                   "reference's PPS mapping (`ett analyze pps`); with --pps always, through each trace's own")
+      ->capture_default_str();
   align->add_flag("--pps", o->pps_align,
                   "Align through each trace's stored PPS mapping (`ett analyze pps`) instead of a sync line, "
                   "and report how far the mappings disagree on the same UTC seconds");

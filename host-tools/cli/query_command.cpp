@@ -1,14 +1,17 @@
 // query_command.cpp: `ett query NAME [PARAMS]`: runs one of the project's named, prepared queries.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <optional>
 
+#include "analysis/input.h"
 #include "commands.h"
 #include "data_output.h"
 #include "db/queries.h"
 #include "db/table_output.h"
+#include "utc_columns.h"
 
 namespace ett::cli {
 
@@ -18,7 +21,8 @@ struct QueryOptions {
   std::string name;
   std::vector<std::string> args;
   std::optional<int64_t> trace;
-  bool csv = false;  // the older spelling of --format csv
+  bool csv = false;         // the older spelling of --format csv
+  std::string time = "ns";  // or utc: a time_utc column through the trace's PPS mapping
   DataOutput out;
   std::string db = host::default_db_url();
 };
@@ -59,8 +63,40 @@ int run_query(QueryOptions& options) {
       trace = *latest;
     }
   }
-  auto table = run_named_query(**db, *query, trace, options.args);
+  auto utc = parse_time_option(options.time);
+  if (!utc) return report(utc.error());
+  if (*utc && !query->takes_trace)
+    return report({ErrorKind::Usage, fmt::format("--time utc: query {} lists no events of a trace (event, "
+                                                 "window and probe do)",
+                                                 query->name)});
+  // The mapping is read when --time utc asks for it or a *_NS value is given as a UTC time.
+  std::optional<UtcClock> clock;
+  auto mapping = [&]() -> host::Status {
+    if (clock) return {};
+    ETT_TRY_ASSIGN(CaptureInfo info, load_capture_info(**db, trace));
+    ETT_TRY_ASSIGN(clock, utc_clock(**db, info));
+    return {};
+  };
+  if (*utc) {
+    auto found = mapping();
+    if (!found) return report(found.error());
+  }
+  std::vector<std::string> args = options.args;
+  for (size_t i = 0; i < args.size() && i < query->params.size(); ++i) {
+    if (!std::string_view(query->params[i]).ends_with("_NS") || args[i].find('T') == std::string::npos)
+      continue;
+    auto instant = parse_utc_instant(args[i]);
+    if (!instant) return report(instant.error());
+    auto found = mapping();
+    if (!found) return report(found.error());
+    args[i] = std::to_string(std::llround(clock->capture_ns(*instant)));
+  }
+  auto table = run_named_query(**db, *query, trace, args);
   if (!table) return report(table.error());
+  if (*utc && !add_time_utc_column(*table, *clock))
+    return report(
+        {ErrorKind::Usage,
+         fmt::format("--time utc: query {} lists no events (event, window and probe do)", query->name)});
   auto written = emit(options.out, render_table(*table, *format));
   return written ? 0 : report(written.error());
 }
@@ -76,6 +112,10 @@ Command add_query_command(CLI::App& app) {
   add_trace_option(sub, options->trace);
   add_data_output(sub, options->out, {"text", "csv", "json", "jsonl"});
   sub->add_flag("--csv", options->csv, "Same as --format csv");
+  sub->add_option("--time", options->time,
+                  "ns, or utc: the events also get time_utc (ISO-8601, ns) through the trace's PPS mapping "
+                  "(`ett analyze pps`)")
+      ->capture_default_str();
   add_db_option(sub, options->db);
   return {sub, [options] { return run_query(*options); }};
 }

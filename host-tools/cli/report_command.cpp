@@ -11,6 +11,7 @@
 #include "export/html.h"
 #include "export/output_file.h"
 #include "progress.h"
+#include "utc_columns.h"
 
 namespace ett::cli {
 
@@ -27,6 +28,7 @@ struct ReportOptions {
   std::string from, to, size_of_code;
   std::optional<double> pi_ns;
   std::vector<int64_t> baseline;  // compare with these traces' actions
+  std::string time = "ns";        // or utc: the summary and the time axes in UTC (the PPS mapping)
 };
 
 int run_report(const ReportOptions& o) {
@@ -35,6 +37,8 @@ int run_report(const ReportOptions& o) {
     return report({ErrorKind::Usage, "--size-of-code needs actions: give --from and --to"});
   if (!o.baseline.empty() && o.from.empty())
     return report({ErrorKind::Usage, "--baseline compares actions: give --from and --to"});
+  auto utc = parse_time_option(o.time);
+  if (!utc) return report(utc.error());
   auto exists = require_database(o.db);
   if (!exists) return report(exists.error());
   // Ctrl-C ends the run at once and removes the file this run was creating.
@@ -45,6 +49,12 @@ int run_report(const ReportOptions& o) {
   if (!loaded) return report(loaded.error());
   const Capture& capture = loaded->capture;
   const int64_t id = capture.info.trace_id;
+  std::optional<UtcClock> clock;
+  if (*utc) {
+    auto found = utc_clock(*loaded->db, capture.info);
+    if (!found) return report(found.error());
+    clock = *found;
+  }
 
   // The precision table: this trace's own when it is a calibration, else the stored one of its machine.
   std::optional<PrecisionResult> precision;
@@ -130,9 +140,9 @@ int run_report(const ReportOptions& o) {
   for (const auto& row : named->rows)
     if (row.size() == 2 && row[0] && row[1]) labels[std::stoi(*row[0])] = *row[1];
   bar.phase("writing " + o.output);
-  const std::string html =
-      export_html({&capture, precision ? &*precision : nullptr, durations ? &*durations : nullptr,
-                   fit ? &*fit : nullptr, comparison ? &*comparison : nullptr, labels});
+  const std::string html = export_html(
+      {&capture, precision ? &*precision : nullptr, durations ? &*durations : nullptr, fit ? &*fit : nullptr,
+       comparison ? &*comparison : nullptr, labels, clock ? &clock->mapping : nullptr});
   if (!o.output.empty() && o.output != "-" && ::access(o.output.c_str(), F_OK) != 0)
     bar.remove_on_interrupt(o.output);
   auto written = write_output(o.output, html, o.force);
@@ -164,6 +174,11 @@ Command add_report_command(CLI::App& app) {
          "Baseline trace ids T1,T2,...: a comparison section with both duration distributions on one "
          "axis (this trace is the candidate; needs --from/--to)")
       ->delimiter(',');
+  sub->add_option(
+         "--time", o->time,
+         "ns, or utc: the UTC of time 0 in the summary and the time axes in UTC time of day, through "
+         "the trace's PPS mapping (`ett analyze pps`)")
+      ->capture_default_str();
   add_trace_option(sub, o->trace);
   add_db_option(sub, o->db);
   return {sub, [o] { return run_report(*o); }};

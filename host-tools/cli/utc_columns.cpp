@@ -29,6 +29,48 @@ std::string UtcClock::at(double time_ns) const {
   return format_iso_utc(mapping.utc_of_capture_ns(time_ns, start_tsc, tsc_hz));
 }
 
+std::string UtcClock::at_tsc(uint64_t tsc) const {
+  return format_iso_utc(mapping.utc_of_tsc(tsc));
+}
+
+double UtcClock::capture_ns(const UtcNs& time) const {
+  // Ticks from the anchor pulse: whole seconds and the fraction apart, so no double holds Unix-epoch ns.
+  const double ticks = static_cast<double>(time.second - *mapping.utc_second) * mapping.tsc_hz +
+                       static_cast<double>(time.nanosecond) * mapping.tsc_hz / 1e9;
+  const double since_start = mapping.anchor_tsc - static_cast<double>(start_tsc) + ticks;
+  return since_start * 1e9 / static_cast<double>(tsc_hz);
+}
+
+Expected<UtcNs> parse_utc_instant(std::string_view text) {
+  std::string_view whole = text, zone;
+  if (whole.ends_with("Z")) {
+    zone = whole.substr(whole.size() - 1);
+    whole.remove_suffix(1);
+  } else if (whole.ends_with("+00:00")) {
+    zone = whole.substr(whole.size() - 6);
+    whole.remove_suffix(6);
+  }
+  int64_t nanosecond = 0;
+  const size_t dot = whole.find('.');
+  if (dot != std::string_view::npos) {
+    const std::string_view digits = whole.substr(dot + 1);
+    if (digits.empty() || digits.size() > 9 ||
+        digits.find_first_not_of("0123456789") != std::string_view::npos)
+      return make_error(ErrorKind::Usage,
+                        fmt::format("'{}': expected an ISO-8601 UTC time, 2026-11-23T16:00:05.123456789Z "
+                                    "(at most 9 digits after the second)",
+                                    text));
+    for (size_t i = 0; i < 9; ++i) nanosecond = nanosecond * 10 + (i < digits.size() ? digits[i] - '0' : 0);
+    whole = whole.substr(0, dot);
+  }
+  auto second = parse_utc_second(std::string(whole) + std::string(zone));
+  if (!second)
+    return make_error(
+        ErrorKind::Usage,
+        fmt::format("'{}': expected an ISO-8601 UTC time, 2026-11-23T16:00:05.123456789Z", text));
+  return UtcNs{*second, nanosecond};
+}
+
 Expected<bool> parse_time_option(const std::string& text) {
   if (text == "ns") return false;
   if (text == "utc") return true;
@@ -114,6 +156,69 @@ std::string histogram_with_utc(const std::string& out, const HistogramResult& r,
   for (const HistogramRow& row : r.rows)
     result += fmt::format("{:>14}  {}\n", row.label, clock.at(row.start_ns));
   return result;
+}
+
+std::string intervals_with_utc(const std::string& out, const IntervalsResult& r, const UtcClock& clock,
+                               OutputFormat format) {
+  if (format == OutputFormat::Csv) {
+    // Header, then one row per probe.
+    std::string result;
+    const std::vector<std::string> lines = split_lines(out);
+    for (size_t i = 0; i < lines.size(); ++i) {
+      std::string extra = ",,";
+      if (i == 0)
+        extra = ",first_utc,last_utc";
+      else if (i - 1 < r.probes.size())
+        extra = "," + clock.at_tsc(r.probes[i - 1].first_tsc) + "," + clock.at_tsc(r.probes[i - 1].last_tsc);
+      result += lines[i] + extra + "\n";
+    }
+    return result;
+  }
+  if (format == OutputFormat::Json) {
+    nlohmann::ordered_json json = nlohmann::ordered_json::parse(out);
+    json["time"] = "utc";
+    nlohmann::ordered_json& probes = json["probes"];
+    for (size_t i = 0; i < probes.size() && i < r.probes.size(); ++i) {
+      const ProbeIntervals& p = r.probes[i];
+      probes[i]["first_utc"] = clock.at_tsc(p.first_tsc);
+      probes[i]["last_utc"] = clock.at_tsc(p.last_tsc);
+      nlohmann::ordered_json& close = probes[i]["closer_than_tau"];
+      if (!close.is_array()) continue;  // tau unknown: nothing was checked
+      for (size_t k = 0; k < close.size() && k < p.close.size(); ++k) {
+        close[k]["previous_time_utc"] = clock.at_tsc(p.close[k].previous_tsc);
+        close[k]["time_utc"] = clock.at_tsc(p.close[k].tsc);
+      }
+    }
+    return json.dump() + "\n";
+  }
+  std::string result = out;
+  result += fmt::format("\nUTC (PPS mapping, labelled from {}):\n{:>5}  {:<30}  {}\n",
+                        clock.mapping.label_source, "probe", "first event", "last event");
+  for (const ProbeIntervals& p : r.probes)
+    result +=
+        fmt::format("{:>5}  {:<30}  {}\n", p.probe, clock.at_tsc(p.first_tsc), clock.at_tsc(p.last_tsc));
+  // The same close pairs the report lists (its first 20).
+  size_t shown = 0;
+  for (const ProbeIntervals& p : r.probes)
+    for (const CloseEvent& c : p.close)
+      if (shown++ < 20)
+        result += fmt::format("  probe {}: seq {} -> {}  {} -> {}\n", p.probe, c.previous_seq, c.seq,
+                              clock.at_tsc(c.previous_tsc), clock.at_tsc(c.tsc));
+  return result;
+}
+
+bool add_time_utc_column(ResultTable& table, const UtcClock& clock) {
+  size_t tsc = table.columns.size();
+  for (size_t i = 0; i < table.columns.size(); ++i)
+    if (table.columns[i] == "tsc") tsc = i;
+  if (tsc == table.columns.size()) return false;
+  table.columns.push_back("time_utc");
+  for (std::vector<DbValue>& row : table.rows) {
+    DbValue utc;
+    if (tsc < row.size() && row[tsc]) utc = clock.at_tsc(std::stoull(*row[tsc]));
+    row.push_back(std::move(utc));
+  }
+  return true;
 }
 
 }  // namespace ett::cli

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "analysis/capture.h"
 #include "analysis/durations.h"
 #include "analysis/histogram.h"
+#include "analysis/intervals.h"
 #include "analysis/output.h"
 #include "analysis/pps.h"
 #include "common/status.h"
@@ -20,6 +22,10 @@ struct UtcClock {
   uint64_t start_tsc = 0;
   uint64_t tsc_hz = 0;
   std::string at(double time_ns) const;
+  // A TSC stamp as UTC text (exact: the mapping is in TSC ticks).
+  std::string at_tsc(uint64_t tsc) const;
+  // A UTC instant as ns from the capture's start: the inverse of at().
+  double capture_ns(const host::UtcNs& time) const;
 };
 
 // `--time ns|utc`: true for utc; a usage error for anything else.
@@ -29,11 +35,22 @@ host::Expected<bool> parse_time_option(const std::string& text);
 // UTC labels.
 host::Expected<UtcClock> utc_clock(host::Database& db, const host::CaptureInfo& info);
 
+// "2026-11-23T16:00:05.5Z": an ISO-8601 UTC time with up to 9 digits of a second (Z, +00:00 or no zone).
+host::Expected<host::UtcNs> parse_utc_instant(std::string_view text);
+
 // `out` (format_durations' output in `format`) with start_utc and end_utc for every action.
 std::string durations_with_utc(const std::string& out, const host::DurationsResult& result,
                                const UtcClock& clock, host::OutputFormat format);
 // `out` (format_histogram's, by time buckets) with start_utc for every bucket.
 std::string histogram_with_utc(const std::string& out, const host::HistogramResult& result,
                                const UtcClock& clock, host::OutputFormat format);
+
+// `out` (format_intervals') with the UTC of each probe's first and last event (first_utc, last_utc) and of
+// both events of every pair closer than tau (previous_time_utc, time_utc; JSON and text).
+std::string intervals_with_utc(const std::string& out, const host::IntervalsResult& result,
+                               const UtcClock& clock, host::OutputFormat format);
+
+// `ett query`: a last column time_utc, each row's tsc in UTC; false when the table has no tsc column.
+bool add_time_utc_column(host::ResultTable& table, const UtcClock& clock);
 
 }  // namespace ett::cli

@@ -25,7 +25,8 @@ const std::vector<NamedQuery>& named_queries() {
        "LEFT JOIN probes p ON p.trace_id = e.trace_id AND p.probe = e.probe "
        "WHERE e.trace_id = $1 AND e.seq = $2"},
       {"window",
-       "events with FROM_NS <= time_ns <= TO_NS (ns from the start of the capture)",
+       "events with FROM_NS <= time_ns <= TO_NS (ns from the start of the capture, or ISO-8601 UTC times "
+       "through the trace's PPS mapping)",
        {"FROM_NS", "TO_NS"},
        true,
        // The blocks of seqs whose time range meets the window (event_blocks, a few thousand rows per 10 M

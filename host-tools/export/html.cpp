@@ -288,6 +288,17 @@ std::string export_html(const ReportInput& input) {
     out += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", html_escape(key), html_escape(value));
   };
   row("captured at", info.captured_at.empty() ? "unknown" : info.captured_at);
+  if (input.utc && input.utc->utc_second && info.tsc_hz) {
+    // The axes place a capture time t (ns) at UTC origin + t * scale: the capture's calibration against the
+    // PPS's true seconds.
+    const UtcNs origin = input.utc->utc_of_capture_ns(0, info.capture_start_tsc, info.tsc_hz);
+    data["utc"] = {{"second", origin.second},
+                   {"ns", origin.nanosecond},
+                   {"scale", static_cast<double>(info.tsc_hz) / input.utc->tsc_hz},
+                   {"time0", format_iso_utc(origin)}};
+    row("UTC of time 0", fmt::format("{} (PPS on D{}, labelled from {})", format_iso_utc(origin),
+                                     input.utc->line, input.utc->label_source));
+  }
   row("mode", info.mode);
   row("layout", info.layout);
   row("events", fmt::format("{}", capture.events.size()));

@@ -11,6 +11,7 @@
 #include "analysis/compare.h"
 #include "analysis/durations.h"
 #include "analysis/fit.h"
+#include "analysis/pps.h"
 #include "analysis/precision.h"
 
 namespace ett::host {
@@ -31,6 +32,9 @@ struct ReportInput {
   const FitResult* fit = nullptr;
   const ReportComparison* comparison = nullptr;
   std::map<int, std::string> probe_labels;  // probe -> name given by `ett label` (legends, lanes, tables)
+  // `ett report --time utc`: the trace's PPS mapping (with its UTC label); the summary gives the UTC of time
+  // 0 and the time axes (timeline, durations over time) read UTC time of day.
+  const PpsResult* utc = nullptr;
 };
 
 std::string export_html(const ReportInput& input);

@@ -26,6 +26,30 @@
     if (x === 0) return "0";
     return String(parseFloat(x.toPrecision(4)));
   }
+  // `ett report --time utc`: a capture time (ns from its start) as UTC time of day with `digits` decimals.
+  function utcOfDay(ns, digits) {
+    const u = data.utc;
+    const total = u.ns + ns * u.scale;
+    let second = u.second + Math.floor(total / 1e9);
+    let fraction = Math.round(((total % 1e9) + 1e9) % 1e9 / Math.pow(10, 9 - digits));
+    if (fraction >= Math.pow(10, digits)) {
+      second += 1;
+      fraction = 0;
+    }
+    const text = new Date(second * 1000).toISOString().slice(11, 19);
+    return digits > 0 ? text + "." + String(fraction).padStart(digits, "0") : text;
+  }
+  // Axis ticks of a time axis in `unit`: its numbers, or with data.utc UTC time of day to the unit's digits.
+  function timeTicks(unit) {
+    if (!data.utc) return function (u, s) { return s.map(num); };
+    const digits = unit.ns >= 1e9 ? 3 : unit.ns >= 1e6 ? 6 : 9;
+    return function (u, s) { return s.map(function (v) { return v == null ? "" : utcOfDay(v * unit.ns, digits); }); };
+  }
+  // The x axis of a time in `unit`; UTC ticks are long, so they are set further apart.
+  function timeAxis(text, unit) {
+    if (!data.utc) return {label: text + " (" + unit.name + ")", values: timeTicks(unit)};
+    return {label: text + ", UTC time of day (time 0 = " + data.utc.time0 + ")", values: timeTicks(unit), space: 140};
+  }
   function chartWidth(el) {
     return Math.max(500, Math.min(1400, el.clientWidth || 1000));
   }
@@ -114,7 +138,8 @@
     unique.forEach(function (t, i) { index.set(t, i); });
     const columns = [unique.map(function (t) { return t / unit.ns; })];
     const codes = [null];
-    const series = [{label: "time (" + unit.name + ")", value: function (u, v) { return v == null ? "–" : num(v); }}];
+    const series = [{label: data.utc ? "UTC" : "time (" + unit.name + ")",
+                     value: function (u, v) { return v == null ? "–" : data.utc ? utcOfDay(v * unit.ns, 9) : num(v); }}];
     tl.probes.forEach(function (p, lane) {
       const ys = new Array(unique.length).fill(null), cs = new Array(unique.length).fill(null);
       const base = lanes - 1 - lane, scale = p.max_code > 0 ? 0.7 / p.max_code : 0;
@@ -147,7 +172,7 @@
       height: Math.max(160, 40 * lanes + 70),
       scales: {x: {time: false}, y: {auto: false, range: [0, lanes]}},
       axes: [
-        {label: "time since capture start (" + unit.name + ")", values: function (u, s) { return s.map(num); }},
+        timeAxis("time since capture start", unit),
         {
           size: Math.min(260, 20 + 7 * longest),
           splits: function () { return names.map(function (n, i) { return lanes - 1 - i + 0.5; }); },
@@ -313,7 +338,7 @@
         height: 300,
         scales: {x: {time: false}, y: log ? {distr: 3} : {auto: false, range: [lo - pad, hi + pad]}},
         axes: [
-          {label: s.x_label + (xUnit ? " (" + xUnit.name + ")" : ""), values: function (u, v) { return v.map(num); }},
+          xUnit ? timeAxis(s.x_label, xUnit) : {label: s.x_label, values: function (u, v) { return v.map(num); }},
           {label: s.y_label + " (" + unit.name + ")" + (log ? ", log scale" : top != null ? ", clipped at " + num(hi) : ""),
            size: 70, values: function (u, v) { return v.map(num); }},
         ],

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
 
 #include "analysis/output.h"
 #include "analysis/pps_align.h"
@@ -189,16 +190,11 @@ TEST(Pps, UtcTimesParse) {
   EXPECT_EQ(edge->first, 4u);
 }
 
-TEST(Pps, CommandStoresTheMappingAndPrintsJson) {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("ett-pps-" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  const std::string disk = (dir / "trace.img").string(), db = "sqlite:" + (dir / "t.db").string();
+// Writes `capture` as a session on a new trace disk at `disk`.
+void write_disk(const std::string& disk, const Capture& capture) {
   MakeDiskOptions make;
   make.path = disk;
   ASSERT_TRUE(make_disk(make));
-  const Capture capture = SyntheticPps{}.make();
   std::vector<format::EventRecord> records;
   for (const AnalysisEvent& e : capture.events) {
     format::EventRecord r{};
@@ -216,6 +212,15 @@ TEST(Pps, CommandStoresTheMappingAndPrintsJson) {
   spec.capture_start_tsc = kStartTsc;
   spec.captured_at_unix = kCmos;
   ASSERT_TRUE(writer->append(spec));
+}
+
+TEST(Pps, CommandStoresTheMappingAndPrintsJson) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("ett-pps-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string disk = (dir / "trace.img").string(), db = "sqlite:" + (dir / "t.db").string();
+  write_disk(disk, SyntheticPps{}.make());
   ASSERT_EQ(test::run_ett({"load", disk, "--db", db}).exit_code, 0);
 
   // --time utc needs the mapping, and says which command makes it.
@@ -274,6 +279,228 @@ TEST(Pps, CommandStoresTheMappingAndPrintsJson) {
   if (!HasFailure()) std::filesystem::remove_all(dir);
 }
 
+// ns after kCmos of an ISO-8601 UTC text, "2026-11-23T16:00:01.500000000Z".
+int64_t ns_after_cmos(const std::string& iso) {
+  EXPECT_EQ(iso.size(), kIsoUtcLength) << iso;
+  auto second = parse_utc_second(iso.substr(0, 19) + "Z");
+  EXPECT_TRUE(second) << iso;
+  if (iso.size() != kIsoUtcLength || !second) return INT64_MIN;
+  return (*second - static_cast<int64_t>(kCmos)) * 1'000'000'000 + std::stoll(iso.substr(20, 9));
+}
+
+// The true UTC (ns after kCmos) of an event at `time_ns` of a SyntheticPps capture that started
+// `start_fraction` s after the CMOS second: time_ns counts the header's (30 ppm off) ticks, the truth kTrueHz
+// ones.
+double true_ns_after_cmos(double time_ns, double start_fraction) {
+  const double header_hz = static_cast<double>(kTrueHz) * (1 + 30e-6);
+  return start_fraction * 1e9 + time_ns * header_hz / static_cast<double>(kTrueHz);
+}
+
+// CSV rows as column name -> value.
+std::vector<std::map<std::string, std::string>> csv_rows(const std::string& text) {
+  std::vector<std::map<std::string, std::string>> rows;
+  std::istringstream in(text);
+  std::string line;
+  std::vector<std::string> header;
+  while (std::getline(in, line)) {
+    std::vector<std::string> fields;
+    std::istringstream cells(line);
+    for (std::string cell; std::getline(cells, cell, ',');) fields.push_back(cell);
+    if (!line.empty() && line.back() == ',') fields.emplace_back();
+    if (header.empty()) {
+      header = fields;
+      continue;
+    }
+    std::map<std::string, std::string> row;
+    for (size_t i = 0; i < header.size() && i < fields.size(); ++i) row[header[i]] = fields[i];
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+// The report's data: the JSON of its #ett-data script element.
+nlohmann::json page_data(const std::string& html) {
+  const std::string open = "<script type=\"application/json\" id=\"ett-data\">";
+  const size_t at = html.find(open);
+  if (at == std::string::npos) return nullptr;
+  const size_t from = at + open.size(), to = html.find("</script>", from);
+  return nlohmann::json::parse(html.substr(from, to - from));
+}
+
+std::string slurp(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// `--time utc` on every verb that prints times besides durations and histogram: intervals, align (--sync and
+// --pps), the event queries (and window's UTC bounds), report; each refused for a trace without a mapping.
+// Two captures of the same PPS (and the same probe-1 counting) started 0.3 and 0.6 s into the CMOS second;
+// only trace 1 gets its mapping at first. Every UTC printed is checked against the synthetic truth (1 us: the
+// pulses' 10 ns jitter through the fit).
+TEST(Pps, TimeUtcOnIntervalsAlignQueriesAndReport) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("ett-pps-utc-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string db = "sqlite:" + (dir / "t.db").string();
+  SyntheticPps late;
+  late.start_fraction = 0.6;
+  late.seed = 2;
+  write_disk((dir / "a.img").string(), SyntheticPps{}.make());
+  write_disk((dir / "b.img").string(), late.make());
+  ASSERT_EQ(test::run_ett({"load", (dir / "a.img").string(), "--db", db}).exit_code, 0);
+  ASSERT_EQ(test::run_ett({"load", (dir / "b.img").string(), "--db", db}).exit_code, 0);
+  auto mapped = test::run_ett({"analyze", "pps", "--db", db, "--trace", "1", "--line", "D7"});
+  ASSERT_EQ(mapped.exit_code, 0) << mapped.output;
+  const double start_of[] = {0, 0.3, 0.6};  // by trace id
+  constexpr double kBoundNs = 1000;
+
+  // Without a mapping: refused with durations' message, and no report file left behind.
+  const std::string html = (dir / "r.html").string();
+  const std::vector<std::vector<std::string>> unmapped = {
+      {"analyze", "intervals", "--trace", "2", "--tau-ns", "200000000", "--time", "utc"},
+      {"analyze", "align", "--traces", "2,1", "--sync", "2", "--time", "utc", "--format", "csv"},
+      {"query", "window", "0", "1000000000", "--trace", "2", "--time", "utc"},
+      {"query", "window", "2026-11-23T16:00:01Z", "2026-11-23T16:00:02Z", "--trace", "2"},
+      {"report", "-o", html, "--trace", "2", "--time", "utc"}};
+  for (std::vector<std::string> args : unmapped) {
+    args.insert(args.end(), {"--db", db});
+    auto run = test::run_ett(args);
+    EXPECT_EQ(run.exit_code, 1) << args[1] << ": " << run.output;
+    EXPECT_NE(run.output.find("has no UTC mapping: run `ett analyze pps --trace 2` first"), std::string::npos)
+        << args[1] << ": " << run.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(html));
+
+  // intervals: each probe's first and last event, and the close pairs (a pulse's rise and its fall 0.1 s on).
+  auto intervals = test::run_ett({"analyze", "intervals", "--db", db, "--trace", "1", "--tau-ns", "200000000",
+                                  "--time", "utc", "--format", "json"});
+  ASSERT_EQ(intervals.exit_code, 0) << intervals.output;
+  const nlohmann::json gaps = nlohmann::json::parse(intervals.output);
+  EXPECT_EQ(gaps["time"], "utc");
+  ASSERT_EQ(gaps["probes"].size(), 2u) << intervals.output;
+  const nlohmann::json& counter = gaps["probes"][0];  // probe 1: a change 0.5 s after each of 20 pulses
+  EXPECT_NEAR(ns_after_cmos(counter["first_utc"]), 1.5e9, kBoundNs);
+  EXPECT_NEAR(ns_after_cmos(counter["last_utc"]), 20.5e9, kBoundNs);
+  const nlohmann::json& pps = gaps["probes"][1];
+  EXPECT_NEAR(ns_after_cmos(pps["first_utc"]), 1e9, kBoundNs);
+  EXPECT_NEAR(ns_after_cmos(pps["last_utc"]), 20.1e9, kBoundNs);
+  ASSERT_EQ(pps["closer_than_tau"].size(), 20u) << intervals.output;
+  for (size_t k = 0; k < 20; ++k) {
+    const nlohmann::json& pair = pps["closer_than_tau"][k];
+    EXPECT_NEAR(ns_after_cmos(pair["previous_time_utc"]), (1.0 + static_cast<double>(k)) * 1e9, kBoundNs);
+    EXPECT_NEAR(ns_after_cmos(pair["time_utc"]), (1.1 + static_cast<double>(k)) * 1e9, kBoundNs);
+  }
+  auto intervals_csv = test::run_ett({"analyze", "intervals", "--db", db, "--trace", "1", "--tau-ns",
+                                      "200000000", "--time", "utc", "--format", "csv"});
+  ASSERT_EQ(intervals_csv.exit_code, 0) << intervals_csv.output;
+  const auto probe_rows = csv_rows(intervals_csv.output);
+  ASSERT_EQ(probe_rows.size(), 2u) << intervals_csv.output;
+  EXPECT_EQ(probe_rows[0].at("probe"), "1");
+  EXPECT_NEAR(ns_after_cmos(probe_rows[0].at("first_utc")), 1.5e9, kBoundNs);
+  EXPECT_NEAR(ns_after_cmos(probe_rows[1].at("last_utc")), 20.1e9, kBoundNs);
+  auto intervals_text = test::run_ett(
+      {"analyze", "intervals", "--db", db, "--trace", "1", "--tau-ns", "200000000", "--time", "utc"});
+  ASSERT_EQ(intervals_text.exit_code, 0) << intervals_text.output;
+  EXPECT_NE(intervals_text.output.find("UTC (PPS mapping, labelled from cmos)"), std::string::npos)
+      << intervals_text.output;
+
+  // align --sync 2 (the PPS line is the shared wire): every event's UTC through the reference's mapping.
+  auto align_csv = test::run_ett(
+      {"analyze", "align", "--db", db, "--traces", "1,2", "--sync", "2", "--time", "utc", "--format", "csv"});
+  ASSERT_EQ(align_csv.exit_code, 0) << align_csv.output;
+  const auto merged = csv_rows(align_csv.output);
+  ASSERT_EQ(merged.size(), 2 * SyntheticPps{}.make().events.size());
+  for (const auto& row : merged)
+    EXPECT_NEAR(ns_after_cmos(row.at("time_utc")),
+                true_ns_after_cmos(std::stod(row.at("time_ns")), start_of[std::stoi(row.at("trace_id"))]),
+                kBoundNs)
+        << row.at("trace_id") << " " << row.at("seq");
+  auto align_json = test::run_ett({"analyze", "align", "--db", db, "--traces", "1,2", "--sync", "2", "--time",
+                                   "utc", "--format", "json"});
+  ASSERT_EQ(align_json.exit_code, 0) << align_json.output;
+  const nlohmann::json aligned = nlohmann::json::parse(align_json.output);
+  EXPECT_EQ(aligned["time"], "utc");
+  ASSERT_EQ(aligned["timeline"].size(), merged.size());
+  for (size_t i = 0; i < merged.size(); ++i)
+    EXPECT_EQ(aligned["timeline"][i]["time_utc"], merged[i].at("time_utc")) << i;
+  auto align_text =
+      test::run_ett({"analyze", "align", "--db", db, "--traces", "1,2", "--sync", "2", "--time", "utc"});
+  ASSERT_EQ(align_text.exit_code, 0) << align_text.output;
+  const size_t origin = align_text.output.find("time 0 of the reference is ");
+  ASSERT_NE(origin, std::string::npos) << align_text.output;
+  EXPECT_NEAR(ns_after_cmos(align_text.output.substr(origin + 27, kIsoUtcLength)), 0.3e9, kBoundNs);
+  // Without --time utc the timeline has no UTC.
+  auto align_ns =
+      test::run_ett({"analyze", "align", "--db", db, "--traces", "1,2", "--sync", "2", "--format", "json"});
+  ASSERT_EQ(align_ns.exit_code, 0) << align_ns.output;
+  EXPECT_FALSE(nlohmann::json::parse(align_ns.output)["timeline"][0].contains("time_utc"));
+
+  // Queries: the events' UTC from their TSC, and window's bounds in UTC.
+  auto window = test::run_ett({"query", "window", "2026-11-23T16:00:01.4Z", "2026-11-23T16:00:01.6Z", "--db",
+                               db, "--trace", "1", "--time", "utc", "--format", "json"});
+  ASSERT_EQ(window.exit_code, 0) << window.output;
+  const nlohmann::json in_window = nlohmann::json::parse(window.output);
+  ASSERT_EQ(in_window.size(), 1u) << window.output;  // probe 1's change at 16:00:01.5, no pulse edge
+  EXPECT_EQ(in_window[0]["probe"], 1);
+  EXPECT_NEAR(ns_after_cmos(in_window[0]["time_utc"]), 1.5e9, kBoundNs);
+  const std::string at_ns = std::to_string(in_window[0]["time_ns"].get<int64_t>());
+  auto by_ns =
+      test::run_ett({"query", "window", at_ns, at_ns, "--db", db, "--trace", "1", "--format", "json"});
+  ASSERT_EQ(by_ns.exit_code, 0) << by_ns.output;
+  EXPECT_EQ(nlohmann::json::parse(by_ns.output)[0]["seq"], in_window[0]["seq"]);
+  auto probe =
+      test::run_ett({"query", "probe", "1", "--db", db, "--trace", "1", "--time", "utc", "--format", "csv"});
+  ASSERT_EQ(probe.exit_code, 0) << probe.output;
+  EXPECT_TRUE(probe.output.starts_with("seq,probe,code,tsc,time_ns,time_utc\n")) << probe.output;
+  const auto counted = csv_rows(probe.output);
+  ASSERT_EQ(counted.size(), 20u);
+  for (size_t k = 0; k < counted.size(); ++k)
+    EXPECT_NEAR(ns_after_cmos(counted[k].at("time_utc")), (1.5 + static_cast<double>(k)) * 1e9, kBoundNs);
+  auto event =
+      test::run_ett({"query", "event", "0", "--db", db, "--trace", "1", "--time", "utc", "--format", "json"});
+  ASSERT_EQ(event.exit_code, 0) << event.output;
+  EXPECT_NEAR(ns_after_cmos(nlohmann::json::parse(event.output)[0]["time_utc"]), 1e9, kBoundNs);
+  for (const char* timeless : {"codes", "probes", "traces"}) {
+    auto run = test::run_ett({"query", timeless, "--db", db, "--trace", "1", "--time", "utc"});
+    EXPECT_EQ(run.exit_code, 1) << timeless << ": " << run.output;
+    EXPECT_NE(run.output.find("lists no events"), std::string::npos) << run.output;
+  }
+  auto bad_bound = test::run_ett({"query", "window", "2026-11-23T16:00:01.1234567891Z",
+                                  "2026-11-23T16:00:02Z", "--db", db, "--trace", "1"});
+  EXPECT_EQ(bad_bound.exit_code, 1) << bad_bound.output;
+  EXPECT_NE(bad_bound.output.find("at most 9 digits"), std::string::npos) << bad_bound.output;
+
+  // report: the UTC of time 0 in the summary and the axes' origin in the page's data.
+  auto page = test::run_ett({"report", "-o", html, "--db", db, "--trace", "1", "--time", "utc"});
+  ASSERT_EQ(page.exit_code, 0) << page.output;
+  const std::string report = slurp(html);
+  EXPECT_NE(report.find("UTC of time 0"), std::string::npos);
+  const nlohmann::json data = page_data(report);
+  ASSERT_TRUE(data.contains("utc")) << data.dump().substr(0, 300);
+  EXPECT_NEAR(ns_after_cmos(data["utc"]["time0"]), 0.3e9, kBoundNs);
+  EXPECT_EQ(data["utc"]["second"], kCmos);
+  EXPECT_NEAR(data["utc"]["ns"].get<double>(), 0.3e9, kBoundNs);
+  EXPECT_NEAR(data["utc"]["scale"].get<double>(), 1 + 30e-6, 1e-9);
+  auto plain = test::run_ett({"report", "-o", html, "--force", "--db", db, "--trace", "1"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_FALSE(page_data(slurp(html)).contains("utc"));
+
+  // align --pps: both mapped now; time_utc is each event's own mapping's, as true as --sync's.
+  ASSERT_EQ(test::run_ett({"analyze", "pps", "--db", db, "--trace", "2", "--line", "D7"}).exit_code, 0);
+  auto pps_csv = test::run_ett(
+      {"analyze", "align", "--db", db, "--traces", "1,2", "--pps", "--time", "utc", "--format", "csv"});
+  ASSERT_EQ(pps_csv.exit_code, 0) << pps_csv.output;
+  const auto through_pps = csv_rows(pps_csv.output);
+  ASSERT_EQ(through_pps.size(), merged.size());
+  for (const auto& row : through_pps)
+    EXPECT_NEAR(ns_after_cmos(row.at("time_utc")),
+                true_ns_after_cmos(std::stod(row.at("time_ns")), start_of[std::stoi(row.at("trace_id"))]),
+                kBoundNs)
+        << row.at("trace_id") << " " << row.at("seq");
+  if (!HasFailure()) std::filesystem::remove_all(dir);
+}
+
 // Two captures of the same PPS that started 0.3 s apart: align --pps puts the second 0.3 s (of the
 // reference's clock) after the first, with slope 1, and the pulses of the same seconds agree to their jitter.
 TEST(Pps, AlignThroughUtcMappingsFindsTheTrueOffset) {
@@ -305,7 +532,7 @@ TEST(Pps, AlignThroughUtcMappingsFindsTheTrueOffset) {
   for (size_t i = 1; i < aligned->timeline.size(); ++i)
     EXPECT_LE(aligned->timeline[i - 1].ref_time_ns, aligned->timeline[i].ref_time_ns);
   const std::string csv = format_pps_align(*aligned, std::vector<int64_t>{1, 2}, OutputFormat::Csv);
-  EXPECT_NE(csv.find("trace_id,seq,probe,code,lines,time_ns,ref_time_ns,utc\n"), std::string::npos);
+  EXPECT_NE(csv.find("trace_id,seq,probe,code,lines,time_ns,ref_time_ns,time_utc\n"), std::string::npos);
   // Pulse 1 of both: the same UTC second within the two receivers' jitter.
   EXPECT_NE(csv.find("\n1,0,2,8,128,"), std::string::npos) << csv.substr(0, 400);
   EXPECT_NE(csv.find(",2026-11-23T16:00:00.99999"), std::string::npos) << csv.substr(0, 400);

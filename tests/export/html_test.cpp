@@ -301,3 +301,49 @@ TEST(ReportInChromium, DrawsWithoutErrorsOrRequestsAndZoomsByButtonAndDrag) {
   std::error_code ignored;
   fs::remove_all(dir, ignored);
 }
+
+// `ett report --time utc`: with a PPS mapping the page draws its time axes in UTC time of day, without an
+// error.
+TEST(ReportInChromium, UtcAxesDrawTimeOfDay) {
+  if (!have_tool("chromium") || !have_tool("chromedriver") || !have_tool("python3"))
+    GTEST_SKIP()
+        << "chromium, chromedriver or python3 is not installed (Debian chromium, chromium-driver, python3)";
+  std::string pattern = (fs::temp_directory_path() / "ett-html-utc-XXXXXX").string();
+  ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+  const fs::path dir = pattern;
+  const Capture capture = actions_capture(200);
+  const DurationsResult durations = durations_of(capture);
+  // Time 0 (TSC 1000) is 2026-11-23T16:00:05.250000000Z; the PPS's second is 1.00001 of the capture's.
+  PpsResult mapping;
+  mapping.utc_second = 1'795'449'605;
+  mapping.anchor_tsc = 1000 - 0.25 * 1'000'010'000;
+  mapping.tsc_hz = 1'000'010'000;
+  mapping.label_source = "user";
+  ReportInput input{&capture, nullptr, &durations};
+  input.utc = &mapping;
+  const std::string html = export_html(input);
+  EXPECT_NE(
+      html.find("<tr><th>UTC of time 0</th><td>2026-11-23T16:00:05.250000000Z (PPS on D7, labelled from "
+                "user)</td></tr>"),
+      std::string::npos);
+  EXPECT_EQ(page_data(html)["utc"]["time0"], "2026-11-23T16:00:05.250000000Z");
+  { std::ofstream(dir / "report.html") << html; }
+  const std::string output =
+      run_output("timeout 600 python3 " ETT_SOURCE_DIR "/tests/support/browser_check.py " +
+                 (dir / "report.html").string() + " " + dir.string());
+  const json result = json::parse(output, nullptr, false);
+  ASSERT_TRUE(result.is_object()) << output;
+  ASSERT_FALSE(result.contains("error")) << result.dump(1);
+  EXPECT_EQ(result["ready"], "1") << result.dump(1);
+  for (const json& entry : result["console"])
+    EXPECT_TRUE(entry["level"] != "SEVERE" && entry["level"] != "WARNING") << entry.dump();
+  // The 20 ms capture in ms: ticks are 16:00:05.25xxxx (six digits), inside the capture's span.
+  ASSERT_FALSE(result["timeline_ticks"].empty()) << result.dump(1);
+  for (const json& tick : result["timeline_ticks"]) {
+    const std::string text = tick.get<std::string>();
+    EXPECT_EQ(text.size(), 15u) << text;
+    EXPECT_TRUE(text.starts_with("16:00:05.2")) << text;
+  }
+  std::error_code ignored;
+  fs::remove_all(dir, ignored);
+}

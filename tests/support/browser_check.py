@@ -104,6 +104,8 @@ def main():
         # uPlot draws tick labels on its canvas; the axis keeps the texts it drew.
         result["histogram_ticks"] = driver.script(
             "const u = window.ettReport.charts.durations; return u ? u.axes[0]._values : []")
+        result["timeline_ticks"] = driver.script(
+            "const u = window.ettReport.charts.timeline; return u ? u.axes[0]._values : []")
         x_range = "const s = window.ettReport.charts.timeline.scales.x; return [s.min, s.max]"
         timeline = driver.script("return document.getElementById('chart-timeline')")
         result["x_before"] = driver.script(x_range)
