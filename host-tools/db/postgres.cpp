@@ -184,26 +184,6 @@ Status copy_events(PGconn* conn, const std::string& table, int64_t trace_id, std
   return {};
 }
 
-// A second connection with the same parameters as `conn` (nullptr when it cannot be made).
-PgConn second_connection(PGconn* conn) {
-  PQconninfoOption* options = PQconninfo(conn);
-  if (!options) return nullptr;
-  std::vector<const char*> keywords, values;
-  for (PQconninfoOption* o = options; o->keyword; ++o)
-    if (o->val && *o->val) {
-      keywords.push_back(o->keyword);
-      values.push_back(o->val);
-    }
-  keywords.push_back(nullptr);
-  values.push_back(nullptr);
-  PgConn second(PQconnectdbParams(keywords.data(), values.data(), 0));
-  PQconninfoFree(options);
-  if (!second || PQstatus(second.get()) != CONNECTION_OK) return nullptr;
-  PQsetNoticeProcessor(
-      second.get(), [](void*, const char*) {}, nullptr);
-  return second;
-}
-
 // One partition of a trace's events: rows with seq in [from, to) (nullopt: unbounded on that side).
 struct EventPart {
   std::string table;
@@ -239,7 +219,7 @@ std::string part_bounds(int64_t trace_id, const EventPart& part) {
 
 class PostgresDatabase final : public Database {
  public:
-  explicit PostgresDatabase(PgConn conn) : m_conn(std::move(conn)) {}
+  PostgresDatabase(PgConn conn, std::string uri) : m_conn(std::move(conn)), m_uri(std::move(uri)) {}
 
   DbEngine engine() const override { return DbEngine::Postgres; }
 
@@ -321,8 +301,7 @@ class PostgresDatabase final : public Database {
     const bool in_order = std::is_sorted(events.begin(), events.end(),
                                          [](const Event& a, const Event& b) { return a.seq < b.seq; });
     PgConn second;
-    if (in_order && events.size() >= kSplitEvents) second = second_connection(m_conn.get());
-    if (second && (!pg_exec(second.get(), "SET client_min_messages = warning"))) second.reset();
+    if (in_order && events.size() >= kSplitEvents) second = second_connection();
     std::vector<EventPart> parts;
     const std::string name = fmt::format("events_t{}_", trace_id);
     if (!second) {
@@ -500,7 +479,18 @@ class PostgresDatabase final : public Database {
     return !found.rows.empty() && found.rows[0][0] && *found.rows[0][0] != "0";
   }
 
+  // A second connection to the same database (nullptr when it cannot be made: then one part, on this one).
+  PgConn second_connection() const {
+    PgConn second(PQconnectdb(m_uri.c_str()));
+    if (!second || PQstatus(second.get()) != CONNECTION_OK) return nullptr;
+    PQsetNoticeProcessor(
+        second.get(), [](void*, const char*) {}, nullptr);
+    if (!pg_exec(second.get(), "SET client_min_messages = warning")) return nullptr;
+    return second;
+  }
+
   PgConn m_conn;
+  std::string m_uri;
   std::vector<std::string> m_staged;  // part tables the second connection committed in this load
 };
 
@@ -516,7 +506,7 @@ Expected<std::unique_ptr<Database>> open_postgres_database(const std::string& ur
   // Notices ("relation already exists, skipping") are not for the user of `ett`.
   PQsetNoticeProcessor(
       conn.get(), [](void*, const char*) {}, nullptr);
-  return std::unique_ptr<Database>(new PostgresDatabase(std::move(conn)));
+  return std::unique_ptr<Database>(new PostgresDatabase(std::move(conn), uri));
 }
 
 }  // namespace ett::host

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -65,6 +66,24 @@ int64_t count(Database& db, const std::string& sql) {
 }
 
 using ett::test::ett;
+
+// Loads a session of `image` into `url` in a child process that exits (status 42) once half the events are
+// sent: mid-COPY, as a killed `ett load`. Returns the child's exit status (-1 when it did not exit).
+int load_and_die_half_way(const std::string& url, const std::string& image, std::optional<uint32_t> session) {
+  const pid_t child = fork();
+  if (child < 0) return -1;
+  if (child == 0) {
+    auto db = open_database(url);
+    (void)load_image(**db, {image, session, false}, [](uint32_t, uint64_t done, uint64_t total) {
+      if (done >= total / 2) ::_exit(42);
+      return true;
+    });
+    ::_exit(0);
+  }
+  int status = 0;
+  if (::waitpid(child, &status, 0) != child || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
 
 class PostgresLoad : public ::testing::Test {
  protected:
@@ -226,20 +245,7 @@ TEST_F(PostgresLoad, LoadingAgainChangesNothing) {
 TEST_F(PostgresLoad, AKilledLoadLeavesNothing) {
   const std::string url = fresh_database("killed");
   ASSERT_TRUE(open_database(url));  // the schema exists before the child starts
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    auto db = open_database(url);
-    (void)load_image(**db, {image, 1, false}, [](uint32_t, uint64_t done, uint64_t total) {
-      if (done >= total / 2) ::_exit(42);  // mid-COPY: half the events are on the server
-      return true;
-    });
-    ::_exit(0);
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status));
-  ASSERT_EQ(WEXITSTATUS(status), 42);
+  ASSERT_EQ(load_and_die_half_way(url, image, 1), 42);
   auto db = open_database(url);
   ASSERT_TRUE(db);
   EXPECT_EQ(count(**db, "SELECT count(*) FROM traces"), 0);
@@ -371,20 +377,7 @@ TEST_F(PostgresLoad, AKilledTwoPartLoadLeavesNothing) {
   ASSERT_TRUE(write_synth_capture(big, {200'000, 24, f::Layout::Double2x4}));
   const std::string url = fresh_database("killed_parts");
   ASSERT_TRUE(open_database(url));
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    auto db = open_database(url);
-    (void)load_image(**db, {big, std::nullopt, false}, [](uint32_t, uint64_t done, uint64_t total) {
-      if (done >= total / 2) ::_exit(42);
-      return true;
-    });
-    ::_exit(0);
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status));
-  ASSERT_EQ(WEXITSTATUS(status), 42);
+  ASSERT_EQ(load_and_die_half_way(url, big, std::nullopt), 42);
   auto db = open_database(url);
   ASSERT_TRUE(db);
   EXPECT_EQ(count(**db, "SELECT count(*) FROM traces"), 0);
