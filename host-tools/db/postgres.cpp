@@ -297,9 +297,10 @@ class PostgresDatabase final : public Database {
                          [&](uint64_t sent) { return !progress || progress(sent, events.size()); });
     }
     // A trace of its own: one partition, or two filled at once by two connections (two server processes:
-    // the server's per-row work is most of a load) when the trace is big and in seq order.
-    const bool in_order = std::is_sorted(events.begin(), events.end(),
-                                         [](const Event& a, const Event& b) { return a.seq < b.seq; });
+    // the server's per-row work is most of a load) when the trace is big and its seqs rise.
+    const bool in_order =
+        std::adjacent_find(events.begin(), events.end(),
+                           [](const Event& a, const Event& b) { return a.seq >= b.seq; }) == events.end();
     PgConn second;
     if (in_order && events.size() >= kSplitEvents) second = second_connection();
     std::vector<EventPart> parts;
@@ -307,9 +308,8 @@ class PostgresDatabase final : public Database {
     if (!second) {
       parts.push_back({name + "0", events, std::nullopt, std::nullopt});
     } else {
-      // Both parts end where a seq begins, and seq is unique: the split is exact.
-      size_t middle = events.size() / 2;
-      while (middle < events.size() && events[middle].seq == events[middle - 1].seq) ++middle;
+      // The seqs rise, so the middle event's seq splits them exactly.
+      const size_t middle = events.size() / 2;
       const uint64_t split = events[middle].seq;
       parts.push_back({name + "0", events.first(middle), std::nullopt, split});
       parts.push_back({name + "1", events.subspan(middle), split, std::nullopt});
