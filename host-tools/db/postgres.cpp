@@ -6,7 +6,11 @@
 #include <libpq-fe.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <functional>
+#include <optional>
+#include <thread>
 
 #include "db/schema.h"
 #include "image/event_writer.h"
@@ -23,6 +27,9 @@ struct PgResultClearer {
 };
 using PgConn = std::unique_ptr<PGconn, PgConnCloser>;
 using PgResult = std::unique_ptr<PGresult, PgResultClearer>;
+
+// A trace of at least this many events is loaded as two partitions by two connections at once.
+constexpr size_t kSplitEvents = size_t{1} << 17;
 
 // Big-endian appends for the binary COPY stream.
 class CopyBuffer {
@@ -49,9 +56,10 @@ class CopyBuffer {
 
  private:
   void put(uint64_t value, int size) {
-    char out[8];
-    for (int i = 0; i < size; ++i) out[i] = static_cast<char>(value >> (8 * (size - 1 - i)));
-    m_data.insert(m_data.end(), out, out + size);
+    const uint64_t big = __builtin_bswap64(value) >> (8 * (8 - size));
+    const size_t at = m_data.size();
+    m_data.resize(at + static_cast<size_t>(size));
+    std::memcpy(m_data.data() + at, &big, static_cast<size_t>(size));
   }
   std::vector<char> m_data;
 };
@@ -105,9 +113,113 @@ std::string param_text(const SqlValue& value, bool& is_null) {
   return {};
 }
 
+ett::Failure<HostError> pg_error(PGconn* conn, const std::string& what) {
+  std::string message = PQerrorMessage(conn);
+  while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+  return make_error(ErrorKind::Io, fmt::format("PostgreSQL: {}: {}", what, message));
+}
+
+Status pg_exec(PGconn* conn, const std::string& sql) {
+  PgResult result(PQexec(conn, sql.c_str()));
+  const ExecStatusType status = PQresultStatus(result.get());
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) return pg_error(conn, sql);
+  return {};
+}
+
+// Called after each buffer a COPY sends with the events sent so far; false abandons the COPY.
+using CopyProgress = std::function<bool(uint64_t sent)>;
+
+// COPY `table` FROM STDIN (FORMAT binary) with `events` as rows of trace_id, in 256 KiB messages.
+Status copy_events(PGconn* conn, const std::string& table, int64_t trace_id, std::span<const Event> events,
+                   const EventTiming& timing, bool freeze, const CopyProgress& progress) {
+  PgResult copy(
+      PQexec(conn, fmt::format("COPY {} (trace_id, seq, probe, code, tsc, time_ns, lines, flags, aux) "
+                               "FROM STDIN (FORMAT binary{})",
+                               table, freeze ? ", FREEZE" : "")
+                       .c_str()));
+  if (PQresultStatus(copy.get()) != PGRES_COPY_IN) return pg_error(conn, "COPY events");
+  auto send = [&](CopyBuffer& buffer) -> Status {
+    if (PQputCopyData(conn, buffer.data(), static_cast<int>(buffer.size())) != 1)
+      return pg_error(conn, "COPY events");
+    buffer.clear();
+    return {};
+  };
+  CopyBuffer buffer;
+  constexpr size_t kSendBytes = 256 << 10;
+  buffer.reserve(kSendBytes + 256);
+  buffer.bytes(kCopySignature, sizeof(kCopySignature));
+  buffer.i32(0);  // flags
+  buffer.i32(0);  // header extension length
+  for (size_t i = 0; i < events.size(); ++i) {
+    const Event& event = events[i];
+    buffer.i16(9);
+    buffer.field8(trace_id);
+    buffer.field8(static_cast<int64_t>(event.seq));
+    buffer.field2(event.probe);
+    buffer.field2(event.code);
+    buffer.field8(static_cast<int64_t>(event.tsc));
+    if (timing.hz)
+      buffer.field8(tsc_to_ns(event.tsc, timing));
+    else
+      buffer.null_field();
+    buffer.field2(event.lines);
+    buffer.field2(event.flags);
+    buffer.field8(event.aux);
+    if (buffer.size() >= kSendBytes) {
+      ETT_TRY(send(buffer));
+      if (progress && !progress(i + 1)) {
+        PQputCopyEnd(conn, "load abandoned");
+        while (PGresult* ignored = PQgetResult(conn)) PQclear(ignored);
+        return make_error(ErrorKind::Interrupted, "load abandoned; nothing of it was kept");
+      }
+    }
+  }
+  buffer.i16(-1);  // trailer
+  ETT_TRY(send(buffer));
+  if (PQputCopyEnd(conn, nullptr) != 1) return pg_error(conn, "COPY events");
+  PgResult copied(PQgetResult(conn));
+  const bool ok = PQresultStatus(copied.get()) == PGRES_COMMAND_OK;
+  while (PGresult* extra = PQgetResult(conn)) PQclear(extra);
+  if (!ok) return pg_error(conn, "COPY events");
+  return {};
+}
+
+// One partition of a trace's events: rows with seq in [from, to) (nullopt: unbounded on that side).
+struct EventPart {
+  std::string table;
+  std::span<const Event> events;
+  std::optional<uint64_t> from, to;
+};
+
+// Creates the part's table with a CHECK constraint that matches its partition bound (so that ATTACH need not
+// scan it), fills it with COPY FREEZE (allowed because the table is new in this transaction: no hint bits
+// or freezing left for later), then builds its primary key and events_time index (cheaper than keeping them
+// up row by row) and its statistics (without them the planner reads a trace by bitmap scan and sort).
+Status fill_part(PGconn* conn, int64_t trace_id, const EventPart& part, const EventTiming& timing,
+                 const CopyProgress& progress) {
+  std::string check = fmt::format("trace_id = {}", trace_id);
+  if (part.from) check += fmt::format(" AND seq >= {}", *part.from);
+  if (part.to) check += fmt::format(" AND seq < {}", *part.to);
+  ETT_TRY(pg_exec(conn, fmt::format("CREATE TABLE {0} (LIKE events INCLUDING DEFAULTS, CONSTRAINT {0}_bound "
+                                    "CHECK ({1}))",
+                                    part.table, check)));
+  ETT_TRY(copy_events(conn, part.table, trace_id, part.events, timing, true, progress));
+  ETT_TRY(
+      pg_exec(conn, fmt::format("ALTER TABLE {0} ADD PRIMARY KEY (trace_id, seq); CREATE INDEX {0}_time ON "
+                                "{0} (trace_id, time_ns); ANALYZE {0} (trace_id, seq, time_ns)",
+                                part.table)));
+  return {};
+}
+
+std::string part_bounds(int64_t trace_id, const EventPart& part) {
+  return fmt::format("FOR VALUES FROM ({}, {}) TO ({}, {})", trace_id,
+                     part.from ? std::to_string(*part.from) : "MINVALUE", part.to ? trace_id : trace_id + 1,
+                     part.to ? std::to_string(*part.to) : "MINVALUE");
+}
+
 class PostgresDatabase final : public Database {
  public:
-  explicit PostgresDatabase(PgConn conn) : m_conn(std::move(conn)) {}
+  PostgresDatabase(PgConn conn, std::string uri) : m_conn(std::move(conn)), m_uri(std::move(uri)) {}
 
   DbEngine engine() const override { return DbEngine::Postgres; }
 
@@ -145,63 +257,100 @@ class PostgresDatabase final : public Database {
       PgResult(PQexec(m_conn.get(), "ROLLBACK"));
       return locked;
     }
+    // Loads take turns here, so a trace's part table that is not a partition is left over from a load that
+    // died between the second connection's commit and the attach: never visible in events, dropped now.
+    auto orphans = query(
+        "SELECT c.relname FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace AND "
+        "c.relkind "
+        "= 'r' AND NOT c.relispartition AND c.relname ~ '^events_t[0-9]+_[0-9]+$'",
+        {});
+    if (!orphans) {
+      PgResult(PQexec(m_conn.get(), "ROLLBACK"));
+      return orphans.failure();
+    }
+    for (const auto& row : orphans->rows)
+      if (row[0]) ETT_TRY(exec("DROP TABLE IF EXISTS " + *row[0]));
     return {};
   }
 
   Status end_load(bool commit) override {
-    if (commit) return exec("COMMIT");
+    if (commit) {
+      m_staged.clear();
+      return exec("COMMIT");
+    }
     PgResult(PQexec(m_conn.get(), "ROLLBACK"));
+    // A part the second connection committed, never attached: not left behind.
+    for (const std::string& table : m_staged)
+      PgResult(PQexec(m_conn.get(), ("DROP TABLE IF EXISTS " + table).c_str()));
+    m_staged.clear();
     return {};
   }
 
   Status insert_events(int64_t trace_id, std::span<const Event> events, uint64_t start_tsc, uint64_t tsc_hz,
                        const LoadProgress& progress) override {
-    PgResult copy(
-        PQexec(m_conn.get(),
-               "COPY events (trace_id, seq, probe, code, tsc, time_ns, lines, flags, aux) FROM STDIN "
-               "(FORMAT binary)"));
-    if (PQresultStatus(copy.get()) != PGRES_COPY_IN) return error("COPY events");
-    CopyBuffer buffer;
-    constexpr size_t kSendBytes = 256 << 10;
-    buffer.reserve(kSendBytes + 256);
-    buffer.bytes(kCopySignature, sizeof(kCopySignature));
-    buffer.i32(0);  // flags
-    buffer.i32(0);  // header extension length
     const EventTiming timing{start_tsc, tsc_hz};
-    uint64_t reported = 0;
-    for (size_t i = 0; i < events.size(); ++i) {
-      const Event& event = events[i];
-      buffer.i16(9);
-      buffer.field8(trace_id);
-      buffer.field8(static_cast<int64_t>(event.seq));
-      buffer.field2(event.probe);
-      buffer.field2(event.code);
-      buffer.field8(static_cast<int64_t>(event.tsc));
-      if (tsc_hz)
-        buffer.field8(tsc_to_ns(event.tsc, timing));
-      else
-        buffer.null_field();
-      buffer.field2(event.lines);
-      buffer.field2(event.flags);
-      buffer.field8(event.aux);
-      if (buffer.size() >= kSendBytes) {
-        ETT_TRY(send(buffer));
-        if (progress && i + 1 - reported >= 2048) {
-          reported = i + 1;
-          if (!progress(i + 1, events.size())) {
-            PQputCopyEnd(m_conn.get(), "load abandoned");
-            PgResult ignored(PQgetResult(m_conn.get()));
-            return make_error(ErrorKind::Interrupted, "load abandoned; nothing of it was kept");
-          }
-        }
-      }
+    ETT_TRY_ASSIGN(bool covered, partition_covers(trace_id));
+    if (covered || events.empty()) {
+      // A reload of a trace that has its partitions (or is in events_legacy): through events, whose
+      // partitions' indexes are kept up row by row.
+      return copy_events(m_conn.get(), "events", trace_id, events, timing, false,
+                         [&](uint64_t sent) { return !progress || progress(sent, events.size()); });
     }
-    buffer.i16(-1);  // trailer
-    ETT_TRY(send(buffer));
-    if (PQputCopyEnd(m_conn.get(), nullptr) != 1) return error("COPY events");
-    PgResult copied(PQgetResult(m_conn.get()));
-    if (PQresultStatus(copied.get()) != PGRES_COMMAND_OK) return error("COPY events");
-    while (PGresult* extra = PQgetResult(m_conn.get())) PQclear(extra);
+    // A trace of its own: one partition, or two filled at once by two connections (two server processes:
+    // the server's per-row work is most of a load) when the trace is big and its seqs rise.
+    const bool in_order =
+        std::adjacent_find(events.begin(), events.end(),
+                           [](const Event& a, const Event& b) { return a.seq >= b.seq; }) == events.end();
+    PgConn second;
+    if (in_order && events.size() >= kSplitEvents) second = second_connection();
+    std::vector<EventPart> parts;
+    const std::string name = fmt::format("events_t{}_", trace_id);
+    if (!second) {
+      parts.push_back({name + "0", events, std::nullopt, std::nullopt});
+    } else {
+      // The seqs rise, so the middle event's seq splits them exactly.
+      const size_t middle = events.size() / 2;
+      const uint64_t split = events[middle].seq;
+      parts.push_back({name + "0", events.first(middle), std::nullopt, split});
+      parts.push_back({name + "1", events.subspan(middle), split, std::nullopt});
+    }
+    std::atomic<uint64_t> second_sent{0};
+    std::atomic<bool> abandon{false};
+    Status second_done;
+    std::thread helper;
+    if (second) {
+      m_staged.push_back(parts[1].table);
+      helper = std::thread([&] {
+        second_done = [&]() -> Status {
+          ETT_TRY(pg_exec(second.get(), "BEGIN"));
+          ETT_TRY(fill_part(second.get(), trace_id, parts[1], timing, [&](uint64_t sent) {
+            second_sent.store(sent, std::memory_order_relaxed);
+            return !abandon.load(std::memory_order_relaxed);
+          }));
+          return pg_exec(second.get(), "COMMIT");
+        }();
+        if (!second_done) {
+          abandon.store(true, std::memory_order_relaxed);
+          PgResult(PQexec(second.get(), "ROLLBACK"));
+        }
+      });
+    }
+    Status first_done = fill_part(m_conn.get(), trace_id, parts[0], timing, [&](uint64_t sent) {
+      if (abandon.load(std::memory_order_relaxed)) return false;
+      if (progress && !progress(sent + second_sent.load(std::memory_order_relaxed), events.size())) {
+        abandon.store(true, std::memory_order_relaxed);
+        return false;
+      }
+      return true;
+    });
+    if (!first_done) abandon.store(true, std::memory_order_relaxed);
+    if (helper.joinable()) helper.join();
+    if (!first_done && first_done.error().kind == ErrorKind::Interrupted) return first_done;
+    ETT_TRY(second_done);
+    ETT_TRY(first_done);
+    for (const EventPart& part : parts)
+      ETT_TRY(exec(
+          fmt::format("ALTER TABLE events ATTACH PARTITION {} {}", part.table, part_bounds(trace_id, part))));
     return {};
   }
 
@@ -291,13 +440,6 @@ class PostgresDatabase final : public Database {
   }
   Status exec(const std::string& sql) { return exec(sql.c_str()); }
 
-  Status send(CopyBuffer& buffer) {
-    if (PQputCopyData(m_conn.get(), buffer.data(), static_cast<int>(buffer.size())) != 1)
-      return error("COPY events");
-    buffer.clear();
-    return {};
-  }
-
   Expected<ResultTable> fetch(PGresult* result) {
     const ExecStatusType status = PQresultStatus(result);
     if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
@@ -323,7 +465,33 @@ class PostgresDatabase final : public Database {
     return table;
   }
 
+  // Whether a partition other than events_default already holds trace_id's range: its own (a reload) or
+  // events_legacy (a trace loaded before events was partitioned).
+  Expected<bool> partition_covers(int64_t trace_id) {
+    const SqlValue id[] = {trace_id};
+    ETT_TRY_ASSIGN(
+        ResultTable found,
+        query("SELECT count(*) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = "
+              "'events'::regclass AND (c.relname ~ ('^events_t' || $1 || '_[0-9]+$') OR (c.relname = "
+              "'events_legacy' AND $1::bigint < substring(pg_get_expr(c.relpartbound, c.oid) FROM "
+              "'TO \\(''?(-?[0-9]+)')::bigint))",
+              id));
+    return !found.rows.empty() && found.rows[0][0] && *found.rows[0][0] != "0";
+  }
+
+  // A second connection to the same database (nullptr when it cannot be made: then one part, on this one).
+  PgConn second_connection() const {
+    PgConn second(PQconnectdb(m_uri.c_str()));
+    if (!second || PQstatus(second.get()) != CONNECTION_OK) return nullptr;
+    PQsetNoticeProcessor(
+        second.get(), [](void*, const char*) {}, nullptr);
+    if (!pg_exec(second.get(), "SET client_min_messages = warning")) return nullptr;
+    return second;
+  }
+
   PgConn m_conn;
+  std::string m_uri;
+  std::vector<std::string> m_staged;  // part tables the second connection committed in this load
 };
 
 }  // namespace
@@ -338,7 +506,7 @@ Expected<std::unique_ptr<Database>> open_postgres_database(const std::string& ur
   // Notices ("relation already exists, skipping") are not for the user of `ett`.
   PQsetNoticeProcessor(
       conn.get(), [](void*, const char*) {}, nullptr);
-  return std::unique_ptr<Database>(new PostgresDatabase(std::move(conn)));
+  return std::unique_ptr<Database>(new PostgresDatabase(std::move(conn), uri));
 }
 
 }  // namespace ett::host

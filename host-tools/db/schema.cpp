@@ -168,7 +168,43 @@ std::string events_table_sql(DbEngine engine) {
       "CREATE TABLE IF NOT EXISTS events (\n  trace_id {0} NOT NULL,\n  seq {0} NOT NULL,\n"
       "  probe {1} NOT NULL,\n  code {1} NOT NULL,\n  tsc {0} NOT NULL,\n  time_ns {0},\n"
       "  lines {1} NOT NULL,\n  flags {1},\n  aux {0},\n  PRIMARY KEY (trace_id, seq)\n){2}",
-      pg ? "BIGINT" : "INTEGER", pg ? "SMALLINT" : "INTEGER", pg ? "" : " WITHOUT ROWID");
+      pg ? "BIGINT" : "INTEGER", pg ? "SMALLINT" : "INTEGER",
+      // PostgreSQL: each trace's events are partitions of their own, filled and indexed before they are
+      // attached (postgres.cpp); rows no partition covers go to events_default.
+      pg ? " PARTITION BY RANGE (trace_id, seq)" : " WITHOUT ROWID");
+}
+
+// An events table from before partitioning (a plain table) becomes the partition events_legacy, bounded by
+// its highest trace_id: a CHECK constraint first (one scan), so that ATTACH does not scan again, and so that
+// later traces' partitions need not look at it. Runs inside the caller's transaction.
+Status partition_legacy_events(Database& db) {
+  ETT_TRY_ASSIGN(ResultTable kind,
+                 db.query("SELECT c.relkind FROM pg_class c WHERE c.oid = to_regclass('events')", {}));
+  if (kind.rows.empty() || !kind.rows[0][0] || *kind.rows[0][0] != "r") return {};
+  ETT_TRY(
+      db.run_script("ALTER TABLE events RENAME TO events_legacy; ALTER INDEX IF EXISTS events_pkey RENAME TO "
+                    "events_legacy_pkey; ALTER INDEX IF EXISTS events_time RENAME TO events_legacy_time"));
+  ETT_TRY(db.run_script(events_table_sql(DbEngine::Postgres)));
+  ETT_TRY_ASSIGN(ResultTable top, db.query("SELECT coalesce(max(trace_id), 0) + 1 FROM events_legacy", {}));
+  const int64_t bound = std::stoll(top.rows.at(0).at(0).value_or("1"));
+  ETT_TRY(db.run_script(fmt::format(
+      "ALTER TABLE events_legacy ADD CONSTRAINT events_legacy_bound CHECK (trace_id < {0});"
+      "ALTER TABLE events ATTACH PARTITION events_legacy FOR VALUES FROM (MINVALUE, MINVALUE) TO ({0}, "
+      "MINVALUE);"
+      // New traces must get ids above the legacy partition's range.
+      "SELECT setval(pg_get_serial_sequence('traces', 'trace_id'), {1}) WHERE {1} > (SELECT "
+      "coalesce(max(trace_id), 0) FROM traces)",
+      bound, bound - 1)));
+  return {};
+}
+
+// Whether events is still a plain table (made by an ett before partitioning).
+Expected<bool> has_legacy_events(Database& db) {
+  if (db.engine() != DbEngine::Postgres) return false;
+  ETT_TRY_ASSIGN(
+      ResultTable kind,
+      db.query("SELECT count(*) FROM pg_class WHERE oid = to_regclass('events') AND relkind = 'r'", {}));
+  return !kind.rows.empty() && kind.rows[0][0] && *kind.rows[0][0] != "0";
 }
 
 // Events per probe and code of each trace, written by the load from the decoded events: what `ett query
@@ -273,7 +309,7 @@ std::vector<std::string> schema_statements(DbEngine engine) {
                           required ? " NOT NULL" : "");
   }
   traces += "\n)";
-  return {
+  std::vector<std::string> out = {
       "CREATE TABLE IF NOT EXISTS ett_schema (version INTEGER NOT NULL)",
       traces,
       // The identity of a trace: loading the same session with the same contents again finds this row.
@@ -291,6 +327,8 @@ std::vector<std::string> schema_statements(DbEngine engine) {
           "start_tsc)\n){1}",
           pg ? "BIGINT" : "INTEGER", pg ? "" : " WITHOUT ROWID"),
   };
+  if (pg) out.push_back("CREATE TABLE IF NOT EXISTS events_default PARTITION OF events DEFAULT");
+  return out;
 }
 
 std::vector<std::string> event_index_statements(DbEngine engine) {
@@ -349,7 +387,8 @@ Status apply_schema(Database& db) {
         fmt::format("the database has schema version {}, newer than this ett knows ({}): use the "
                     "ett that made it, or a newer one",
                     version, kSchemaVersion));
-  if (version == kSchemaVersion)
+  ETT_TRY_ASSIGN(bool legacy_events, has_legacy_events(db));
+  if (version == kSchemaVersion && !legacy_events)
     return run_all(db, schema_statements(db.engine()));  // recreates dropped tables
   // Create or migrate in one transaction; the version is read again inside it, in case another process did
   // it meanwhile.
@@ -357,10 +396,11 @@ Status apply_schema(Database& db) {
                                                         : "BEGIN; SELECT pg_advisory_xact_lock(6648183)"));
   auto body = [&]() -> Status {
     ETT_TRY_ASSIGN(int now, schema_version(db));
-    if (now == kSchemaVersion) return {};
     if (now > 0)
       for (const Migration& step : kMigrations)
         if (step.from >= now) ETT_TRY(run_all(db, step.statements(db.engine())));
+    if (db.engine() == DbEngine::Postgres) ETT_TRY(partition_legacy_events(db));
+    if (now == kSchemaVersion) return run_all(db, schema_statements(db.engine()));
     ETT_TRY(run_all(db, schema_statements(db.engine())));
     ETT_TRY(db.run_script("DELETE FROM ett_schema"));
     ETT_TRY(db.run_script(fmt::format("INSERT INTO ett_schema (version) VALUES ({})", kSchemaVersion)));

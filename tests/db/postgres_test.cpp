@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -65,6 +66,24 @@ int64_t count(Database& db, const std::string& sql) {
 }
 
 using ett::test::ett;
+
+// Loads a session of `image` into `url` in a child process that exits (status 42) once half the events are
+// sent: mid-COPY, as a killed `ett load`. Returns the child's exit status (-1 when it did not exit).
+int load_and_die_half_way(const std::string& url, const std::string& image, std::optional<uint32_t> session) {
+  const pid_t child = fork();
+  if (child < 0) return -1;
+  if (child == 0) {
+    auto db = open_database(url);
+    (void)load_image(**db, {image, session, false}, [](uint32_t, uint64_t done, uint64_t total) {
+      if (done >= total / 2) ::_exit(42);
+      return true;
+    });
+    ::_exit(0);
+  }
+  int status = 0;
+  if (::waitpid(child, &status, 0) != child || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
 
 class PostgresLoad : public ::testing::Test {
  protected:
@@ -226,20 +245,7 @@ TEST_F(PostgresLoad, LoadingAgainChangesNothing) {
 TEST_F(PostgresLoad, AKilledLoadLeavesNothing) {
   const std::string url = fresh_database("killed");
   ASSERT_TRUE(open_database(url));  // the schema exists before the child starts
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    auto db = open_database(url);
-    (void)load_image(**db, {image, 1, false}, [](uint32_t, uint64_t done, uint64_t total) {
-      if (done >= total / 2) ::_exit(42);  // mid-COPY: half the events are on the server
-      return true;
-    });
-    ::_exit(0);
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status));
-  ASSERT_EQ(WEXITSTATUS(status), 42);
+  ASSERT_EQ(load_and_die_half_way(url, image, 1), 42);
   auto db = open_database(url);
   ASSERT_TRUE(db);
   EXPECT_EQ(count(**db, "SELECT count(*) FROM traces"), 0);
@@ -314,6 +320,79 @@ TEST_F(PostgresLoad, HwlatAndCalibrateCapturesKeepAuxAndFlags) {
   EXPECT_EQ(count(**db, "SELECT version FROM ett_schema"), kSchemaVersion);
 }
 
+// A trace of its own partitions: a big one is split in two at a seq, filled by two connections and attached;
+// its rows read back as loaded (the already-loaded check hashes every stored row), through both halves.
+TEST_F(PostgresLoad, ABigTraceLoadsAsTwoAttachedPartitions) {
+  const std::string big = dir.file("big.img");
+  ASSERT_TRUE(write_synth_capture(big, {200'000, 23, f::Layout::Double2x4}));
+  auto db = open_database(fresh_database("parts"));
+  ASSERT_TRUE(db) << db.error().message;
+  auto loaded = load_image(**db, {big, std::nullopt, false});
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  const int64_t trace = (*loaded)[0].trace_id;
+  auto parts = (*db)->query(
+      "SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i JOIN pg_class c ON c.oid = "
+      "i.inhrelid WHERE i.inhparent = 'events'::regclass AND c.relname <> 'events_default' ORDER BY 1",
+      {});
+  ASSERT_TRUE(parts) << parts.error().message;
+  ASSERT_EQ(parts->rows.size(), 2u);
+  EXPECT_EQ(*parts->rows[0][0], "events_t" + std::to_string(trace) + "_0");
+  EXPECT_EQ(*parts->rows[1][0], "events_t" + std::to_string(trace) + "_1");
+  for (const char* table : {"_0", "_1"})
+    EXPECT_GT(count(**db, "SELECT count(*) FROM events_t" + std::to_string(trace) + table), 50'000) << table;
+  EXPECT_EQ(count(**db, "SELECT count(*) FROM events_default"), 0);
+  EXPECT_EQ(count(**db, "SELECT count(*) FROM events"), 200'000);
+  // Each part carries the primary key and events_time (attached to the parent's indexes).
+  EXPECT_EQ(count(**db,
+                  "SELECT count(*) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE "
+                  "i.inhparent IN ('events_pkey'::regclass, 'events_time'::regclass) AND c.relname "
+                  "LIKE 'events\\_t%'"),
+            4);
+  uint64_t rows = 0, next = 0;
+  bool in_order = true;
+  ASSERT_TRUE((*db)->read_events(trace, [&](std::span<const EventRow> batch) -> Status {
+    for (const EventRow& row : batch) in_order = in_order && row.seq == next++;
+    rows += batch.size();
+    return {};
+  }));
+  EXPECT_EQ(rows, 200'000u);
+  EXPECT_TRUE(in_order);
+  auto again = load_image(**db, {big, std::nullopt, false});
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_TRUE((*again)[0].already_loaded);
+  EXPECT_EQ((*again)[0].repaired, "");
+  // A reload after rows were deleted goes through events into the trace's own partitions.
+  ASSERT_TRUE((*db)->run_script("DELETE FROM events WHERE seq % 1000 = 7"));
+  auto repaired = load_image(**db, {big, std::nullopt, false});
+  ASSERT_TRUE(repaired) << repaired.error().message;
+  EXPECT_NE((*repaired)[0].repaired, "");
+  EXPECT_EQ(count(**db, "SELECT count(*) FROM events"), 200'000);
+  EXPECT_EQ(count(**db, "SELECT count(*) FROM events_default"), 0);
+}
+
+// A two-connection load killed half way leaves no rows and no partition; a part table that a dead load's
+// second connection had committed (never attached) is dropped by the next load.
+TEST_F(PostgresLoad, AKilledTwoPartLoadLeavesNothing) {
+  const std::string big = dir.file("big.img");
+  ASSERT_TRUE(write_synth_capture(big, {200'000, 24, f::Layout::Double2x4}));
+  const std::string url = fresh_database("killed_parts");
+  ASSERT_TRUE(open_database(url));
+  ASSERT_EQ(load_and_die_half_way(url, big, std::nullopt), 42);
+  auto db = open_database(url);
+  ASSERT_TRUE(db);
+  EXPECT_EQ(count(**db, "SELECT count(*) FROM traces"), 0);
+  EXPECT_EQ(count(**db, "SELECT count(*) FROM events"), 0);
+  // What a load that died after its second connection's commit leaves: a part table outside events.
+  ASSERT_TRUE((*db)->run_script("CREATE TABLE events_t77_1 (LIKE events)"));
+  auto loaded = load_image(**db, {big, std::nullopt, false});
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_EQ(count(**db,
+                  "SELECT count(*) FROM pg_class WHERE relname ~ '^events_t[0-9]+_[0-9]+$' AND NOT "
+                  "relispartition"),
+            0);
+  EXPECT_EQ(count(**db, "SELECT count(*) FROM events"), 200'000);
+}
+
 // A database of the schema before ett_schema (events without flags and aux; DDL as it was) is migrated when
 // opened; a reload of its trace fills in flags and aux; after DROP TABLE events a reload puts them back.
 TEST_F(PostgresLoad, AnOldSchemaIsMigratedAndReloadsRepairMissingRows) {
@@ -343,6 +422,46 @@ TEST_F(PostgresLoad, AnOldSchemaIsMigratedAndReloadsRepairMissingRows) {
   EXPECT_NE(same.out.find("already loaded as trace 1: nothing changed"), std::string::npos) << same.out;
   EXPECT_EQ(ett("sql 'SELECT version FROM ett_schema' --csv" + db).out,
             "version\n" + std::to_string(kSchemaVersion) + "\n");
+}
+
+// An events table from before partitioning (a plain table with traces in it) becomes the partition
+// events_legacy when opened: its traces read and reload as before, new traces get partitions of their own.
+TEST_F(PostgresLoad, APlainEventsTableBecomesTheLegacyPartition) {
+  const std::string url = fresh_database("plain_events");
+  {
+    auto raw = open_postgres_database(url);
+    ASSERT_TRUE(raw) << raw.error().message;
+    for (const std::string& statement : schema_statements(DbEngine::Postgres)) {
+      std::string plain = statement;
+      if (const size_t at = plain.find(" PARTITION BY RANGE (trace_id, seq)"); at != std::string::npos)
+        plain.erase(at);
+      if (plain.find("PARTITION OF") != std::string::npos) continue;
+      ASSERT_TRUE((*raw)->run_script(plain)) << plain;
+    }
+    ASSERT_TRUE(
+        (*raw)->run_script("INSERT INTO ett_schema VALUES (2); INSERT INTO traces (disk_uuid, session, "
+                           "content_hash) VALUES ('u', "
+                           "9, 'h'); INSERT INTO events SELECT 1, s, 1, 0, s * 10, s, 0, 0, 0 FROM "
+                           "generate_series(0, 999) AS s"));
+  }
+  auto pg = open_database(url);
+  ASSERT_TRUE(pg) << pg.error().message;
+  EXPECT_EQ(count(**pg, "SELECT count(*) FROM pg_class WHERE relname = 'events' AND relkind = 'p'"), 1);
+  EXPECT_EQ(count(**pg, "SELECT count(*) FROM pg_class WHERE relname = 'events_legacy' AND relispartition"),
+            1);
+  EXPECT_EQ(count(**pg, "SELECT count(*) FROM events WHERE trace_id = 1"), 1'000);
+  auto loaded = load_image(**pg, {image, std::nullopt, true});
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_EQ((*loaded)[0].trace_id, 2);
+  EXPECT_EQ(count(**pg, "SELECT count(*) FROM events_t2_0"), 30'000);
+  EXPECT_EQ(count(**pg, "SELECT count(*) FROM events_t3_0"), 2'000);
+  uint64_t rows = 0;
+  ASSERT_TRUE((*pg)->read_events(1, [&](std::span<const EventRow> batch) -> Status {
+    rows += batch.size();
+    return {};
+  }));
+  EXPECT_EQ(rows, 1'000u);
+  EXPECT_EQ(count(**pg, "SELECT count(*) FROM events"), 33'000);
 }
 
 }  // namespace
