@@ -327,6 +327,7 @@ std::vector<std::string> schema_statements(DbEngine engine) {
           "start_tsc)\n){1}",
           pg ? "BIGINT" : "INTEGER", pg ? "" : " WITHOUT ROWID"),
   };
+  for (std::string& index : event_index_statements(engine)) out.push_back(std::move(index));
   if (pg) out.push_back("CREATE TABLE IF NOT EXISTS events_default PARTITION OF events DEFAULT");
   return out;
 }
