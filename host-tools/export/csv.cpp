@@ -29,7 +29,7 @@ char* write_tenths(char* at, char* end, double ns) {
 }  // namespace
 
 void write_csv(const Capture& capture, TextOut& out, const TscUtcClock* utc) {
-  out.append(utc ? "seq,probe,code,tsc,time_ns,lines,utc\n" : "seq,probe,code,tsc,time_ns,lines\n");
+  out.append(utc ? "seq,probe,code,tsc,time_ns,lines,time_utc\n" : "seq,probe,code,tsc,time_ns,lines\n");
   const std::span<const AnalysisEvent> events = capture.events;
   write_independent_lines(
       events.size(),

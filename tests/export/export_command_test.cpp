@@ -220,7 +220,7 @@ TEST_F(ExportCommand, UtcTimesComeFromThePpsMappingAndItsAbsenceIsNamed) {
   std::istringstream rows(csv.out);
   std::string row;
   std::getline(rows, row);
-  EXPECT_EQ(row, "seq,probe,code,tsc,time_ns,lines,utc");
+  EXPECT_EQ(row, "seq,probe,code,tsc,time_ns,lines,time_utc");
   int checked = 0;
   while (std::getline(rows, row) && checked < 50) {
     const std::vector<std::string> f = fields(row);

@@ -184,7 +184,7 @@ TEST(ExportCsv, UtcColumnFromThePpsMapping) {
   const TscUtcClock utc(1000, 1e9, second);
   const std::string csv = export_csv(small_capture(), &utc);
   EXPECT_EQ(csv.substr(0, csv.find('\n', csv.find('\n') + 1) + 1),
-            "seq,probe,code,tsc,time_ns,lines,utc\n0,1,1,1100,100.0,1,2026-11-23T00:00:00.000000100Z\n");
+            "seq,probe,code,tsc,time_ns,lines,time_utc\n0,1,1,1100,100.0,1,2026-11-23T00:00:00.000000100Z\n");
   EXPECT_NE(csv.find("\n4,2,0,1500,500.0,1,2026-11-23T00:00:00.000000500Z\n"), std::string::npos) << csv;
   EXPECT_EQ(format_iso_utc({second - 1, 999'999'999}), "2026-11-22T23:59:59.999999999Z");
   EXPECT_EQ(format_iso_utc({951'782'400, 5}), "2000-02-29T00:00:00.000000005Z");  // a leap day
