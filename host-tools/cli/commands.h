@@ -19,6 +19,7 @@ struct Command {
 };
 
 Command add_extract_command(CLI::App& app);
+Command add_fidelity_command(CLI::App& app);
 Command add_ls_command(CLI::App& app);
 Command add_mkdisk_command(CLI::App& app);
 Command add_qemu_run_command(CLI::App& app);

@@ -129,13 +129,7 @@ Command add_fidelity_command(CLI::App& app) {
          "numbered them (trace-1.img, sent-1.csv, ...); one report per machine")
       ->capture_default_str()
       ->check(CLI::Range(1, 8));
-  sub->add_flag("--check", options->check,
-                "Exit 6 when an event was lost, unexpected (not sent) or out of order, or the interval or "
-                "schedule error exceeds --tolerance");
-  sub->add_option("--tolerance", options->tolerance_us,
-                  "Microseconds of interval and schedule error --check accepts")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  add_fidelity_check_options(sub, options->check, options->tolerance_us, "");
   add_data_output(sub, options->out, {"text", "csv", "json", "jsonl"});
   sub->footer(
       "The same report as `ett qemu run` printed (text), or one row/object per machine (csv, json, jsonl; "

@@ -70,4 +70,14 @@ int fidelity_check_status(const std::vector<host::MachineFidelity>& machines, do
   return 0;
 }
 
+void add_fidelity_check_options(CLI::App* sub, bool& check, double& tolerance_us, const std::string& what) {
+  sub->add_flag("--check", check,
+                "Exit 6 when an event was lost, unexpected (not sent) or out of order, or the interval or "
+                "schedule error exceeds --tolerance" +
+                    what);
+  sub->add_option("--tolerance", tolerance_us, "Microseconds of interval and schedule error --check accepts")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+}
+
 }  // namespace ett::cli

@@ -18,8 +18,8 @@ std::string render_fidelity(const std::vector<host::MachineFidelity>& machines, 
 // The exit status of --check (0, or 6 after a one-line warning that says why).
 int fidelity_check_status(const std::vector<host::MachineFidelity>& machines, double tolerance_us);
 
-// `ett fidelity` (fidelity_command.cpp); declared here beside what it shares rather than in commands.h.
-Command add_fidelity_command(CLI::App& app);
+// --check and --tolerance on `sub`, worded the same for both verbs (`what`: how the verb names the report).
+void add_fidelity_check_options(CLI::App* sub, bool& check, double& tolerance_us, const std::string& what);
 
 // --check: the capture is complete but does not match what was sent.
 inline constexpr int kFidelityCheckFailed = 6;

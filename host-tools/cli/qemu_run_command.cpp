@@ -199,20 +199,15 @@ Command add_qemu_run_command(CLI::App& app) {
   sub->add_option(
       "--sent-log", run.sent_log,
       "Write CSV index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before,guest_tsc_due,"
-      "guest_tsc_before,held_back,utc_ns,pps_edge,pps_second (utc_ns: the write's true UTC, ns since 1970)");
+      "guest_tsc_before,held_back,utc_ns,pps_edge,pps_second,held_ns (utc_ns: the write's true UTC, ns since "
+      "1970; held_ns: how long pacing held the write back)");
   sub->add_option("--serial-log", run.serial_log, "Save the guest's serial output to FILE");
   sub->add_flag(
       "--free-run", run.free_run,
       "Write on the scenario's clock alone (--run: ETT_PROBE_URL gets pace=0); by default each write waits "
       "until the kernel has polled since the previous one, so that an emulator stall delays events instead "
       "of merging them");
-  sub->add_flag("--check", options->check,
-                "Exit 6 when an event was lost, unexpected (not sent) or out of order, or the interval or "
-                "schedule error exceeds --tolerance (the fidelity report)");
-  sub->add_option("--tolerance", options->tolerance_us,
-                  "Microseconds of interval and schedule error --check accepts")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  add_fidelity_check_options(sub, options->check, options->tolerance_us, " (the fidelity report)");
   sub->add_option("--clock", options->clock,
                   "guest: QEMU runs with -icount and the scenario plays on the guest's clock (keeps the "
                   "scenario's intervals on a busy host); host: plain TCG, writes on the host's clock (--run "

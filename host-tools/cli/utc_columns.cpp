@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include "analysis/input.h"
@@ -21,6 +22,26 @@ std::vector<std::string> split_lines(const std::string& text) {
   std::string line;
   while (std::getline(stream, line)) lines.push_back(line);
   return lines;
+}
+
+// The CSV `out` (a header line, then rows) with `header` added to its header, `cells(i)` to its i-th row
+// while i < count, and `rest` to the rows after those (the unmatched starts and ends of durations, say).
+template <typename Cells>
+std::string with_csv_columns(const std::string& out, std::string_view header, size_t count,
+                             std::string_view rest, Cells cells) {
+  std::string result;
+  const std::vector<std::string> lines = split_lines(out);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    result += lines[i];
+    if (i == 0)
+      result += header;
+    else if (i - 1 < count)
+      result += cells(i - 1);
+    else
+      result += rest;
+    result += '\n';
+  }
+  return result;
 }
 
 }  // namespace
@@ -98,17 +119,9 @@ std::string durations_with_utc(const std::string& out, const DurationsResult& r,
                                OutputFormat format) {
   if (format == OutputFormat::Csv) {
     // Header, one row per action, then the unmatched starts and ends (no times).
-    std::string result;
-    const std::vector<std::string> lines = split_lines(out);
-    for (size_t i = 0; i < lines.size(); ++i) {
-      std::string extra = ",,";
-      if (i == 0)
-        extra = ",start_utc,end_utc";
-      else if (i - 1 < r.actions.size())
-        extra = "," + clock.at(r.actions[i - 1].start_ns) + "," + clock.at(r.actions[i - 1].end_ns);
-      result += lines[i] + extra + "\n";
-    }
-    return result;
+    return with_csv_columns(out, ",start_utc,end_utc", r.actions.size(), ",,", [&](size_t i) {
+      return "," + clock.at(r.actions[i].start_ns) + "," + clock.at(r.actions[i].end_ns);
+    });
   }
   if (format == OutputFormat::Json) {
     nlohmann::ordered_json json = nlohmann::ordered_json::parse(out);
@@ -133,15 +146,8 @@ std::string durations_with_utc(const std::string& out, const DurationsResult& r,
 std::string histogram_with_utc(const std::string& out, const HistogramResult& r, const UtcClock& clock,
                                OutputFormat format) {
   if (format == OutputFormat::Csv) {
-    std::string result;
-    const std::vector<std::string> lines = split_lines(out);
-    for (size_t i = 0; i < lines.size(); ++i)
-      result += lines[i] +
-                (i == 0                  ? ",start_utc"
-                 : i - 1 < r.rows.size() ? "," + clock.at(r.rows[i - 1].start_ns)
-                                         : ",") +
-                "\n";
-    return result;
+    return with_csv_columns(out, ",start_utc", r.rows.size(), ",",
+                            [&](size_t i) { return "," + clock.at(r.rows[i].start_ns); });
   }
   if (format == OutputFormat::Json) {
     nlohmann::ordered_json json = nlohmann::ordered_json::parse(out);
@@ -162,17 +168,9 @@ std::string intervals_with_utc(const std::string& out, const IntervalsResult& r,
                                OutputFormat format) {
   if (format == OutputFormat::Csv) {
     // Header, then one row per probe.
-    std::string result;
-    const std::vector<std::string> lines = split_lines(out);
-    for (size_t i = 0; i < lines.size(); ++i) {
-      std::string extra = ",,";
-      if (i == 0)
-        extra = ",first_utc,last_utc";
-      else if (i - 1 < r.probes.size())
-        extra = "," + clock.at_tsc(r.probes[i - 1].first_tsc) + "," + clock.at_tsc(r.probes[i - 1].last_tsc);
-      result += lines[i] + extra + "\n";
-    }
-    return result;
+    return with_csv_columns(out, ",first_utc,last_utc", r.probes.size(), ",,", [&](size_t i) {
+      return "," + clock.at_tsc(r.probes[i].first_tsc) + "," + clock.at_tsc(r.probes[i].last_tsc);
+    });
   }
   if (format == OutputFormat::Json) {
     nlohmann::ordered_json json = nlohmann::ordered_json::parse(out);
