@@ -159,8 +159,13 @@ TEST(ProbeLive, UdpDemoGivesOneActionPerMessageInSizeOrder) {
   ASSERT_EQ(analysis.exit_code, 0) << analysis.output;
   const std::string& json = analysis.output;
   EXPECT_EQ(json_number(json, "count"), 2 * kRounds) << json;
-  EXPECT_NE(json.find("\"unmatched_starts\":[]"), std::string::npos) << json;
-  EXPECT_NE(json.find("\"unmatched_ends\":[]"), std::string::npos) << json;
+  const auto document = nlohmann::ordered_json::parse(json, nullptr, false);
+  ASSERT_FALSE(document.is_discarded()) << json;
+  const auto* unmatched_starts = find_key(document, "unmatched_starts");
+  const auto* unmatched_ends = find_key(document, "unmatched_ends");
+  ASSERT_TRUE(unmatched_starts && unmatched_ends) << json;
+  EXPECT_EQ(*unmatched_starts, nlohmann::ordered_json::array()) << json;
+  EXPECT_EQ(*unmatched_ends, nlohmann::ordered_json::array()) << json;
   EXPECT_EQ(json_number(json, "points", "fit"), 2 * kRounds) << json;
 
   const fs::path csv = dir / "durations.csv";
@@ -211,7 +216,11 @@ TEST(ProbeLive, CompareFiresOnADelayPlantedInTheSecondRun) {
       run_ett({"compare", "--db", db, "--baseline", "1", "--candidate", "2", "--from", "1", "--to", "2",
                "--max-regression", "10%", "--pi-ns", "0", "--stalled", "keep", "--format", "json"});
   EXPECT_EQ(compared.exit_code, 1) << compared.output;
-  EXPECT_NE(compared.output.find("\"decision\":\"regression\""), std::string::npos) << compared.output;
+  const auto gate = nlohmann::ordered_json::parse(compared.output, nullptr, false);
+  ASSERT_FALSE(gate.is_discarded()) << compared.output;
+  const auto* decision = find_key(gate, "decision");
+  ASSERT_TRUE(decision) << compared.output;
+  EXPECT_EQ(*decision, "regression") << compared.output;
   EXPECT_EQ(json_number(compared.output, "actions"), 60) << compared.output;
   EXPECT_GT(json_number(compared.output, "difference_ns"), 1'000'000) << compared.output;
   // The same baseline against itself: nothing to report.
