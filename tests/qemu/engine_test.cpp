@@ -1,7 +1,7 @@
 // engine_test.cpp: boot tests of the capture engine (issue 3): trigger, filter, every stop rule, the lpt read
 // path through QEMU's monitor, and calibrate / hwlat captures decoded with `ett extract` and `ett ls --json`.
 #include <algorithm>
-#include <regex>
+#include <nlohmann/json.hpp>
 
 #include "qemu_test_support.h"
 
@@ -60,12 +60,13 @@ std::vector<Event> events_of(const CsvTable& table) {
 
 // The newest session's field from `ett ls --json`, as text.
 std::string json_field(const std::string& json, const std::string& field) {
-  std::smatch match;
-  std::string last;
-  std::regex pattern("\"" + field + "\":(\"[^\"]*\"|[-0-9.]+)");
-  for (auto it = std::sregex_iterator(json.begin(), json.end(), pattern); it != std::sregex_iterator(); ++it)
-    last = (*it)[1];
-  return last;
+  // The newest session is the last element of `ett ls --json`; its value as JSON text (strings keep quotes).
+  const auto sessions = nlohmann::json::parse(json, nullptr, false);
+  if (!sessions.is_array() || sessions.empty() || !sessions.back().contains(field)) {
+    ADD_FAILURE() << "no " << field << " in the newest session of " << json;
+    return "";
+  }
+  return sessions.back().at(field).dump();
 }
 
 // One event every 300 us, each changing its probe's code.

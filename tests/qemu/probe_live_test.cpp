@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -87,9 +88,23 @@ TEST(ProbeLive, TheKernelsLayoutReachesTheCommand) {
       run_ett({"extract", disk.string(), "--format", "jsonl", "-o", (dir / "e.jsonl").string()});
   ASSERT_EQ(extract.exit_code, 0) << extract.output;
   const std::string events = read_file(dir / "e.jsonl");
-  EXPECT_NE(events.find("\"probe\":8,\"code\":1"), std::string::npos) << events;
-  EXPECT_NE(events.find("\"probe\":3,\"code\":1"), std::string::npos) << events;
-  EXPECT_NE(events.find("\"lines\":132"), std::string::npos) << events;  // D7 and D2
+  bool probe8 = false, probe3 = false, d7_and_d2 = false;
+  std::istringstream lines(events);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    const auto event = nlohmann::json::parse(line, nullptr, false);
+    if (!event.is_object()) {
+      ADD_FAILURE() << "not a JSON object: " << line;
+      continue;
+    }
+    const auto field = [&](const char* name) { return event.value(name, -1); };
+    probe8 = probe8 || (field("probe") == 8 && field("code") == 1);
+    probe3 = probe3 || (field("probe") == 3 && field("code") == 1);
+    d7_and_d2 = d7_and_d2 || field("lines") == 132;
+  }
+  EXPECT_TRUE(probe8) << events;
+  EXPECT_TRUE(probe3) << events;
+  EXPECT_TRUE(d7_and_d2) << events;  // D7 and D2
 }
 
 TEST(ProbeLive, FailingCommandFailsTheRunAfterTheDump) {
@@ -144,8 +159,13 @@ TEST(ProbeLive, UdpDemoGivesOneActionPerMessageInSizeOrder) {
   ASSERT_EQ(analysis.exit_code, 0) << analysis.output;
   const std::string& json = analysis.output;
   EXPECT_EQ(json_number(json, "count"), 2 * kRounds) << json;
-  EXPECT_NE(json.find("\"unmatched_starts\":[]"), std::string::npos) << json;
-  EXPECT_NE(json.find("\"unmatched_ends\":[]"), std::string::npos) << json;
+  const auto document = nlohmann::ordered_json::parse(json, nullptr, false);
+  ASSERT_FALSE(document.is_discarded()) << json;
+  const auto* unmatched_starts = find_key(document, "unmatched_starts");
+  const auto* unmatched_ends = find_key(document, "unmatched_ends");
+  ASSERT_TRUE(unmatched_starts && unmatched_ends) << json;
+  EXPECT_EQ(*unmatched_starts, nlohmann::ordered_json::array()) << json;
+  EXPECT_EQ(*unmatched_ends, nlohmann::ordered_json::array()) << json;
   EXPECT_EQ(json_number(json, "points", "fit"), 2 * kRounds) << json;
 
   const fs::path csv = dir / "durations.csv";
@@ -196,7 +216,11 @@ TEST(ProbeLive, CompareFiresOnADelayPlantedInTheSecondRun) {
       run_ett({"compare", "--db", db, "--baseline", "1", "--candidate", "2", "--from", "1", "--to", "2",
                "--max-regression", "10%", "--pi-ns", "0", "--stalled", "keep", "--format", "json"});
   EXPECT_EQ(compared.exit_code, 1) << compared.output;
-  EXPECT_NE(compared.output.find("\"decision\":\"regression\""), std::string::npos) << compared.output;
+  const auto gate = nlohmann::ordered_json::parse(compared.output, nullptr, false);
+  ASSERT_FALSE(gate.is_discarded()) << compared.output;
+  const auto* decision = find_key(gate, "decision");
+  ASSERT_TRUE(decision) << compared.output;
+  EXPECT_EQ(*decision, "regression") << compared.output;
   EXPECT_EQ(json_number(compared.output, "actions"), 60) << compared.output;
   EXPECT_GT(json_number(compared.output, "difference_ns"), 1'000'000) << compared.output;
   // The same baseline against itself: nothing to report.

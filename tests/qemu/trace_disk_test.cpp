@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "ett/trace_format.h"
 #include "qemu_direct.h"
@@ -41,8 +42,10 @@ TEST_P(TraceDiskPosition, IsFoundAndTheUnlabelledDiskIsLeftIdentical) {
   EXPECT_TRUE(read_file(dir / "other.img") == other) << "the unlabelled disk was modified";
   auto ls = run_ett({"ls", (dir / "trace.img").string(), "--json"});
   ASSERT_EQ(ls.exit_code, 0) << ls.output;
-  EXPECT_NE(ls.output.find("\"events\":5,"), std::string::npos) << ls.output;
-  EXPECT_NE(ls.output.find("\"status\":\"ok\""), std::string::npos) << ls.output;
+  const auto sessions = nlohmann::json::parse(ls.output, nullptr, false);
+  ASSERT_TRUE(sessions.is_array() && !sessions.empty()) << ls.output;
+  EXPECT_EQ(sessions[0].at("events").get<int>(), 5) << ls.output;
+  EXPECT_EQ(sessions[0].at("status"), "ok") << ls.output;
 }
 
 INSTANTIATE_TEST_SUITE_P(Positions, TraceDiskPosition,
@@ -67,7 +70,9 @@ TEST(TraceDisk, IsoBootFindsTheDiskNextToTheCdrom) {
       << qemu.serial();
   EXPECT_TRUE(read_file(dir / "other.img") == other);
   auto ls = run_ett({"ls", (dir / "trace.img").string(), "--json"});
-  EXPECT_NE(ls.output.find("\"events\":3,"), std::string::npos) << ls.output;
+  const auto sessions = nlohmann::json::parse(ls.output, nullptr, false);
+  ASSERT_TRUE(sessions.is_array() && !sessions.empty()) << ls.output;
+  EXPECT_EQ(sessions[0].at("events").get<int>(), 3) << ls.output;
 }
 
 // Reads sector `lba` of an image into `out`.

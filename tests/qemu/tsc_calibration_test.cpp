@@ -4,6 +4,7 @@
 // CPU without the invariant-TSC flag gets the warning on serial and on both screens.
 #include <cmath>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <regex>
 
 #include "qemu_direct.h"
@@ -30,10 +31,13 @@ Reference reference_line(const std::string& serial, const std::string& name_and_
   return {std::stoull(match[1]), std::stoull(match[2])};
 }
 
+// `field` of the first session in `ett ls --json`, as JSON text (strings keep quotes); "" when absent or
+// null.
 std::string json_field(const std::string& json, const std::string& field) {
-  std::smatch match;
-  if (!std::regex_search(json, match, std::regex("\"" + field + "\":(\"[^\"]*\"|[-0-9.]+)"))) return "";
-  return match[1];
+  const auto sessions = nlohmann::json::parse(json, nullptr, false);
+  if (!sessions.is_array() || sessions.empty() || !sessions.front().contains(field)) return "";
+  const auto& value = sessions.front().at(field);
+  return value.is_null() ? "" : value.dump();
 }
 
 // The host's TSC rate over the capture, from the injector's log: host TSC and CLOCK_MONOTONIC at each write.
