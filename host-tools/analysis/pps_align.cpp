@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "analysis/stats.h"
 
@@ -122,17 +123,21 @@ std::string format_pps_align(const PpsAlignResult& r, std::span<const int64_t> i
     return out;
   }
   if (format == OutputFormat::Json) {
-    std::string out = fmt::format("{{\"method\":\"pps\",\"reference\":{},\"traces\":[", ids[0]);
-    for (size_t k = 0; k < r.maps.size(); ++k) {
-      const PpsClockMap& m = r.maps[k];
-      out += fmt::format(
-          "{}{{\"trace_id\":{},\"offset_ns\":{:.1f},\"slope\":{:.12f},\"drift_ppm\":{:.6f},\"seconds\":{},"
-          "\"disagreement_mean_ns\":{:.1f},\"disagreement_p50_ns\":{:.1f},\"disagreement_p99_ns\":{:.1f},"
-          "\"disagreement_max_ns\":{:.1f},\"uncertainty_ns\":{:.1f}}}",
-          k ? "," : "", ids[m.capture], m.offset_ns, m.slope, m.drift_ppm, m.seconds, m.mean_ns, m.p50_abs_ns,
-          m.p99_abs_ns, m.max_abs_ns, m.uncertainty_ns);
-    }
-    return out + "]}\n";
+    auto tenths = [](double v) { return std::round(v * 10) / 10; };
+    nlohmann::ordered_json traces = nlohmann::ordered_json::array();
+    for (const PpsClockMap& m : r.maps)
+      traces.push_back({{"trace_id", ids[m.capture]},
+                        {"offset_ns", tenths(m.offset_ns)},
+                        {"slope", m.slope},
+                        {"drift_ppm", m.drift_ppm},
+                        {"seconds", m.seconds},
+                        {"disagreement_mean_ns", tenths(m.mean_ns)},
+                        {"disagreement_p50_ns", tenths(m.p50_abs_ns)},
+                        {"disagreement_p99_ns", tenths(m.p99_abs_ns)},
+                        {"disagreement_max_ns", tenths(m.max_abs_ns)},
+                        {"uncertainty_ns", tenths(m.uncertainty_ns)}});
+    nlohmann::ordered_json doc = {{"method", "pps"}, {"reference", ids[0]}, {"traces", std::move(traces)}};
+    return doc.dump() + "\n";
   }
   std::string out = fmt::format("aligned through UTC (PPS mappings), reference trace {}\n", ids[0]);
   for (size_t k = 1; k < r.maps.size(); ++k) {

@@ -537,7 +537,12 @@ TEST(Pps, AlignThroughUtcMappingsFindsTheTrueOffset) {
   EXPECT_NE(csv.find("\n1,0,2,8,128,"), std::string::npos) << csv.substr(0, 400);
   EXPECT_NE(csv.find(",2026-11-23T16:00:00.99999"), std::string::npos) << csv.substr(0, 400);
   const std::string json = format_pps_align(*aligned, std::vector<int64_t>{1, 2}, OutputFormat::Json);
-  EXPECT_NE(json.find("\"disagreement_p99_ns\""), std::string::npos) << json;
+  const auto doc = nlohmann::json::parse(json);
+  EXPECT_EQ(doc.at("method"), "pps");
+  ASSERT_EQ(doc.at("traces").size(), 2u) << json;
+  EXPECT_EQ(doc["traces"][1].at("trace_id"), 2);
+  EXPECT_GE(doc["traces"][1].at("seconds").get<int>(), 1) << json;
+  EXPECT_GE(doc["traces"][1].at("disagreement_p99_ns").get<double>(), 0) << json;
 
   mappings[1].utc_second.reset();
   auto unlabelled = align_by_pps(captures, mappings);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 
@@ -137,6 +138,23 @@ TEST(ExportVcd, TimesStrictlyIncreaseEvenWhenPollsCrowdAndPretriggerIsNegative) 
   EXPECT_EQ(stamps, 2000 + 2);  // #0, one per poll, the final timestamp
 }
 
+// The trace events of a Perfetto JSON document (parsed: a writer that is not valid JSON fails here) that have
+// every field of `match` with its value.
+std::vector<nlohmann::json> perfetto_events(const std::string& text, const nlohmann::json& match) {
+  const auto doc = nlohmann::json::parse(text, nullptr, false);
+  std::vector<nlohmann::json> found;
+  if (doc.is_discarded() || !doc.contains("traceEvents")) {
+    ADD_FAILURE() << "not a Perfetto JSON document: " << text.substr(0, 200);
+    return found;
+  }
+  for (const auto& event : doc["traceEvents"]) {
+    bool all = true;
+    for (const auto& [key, value] : match.items()) all = all && event.contains(key) && event[key] == value;
+    if (all) found.push_back(event);
+  }
+  return found;
+}
+
 TEST(ExportPerfetto, ActionsAreAsyncPairsOnTheirOwnIdsAndEventsAreInstants) {
   const Capture capture = small_capture();
   const std::vector<Action> actions = {{0, 4, 1, 0, 100, 500, 400}, {2, 3, 0, 1, 250.3, 250.4, 0.1}};
@@ -151,6 +169,13 @@ TEST(ExportPerfetto, ActionsAreAsyncPairsOnTheirOwnIdsAndEventsAreInstants) {
             std::string::npos);
   EXPECT_NE(json.find("\"ph\":\"b\",\"cat\":\"action\",\"id\":2,"), std::string::npos);
   EXPECT_NE(json.find("\"ph\":\"e\",\"cat\":\"action\",\"id\":2,"), std::string::npos);
+  // Parsed: the probe's track name, one begin and one end per action on its id, an instant per event.
+  EXPECT_EQ(perfetto_events(json, {{"name", "thread_name"}, {"args", {{"name", "probe 2"}}}}).size(), 1u);
+  for (int id : {1, 2}) {
+    EXPECT_EQ(perfetto_events(json, {{"ph", "b"}, {"cat", "action"}, {"id", id}}).size(), 1u) << id;
+    EXPECT_EQ(perfetto_events(json, {{"ph", "e"}, {"cat", "action"}, {"id", id}}).size(), 1u) << id;
+  }
+  EXPECT_EQ(perfetto_events(json, {{"ph", "i"}}).size(), capture.events.size());
   int depth = 0;
   bool in_string = false;
   for (size_t i = 0; i < json.size(); ++i) {
@@ -174,7 +199,10 @@ TEST(ExportPerfetto, EachProbeHasACodeCounterTrackNamedByItsLabel) {
       << json;
   EXPECT_NE(json.find("{\"ph\":\"C\",\"pid\":1,\"name\":\"probe 2\",\"ts\":0.500,\"args\":{\"code\":0}}"),
             std::string::npos)
+      << json;  // Parsed, the escaped label is the label again.
+  EXPECT_EQ(perfetto_events(json, {{"name", "thread_name"}, {"args", {{"name", labels[0]}}}}).size(), 1u)
       << json;
+  EXPECT_FALSE(perfetto_events(json, {{"ph", "C"}, {"name", labels[0]}}).empty()) << json;
 }
 
 // With a PPS mapping the CSV gains an ISO-8601 UTC column: at 1 GHz with pulse 0 (UTC second S) at TSC 1000,

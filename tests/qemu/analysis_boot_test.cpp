@@ -4,26 +4,11 @@
 // then quotes the stored tau in `ett analyze intervals`.
 #include <algorithm>
 #include <nlohmann/json.hpp>
-#include <regex>
 
 #include "qemu_test_support.h"
 
 namespace ett::test {
 namespace {
-
-// Every match of `pattern`'s groups in `text`, as numbers.
-std::vector<std::vector<double>> numbers(const std::string& text, const std::string& pattern) {
-  std::vector<std::vector<double>> found;
-  const std::regex re(pattern);
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it) {
-    std::vector<double> groups;
-    for (size_t i = 1; i < it->size(); ++i) groups.push_back(std::stod((*it)[i]));
-    found.push_back(groups);
-  }
-  return found;
-}
-
-const std::string kNumber = "(-?[0-9.]+)";
 
 // Boots `append` on `disk` with a one-event scenario (a calibrate capture ignores the lines; a capture
 // records the events of `scenario`).
@@ -53,9 +38,9 @@ TEST(AnalysisBoot, PrecisionOfARealCalibrationCaptureAndTheTauItLeaves) {
   for (size_t i = 1; i < events.rows.size(); ++i)
     max_step = std::max(max_step, events.number(i, "tsc") - events.number(i - 1, "tsc"));
   const auto ls = run_ett({"ls", calibration.string(), "--json"});
-  const auto hz = numbers(ls.output, "\"tsc_hz\":" + kNumber);
-  ASSERT_EQ(hz.size(), 1u) << ls.output;
-  const double tsc_hz = hz[0][0];
+  const auto sessions = nlohmann::json::parse(ls.output, nullptr, false);
+  ASSERT_TRUE(sessions.is_array() && sessions.size() == 1) << ls.output;
+  const double tsc_hz = sessions[0].at("tsc_hz").get<double>();
   ASSERT_GT(tsc_hz, 1e8);
 
   const auto load = run_ett({"load", calibration.string(), "--db", db});
@@ -63,12 +48,15 @@ TEST(AnalysisBoot, PrecisionOfARealCalibrationCaptureAndTheTauItLeaves) {
   const auto precision = run_ett({"analyze", "precision", "--format", "json", "--db", db});
   ASSERT_EQ(precision.exit_code, 0) << precision.output;
   const std::string& json = precision.output;
-  EXPECT_EQ(json.rfind("{\"source\":\"calibrate\",", 0), 0u) << json;
-  const auto steps = numbers(json, "\"steps\":" + kNumber);
-  ASSERT_EQ(steps.size(), 1u) << json;
-  EXPECT_EQ(steps[0][0], 2045) << "events - 1";
-  const auto levels = numbers(json, "\"coverage\":" + kNumber + ",\"tau_ns\":" + kNumber +
-                                        ",\"epsilon_ns\":" + kNumber + ",\"pi_ns\":" + kNumber);
+  const auto calibration_report = nlohmann::json::parse(json, nullptr, false);
+  ASSERT_TRUE(calibration_report.is_object()) << json;
+  EXPECT_EQ(calibration_report.at("source"), "calibrate") << json;
+  EXPECT_EQ(calibration_report.at("steps").get<int>(), 2045) << "events - 1";
+  // Each level as [coverage, tau_ns, epsilon_ns, pi_ns].
+  std::vector<std::vector<double>> levels;
+  for (const auto& level : calibration_report.at("levels"))
+    levels.push_back({level.at("coverage").get<double>(), level.at("tau_ns").get<double>(),
+                      level.at("epsilon_ns").get<double>(), level.at("pi_ns").get<double>()});
   ASSERT_EQ(levels.size(), 3u) << json;
   const double epsilon = 1e9 / tsc_hz;
   // JSON numbers carry 4 decimals.
@@ -110,15 +98,14 @@ TEST(AnalysisBoot, PrecisionOfARealCalibrationCaptureAndTheTauItLeaves) {
   // stored (the calibration's levels stay the machine's).
   const auto own = run_ett({"analyze", "precision", "--trace", "2", "--format", "json", "--db", db});
   ASSERT_EQ(own.exit_code, 0) << own.output;
-  EXPECT_EQ(own.output.rfind("{\"source\":\"check-intervals\",", 0), 0u) << own.output;
-  const auto own_levels = numbers(own.output, "\"coverage\":" + kNumber + ",\"tau_ns\":" + kNumber);
-  ASSERT_EQ(own_levels.size(), 1u) << own.output;
-  EXPECT_GT(own_levels[0][1], 0) << own.output;
-  const auto typical =
-      numbers(own.output, "\"typical_check_ns\":" + kNumber + ",\"longest_check_ns\":" + kNumber);
-  ASSERT_EQ(typical.size(), 1u) << own.output;
-  EXPECT_GT(typical[0][0], 0);
-  EXPECT_GE(typical[0][1], typical[0][0]);
+  const auto own_report = nlohmann::json::parse(own.output, nullptr, false);
+  ASSERT_TRUE(own_report.is_object()) << own.output;
+  EXPECT_EQ(own_report.at("source"), "check-intervals") << own.output;
+  ASSERT_EQ(own_report.at("levels").size(), 1u) << own.output;
+  EXPECT_GT(own_report["levels"][0].at("tau_ns").get<double>(), 0) << own.output;
+  EXPECT_GT(own_report.at("typical_check_ns").get<double>(), 0) << own.output;
+  EXPECT_GE(own_report.at("longest_check_ns").get<double>(), own_report.at("typical_check_ns").get<double>())
+      << own.output;
   const auto again = run_ett({"analyze", "intervals", "--format", "json", "--db", db});
   const auto again_report = nlohmann::json::parse(again.output, nullptr, false);
   ASSERT_TRUE(again_report.is_object()) << again.output;

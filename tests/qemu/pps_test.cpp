@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
-#include <regex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -19,15 +19,23 @@
 namespace ett::test {
 namespace {
 
+// A number from the JSON `ett` printed: `field` of the document (an object), or of its k-th element that has
+// that field (an array, e.g. one object per machine or per trace).
 double json_field(const std::string& json, const std::string& field, size_t k = 0) {
-  std::regex pattern("\"" + field + "\":(-?[0-9.eE+-]+)");
-  auto it = std::sregex_iterator(json.begin(), json.end(), pattern);
-  for (size_t i = 0; i < k && it != std::sregex_iterator(); ++i) ++it;
-  if (it == std::sregex_iterator()) {
-    ADD_FAILURE() << "no field " << field << " #" << k << " in " << json.substr(0, 400);
-    return -1;
+  const auto doc = nlohmann::json::parse(json, nullptr, false);
+  const nlohmann::json* scope = &doc;
+  if (!doc.is_discarded() && doc.is_object() && doc.contains("traces")) scope = &doc["traces"];
+  if (!doc.is_discarded() && scope->is_object() && k == 0 && scope->contains(field) &&
+      (*scope)[field].is_number())
+    return (*scope)[field].get<double>();
+  if (!doc.is_discarded() && scope->is_array()) {
+    size_t seen = 0;
+    for (const auto& element : *scope)
+      if (element.is_object() && element.contains(field) && element[field].is_number() && seen++ == k)
+        return element[field].get<double>();
   }
-  return std::stod((*it)[1]);
+  ADD_FAILURE() << "no number " << field << " #" << k << " in " << json.substr(0, 400);
+  return -1;
 }
 
 // Times to the nanosecond, never in exponent form (the shared write_scenario prints six digits).
