@@ -98,6 +98,109 @@ Expected<CaptureInfo> load_capture_info(Database& db, int64_t trace_id) {
   return std::move(read.first);
 }
 
+namespace {
+
+// Places the parts of a read into the capture's events: each part from the index its first seq has when
+// the seqs of the trace are dense (as loads make them), so that the parts need no buffers of their own.
+// Should a part have fewer rows than its seq range (gaps), finish() closes the gaps; when the seq range is
+// far bigger than the event count the array is not sized by it, and the parts are read into buffers.
+class EventPlacer final : public EventPartSink {
+ public:
+  EventPlacer(std::vector<AnalysisEvent>& events, int64_t count_hint, uint64_t start_tsc, uint64_t tsc_hz)
+      : m_events(events), m_count_hint(count_hint), m_start_tsc(start_tsc), m_tsc_hz(tsc_hz) {}
+
+  Status begin(std::span<const SeqRange> parts) override {
+    m_parts.assign(parts.size(), {});
+    int64_t span = 0;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      m_parts[i].base = span;
+      m_parts[i].size = parts[i].last - parts[i].first + 1;
+      span += m_parts[i].size;
+    }
+    // Sized by the seq range when it is about the event count (dense seqs), else buffered per part.
+    m_placed = span <= std::max<int64_t>(2 * m_count_hint, int64_t{1} << 16) && span <= (int64_t{1} << 28);
+    if (m_placed) m_events.resize(static_cast<size_t>(span));
+    return {};
+  }
+
+  Status take(size_t part, std::span<const EventRow> rows) override {
+    Part& p = m_parts[part];
+    if (!m_placed) {
+      const size_t at = p.buffer.size();
+      p.buffer.resize(at + rows.size());
+      convert(rows, p.buffer.data() + at);
+      p.count += static_cast<int64_t>(rows.size());
+      return {};
+    }
+    // Seqs are unique and in the part's range, so a part never has more rows than its range has seqs.
+    if (p.count + static_cast<int64_t>(rows.size()) > p.size)
+      return make_error(ErrorKind::Io, "reading events: more rows than seqs in their range");
+    convert(rows, m_events.data() + p.base + p.count);
+    p.count += static_cast<int64_t>(rows.size());
+    return {};
+  }
+
+  Status restart(size_t part) override {
+    m_parts[part].count = 0;
+    m_parts[part].buffer.clear();
+    return {};
+  }
+
+  // The parts after each other, without gaps.
+  void finish() {
+    if (!m_placed) {
+      size_t total = 0;
+      for (const Part& p : m_parts) total += p.buffer.size();
+      m_events.clear();
+      m_events.reserve(total);
+      for (Part& p : m_parts) {
+        m_events.insert(m_events.end(), p.buffer.begin(), p.buffer.end());
+        p.buffer = {};
+      }
+      return;
+    }
+    int64_t end = 0;
+    for (const Part& p : m_parts) {
+      if (p.base != end)
+        std::move(m_events.begin() + p.base, m_events.begin() + p.base + p.count, m_events.begin() + end);
+      end += p.count;
+    }
+    m_events.resize(static_cast<size_t>(end));
+  }
+
+ private:
+  struct Part {
+    int64_t base = 0;   // where the part's rows go
+    int64_t size = 0;   // seqs in its range: room for this many rows
+    int64_t count = 0;  // rows taken
+    std::vector<AnalysisEvent> buffer;
+  };
+
+  void convert(std::span<const EventRow> rows, AnalysisEvent* out) const {
+    for (const EventRow& stored : rows) {
+      AnalysisEvent& event = *out++;
+      event.seq = stored.seq;
+      event.probe = stored.probe;
+      event.code = stored.code;
+      event.tsc = stored.tsc;
+      event.lines = stored.lines;
+      if (m_tsc_hz)
+        event.time_ns =
+            ticks_to_ns(static_cast<double>(static_cast<int64_t>(event.tsc - m_start_tsc)), m_tsc_hz);
+      else
+        event.time_ns = static_cast<double>(stored.time_ns);
+    }
+  }
+
+  std::vector<AnalysisEvent>& m_events;
+  int64_t m_count_hint;
+  uint64_t m_start_tsc, m_tsc_hz;
+  bool m_placed = false;
+  std::vector<Part> m_parts;
+};
+
+}  // namespace
+
 Expected<Capture> load_capture(Database& db, int64_t trace_id) {
   const SqlValue params[] = {trace_id};
   Capture capture;
@@ -128,25 +231,14 @@ Expected<Capture> load_capture(Database& db, int64_t trace_id) {
     capture.stalls.push_back(stall);
   }
 
-  // Typed and streamed (db/event_reader.h): 32 bytes per event in memory, never a result set of text.
-  // The traces row's event count sizes the array (a hint: the events are what is read).
-  capture.events.reserve(static_cast<size_t>(std::clamp<int64_t>(traces_row.second, 0, int64_t{1} << 27)));
-  const uint64_t start_tsc = info.capture_start_tsc, tsc_hz = info.tsc_hz;
-  auto read = db.read_events(trace_id, [&](std::span<const EventRow> rows) -> Status {
-    for (const EventRow& stored : rows) {
-      AnalysisEvent& event = capture.events.emplace_back();
-      event.seq = stored.seq;
-      event.probe = stored.probe;
-      event.code = stored.code;
-      event.tsc = stored.tsc;
-      event.lines = stored.lines;
-      if (tsc_hz)
-        event.time_ns = ticks_to_ns(static_cast<double>(static_cast<int64_t>(event.tsc - start_tsc)), tsc_hz);
-      else
-        event.time_ns = static_cast<double>(stored.time_ns);
-    }
-    return {};
-  });
+  // Typed, read as parts at once (db/event_reader.h), each part converted and placed where it belongs by its
+  // own thread: 32 bytes per event in memory, no part held elsewhere. time_ns is read only when the trace has
+  // no TSC rate to compute it from.
+  EventPlacer placer(capture.events, traces_row.second, info.capture_start_tsc, info.tsc_hz);
+  EventColumns columns;
+  columns.time_ns = info.tsc_hz == 0;
+  auto read = db.read_event_parts(trace_id, columns, placer);
+  if (read) placer.finish();
   if (!read) return read.failure();
   return capture;
 }

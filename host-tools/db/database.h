@@ -90,8 +90,13 @@ class Database {
   // Runs ad-hoc SQL (possibly several statements); returns the last statement's rows.
   virtual Expected<ResultTable> run_script(const std::string& sql) = 0;
 
-  // Streams the events of one trace in seq order, typed, in batches (db/event_reader.h).
-  virtual Status read_events(int64_t trace_id, const EventBatchSink& sink) = 0;
+  // Reads the events of one trace typed, as parts at once, each part in seq order (db/event_reader.h).
+  virtual Status read_event_parts(int64_t trace_id, const EventColumns& columns, EventPartSink& sink) = 0;
+  // Streams the events of one trace in seq order, typed, in batches (the parts after each other).
+  Status read_events(int64_t trace_id, const EventBatchSink& sink, const EventColumns& columns = {}) {
+    return read_in_order([&](EventPartSink& parts) { return read_event_parts(trace_id, columns, parts); },
+                         sink);
+  }
 
   // In one transaction: unless (disk_uuid, session, content_hash) is already there, inserts the trace row,
   // its events, its event_codes rows and one probes row per probe. Either all of it is committed or none of

@@ -1,4 +1,5 @@
-// event_reader.cpp: what both engines' event readers share: a big trace read as two parts at once.
+// event_reader.cpp: what both engines' event readers share: a big trace read as parts at once, and such a
+// read handed on as one stream in seq order.
 #include <algorithm>
 #include <thread>
 #include <vector>
@@ -7,29 +8,85 @@
 
 namespace ett::host {
 
-Status read_in_two_parts(const PartRead& lower, const PartRead& upper, int64_t upper_rows,
-                         const EventBatchSink& sink) {
-  std::vector<EventRow> rows;
-  rows.reserve(static_cast<size_t>(std::clamp<int64_t>(upper_rows, 0, int64_t{1} << 27)));
+std::vector<SeqRange> split_range(int64_t first, int64_t last, int count) {
+  std::vector<SeqRange> parts;
+  const int64_t size = last - first + 1;
+  count = static_cast<int>(std::clamp<int64_t>(size, 1, std::max(count, 1)));
+  for (int i = 0; i < count; ++i) {
+    const int64_t begin = first + size / count * i;
+    const int64_t end = i + 1 == count ? last : first + size / count * (i + 1) - 1;
+    parts.push_back({begin, end});
+  }
+  return parts;
+}
+
+Status read_parts(const std::vector<SeqRange>& parts, const PartRead& read, EventPartSink& sink) {
+  ETT_TRY(sink.begin(parts));
   std::atomic<bool> stop = false;
-  Status upper_read;
-  std::thread reader([&] {
-    upper_read = upper(
-        [&](std::span<const EventRow> batch) -> Status {
-          rows.insert(rows.end(), batch.begin(), batch.end());
-          return {};
-        },
-        &stop);
-  });
-  Status lower_read = lower(sink, nullptr);
-  if (!lower_read) stop = true;
-  reader.join();
-  if (!lower_read) return lower_read;
-  if (!upper_read) return upper_read;
-  for (size_t begin = 0; begin < rows.size(); begin += kEventBatchRows)
-    ETT_TRY(
-        sink(std::span<const EventRow>(rows).subspan(begin, std::min(kEventBatchRows, rows.size() - begin))));
+  std::vector<Status> results(parts.size());
+  auto run = [&](size_t part) {
+    results[part] = read(
+        part, [&](std::span<const EventRow> rows) { return sink.take(part, rows); },
+        [&] { return sink.restart(part); }, &stop);
+    if (!results[part]) stop = true;
+  };
+  std::vector<std::thread> threads;
+  for (size_t part = 1; part < parts.size(); ++part) threads.emplace_back(run, part);
+  if (!parts.empty()) run(0);
+  for (std::thread& thread : threads) thread.join();
+  for (const Status& result : results)
+    if (!result) return result;
   return {};
+}
+
+namespace {
+
+// The first part straight to the caller's sink; the others into memory, handed on after it.
+class InOrder final : public EventPartSink {
+ public:
+  explicit InOrder(const EventBatchSink& sink) : m_sink(sink) {}
+
+  Status begin(std::span<const SeqRange> parts) override {
+    m_held.assign(parts.size(), {});
+    return {};
+  }
+  Status take(size_t part, std::span<const EventRow> rows) override {
+    if (part == 0) {
+      m_handed_on = true;
+      return m_sink(rows);
+    }
+    m_held[part].insert(m_held[part].end(), rows.begin(), rows.end());
+    return {};
+  }
+  Status restart(size_t part) override {
+    if (part == 0 && m_handed_on) return make_error(ErrorKind::Io, "reading events: rows out of seq order");
+    if (part != 0) m_held[part].clear();
+    return {};
+  }
+  bool restartable(size_t part) const override { return part != 0; }
+  Status finish() {
+    for (size_t part = 1; part < m_held.size(); ++part) {
+      const std::vector<EventRow>& rows = m_held[part];
+      for (size_t begin = 0; begin < rows.size(); begin += kEventBatchRows)
+        ETT_TRY(m_sink(
+            std::span<const EventRow>(rows).subspan(begin, std::min(kEventBatchRows, rows.size() - begin))));
+      m_held[part] = {};
+    }
+    return {};
+  }
+
+ private:
+  const EventBatchSink& m_sink;
+  std::vector<std::vector<EventRow>> m_held;
+  bool m_handed_on = false;
+};
+
+}  // namespace
+
+Status read_in_order(const std::function<Status(EventPartSink& parts)>& read, const EventBatchSink& sink) {
+  InOrder in_order(sink);
+  ETT_TRY(read(in_order));
+  return in_order.finish();
 }
 
 }  // namespace ett::host

@@ -1,23 +1,27 @@
 // event_reader_parts.h: what both engines' event readers share (not for their callers): a big trace read as
-// two parts at once.
+// parts at once.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "db/event_reader.h"
 
 namespace ett::host {
 
-// Reads the rows of a part of the trace into `sink`, in seq order; stops handing them on once `stop` is set.
-using PartRead = std::function<Status(const EventBatchSink& sink, const std::atomic<bool>* stop)>;
+// Reads the rows of part `part` into `rows`, in seq order; calls `restart` before reading the part again from
+// its start; stops handing rows on once `stop` is set.
+using PartRead = std::function<Status(size_t part, const EventBatchSink& rows,
+                                      const std::function<Status()>& restart, const std::atomic<bool>* stop)>;
 
-// A big trace read as two parts at once (two connections, two server-side workers): `upper` on a second
-// thread into memory (about `upper_rows` rows) while `lower` hands its rows straight to `sink` on this one;
-// then the upper rows follow. The engines' per-row work is most of a read, so two cores take about half the
-// wall time. The first error of either part is returned; the other part stops.
-Status read_in_two_parts(const PartRead& lower, const PartRead& upper, int64_t upper_rows,
-                         const EventBatchSink& sink);
+// Reads `parts` at once: the first on this thread, each other on a thread of its own, into `sink`. The
+// engines' per-row work is most of a read, so two cores take about half the wall time. The first error of
+// any part is returned; the other parts stop.
+Status read_parts(const std::vector<SeqRange>& parts, const PartRead& read, EventPartSink& sink);
+
+// The seq range [first, last] cut into `count` parts of about equal size (fewer when it is small).
+std::vector<SeqRange> split_range(int64_t first, int64_t last, int count);
 
 }  // namespace ett::host

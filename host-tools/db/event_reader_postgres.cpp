@@ -85,28 +85,37 @@ Status pg_error(PGconn* conn, const std::string& what) {
   return make_error(ErrorKind::Io, fmt::format("PostgreSQL: {}: {}", what, message));
 }
 
-// Rows of the trace with seq in [from, to], in seq order (the primary key's index scan), a batch at a time;
-// stops handing on rows when `stop` is set.
-Status copy_range(PGconn* conn, int64_t trace_id, int64_t from, int64_t to, const EventBatchSink& sink,
-                  const std::atomic<bool>* stop = nullptr) {
+// How a range was read: done, or its rows came out of seq order (read it again through ORDER BY).
+enum class CopyOutcome { done, out_of_order };
+
+// Rows of the trace with seq in [from, to], a batch at a time; stops handing on rows when `stop` is set.
+// `ordered`: through ORDER BY seq (the primary key's index scan); otherwise a plain scan of the trace's
+// partition, which a load wrote in seq order: about a third less server time per row, and checked here.
+// The small columns travel as one integer (probe | code << 8 | lines << 16): each field of a binary COPY
+// costs the server a send function call and a length word, a third of its per-row work.
+Expected<CopyOutcome> copy_range(PGconn* conn, int64_t trace_id, int64_t from, int64_t to,
+                                 const EventColumns& columns, bool ordered, const EventBatchSink& sink,
+                                 const std::atomic<bool>* stop) {
   const std::string sql = fmt::format(
-      "COPY (SELECT seq, probe, code, tsc, time_ns, lines FROM events WHERE trace_id = {} AND seq BETWEEN {} "
-      "AND {} ORDER BY seq) TO STDOUT (FORMAT binary)",
-      trace_id, from, to);
+      "COPY (SELECT seq, tsc, probe::integer | (code::integer << 8) | (lines::integer << 16){} FROM events "
+      "WHERE trace_id = {} AND seq BETWEEN {} AND {}{}) TO STDOUT (FORMAT binary)",
+      columns.time_ns ? ", time_ns" : "", trace_id, from, to, ordered ? " ORDER BY seq" : "");
+  const uint64_t field_count = columns.time_ns ? 4 : 3;
   PgResult started(PQexec(conn, sql.c_str()));
-  if (PQresultStatus(started.get()) != PGRES_COPY_OUT) return pg_error(conn, "reading events");
+  if (PQresultStatus(started.get()) != PGRES_COPY_OUT) return pg_error(conn, "reading events").failure();
   std::vector<EventRow> batch;
   batch.reserve(kEventBatchRows);
-  bool header = true, trailer = false;
+  bool header = true, trailer = false, out_of_order = false, any = false;
+  uint64_t last_seq = 0;
   Status failed;
   for (;;) {
     char* raw = nullptr;
     const int size = PQgetCopyData(conn, &raw, 0);
     if (size == -1) break;  // the COPY is over; its result follows
-    if (size < 0) return pg_error(conn, "reading events");
+    if (size < 0) return pg_error(conn, "reading events").failure();
     const std::unique_ptr<char, PgFreer> data(raw);
     // After an error (or a stop) the rest of the stream is drained, so that the connection stays usable.
-    if (!failed || trailer || (stop && stop->load(std::memory_order_relaxed))) continue;
+    if (!failed || trailer || out_of_order || (stop && stop->load(std::memory_order_relaxed))) continue;
     FieldReader reader(raw, static_cast<size_t>(size));
     if (header && !skip_header(reader)) {
       failed = make_error(ErrorKind::Io, "PostgreSQL: reading events: a binary COPY without its header");
@@ -120,22 +129,29 @@ Status copy_range(PGconn* conn, int64_t trace_id, int64_t from, int64_t to, cons
         trailer = true;
         break;
       }
-      int64_t value[6];
-      bool null[6];
-      bool ok = fields == 6;
-      for (int i = 0; ok && i < 6; ++i) ok = reader.integer(value[i], null[i]);
+      int64_t value[4] = {};
+      bool null[4] = {};
+      bool ok = fields == field_count;
+      for (uint64_t i = 0; ok && i < field_count; ++i) ok = reader.integer(value[i], null[i]);
       if (!ok) {
-        failed = make_error(ErrorKind::Io, "PostgreSQL: reading events: a row that is not 6 integers");
+        failed =
+            make_error(ErrorKind::Io, "PostgreSQL: reading events: a row that is not the columns asked for");
         break;
       }
       EventRow& row = batch.emplace_back();
       row.seq = static_cast<uint64_t>(value[0]);
-      row.probe = static_cast<uint8_t>(value[1]);
-      row.code = static_cast<uint8_t>(value[2]);
-      row.tsc = static_cast<uint64_t>(value[3]);
-      row.has_time_ns = !null[4];
-      row.time_ns = value[4];
-      row.lines = static_cast<uint8_t>(value[5]);
+      row.tsc = static_cast<uint64_t>(value[1]);
+      row.probe = static_cast<uint8_t>(value[2]);
+      row.code = static_cast<uint8_t>(value[2] >> 8);
+      row.lines = static_cast<uint8_t>(value[2] >> 16);
+      row.has_time_ns = columns.time_ns && !null[3];
+      row.time_ns = value[3];
+      if (any && row.seq <= last_seq) {
+        out_of_order = true;
+        break;
+      }
+      any = true;
+      last_seq = row.seq;
       if (batch.size() == kEventBatchRows) {
         failed = sink(batch);
         batch.clear();
@@ -146,10 +162,26 @@ Status copy_range(PGconn* conn, int64_t trace_id, int64_t from, int64_t to, cons
   PgResult finished(PQgetResult(conn));
   const bool copied = PQresultStatus(finished.get()) == PGRES_COMMAND_OK;
   while (PGresult* extra = PQgetResult(conn)) PQclear(extra);
-  if (!copied) return pg_error(conn, "reading events");
-  if (!failed) return failed;
-  if (!batch.empty() && !(stop && stop->load(std::memory_order_relaxed))) return sink(batch);
-  return {};
+  if (!copied) return pg_error(conn, "reading events").failure();
+  if (!failed) return failed.failure();
+  if (out_of_order) return CopyOutcome::out_of_order;
+  if (!batch.empty() && !(stop && stop->load(std::memory_order_relaxed))) ETT_TRY(sink(batch));
+  return CopyOutcome::done;
+}
+
+// The range's rows in seq order: the plain scan, or (when its rows were not in seq order) the ordered one
+// after `restart`; only the ordered one when the range cannot be restarted.
+Status read_range(PGconn* conn, int64_t trace_id, const SeqRange& range, const EventColumns& columns,
+                  bool restartable, const EventBatchSink& sink, const std::function<Status()>& restart,
+                  const std::atomic<bool>* stop) {
+  ETT_TRY_ASSIGN(CopyOutcome outcome,
+                 copy_range(conn, trace_id, range.first, range.last, columns, !restartable, sink, stop));
+  if (outcome == CopyOutcome::done) return {};
+  if (Status restarted = restart(); !restarted)
+    return make_error(ErrorKind::Io, "PostgreSQL: " + restarted.error().message);
+  ETT_TRY_ASSIGN(outcome, copy_range(conn, trace_id, range.first, range.last, columns, true, sink, stop));
+  if (outcome == CopyOutcome::done) return {};
+  return make_error(ErrorKind::Io, "PostgreSQL: reading events: rows out of seq order");
 }
 
 struct PgConnCloser {
@@ -181,33 +213,33 @@ constexpr int64_t kSplitEvents = int64_t{1} << 18;
 
 }  // namespace
 
-Status read_postgres_events(PGconn* conn, int64_t trace_id, const EventBatchSink& sink) {
+Status read_postgres_events(PGconn* conn, int64_t trace_id, const EventColumns& columns,
+                            EventPartSink& sink) {
   // The seq range (two steps down the primary key).
   const std::string range_sql =
       fmt::format("SELECT min(seq), max(seq) FROM events WHERE trace_id = {}", trace_id);
   PgResult range(PQexec(conn, range_sql.c_str()));
   if (PQresultStatus(range.get()) != PGRES_TUPLES_OK || PQntuples(range.get()) != 1)
     return pg_error(conn, "reading events");
-  if (PQgetisnull(range.get(), 0, 0)) return {};
+  if (PQgetisnull(range.get(), 0, 0)) return sink.begin({});
   const int64_t first = std::stoll(PQgetvalue(range.get(), 0, 0));
   const int64_t last = std::stoll(PQgetvalue(range.get(), 0, 1));
   // A big trace: the upper half of the seq range comes through a second connection (a second server
-  // process) read by a second thread while this one reads and hands on the lower half; its rows wait in
-  // memory until their turn. The server's per-row work is most of a read, so two backends take about half
-  // the wall time. Loads only add traces, so both connections see the same rows of this one.
+  // process) read by a second thread while this one reads the lower half. The server's per-row work is most
+  // of a read, so two backends take about half the wall time. Loads only add traces, so both connections
+  // see the same rows of this one.
   std::unique_ptr<PGconn, PgConnCloser> second;
   if (last - first >= kSplitEvents && PQtransactionStatus(conn) == PQTRANS_IDLE)
     second = second_connection(conn);
-  if (!second) return copy_range(conn, trace_id, first, last, sink);
-  const int64_t middle = first + (last - first) / 2;
-  return read_in_two_parts(
-      [&](const EventBatchSink& part, const std::atomic<bool>* stop) {
-        return copy_range(conn, trace_id, first, middle, part, stop);
+  const std::vector<SeqRange> parts = split_range(first, last, second ? 2 : 1);
+  return read_parts(
+      parts,
+      [&](size_t part, const EventBatchSink& rows, const std::function<Status()>& restart,
+          const std::atomic<bool>* stop) {
+        return read_range(part == 0 ? conn : second.get(), trace_id, parts[part], columns,
+                          sink.restartable(part), rows, restart, stop);
       },
-      [&](const EventBatchSink& part, const std::atomic<bool>* stop) {
-        return copy_range(second.get(), trace_id, middle + 1, last, part, stop);
-      },
-      last - middle, sink);
+      sink);
 }
 
 }  // namespace ett::host

@@ -67,20 +67,20 @@ struct Collector {
   bool reached_end = false;
 };
 
-// ett_read_events(seq, probe, code, tsc, time_ns, lines), an aggregate: each row's values arrive through
+// ett_read_events(seq, probe, code, tsc, lines[, time_ns]), an aggregate: each row's values arrive through
 // sqlite3_value_* in one sqlite3_step() for the whole scan. Stepping row by row and reading the cells with
 // sqlite3_column_* cost twice the instructions per row (an interpreter exit and entry per row, a statement
 // mutex and a type check per cell).
-void collect_row(sqlite3_context* context, int, sqlite3_value** values) {
+void collect_row(sqlite3_context* context, int count, sqlite3_value** values) {
   auto& collector = *static_cast<Collector*>(sqlite3_user_data(context));
   EventRow& row = collector.batch.emplace_back();
   row.seq = static_cast<uint64_t>(sqlite3_value_int64(values[0]));
   row.probe = static_cast<uint8_t>(sqlite3_value_int(values[1]));
   row.code = static_cast<uint8_t>(sqlite3_value_int(values[2]));
   row.tsc = static_cast<uint64_t>(sqlite3_value_int64(values[3]));
-  row.has_time_ns = sqlite3_value_type(values[4]) != SQLITE_NULL;
-  row.time_ns = row.has_time_ns ? sqlite3_value_int64(values[4]) : 0;
-  row.lines = static_cast<uint8_t>(sqlite3_value_int(values[5]));
+  row.lines = static_cast<uint8_t>(sqlite3_value_int(values[4]));
+  row.has_time_ns = count > 5 && sqlite3_value_type(values[5]) != SQLITE_NULL;
+  row.time_ns = row.has_time_ns ? sqlite3_value_int64(values[5]) : 0;
   // The primary key's range scan visits the rows in seq order; should a planner ever not, the rows are read
   // again through ORDER BY (read_range).
   // The range's end, checked here rather than by the statement (a key comparison per row in SQLite).
@@ -118,13 +118,16 @@ void collect_done(sqlite3_context* context) {
 // Rows of the trace with seq in [from, to), in seq order, a batch at a time, row by row through ORDER BY: the
 // way back when the aggregate's scan was not in seq order.
 Status read_range_ordered(sqlite3* db, const std::string& path, int64_t trace_id, int64_t from, int64_t to,
-                          const EventBatchSink& sink, const std::atomic<bool>* stop) {
+                          const EventColumns& columns, const EventBatchSink& sink,
+                          const std::atomic<bool>* stop) {
   // The primary key (trace_id, seq) of the WITHOUT ROWID table is the scan's order: no sort.
   ETT_TRY_ASSIGN(
       Statement statement,
       prepare(db, path,
-              "SELECT seq, probe, code, tsc, time_ns, lines FROM events WHERE trace_id = ?1 AND seq "
-              ">= ?2 AND seq < ?3 ORDER BY seq"));
+              columns.time_ns ? "SELECT seq, probe, code, tsc, lines, time_ns FROM events WHERE "
+                                "trace_id = ?1 AND seq >= ?2 AND seq < ?3 ORDER BY seq"
+                              : "SELECT seq, probe, code, tsc, lines FROM events WHERE trace_id = ?1 "
+                                "AND seq >= ?2 AND seq < ?3 ORDER BY seq"));
   sqlite3_stmt* raw = statement.get();
   sqlite3_bind_int64(raw, 1, trace_id);
   sqlite3_bind_int64(raw, 2, from);
@@ -140,9 +143,9 @@ Status read_range_ordered(sqlite3* db, const std::string& path, int64_t trace_id
     row.probe = static_cast<uint8_t>(sqlite3_column_int(raw, 1));
     row.code = static_cast<uint8_t>(sqlite3_column_int(raw, 2));
     row.tsc = static_cast<uint64_t>(sqlite3_column_int64(raw, 3));
-    row.has_time_ns = sqlite3_column_type(raw, 4) != SQLITE_NULL;
-    row.time_ns = row.has_time_ns ? sqlite3_column_int64(raw, 4) : 0;
-    row.lines = static_cast<uint8_t>(sqlite3_column_int(raw, 5));
+    row.lines = static_cast<uint8_t>(sqlite3_column_int(raw, 4));
+    row.has_time_ns = columns.time_ns && sqlite3_column_type(raw, 5) != SQLITE_NULL;
+    row.time_ns = row.has_time_ns ? sqlite3_column_int64(raw, 5) : 0;
     if (batch.size() == kEventBatchRows) {
       ETT_TRY(sink(batch));
       batch.clear();
@@ -154,8 +157,11 @@ Status read_range_ordered(sqlite3* db, const std::string& path, int64_t trace_id
 }
 
 // Rows of the trace with seq in [from, to), in seq order, a batch at a time; stops early when `stop` is set.
+// Rows out of seq order (a plan that does not follow the key) make the range be read again through ORDER BY
+// after `restart`.
 Status read_range(sqlite3* db, const std::string& path, int64_t trace_id, int64_t from, int64_t to,
-                  const EventBatchSink& sink, const std::atomic<bool>* stop = nullptr) {
+                  const EventColumns& columns, const EventBatchSink& sink,
+                  const std::function<Status()>& restart, const std::atomic<bool>* stop) {
   Collector collector;
   collector.sink = &sink;
   collector.stop = stop;
@@ -163,20 +169,25 @@ Status read_range(sqlite3* db, const std::string& path, int64_t trace_id, int64_
   collector.batch.reserve(kEventBatchRows);
   // Registered on this connection for this read (the collector is its user data); DIRECTONLY: no trigger or
   // view of the database file can call it.
-  if (sqlite3_create_function_v2(db, "ett_read_events", 6, SQLITE_UTF8 | SQLITE_DIRECTONLY, &collector,
-                                 nullptr, collect_row, collect_done, nullptr) != SQLITE_OK)
+  const int arguments = columns.time_ns ? 6 : 5;
+  if (sqlite3_create_function_v2(db, "ett_read_events", arguments, SQLITE_UTF8 | SQLITE_DIRECTONLY,
+                                 &collector, nullptr, collect_row, collect_done, nullptr) != SQLITE_OK)
     return sqlite_error(db, path, "reading events");
   struct Unregister {
     sqlite3* db;
+    int arguments;
     ~Unregister() {
-      sqlite3_create_function_v2(db, "ett_read_events", 6, SQLITE_UTF8, nullptr, nullptr, nullptr, nullptr,
-                                 nullptr);
+      sqlite3_create_function_v2(db, "ett_read_events", arguments, SQLITE_UTF8, nullptr, nullptr, nullptr,
+                                 nullptr, nullptr);
     }
-  } unregister{db};
-  ETT_TRY_ASSIGN(Statement statement,
-                 prepare(db, path,
-                         "SELECT ett_read_events(seq, probe, code, tsc, time_ns, lines) FROM events WHERE "
-                         "trace_id = ?1 AND seq >= ?2"));
+  } unregister{db, arguments};
+  ETT_TRY_ASSIGN(
+      Statement statement,
+      prepare(db, path,
+              columns.time_ns ? "SELECT ett_read_events(seq, probe, code, tsc, lines, time_ns) FROM "
+                                "events WHERE trace_id = ?1 AND seq >= ?2"
+                              : "SELECT ett_read_events(seq, probe, code, tsc, lines) FROM events "
+                                "WHERE trace_id = ?1 AND seq >= ?2"));
   sqlite3_stmt* raw = statement.get();
   sqlite3_bind_int64(raw, 1, trace_id);
   sqlite3_bind_int64(raw, 2, from);
@@ -188,12 +199,13 @@ Status read_range(sqlite3* db, const std::string& path, int64_t trace_id, int64_
     return {};
   }
   if (collector.out_of_order) {
-    // Found at the second row when it happens at all (a plan that does not follow the key); rows already
-    // handed on cannot be taken back.
-    if (collector.handed_on)
-      return make_error(ErrorKind::Io, fmt::format("{}: reading events: rows out of seq order", path));
+    // Found at the second row when it happens at all (a plan that does not follow the key).
+    if (collector.handed_on) {
+      if (Status restarted = restart(); !restarted)
+        return make_error(ErrorKind::Io, fmt::format("{}: {}", path, restarted.error().message));
+    }
     statement.reset();
-    return read_range_ordered(db, path, trace_id, from, to, sink, stop);
+    return read_range_ordered(db, path, trace_id, from, to, columns, sink, stop);
   }
   if (step != SQLITE_ROW) return sqlite_error(db, path, "reading events");
   if (!collector.batch.empty()) ETT_TRY(sink(collector.batch));
@@ -202,16 +214,14 @@ Status read_range(sqlite3* db, const std::string& path, int64_t trace_id, int64_
 
 }  // namespace
 
-Status read_sqlite_events(sqlite3* db, const std::string& path, int64_t trace_id,
-                          const EventBatchSink& sink) {
+Status read_sqlite_events(sqlite3* db, const std::string& path, int64_t trace_id, const EventColumns& columns,
+                          EventPartSink& sink) {
   ETT_TRY_ASSIGN(std::optional<int64_t> first, end_seq(db, path, trace_id, false));
-  if (!first) return {};
+  if (!first) return sink.begin({});
   ETT_TRY_ASSIGN(std::optional<int64_t> last, end_seq(db, path, trace_id, true));
-  const int64_t end = *last + 1;
   // A big trace: the upper half of the seq range is read on a second, read-only connection by a second
-  // thread while this one reads (and hands on) the lower half; its rows wait in memory until their turn. The
-  // cost of a read is SQLite's per-row work, so two cores take about half the wall time. Loads only add
-  // traces, so both connections see the same rows of this one.
+  // thread while this one reads the lower half. The cost of a read is SQLite's per-row work, so two cores
+  // take about half the wall time. Loads only add traces, so both connections see the same rows of this one.
   std::unique_ptr<sqlite3, SqliteCloser> second;
   // (Only a database file can be opened twice: not an in-memory or temporary one.)
   const bool file = !path.empty() && path != ":memory:" && path.rfind("file:", 0) != 0;
@@ -222,17 +232,15 @@ Status read_sqlite_events(sqlite3* db, const std::string& path, int64_t trace_id
     second.reset(raw);
     if (raw && sqlite3_errcode(raw) != SQLITE_OK) second.reset();
   }
-  if (!second) return read_range(db, path, trace_id, *first, end, sink);
-
-  const int64_t middle = *first + (end - *first) / 2;
-  return read_in_two_parts(
-      [&](const EventBatchSink& part, const std::atomic<bool>* stop) {
-        return read_range(db, path, trace_id, *first, middle, part, stop);
+  const std::vector<SeqRange> parts = split_range(*first, *last, second ? 2 : 1);
+  return read_parts(
+      parts,
+      [&](size_t part, const EventBatchSink& rows, const std::function<Status()>& restart,
+          const std::atomic<bool>* stop) {
+        return read_range(part == 0 ? db : second.get(), path, trace_id, parts[part].first,
+                          parts[part].last + 1, columns, rows, restart, stop);
       },
-      [&](const EventBatchSink& part, const std::atomic<bool>* stop) {
-        return read_range(second.get(), path, trace_id, middle, end, part, stop);
-      },
-      end - middle, sink);
+      sink);
 }
 
 }  // namespace ett::host

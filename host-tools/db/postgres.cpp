@@ -246,8 +246,8 @@ class PostgresDatabase final : public Database {
     return fetch(result.get());
   }
 
-  Status read_events(int64_t trace_id, const EventBatchSink& sink) override {
-    return read_postgres_events(m_conn.get(), trace_id, sink);
+  Status read_event_parts(int64_t trace_id, const EventColumns& columns, EventPartSink& sink) override {
+    return read_postgres_events(m_conn.get(), trace_id, columns, sink);
   }
 
   Status begin_load() override {

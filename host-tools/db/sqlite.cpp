@@ -225,8 +225,8 @@ class SqliteDatabase final : public Database {
     return last;
   }
 
-  Status read_events(int64_t trace_id, const EventBatchSink& sink) override {
-    return read_sqlite_events(m_db.get(), m_path, trace_id, sink);
+  Status read_event_parts(int64_t trace_id, const EventColumns& columns, EventPartSink& sink) override {
+    return read_sqlite_events(m_db.get(), m_path, trace_id, columns, sink);
   }
 
   Status begin_load() override {

@@ -8,7 +8,9 @@
 #include <span>
 #include <vector>
 
+#include "analysis/input.h"
 #include "common/probe_layout.h"
+#include "common/tsc_time.h"
 #include "db/loader.h"
 #include "db/queries.h"
 #include "db/schema.h"
@@ -507,4 +509,54 @@ TEST(SqliteReader, ABigTraceReadInTwoHalvesGivesTheRowsOfTheTextQuery) {
     EXPECT_EQ(calls, fail_at);
   }
   EXPECT_EQ(count(*db, "SELECT count(*) FROM events"), 400'000);
+}
+
+namespace {
+
+// Every event of `load_capture(trace)` is the text query's row, in seq order, its time from the TSC (a rate)
+// or the stored time_ns (no rate).
+void expect_capture_is_the_text_query(Database& db, int64_t trace) {
+  auto capture = load_capture(db, trace);
+  ASSERT_TRUE(capture) << capture.error().message;
+  auto text =
+      db.query("SELECT seq, probe, code, tsc, lines, time_ns FROM events WHERE trace_id = $1 ORDER BY seq",
+               std::vector<SqlValue>{trace});
+  ASSERT_TRUE(text) << text.error().message;
+  ASSERT_EQ(capture->events.size(), text->rows.size());
+  const CaptureInfo& info = capture->info;
+  for (size_t i = 0; i < text->rows.size(); ++i) {
+    const auto& row = text->rows[i];
+    const AnalysisEvent& event = capture->events[i];
+    ASSERT_EQ(std::to_string(event.seq), *row[0]) << i;
+    ASSERT_EQ(std::to_string(event.probe), *row[1]) << i;
+    ASSERT_EQ(std::to_string(event.code), *row[2]) << i;
+    ASSERT_EQ(std::to_string(event.tsc), *row[3]) << i;
+    ASSERT_EQ(std::to_string(event.lines), *row[4]) << i;
+    const double time =
+        info.tsc_hz
+            ? ticks_to_ns(static_cast<double>(static_cast<int64_t>(event.tsc - info.capture_start_tsc)),
+                          info.tsc_hz)
+            : std::stod(*row[5]);
+    ASSERT_EQ(event.time_ns, time) << i;
+  }
+}
+
+}  // namespace
+
+// A trace big enough to be read as two parts, each placed by load_capture where its seqs put it: with gaps
+// in seq (single rows and a run across the middle) the events come closed up and in seq order; with no TSC
+// rate the times are the stored time_ns.
+TEST(SqliteReader, LoadCaptureGivesEveryRowInSeqOrderAcrossGapsWithOrWithoutARate) {
+  ett::test::TempDir dir;
+  const std::string image = dir.file("big.img");
+  ASSERT_TRUE(write_synth_capture(image, {300'000, 5, f::Layout::Double2x4}));
+  auto db = open_db("sqlite:" + dir.file("big.db"));
+  auto loaded = load_image(*db, {image, std::nullopt, false});
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  const int64_t trace = (*loaded)[0].trace_id;
+  expect_capture_is_the_text_query(*db, trace);
+  ASSERT_TRUE(db->run_script("DELETE FROM events WHERE seq % 1000 = 7 OR seq BETWEEN 140000 AND 160000"));
+  expect_capture_is_the_text_query(*db, trace);
+  ASSERT_TRUE(db->run_script("UPDATE traces SET tsc_hz = 0"));
+  expect_capture_is_the_text_query(*db, trace);
 }
