@@ -174,8 +174,15 @@ Expected<CopyOutcome> copy_range(PGconn* conn, int64_t trace_id, int64_t from, i
 Status read_range(PGconn* conn, int64_t trace_id, const SeqRange& range, const EventColumns& columns,
                   bool restartable, const EventBatchSink& sink, const std::function<Status()>& restart,
                   const std::atomic<bool>* stop) {
-  ETT_TRY_ASSIGN(CopyOutcome outcome,
-                 copy_range(conn, trace_id, range.first, range.last, columns, !restartable, sink, stop));
+  // A plain scan of a big table joins (or starts where the last one left off) another scan of it
+  // (synchronize_seqscans): rows from the middle of the partition first. Off for this scan.
+  if (restartable) {
+    PgResult set(PQexec(conn, "SET synchronize_seqscans = off"));
+    if (PQresultStatus(set.get()) != PGRES_COMMAND_OK) return pg_error(conn, "reading events");
+  }
+  auto outcome_or = copy_range(conn, trace_id, range.first, range.last, columns, !restartable, sink, stop);
+  if (restartable) PQclear(PQexec(conn, "RESET synchronize_seqscans"));
+  ETT_TRY_ASSIGN(CopyOutcome outcome, std::move(outcome_or));
   if (outcome == CopyOutcome::done) return {};
   if (Status restarted = restart(); !restarted)
     return make_error(ErrorKind::Io, "PostgreSQL: " + restarted.error().message);
