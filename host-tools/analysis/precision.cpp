@@ -14,13 +14,14 @@ namespace {
 constexpr double kHistogramBodyCoverage = 0.997;  // the histogram's equal bins end here (PrecisionOptions)
 }  // namespace
 
-std::vector<uint64_t> loop_steps_ticks(const Capture& capture) {
-  std::vector<uint64_t> steps;
+std::vector<double> loop_steps_ns(const Capture& capture) {
+  std::vector<double> steps;
   steps.reserve(capture.events.size());
   for (size_t i = 1; i < capture.events.size(); ++i) {
     // A record at or before its predecessor (a corrupt record) is no step.
     const uint64_t previous = capture.events[i - 1].tsc, tsc = capture.events[i].tsc;
-    if (tsc > previous) steps.push_back(tsc - previous);
+    if (tsc > previous)
+      steps.push_back(ticks_to_ns(static_cast<double>(tsc - previous), capture.info.tsc_hz));
   }
   return steps;
 }
@@ -71,10 +72,7 @@ Expected<PrecisionResult> analyze_precision(const Capture& capture, const Precis
   if (capture.info.tsc_hz == 0)
     return make_error(ErrorKind::Usage, "the capture has no TSC rate (tsc_hz = 0)");
   if (capture.info.mode != "calibrate") return precision_from_check_intervals(capture.info);
-  std::vector<double> steps_ns;
-  for (uint64_t ticks : loop_steps_ticks(capture))
-    steps_ns.push_back(ticks_to_ns(static_cast<double>(ticks), capture.info.tsc_hz));
-  return precision_from_steps(std::move(steps_ns), capture.info.tsc_hz, capture.info.probe_count, options);
+  return precision_from_steps(loop_steps_ns(capture), capture.info.tsc_hz, capture.info.probe_count, options);
 }
 
 Expected<PrecisionResult> precision_from_steps(std::vector<double> steps_ns, uint64_t tsc_hz, int probe_count,
@@ -84,27 +82,27 @@ Expected<PrecisionResult> precision_from_steps(std::vector<double> steps_ns, uin
   for (double coverage : options.coverages)
     if (!(coverage > 0 && coverage <= 1))
       return make_error(ErrorKind::Usage, fmt::format("coverage {} is not in (0, 1]", coverage));
-  sort_values(steps_ns);
   PrecisionResult result;
   result.steps = steps_ns.size();
   result.tsc_hz = tsc_hz;
   result.epsilon_ns = ns_per_tick(tsc_hz);
   result.probe_count = probe_count;
-  result.step = summarize(steps_ns);
+  // No sort: the summary and each quantile select their value among the steps (the coverages are few).
+  QuantileSelector steps(steps_ns);
+  result.step = summarize(steps);
   for (double coverage : options.coverages) {
     CoverageLevel level;
     level.coverage = coverage;
-    level.tau_ns = nearest_rank(steps_ns, coverage);
+    level.tau_ns = steps.quantile(coverage);
     level.epsilon_ns = result.epsilon_ns;
     level.pi_ns = level.tau_ns + level.epsilon_ns;
-    level.steps_within = static_cast<uint64_t>(
-        std::upper_bound(steps_ns.begin(), steps_ns.end(), level.tau_ns) - steps_ns.begin());
+    level.steps_within = steps.count_at_most(level.tau_ns);
     level.min_interarrival_ns = level.tau_ns;
     result.levels.push_back(level);
   }
   const int bins = std::max(1, options.bins);
-  const double lo = steps_ns.front(), hi = steps_ns.back();
-  const double quantile = nearest_rank(steps_ns, kHistogramBodyCoverage);
+  const double lo = result.step.min, hi = result.step.max;
+  const double quantile = steps.quantile(kHistogramBodyCoverage);
   const double body_hi = quantile > lo && quantile < hi ? quantile : hi;
   const double width = body_hi > lo ? (body_hi - lo) / bins : 1.0;
   const int used = body_hi > lo ? bins : 1;

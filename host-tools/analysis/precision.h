@@ -65,10 +65,11 @@ struct PrecisionResult {
   double tau_outside_stalls_ns = 0;
 };
 
-// Loop-step times in TSC ticks: in mode=calibrate every loop step is a record, so a step is the TSC
-// difference between consecutive records: N records give N-1 steps. The first record's gap since
-// capture_start_tsc is left out: it holds the capture's set-up (the stop rules' start), not a loop step.
-std::vector<uint64_t> loop_steps_ticks(const Capture& capture);
+// Loop-step times in ns: in mode=calibrate every loop step is a record, so a step is the TSC difference
+// between consecutive records, converted at the capture's TSC rate: N records give N-1 steps. The first
+// record's gap since capture_start_tsc is left out: it holds the capture's set-up (the stop rules' start),
+// not a loop step.
+std::vector<double> loop_steps_ns(const Capture& capture);
 
 // mode=calibrate: from every loop step. Any other capture that recorded its check intervals (session format
 // 2): a capture-time estimate from them. A check interval is 1024 polls; the longest step of the capture is

@@ -2,51 +2,44 @@
 #include "analysis/stats.h"
 
 #include <algorithm>
-#include <array>
-#include <bit>
 #include <cmath>
-#include <cstdint>
-#include <utility>
 
 namespace ett::host {
 
-double nearest_rank(std::span<const double> sorted, double fraction) {
-  if (sorted.empty()) return 0;
+size_t nearest_rank_index(size_t n, double fraction) {
+  if (n == 0) return 0;
   // The small tolerance keeps 0.955 * 1000 = 955 from rounding up to rank 956 through binary fractions.
-  double rank = std::ceil(fraction * static_cast<double>(sorted.size()) - 1e-9);
-  size_t index = rank < 1 ? 0 : static_cast<size_t>(rank) - 1;
-  return sorted[std::min(index, sorted.size() - 1)];
+  const double rank = std::ceil(fraction * static_cast<double>(n) - 1e-9);
+  const size_t index = rank < 1 ? 0 : static_cast<size_t>(rank) - 1;
+  return std::min(index, n - 1);
 }
 
-void sort_values(std::vector<double>& values) {
-  // Small inputs: the comparison sort is quicker than eight passes of buckets.
-  if (values.size() < 4096) {
-    std::sort(values.begin(), values.end());
-    return;
-  }
-  // LSD radix sort on keys that order like the doubles: negative values have every bit flipped, the others
-  // their sign bit. A byte that is the same in every key needs no pass (the high bytes, often).
-  const size_t n = values.size();
-  std::vector<uint64_t> keys(n), scratch(n);
-  for (size_t i = 0; i < n; ++i) {
-    const uint64_t bits = std::bit_cast<uint64_t>(values[i]);
-    keys[i] = (bits >> 63) ? ~bits : bits | (uint64_t{1} << 63);
-  }
-  std::array<std::array<size_t, 256>, 8> counts{};
-  for (uint64_t key : keys)
-    for (int byte = 0; byte < 8; ++byte) ++counts[byte][(key >> (8 * byte)) & 0xFF];
-  for (int byte = 0; byte < 8; ++byte) {
-    std::array<size_t, 256>& count = counts[byte];
-    if (std::find(count.begin(), count.end(), n) != count.end()) continue;
-    size_t offset = 0;
-    for (size_t& c : count) offset += std::exchange(c, offset);
-    for (uint64_t key : keys) scratch[count[(key >> (8 * byte)) & 0xFF]++] = key;
-    keys.swap(scratch);
-  }
-  for (size_t i = 0; i < n; ++i) {
-    const uint64_t key = keys[i];
-    values[i] = std::bit_cast<double>((key >> 63) ? key & ~(uint64_t{1} << 63) : ~key);
-  }
+double nearest_rank(std::span<const double> sorted, double fraction) {
+  return sorted.empty() ? 0 : sorted[nearest_rank_index(sorted.size(), fraction)];
+}
+
+double QuantileSelector::at(size_t index) {
+  // Values before a fixed index are <= its value and values after it >= (what nth_element leaves), so the
+  // value wanted lies between the fixed neighbours around it and only that stretch needs a selection.
+  const auto next = std::lower_bound(fixed_.begin(), fixed_.end(), index);
+  if (next != fixed_.end() && *next == index) return values_[index];
+  const size_t begin = next == fixed_.begin() ? 0 : *(next - 1) + 1;
+  const size_t end = next == fixed_.end() ? values_.size() : *next;
+  std::nth_element(values_.begin() + static_cast<std::ptrdiff_t>(begin),
+                   values_.begin() + static_cast<std::ptrdiff_t>(index),
+                   values_.begin() + static_cast<std::ptrdiff_t>(end));
+  fixed_.insert(next, index);
+  return values_[index];
+}
+
+double QuantileSelector::quantile(double fraction) {
+  return values_.empty() ? 0 : at(nearest_rank_index(values_.size(), fraction));
+}
+
+size_t QuantileSelector::count_at_most(double limit) const {
+  size_t count = 0;
+  for (double v : values_) count += v <= limit;
+  return count;
 }
 
 Summary summarize(std::span<const double> values) {
@@ -54,23 +47,38 @@ Summary summarize(std::span<const double> values) {
 }
 
 Summary summarize(std::vector<double>&& values) {
+  std::vector<double> owned = std::move(values);
+  QuantileSelector selector(owned);
+  return summarize(selector);
+}
+
+Summary summarize(QuantileSelector& selector) {
+  const std::span<const double> values = selector.values();
   Summary s;
   s.count = values.size();
   if (values.empty()) return s;
-  std::vector<double> sorted = std::move(values);
-  sort_values(sorted);
-  double sum = 0;
-  for (double v : sorted) sum += v;
-  s.mean = sum / static_cast<double>(s.count);
-  if (s.count > 1) {
-    double squares = 0;
-    for (double v : sorted) squares += (v - s.mean) * (v - s.mean);
-    s.stddev = std::sqrt(squares / static_cast<double>(s.count - 1));
+  // Sums in extended precision: the mean and spread come out the same to the printed digits whatever order
+  // the values are in.
+  long double sum = 0;
+  double min = values[0], max = values[0];
+  for (double v : values) {
+    sum += v;
+    min = std::min(min, v);
+    max = std::max(max, v);
   }
-  s.min = sorted.front();
-  s.max = sorted.back();
-  s.p50 = nearest_rank(sorted, 0.50);
-  s.p99 = nearest_rank(sorted, 0.99);
+  s.mean = static_cast<double>(sum / static_cast<long double>(s.count));
+  if (s.count > 1) {
+    long double squares = 0;
+    for (double v : values) {
+      const long double d = v - static_cast<long double>(s.mean);
+      squares += d * d;
+    }
+    s.stddev = static_cast<double>(std::sqrt(squares / static_cast<long double>(s.count - 1)));
+  }
+  s.min = min;
+  s.max = max;
+  s.p50 = selector.quantile(0.50);
+  s.p99 = selector.quantile(0.99);
   return s;
 }
 

@@ -18,14 +18,36 @@ struct Summary {
 };
 
 Summary summarize(std::span<const double> values);
-// The same over values the caller gives up: sorted in place, without a copy of millions of them.
+// The same over values the caller gives up: reordered in place, without a copy of millions of them.
 Summary summarize(std::vector<double>&& values);
 
-// Sorts ascending, as std::sort would (NaN aside), in linear time: a radix sort once there are thousands of
-// values (10 M durations or loop steps sorted in a fraction of std::sort's time).
-void sort_values(std::vector<double>& values);
+// The index in ascending order of the nearest-rank quantile of n values: ceil(fraction * n) - 1 (0 for
+// fraction 0).
+size_t nearest_rank_index(size_t n, double fraction);
 
-// Nearest-rank quantile of sorted values: sorted[ceil(fraction * n) - 1] (the first value for fraction 0).
+// Nearest-rank quantile of sorted values: sorted[nearest_rank_index(n, fraction)].
 double nearest_rank(std::span<const double> sorted, double fraction);
+
+// Nearest-rank quantiles of values it may reorder, without sorting them: each answer puts one value where a
+// sort would (std::nth_element between the nearest positions already fixed), so a few quantiles of 10 M
+// values cost a few linear passes instead of a sort. Values must not be NaN.
+class QuantileSelector {
+ public:
+  explicit QuantileSelector(std::span<double> values) : values_(values) {}
+
+  double quantile(double fraction);
+  // The value at `index` of ascending order.
+  double at(size_t index);
+  // How many values are <= limit.
+  size_t count_at_most(double limit) const;
+  std::span<const double> values() const { return values_; }
+
+ private:
+  std::span<double> values_;
+  std::vector<size_t> fixed_;  // ascending indices whose value is in its sorted place
+};
+
+// The summary of a selector's values (their order changed; its later quantiles reuse the work).
+Summary summarize(QuantileSelector& values);
 
 }  // namespace ett::host

@@ -69,10 +69,10 @@ Capture paper_calibration() {
 
 TEST(AnalysisPrecision, ReproducesThePapersTable) {
   const Capture capture = paper_calibration();
-  const auto steps = loop_steps_ticks(capture);
+  const auto steps = loop_steps_ns(capture);
   ASSERT_EQ(steps.size(), 1000u);
-  ASSERT_EQ(std::count(steps.begin(), steps.end(), 1040u), 3);
-  ASSERT_EQ(std::count(steps.begin(), steps.end(), 900u), 42);
+  ASSERT_EQ(std::count(steps.begin(), steps.end(), 2080.0), 3);
+  ASSERT_EQ(std::count(steps.begin(), steps.end(), 1800.0), 42);
   auto result = analyze_precision(capture);
   ASSERT_TRUE(result) << result.error().message;
   EXPECT_EQ(result->steps, 1000u);
@@ -156,17 +156,51 @@ TEST(AnalysisIntervals, GapsPerProbeAndEventsCloserThanTau) {
   EXPECT_TRUE(analyze_intervals(events, 0).probes[0].close.empty());
 }
 
-TEST(SortValues, OrdersLikeStdSortAcrossSignsMagnitudesAndTies) {
+TEST(QuantileSelector, AnswersLikeASortedCopyInAnyOrderOfQuestions) {
   std::mt19937_64 random(7);
   std::uniform_real_distribution<double> wide(-1e12, 1e12);
+  std::uniform_int_distribution<int> few(0, 20);
   std::vector<double> values;
-  for (int i = 0; i < 20000; ++i) values.push_back(i % 3 == 0 ? wide(random) * 1e-9 : wide(random));
+  // Wide values of both signs and many ties (few distinct values), so a stretch between fixed positions can
+  // hold the same value on both of its ends.
+  for (int i = 0; i < 20000; ++i) values.push_back(i % 2 ? wide(random) : few(random));
   for (double v : {0.0, 5.0, 5.0, -5.0, 1e-300, -1e-300, 1e300, -1e300, 123.5}) values.push_back(v);
-  std::vector<double> expected = values;
-  std::sort(expected.begin(), expected.end());
-  sort_values(values);
-  EXPECT_EQ(values, expected);
-  std::vector<double> small = {3, -1, 2};
-  sort_values(small);
-  EXPECT_EQ(small, (std::vector<double>{-1, 2, 3}));
+  std::vector<double> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  QuantileSelector selector(values);
+  for (double fraction : {0.99, 0.5, 0.5, 0.0, 1.0, 0.955, 0.25, 0.997, 0.7501, 0.7502, 0.001})
+    EXPECT_EQ(selector.quantile(fraction), nearest_rank(sorted, fraction)) << "fraction " << fraction;
+  std::uniform_int_distribution<size_t> index(0, sorted.size() - 1);
+  for (int i = 0; i < 200; ++i) {
+    const size_t at = index(random);
+    ASSERT_EQ(selector.at(at), sorted[at]) << "index " << at;
+  }
+  for (double limit : {-1e300, -5.0, 0.0, 5.0, 20.0, 1e12, 1e300})
+    EXPECT_EQ(selector.count_at_most(limit),
+              static_cast<size_t>(std::upper_bound(sorted.begin(), sorted.end(), limit) - sorted.begin()));
+  std::vector<double> reordered = values;
+  std::sort(reordered.begin(), reordered.end());
+  EXPECT_EQ(reordered, sorted);  // reordered, nothing lost
+}
+
+TEST(AnalysisStats, SummaryOfManyValuesMatchesASortedReference) {
+  std::mt19937_64 random(11);
+  std::exponential_distribution<double> gap(1.0 / 40'000);
+  std::vector<double> values;
+  for (int i = 0; i < 100'000; ++i) values.push_back(200 + gap(random));
+  std::vector<double> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  double sum = 0;
+  for (double v : sorted) sum += v;
+  const double mean = sum / static_cast<double>(sorted.size());
+  double squares = 0;
+  for (double v : sorted) squares += (v - mean) * (v - mean);
+  const Summary s = summarize(values);
+  EXPECT_EQ(s.count, sorted.size());
+  EXPECT_NEAR(s.mean, mean, 1e-9 * mean);
+  EXPECT_NEAR(s.stddev, std::sqrt(squares / static_cast<double>(sorted.size() - 1)), 1e-9 * mean);
+  EXPECT_EQ(s.min, sorted.front());
+  EXPECT_EQ(s.max, sorted.back());
+  EXPECT_EQ(s.p50, nearest_rank(sorted, 0.50));
+  EXPECT_EQ(s.p99, nearest_rank(sorted, 0.99));
 }
