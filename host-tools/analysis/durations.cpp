@@ -98,10 +98,11 @@ Expected<DurationsResult> pair_actions(std::span<const AnalysisEvent> events, co
       if (index == starts.size()) {
         result.unmatched_ends.push_back(event.seq);
       } else {
-        if (index != first_open) result.out_of_order.push_back(event.seq);
+        const bool reordered = index != first_open;
+        if (reordered) result.out_of_order.push_back(event.seq);
         const AnalysisEvent& start = *starts[index];
-        result.actions.push_back({start.seq, event.seq, start.code, event.code, start.time_ns, event.time_ns,
-                                  event.time_ns - start.time_ns});
+        result.actions.push_back({start.seq, event.seq, start.code, event.code, reordered, start.time_ns,
+                                  event.time_ns, event.time_ns - start.time_ns});
         closed[index] = true;
         open_by_code[start.code].pop_front();  // the oldest open start of its code, whichever rule chose it
       }

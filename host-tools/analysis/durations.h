@@ -39,6 +39,7 @@ struct Action {
   uint64_t end_seq = 0;
   uint8_t start_code = 0;
   uint8_t end_code = 0;
+  bool out_of_order = false;  // its end closed it while an older start was still open
   double start_ns = 0;
   double end_ns = 0;
   double duration_ns = 0;

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "analysis/tenths.h"
 
@@ -206,51 +205,135 @@ std::string format_precision(const PrecisionResult& r, OutputFormat format) {
   return out;
 }
 
-std::string format_durations(const DurationsResult& r, const FitResult* fit, OutputFormat format) {
-  if (format == OutputFormat::Csv) {
-    // One row per action (pairing: in-order or out-of-order), then one per unmatched start or end (the other
-    // columns empty); the fit (if any) is in --format json.
-    // bound_ns: pi, or pi + the stall that touches the action (empty: pi unknown); stall: 1 when one does.
-    std::string out =
-        "start_seq,end_seq,start_code,end_code,start_ns,end_ns,duration_ns,pairing,bound_ns,stall\n";
-    const std::set<uint64_t> reordered(r.out_of_order.begin(), r.out_of_order.end());
-    for (const Action& a : r.actions)
-      out += fmt::format("{},{},{},{},{:.1f},{:.1f},{:.1f},{},{},{}\n", a.start_seq, a.end_seq, a.start_code,
-                         a.end_code, a.start_ns, a.end_ns, a.duration_ns,
-                         reordered.count(a.end_seq) ? "out-of-order" : "in-order",
-                         a.bound_ns > 0 ? fmt::format("{:.1f}", a.bound_ns) : "", a.stall_ns > 0 ? 1 : 0);
-    for (uint64_t seq : r.unmatched_starts) out += fmt::format("{},,,,,,,unmatched-start,,\n", seq);
-    for (uint64_t seq : r.unmatched_ends) out += fmt::format(",{},,,,,,unmatched-end,,\n", seq);
-    return out;
-  }
-  if (format == OutputFormat::Json) {
-    const bool pi_known = r.pi_ns > 0;
-    Json doc{{"from", endpoint_text(r.from)},
-             {"to", endpoint_text(r.to)},
-             {"pi_ns", jknown(pi_known, r.pi_ns)},
-             {"pi_from_trace", jid(r.pi_trace_id)},
-             {"durations", summary_json(r.summary)},
-             {"unmatched_starts", r.unmatched_starts},
-             {"unmatched_ends", r.unmatched_ends},
-             {"out_of_order", r.out_of_order},
-             {"stalls", r.stall_count},
-             {"stalled_actions", r.stalled},
-             // Without pi there is no bound to hold.
-             {"bound_holds", pi_known ? Json(r.actions.size() - r.stalled) : Json(nullptr)}};
-    Json actions = Json::array();
-    for (const Action& a : r.actions)
-      actions.push_back(Json{{"start_seq", a.start_seq},
-                             {"end_seq", a.end_seq},
-                             {"start_code", a.start_code},
-                             {"end_code", a.end_code},
-                             {"duration_ns", jnum(a.duration_ns)},
-                             {"bound_ns", jknown(a.bound_ns > 0, a.bound_ns)},
-                             {"stall", a.stall_ns > 0},
-                             {"stall_ns", jnum(a.stall_ns)}});
-    doc["actions"] = std::move(actions);
-    if (fit) doc["fit"] = fit_json(*fit);
-    return json_text(doc);
-  }
+namespace {
+
+// fmt::memory_buffer appends.
+void put(fmt::memory_buffer& out, std::string_view text) {
+  out.append(text.data(), text.data() + text.size());
+}
+
+void put_tenths(fmt::memory_buffer& out, double value) {
+  char field[400];  // any double with one decimal fits (DBL_MAX is 309 digits)
+  put(out, {field, write_tenths(field, value)});
+}
+
+// A number as jnum() gives it and nlohmann-json writes it (its own shortest round-trip form, "0.0" for a
+// whole number): rows written by hand are byte for byte what a JSON document of them would dump.
+void put_jnum(fmt::memory_buffer& out, double value) {
+  const Json number = jnum(value);
+  if (number.is_null()) return put(out, "null");
+  char field[64];  // nlohmann's own number buffer size
+  put(out, {field, nlohmann::detail::to_chars(field, field + sizeof field, number.get<double>())});
+}
+
+// Right-aligned in `width` columns; `columns` is the text's display width (± takes one column, two bytes).
+void put_right(fmt::memory_buffer& out, size_t width, size_t columns, std::string_view text) {
+  if (columns < width) out.append(std::string(width - columns, ' '));
+  put(out, text);
+}
+
+// CSV: one row per action (pairing: in-order or out-of-order), then one per unmatched start or end (the other
+// columns empty); the fit (if any) is in --format json. bound_ns: pi, or pi + the stall that touches the
+// action (empty: pi unknown); stall: 1 when one does. --time utc adds start_utc and end_utc.
+Report durations_csv(const DurationsResult& r, const UtcLabels* utc) {
+  Report report;
+  ReportPart actions;
+  actions.text = fmt::format(
+      "start_seq,end_seq,start_code,end_code,start_ns,end_ns,duration_ns,pairing,bound_ns,"
+      "stall{}\n",
+      utc ? ",start_utc,end_utc" : "");
+  actions.rows = r.actions.size();
+  actions.format_rows = [&r, utc](size_t begin, size_t end, fmt::memory_buffer& out) {
+    for (size_t i = begin; i < end; ++i) {
+      const Action& a = r.actions[i];
+      fmt::format_to(std::back_inserter(out), FMT_COMPILE("{},{},{},{},"), a.start_seq, a.end_seq,
+                     a.start_code, a.end_code);
+      put_tenths(out, a.start_ns);
+      put(out, ",");
+      put_tenths(out, a.end_ns);
+      put(out, ",");
+      put_tenths(out, a.duration_ns);
+      put(out, a.out_of_order ? ",out-of-order," : ",in-order,");
+      if (a.bound_ns > 0) put_tenths(out, a.bound_ns);
+      put(out, a.stall_ns > 0 ? ",1" : ",0");
+      if (utc) {
+        put(out, ",");
+        put(out, utc->at(a.start_ns));
+        put(out, ",");
+        put(out, utc->at(a.end_ns));
+      }
+      put(out, "\n");
+    }
+  };
+  report.push_back(std::move(actions));
+  std::string unmatched;
+  const std::string_view no_times = utc ? ",," : "";
+  for (uint64_t seq : r.unmatched_starts)
+    unmatched += fmt::format("{},,,,,,,unmatched-start,,{}\n", seq, no_times);
+  for (uint64_t seq : r.unmatched_ends)
+    unmatched += fmt::format(",{},,,,,,unmatched-end,,{}\n", seq, no_times);
+  report.push_back({std::move(unmatched)});
+  return report;
+}
+
+// JSON: one document, written as nlohmann-json would dump it, with the action array streamed: the summary
+// members, "actions", then "fit" (when given) and "time" (--time utc).
+Report durations_json(const DurationsResult& r, const FitResult* fit, const UtcLabels* utc) {
+  const bool pi_known = r.pi_ns > 0;
+  const Json head{{"from", endpoint_text(r.from)},
+                  {"to", endpoint_text(r.to)},
+                  {"pi_ns", jknown(pi_known, r.pi_ns)},
+                  {"pi_from_trace", jid(r.pi_trace_id)},
+                  {"durations", summary_json(r.summary)},
+                  {"unmatched_starts", r.unmatched_starts},
+                  {"unmatched_ends", r.unmatched_ends},
+                  {"out_of_order", r.out_of_order},
+                  {"stalls", r.stall_count},
+                  {"stalled_actions", r.stalled},
+                  // Without pi there is no bound to hold.
+                  {"bound_holds", pi_known ? Json(r.actions.size() - r.stalled) : Json(nullptr)}};
+  std::string text = head.dump();
+  text.pop_back();  // the closing brace: the actions and the rest follow
+  Report report;
+  ReportPart actions;
+  actions.text = text + ",\"actions\":[";
+  actions.rows = r.actions.size();
+  actions.format_rows = [&r, utc](size_t begin, size_t end, fmt::memory_buffer& out) {
+    for (size_t i = begin; i < end; ++i) {
+      const Action& a = r.actions[i];
+      fmt::format_to(std::back_inserter(out),
+                     FMT_COMPILE("{}{{\"start_seq\":{},\"end_seq\":{},\"start_code\":{},\"end_code\":{},"
+                                 "\"duration_ns\":"),
+                     i ? "," : "", a.start_seq, a.end_seq, a.start_code, a.end_code);
+      put_jnum(out, a.duration_ns);
+      put(out, ",\"bound_ns\":");
+      if (a.bound_ns > 0)
+        put_jnum(out, a.bound_ns);
+      else
+        put(out, "null");
+      put(out, a.stall_ns > 0 ? ",\"stall\":true,\"stall_ns\":" : ",\"stall\":false,\"stall_ns\":");
+      put_jnum(out, a.stall_ns);
+      if (utc) {
+        put(out, ",\"start_utc\":\"");
+        put(out, utc->at(a.start_ns));
+        put(out, "\",\"end_utc\":\"");
+        put(out, utc->at(a.end_ns));
+        put(out, "\"");
+      }
+      put(out, "}");
+    }
+  };
+  report.push_back(std::move(actions));
+  std::string tail = "]";
+  if (fit) tail += ",\"fit\":" + fit_json(*fit).dump();
+  if (utc) tail += ",\"time\":\"utc\"";
+  report.push_back({tail + "}\n"});
+  return report;
+}
+
+// The summary, the pairing counts, a table of every action and the fit; --time utc adds a table of the
+// actions' UTC times.
+Report durations_text(const DurationsResult& r, const FitResult* fit, const UtcLabels* utc) {
   const Summary& s = r.summary;
   std::string out = fmt::format("actions from probe {} to probe {}: {} paired\n", endpoint_text(r.from),
                                 endpoint_text(r.to), r.actions.size());
@@ -287,70 +370,118 @@ std::string format_durations(const DurationsResult& r, const FitResult* fit, Out
   out += fmt::format("out of order: {} (ends that closed a start while an older one was still open{})\n",
                      r.out_of_order.size(),
                      r.out_of_order.empty() ? "" : ": seq " + seq_list(r.out_of_order, 10));
+  Report report;
+  ReportPart actions;
   if (!r.actions.empty()) {
     out += fmt::format("\n{:>10}  {:>10}  {:>16}  {:>14}  {}\n", "start_seq", "end_seq", "duration (ns)",
                        "bound (ns)", "stall");
-    // Each field formatted alone into a buffer and right-aligned by hand (the one non-ASCII character, ±,
-    // takes one column): fmt's width handling measured every field's display width, and a row per action
-    // is millions of rows at 10 M events.
-    out.reserve(out.size() + r.actions.size() * 64);
-    char field[400];  // any double with one decimal fits (DBL_MAX is 309 digits)
-    auto right = [&](size_t width, size_t columns, std::string_view text) {
-      if (columns < width) out.append(width - columns, ' ');
-      out.append(text);
-    };
-    auto integer = [&](size_t width, uint64_t value) {
-      const char* end = fmt::format_to(field, FMT_COMPILE("{}"), value);
-      right(width, static_cast<size_t>(end - field), {field, end});
-    };
-    // `sign` ("±" or empty) goes before the number, in one column.
-    auto decimal = [&](size_t width, double value, std::string_view sign) {
-      const char* end = write_tenths(field, value);
-      const size_t length = static_cast<size_t>(end - field), columns = length + (sign.empty() ? 0 : 1);
-      if (columns < width) out.append(width - columns, ' ');
-      out.append(sign);
-      out.append(field, length);
-    };
-    for (const Action& a : r.actions) {
-      integer(10, a.start_seq);
-      out += "  ";
-      integer(10, a.end_seq);
-      out += "  ";
-      decimal(16, a.duration_ns, {});
-      out += "  ";
-      if (a.bound_ns > 0)
-        decimal(14, a.bound_ns, "±");
-      else
-        right(14, 7, "unknown");
-      if (a.stall_ns > 0) {
-        out += "  STALL ";
-        out.append(field, write_tenths(field, a.stall_ns));
-        out += " ns";
+    actions.rows = r.actions.size();
+    // Each field formatted alone and right-aligned by hand (the one non-ASCII character, ±, takes one
+    // column): fmt's width handling measured every field's display width, and a row per action is millions
+    // of rows at 10 M events.
+    actions.format_rows = [&r](size_t begin, size_t end, fmt::memory_buffer& out) {
+      char field[400];  // any double with one decimal fits (DBL_MAX is 309 digits)
+      auto integer = [&](size_t width, uint64_t value) {
+        const char* last = fmt::format_to(field, FMT_COMPILE("{}"), value);
+        put_right(out, width, static_cast<size_t>(last - field), {field, last});
+      };
+      // `sign` ("±" or empty) goes before the number, in one column.
+      auto decimal = [&](size_t width, double value, std::string_view sign) {
+        const char* last = write_tenths(field, value);
+        const size_t length = static_cast<size_t>(last - field), columns = length + (sign.empty() ? 0 : 1);
+        if (columns < width) out.append(std::string(width - columns, ' '));
+        put(out, sign);
+        put(out, {field, length});
+      };
+      for (size_t i = begin; i < end; ++i) {
+        const Action& a = r.actions[i];
+        integer(10, a.start_seq);
+        put(out, "  ");
+        integer(10, a.end_seq);
+        put(out, "  ");
+        decimal(16, a.duration_ns, {});
+        put(out, "  ");
+        if (a.bound_ns > 0)
+          decimal(14, a.bound_ns, "±");
+        else
+          put_right(out, 14, 7, "unknown");
+        if (a.stall_ns > 0) {
+          put(out, "  STALL ");
+          put_tenths(out, a.stall_ns);
+          put(out, " ns");
+        }
+        put(out, "\n");
       }
-      out += '\n';
-    }
+    };
   }
+  actions.text = std::move(out);
+  report.push_back(std::move(actions));
+  std::string tail;
   if (fit) {
     const LinearFit& f = fit->fit;
-    out += "\n" + fit_line_text(f);
+    tail += "\n" + fit_line_text(f);
     if (fit->robust_differs) {
       const std::string of = fit->robust_check_points < fit->x.size()
                                  ? fmt::format(" (of an even sample of {} of the {} actions)",
                                                fit->robust_check_points, fit->x.size())
                                  : "";
-      out += fmt::format(
+      tail += fmt::format(
           "note: the least-squares line explains little (R^2 {:.3f}) and a robust fit{} differs: {}"
           "      try --fit robust\n",
           f.r2, of, fit_line_text(*fit->robust_differs));
     }
     if (fit->actions_without_size)
-      out += fmt::format("({} actions left out: their start code has no size)\n", fit->actions_without_size);
-    out += fmt::format("{:>10}  {:>8}  {:>14}  {:>12}\n", "size", "count", "mean (ns)", "stddev (ns)");
+      tail += fmt::format("({} actions left out: their start code has no size)\n", fit->actions_without_size);
+    tail += fmt::format("{:>10}  {:>8}  {:>14}  {:>12}\n", "size", "count", "mean (ns)", "stddev (ns)");
     for (const SizeRow& row : fit->sizes)
-      out += fmt::format("{:>10}  {:>8}  {:>14.1f}  {:>12.1f}\n", row.size, row.duration.count,
-                         row.duration.mean, row.duration.stddev);
+      tail += fmt::format("{:>10}  {:>8}  {:>14.1f}  {:>12.1f}\n", row.size, row.duration.count,
+                          row.duration.mean, row.duration.stddev);
   }
-  return out;
+  ReportPart times;
+  times.text = std::move(tail);
+  if (utc && !r.actions.empty()) {
+    times.text += fmt::format("\nUTC (PPS mapping, labelled from {}):\n{:>10}  {:>10}  {:<30}  {}\n",
+                              utc->source, "start_seq", "end_seq", "start", "end");
+    times.rows = r.actions.size();
+    times.format_rows = [&r, utc](size_t begin, size_t end, fmt::memory_buffer& out) {
+      for (size_t i = begin; i < end; ++i) {
+        const Action& a = r.actions[i];
+        fmt::format_to(std::back_inserter(out), "{:>10}  {:>10}  {:<30}  {}\n", a.start_seq, a.end_seq,
+                       utc->at(a.start_ns), utc->at(a.end_ns));
+      }
+    };
+  }
+  report.push_back(std::move(times));
+  return report;
+}
+
+}  // namespace
+
+std::string report_text(const Report& report) {
+  fmt::memory_buffer out;
+  for (const ReportPart& part : report) {
+    put(out, part.text);
+    if (part.rows) part.format_rows(0, part.rows, out);
+  }
+  return fmt::to_string(out);
+}
+
+Report durations_report(const DurationsResult& r, const FitResult* fit, OutputFormat format,
+                        const UtcLabels* utc) {
+  switch (format) {
+    case OutputFormat::Csv:
+      return durations_csv(r, utc);
+    case OutputFormat::Json:
+      return durations_json(r, fit, utc);
+    case OutputFormat::Text:
+      break;
+  }
+  return durations_text(r, fit, utc);
+}
+
+std::string format_durations(const DurationsResult& r, const FitResult* fit, OutputFormat format,
+                             const UtcLabels* utc) {
+  return report_text(durations_report(r, fit, format, utc));
 }
 
 std::string format_intervals(const IntervalsResult& r, OutputFormat format) {

@@ -1,8 +1,12 @@
 // output.h: the analyses' results as a readable report, CSV or JSON (what `ett analyze` prints).
 #pragma once
 
+#include <fmt/format.h>
+
+#include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "analysis/align.h"
 #include "analysis/durations.h"
@@ -18,9 +22,33 @@ namespace ett::host {
 enum class OutputFormat { Text, Csv, Json };
 Expected<OutputFormat> parse_output_format(const std::string& text);  // text | csv | json
 
+// A report written in parts, so that one with a row per action of 10 M events is never held whole: each part
+// is its text, then `rows` rows that format_rows(begin, end, out) appends for rows [begin, end). Rows do not
+// depend on each other (a writer may format two ranges at once); the report's lifetime is the result's.
+struct ReportPart {
+  std::string text;
+  size_t rows = 0;
+  std::function<void(size_t begin, size_t end, fmt::memory_buffer& out)> format_rows = {};
+};
+using Report = std::vector<ReportPart>;
+// The whole text of a report (tests, and reports that are small).
+std::string report_text(const Report& report);
+
+// --time utc: the ISO-8601 UTC text of a time in ns from the capture's start, and where the UTC labels came
+// from (the PPS mapping's label source).
+struct UtcLabels {
+  std::string source;
+  std::function<std::string(double time_ns)> at;
+};
+
 std::string format_precision(const PrecisionResult& result, OutputFormat format);
-// `fit` is printed after the durations (JSON: a "fit" member) when given.
-std::string format_durations(const DurationsResult& result, const FitResult* fit, OutputFormat format);
+// `fit` is printed after the durations (JSON: a "fit" member) when given; `utc` adds each action's start and
+// end in UTC (CSV: start_utc and end_utc columns; JSON: members of each action and "time": "utc"; text: a
+// table of them at the end).
+Report durations_report(const DurationsResult& result, const FitResult* fit, OutputFormat format,
+                        const UtcLabels* utc = nullptr);
+std::string format_durations(const DurationsResult& result, const FitResult* fit, OutputFormat format,
+                             const UtcLabels* utc = nullptr);
 std::string format_intervals(const IntervalsResult& result, OutputFormat format);
 std::string format_histogram(const HistogramResult& result, OutputFormat format);
 // Text and JSON: the clock fits; CSV: the merged timeline. `trace_ids` name the captures in order.

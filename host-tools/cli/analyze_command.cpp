@@ -12,6 +12,7 @@
 #include "analysis/pps_align.h"
 #include "commands.h"
 #include "data_output.h"
+#include "export/output_file.h"
 #include "utc_columns.h"
 
 namespace ett::cli {
@@ -59,6 +60,19 @@ int print(const AnalyzeOptions& o, OutputFormat format, const std::string& name,
   // In place: a copy of a text of millions of rows would double the peak memory.
   if (format == OutputFormat::Text && !name.empty()) text.insert(0, name + "\n");
   auto written = emit(out, text);
+  return written ? 0 : report(written.error());
+}
+
+// The same for a report written as it is formatted: a row per action of 10 M events is never held whole.
+int print(const AnalyzeOptions& o, OutputFormat format, const std::string& name, const Report& parts) {
+  auto out = TextOut::open(o.output, o.force);
+  if (!out) return report(out.error());
+  if (format == OutputFormat::Text && !name.empty()) out->append(name + "\n");
+  for (const ReportPart& part : parts) {
+    out->append(part.text);
+    write_independent_lines(part.rows, part.format_rows, *out);
+  }
+  auto written = out->finish();
   return written ? 0 : report(written.error());
 }
 
@@ -123,9 +137,9 @@ int run_durations(const AnalyzeOptions& o, OutputFormat format) {
     if (!fitted) return report(fitted.error());
     fit = *fitted;
   }
-  std::string text = format_durations(*result, fit ? &*fit : nullptr, format);
-  if (clock) text = durations_with_utc(text, *result, *clock, format);
-  return print(o, format, loaded->capture.info.name, text);
+  const std::optional<UtcLabels> labels = clock ? std::optional(clock->labels()) : std::nullopt;
+  return print(o, format, loaded->capture.info.name,
+               durations_report(*result, fit ? &*fit : nullptr, format, labels ? &*labels : nullptr));
 }
 
 // `--time utc`: the trace's stored PPS mapping, or the refusal naming `ett analyze pps`.

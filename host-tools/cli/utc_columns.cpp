@@ -62,6 +62,10 @@ double UtcClock::capture_ns(const UtcNs& time) const {
   return since_start * 1e9 / static_cast<double>(tsc_hz);
 }
 
+UtcLabels UtcClock::labels() const {
+  return {mapping.label_source, [clock = *this](double time_ns) { return clock.at(time_ns); }};
+}
+
 Expected<UtcNs> parse_utc_instant(std::string_view text) {
   std::string_view whole = text, zone;
   if (whole.ends_with("Z")) {
@@ -113,34 +117,6 @@ Expected<UtcClock> utc_clock(Database& db, const CaptureInfo& info) {
                                   "--trace {} --utc-at-edge N=ISO-8601`",
                                   info.name, info.trace_id));
   return UtcClock{*stored, info.capture_start_tsc, info.tsc_hz};
-}
-
-std::string durations_with_utc(const std::string& out, const DurationsResult& r, const UtcClock& clock,
-                               OutputFormat format) {
-  if (format == OutputFormat::Csv) {
-    // Header, one row per action, then the unmatched starts and ends (no times).
-    return with_csv_columns(out, ",start_utc,end_utc", r.actions.size(), ",,", [&](size_t i) {
-      return "," + clock.at(r.actions[i].start_ns) + "," + clock.at(r.actions[i].end_ns);
-    });
-  }
-  if (format == OutputFormat::Json) {
-    nlohmann::ordered_json json = nlohmann::ordered_json::parse(out);
-    json["time"] = "utc";
-    nlohmann::ordered_json& actions = json["actions"];
-    for (size_t i = 0; i < actions.size() && i < r.actions.size(); ++i) {
-      actions[i]["start_utc"] = clock.at(r.actions[i].start_ns);
-      actions[i]["end_utc"] = clock.at(r.actions[i].end_ns);
-    }
-    return json.dump() + "\n";
-  }
-  std::string result = out;
-  if (r.actions.empty()) return result;
-  result += fmt::format("\nUTC (PPS mapping, labelled from {}):\n{:>10}  {:>10}  {:<30}  {}\n",
-                        clock.mapping.label_source, "start_seq", "end_seq", "start", "end");
-  for (const Action& a : r.actions)
-    result += fmt::format("{:>10}  {:>10}  {:<30}  {}\n", a.start_seq, a.end_seq, clock.at(a.start_ns),
-                          clock.at(a.end_ns));
-  return result;
 }
 
 std::string histogram_with_utc(const std::string& out, const HistogramResult& r, const UtcClock& clock,

@@ -6,7 +6,6 @@
 #include <string_view>
 
 #include "analysis/capture.h"
-#include "analysis/durations.h"
 #include "analysis/histogram.h"
 #include "analysis/intervals.h"
 #include "analysis/output.h"
@@ -26,6 +25,8 @@ struct UtcClock {
   std::string at_tsc(uint64_t tsc) const;
   // A UTC instant as ns from the capture's start: the inverse of at().
   double capture_ns(const host::UtcNs& time) const;
+  // at() and the label source, for a report that adds UTC times as it is written.
+  host::UtcLabels labels() const;
 };
 
 // `--time ns|utc`: true for utc; a usage error for anything else.
@@ -38,9 +39,6 @@ host::Expected<UtcClock> utc_clock(host::Database& db, const host::CaptureInfo& 
 // "2026-11-23T16:00:05.5Z": an ISO-8601 UTC time with up to 9 digits of a second (Z, +00:00 or no zone).
 host::Expected<host::UtcNs> parse_utc_instant(std::string_view text);
 
-// `out` (format_durations' output in `format`) with start_utc and end_utc for every action.
-std::string durations_with_utc(const std::string& out, const host::DurationsResult& result,
-                               const UtcClock& clock, host::OutputFormat format);
 // `out` (format_histogram's, by time buckets) with start_utc for every bucket.
 std::string histogram_with_utc(const std::string& out, const host::HistogramResult& result,
                                const UtcClock& clock, host::OutputFormat format);

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
@@ -54,6 +56,70 @@ TEST(AnalysisDurations, CsvListsEveryStartAndEnd) {
             "0,3,1,1,0.0,400.0,400.0,in-order,50.0,0\n"
             "5,,,,,,,unmatched-start,,\n"
             ",4,,,,,,unmatched-end,,\n");
+}
+
+// --time utc: every format gains the actions' UTC times, from the labels it is given.
+TEST(AnalysisDurations, UtcLabelsAddColumnsMembersAndATable) {
+  auto result = pair_actions(kEvents, {1, {}}, {2, {}}, 50);
+  ASSERT_TRUE(result) << result.error().message;
+  const UtcLabels utc{"cmos", [](double ns) { return fmt::format("T{:.0f}Z", ns); }};
+  EXPECT_EQ(
+      format_durations(*result, nullptr, OutputFormat::Csv, &utc),
+      "start_seq,end_seq,start_code,end_code,start_ns,end_ns,duration_ns,pairing,bound_ns,stall,start_utc,"
+      "end_utc\n"
+      "1,2,2,2,100.0,250.0,150.0,out-of-order,50.0,0,T100Z,T250Z\n"
+      "0,3,1,1,0.0,400.0,400.0,in-order,50.0,0,T0Z,T400Z\n"
+      "5,,,,,,,unmatched-start,,,,\n"
+      ",4,,,,,,unmatched-end,,,,\n");
+  const auto json =
+      nlohmann::ordered_json::parse(format_durations(*result, nullptr, OutputFormat::Json, &utc));
+  EXPECT_EQ(json["time"], "utc");
+  EXPECT_EQ(json["actions"][1]["start_utc"], "T0Z");
+  EXPECT_EQ(json["actions"][1]["end_utc"], "T400Z");
+  const std::string text = format_durations(*result, nullptr, OutputFormat::Text, &utc);
+  EXPECT_NE(text.find("UTC (PPS mapping, labelled from cmos):\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("         1           2  T100Z                           T250Z\n"), std::string::npos)
+      << text;
+  EXPECT_EQ(format_durations(*result, nullptr, OutputFormat::Text).find("UTC"), std::string::npos);
+}
+
+// The JSON is written by hand as it streams: it must be exactly what nlohmann-json dumps for the same
+// document (numbers in its own form: 0.0, 1e+20, null for what is not finite), and the same whichever ranges
+// of rows are formatted apart.
+TEST(AnalysisDurations, StreamedJsonIsTheDocumentNlohmannWouldDump) {
+  std::vector<AnalysisEvent> events;
+  std::mt19937_64 random(3);
+  std::uniform_real_distribution<double> gap(0, 5e6);
+  double time = 0;
+  for (uint64_t seq = 0; seq < 400; ++seq) {
+    time += seq % 50 == 7 ? 1e19 : gap(random);  // a few times past 1e20: exponent form
+    events.push_back(ev(seq, static_cast<uint8_t>(1 + seq % 2), static_cast<uint8_t>(seq / 2 % 5), time));
+  }
+  auto result = pair_actions(events, {1, {}}, {2, {}}, 12.34567);
+  ASSERT_TRUE(result) << result.error().message;
+  ASSERT_GT(result->actions.size(), 100u);
+  result->actions[0].stall_ns = 1234.5;
+  result->actions[1].duration_ns = std::numeric_limits<double>::infinity();
+  result->actions[2].bound_ns = 0;
+  result->actions[3].duration_ns = 0.00004;  // rounds to 0
+  result->actions[4].duration_ns = -2.5;
+  const UtcLabels gps{"gps", [](double ns) { return fmt::format("{:.3f}", ns); }};
+  for (const UtcLabels* utc : {static_cast<const UtcLabels*>(nullptr), &gps}) {
+    const std::string json = format_durations(*result, nullptr, OutputFormat::Json, utc);
+    EXPECT_EQ(json, nlohmann::ordered_json::parse(json).dump() + "\n");
+    for (OutputFormat format : {OutputFormat::Json, OutputFormat::Csv, OutputFormat::Text}) {
+      const Report report = durations_report(*result, nullptr, format, utc);
+      std::string pieces;
+      for (const ReportPart& part : report) {
+        pieces += part.text;
+        fmt::memory_buffer rows;
+        for (size_t begin = 0; begin < part.rows; begin += 7)
+          part.format_rows(begin, std::min(part.rows, begin + 7), rows);
+        pieces += fmt::to_string(rows);
+      }
+      EXPECT_EQ(pieces, report_text(report));
+    }
+  }
 }
 
 TEST(AnalysisDurations, DefaultRulePairsTheSameCodeOnTheOtherProbe) {
@@ -152,7 +218,7 @@ TEST(AnalysisFit, RecoversKnownCoefficientsFromNoisyActions) {
   for (int i = 0; i < 2000; ++i) {
     const uint8_t code = static_cast<uint8_t>(1 + i % 5);  // code 5 has no size: left out
     const double size = code == 5 ? 0 : sizes.at(code);
-    actions.push_back({0, 0, code, code, 0, 0, 12000 + 0.8 * size + noise(rng)});
+    actions.push_back({0, 0, code, code, false, 0, 0, 12000 + 0.8 * size + noise(rng)});
   }
   auto result = fit_durations(actions, sizes);
   ASSERT_TRUE(result) << result.error().message;

@@ -157,7 +157,7 @@ std::vector<nlohmann::json> perfetto_events(const std::string& text, const nlohm
 
 TEST(ExportPerfetto, ActionsAreAsyncPairsOnTheirOwnIdsAndEventsAreInstants) {
   const Capture capture = small_capture();
-  const std::vector<Action> actions = {{0, 4, 1, 0, 100, 500, 400}, {2, 3, 0, 1, 250.3, 250.4, 0.1}};
+  const std::vector<Action> actions = {{0, 4, 1, 0, false, 100, 500, 400}, {2, 3, 0, 1, false, 250.3, 250.4, 0.1}};
   const std::string json = export_perfetto(capture, actions);
   EXPECT_EQ(json.rfind("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", 0), 0u);
   EXPECT_NE(json.find("\"name\":\"thread_name\",\"args\":{\"name\":\"probe 2\"}"), std::string::npos);
