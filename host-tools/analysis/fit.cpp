@@ -7,6 +7,7 @@
 #include <gsl/gsl_fit.h>
 #include <gsl/gsl_multifit.h>
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <memory>
@@ -152,16 +153,37 @@ Expected<LinearFit> fit_line(FitMethod method, std::span<const double> x, std::s
 Expected<FitResult> fit_durations(std::span<const Action> actions,
                                   const std::map<uint8_t, double>& size_of_code, FitMethod method) {
   FitResult result;
-  std::map<double, std::vector<double>> by_size;
+  // Sizes by start code in a table (no map lookup per action), and each size's durations gathered in one
+  // vector per distinct size, in ascending order of size.
+  std::map<double, size_t> size_rank;
+  for (const auto& [code, size] : size_of_code) size_rank.emplace(size, 0);
+  std::vector<double> sizes;
+  for (auto& [size, rank] : size_rank) {
+    rank = sizes.size();
+    sizes.push_back(size);
+  }
+  constexpr size_t kNoSize = SIZE_MAX;
+  std::array<size_t, 256> rank_of_code;
+  rank_of_code.fill(kNoSize);
+  for (const auto& [code, size] : size_of_code) rank_of_code[code] = size_rank.at(size);
+  std::vector<size_t> counts(sizes.size());
+  for (const Action& action : actions)
+    if (rank_of_code[action.start_code] != kNoSize) ++counts[rank_of_code[action.start_code]];
+  std::vector<std::vector<double>> by_size(sizes.size());
+  size_t sized = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    by_size[i].reserve(counts[i]);
+    sized += counts[i];
+  }
+  result.x.reserve(sized);
+  result.y.reserve(sized);
+  result.actions_without_size = actions.size() - sized;
   for (const Action& action : actions) {
-    auto it = size_of_code.find(action.start_code);
-    if (it == size_of_code.end()) {
-      result.actions_without_size++;
-      continue;
-    }
-    result.x.push_back(it->second);
+    const size_t rank = rank_of_code[action.start_code];
+    if (rank == kNoSize) continue;
+    result.x.push_back(sizes[rank]);
     result.y.push_back(action.duration_ns);
-    by_size[it->second].push_back(action.duration_ns);
+    by_size[rank].push_back(action.duration_ns);
   }
   ETT_TRY_ASSIGN(result.fit, fit_line(method, result.x, result.y));
   if (method == FitMethod::Linear && result.fit.r2 < 0.5) {
@@ -183,7 +205,8 @@ Expected<FitResult> fit_durations(std::span<const Action> actions,
     auto robust = fit_robust(x, y);
     if (robust && differs(result.fit, *robust)) result.robust_differs = *robust;
   }
-  for (const auto& [size, durations] : by_size) result.sizes.push_back({size, summarize(durations)});
+  for (size_t i = 0; i < sizes.size(); ++i)
+    if (!by_size[i].empty()) result.sizes.push_back({sizes[i], summarize(std::move(by_size[i]))});
   return result;
 }
 
