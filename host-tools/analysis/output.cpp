@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "analysis/tenths.h"
+#include "common/decimals.h"
 
 namespace ett::host {
 

@@ -1,12 +1,14 @@
 // perfetto.cpp: writes the Chrome trace-event JSON format (timestamps in microseconds).
 #include "export/perfetto.h"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <span>
 
+#include "common/decimals.h"
 #include "export/exporters.h"
 
 namespace ett::host {
@@ -35,13 +37,14 @@ class Timestamps {
 
   void write(fmt::memory_buffer& buffer, double time_ns) const {
     if (!m_utc) {
-      fmt::format_to(std::back_inserter(buffer), "{:.3f}", time_ns / 1000.0);
+      char field[400];
+      buffer.append(field, write_fixed<3>(field, time_ns / 1000.0));
       return;
     }
     // The TSC of the instant (events and action ends are TSC stamps; time_ns came from them).
     const double ticks = time_ns * static_cast<double>(m_tsc_hz) / 1e9;
     const int64_t ns = m_utc->unix_ns(m_start_tsc + static_cast<uint64_t>(std::llround(ticks)));
-    fmt::format_to(std::back_inserter(buffer), "{}.{:03d}", ns / 1000, static_cast<int>(ns % 1000));
+    fmt::format_to(fmt::appender(buffer), FMT_COMPILE("{}.{:03}"), ns / 1000, static_cast<int>(ns % 1000));
   }
 
  private:
@@ -72,16 +75,18 @@ void write_perfetto(const Capture& capture, std::span<const Action> actions, Tex
   write_independent_lines(
       events.size(),
       [events, &names, &stamps](size_t begin, size_t end, fmt::memory_buffer& buffer) {
-        auto out = std::back_inserter(buffer);
+        auto out = fmt::appender(buffer);
         for (const AnalysisEvent& event : events.subspan(begin, end - begin)) {
-          fmt::format_to(out, ",\n{{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":{},\"ts\":", event.probe);
+          fmt::format_to(out, FMT_COMPILE(",\n{{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":{},\"ts\":"),
+                         event.probe);
           stamps.write(buffer, event.time_ns);
-          fmt::format_to(out, ",\"name\":\"code {}\",\"args\":{{\"seq\":{},\"lines\":{},\"tsc\":{}}}}}",
-                         event.code, event.seq, event.lines, event.tsc);
+          fmt::format_to(
+              out, FMT_COMPILE(",\"name\":\"code {}\",\"args\":{{\"seq\":{},\"lines\":{},\"tsc\":{}}}}}"),
+              event.code, event.seq, event.lines, event.tsc);
           const std::string& probe = event.probe < names.size() ? names[event.probe] : names[0];
-          fmt::format_to(out, ",\n{{\"ph\":\"C\",\"pid\":1,\"name\":{},\"ts\":", probe);
+          fmt::format_to(out, FMT_COMPILE(",\n{{\"ph\":\"C\",\"pid\":1,\"name\":{},\"ts\":"), probe);
           stamps.write(buffer, event.time_ns);
-          fmt::format_to(out, ",\"args\":{{\"code\":{}}}}}", event.code);
+          fmt::format_to(out, FMT_COMPILE(",\"args\":{{\"code\":{}}}}}"), event.code);
         }
       },
       out);
@@ -89,22 +94,28 @@ void write_perfetto(const Capture& capture, std::span<const Action> actions, Tex
   write_independent_lines(
       actions.size(),
       [actions, &stamps](size_t begin, size_t end, fmt::memory_buffer& buffer) {
-        auto out = std::back_inserter(buffer);
+        auto out = fmt::appender(buffer);
         for (size_t i = begin; i < end; ++i) {
           const Action& action = actions[i];
           const uint64_t id = i + 1;
           // The name "action code N" needs no JSON escaping.
-          fmt::format_to(out,
-                         ",\n{{\"ph\":\"b\",\"cat\":\"action\",\"id\":{},\"pid\":1,\"tid\":0,\"ts\":", id);
+          fmt::format_to(
+              out, FMT_COMPILE(",\n{{\"ph\":\"b\",\"cat\":\"action\",\"id\":{},\"pid\":1,\"tid\":0,\"ts\":"),
+              id);
           stamps.write(buffer, action.start_ns);
-          fmt::format_to(out,
-                         ",\"name\":\"action code {}\",\"args\":{{\"start_seq\":{},\"end_seq\":{},"
-                         "\"duration_ns\":{:.1f}}}}}",
-                         action.start_code, action.start_seq, action.end_seq, action.duration_ns);
-          fmt::format_to(out,
-                         ",\n{{\"ph\":\"e\",\"cat\":\"action\",\"id\":{},\"pid\":1,\"tid\":0,\"ts\":", id);
+          fmt::format_to(
+              out,
+              FMT_COMPILE(",\"name\":\"action code {}\",\"args\":{{\"start_seq\":{},\"end_seq\":{},"
+                          "\"duration_ns\":"),
+              action.start_code, action.start_seq, action.end_seq);
+          char field[400];
+          buffer.append(field, write_tenths(field, action.duration_ns));
+          fmt::format_to(
+              out,
+              FMT_COMPILE("}}}},\n{{\"ph\":\"e\",\"cat\":\"action\",\"id\":{},\"pid\":1,\"tid\":0,\"ts\":"),
+              id);
           stamps.write(buffer, action.end_ns);
-          fmt::format_to(out, ",\"name\":\"action code {}\"}}", action.start_code);
+          fmt::format_to(out, FMT_COMPILE(",\"name\":\"action code {}\"}}"), action.start_code);
         }
       },
       out);

@@ -14,7 +14,7 @@
 
 #include "analysis/fit.h"
 #include "analysis/output.h"
-#include "analysis/tenths.h"
+#include "common/decimals.h"
 
 using namespace ett::host;
 
@@ -253,4 +253,19 @@ TEST(AnalysisDurations, TenthsAreWrittenAsFmtWritesThem) {
   char out[400];
   for (double value : values)
     ASSERT_EQ(std::string(out, write_tenths(out, value)), fmt::format("{:.1f}", value)) << value;
+}
+
+// The same with three decimals (the Perfetto export's microseconds), near its range's end and at ties.
+TEST(AnalysisDurations, ThousandthsAreWrittenAsFmtWritesThem) {
+  std::mt19937_64 rng(9);
+  std::vector<double> values = {0.0,   -0.0,  0.0005, 0.0015, 2.5, 1e9, 999999999.9995,
+                                -3.25, 1e300, 1e-9,   0.9995};
+  for (int i = 0; i < 200000; ++i) {
+    values.push_back(std::uniform_real_distribution<double>(0, 1e9)(rng));
+    values.push_back(static_cast<double>(rng() % 10000000000) / 2000.0);     // every other one a tie at .xxx5
+    values.push_back(static_cast<double>(rng() % 10000000000000) / 1000.0);  // ns as the export divides them
+  }
+  char out[400];
+  for (double value : values)
+    ASSERT_EQ(std::string(out, write_fixed<3>(out, value)), fmt::format("{:.3f}", value)) << value;
 }
