@@ -2,7 +2,9 @@
 // name holds it, e.g. "export"): every `ett analyze` and `ett export` run end to end through the ett binary
 // (database file to result) over a synthetic trace of 10 million events in SQLite and in PostgreSQL, with its
 // wall time, its peak memory and the ratio to a plain full scan of the same SQLite file by the sqlite3 shell
-// in the same run.
+// in the same run. An export also prints its output's size and the write floor: the time to write that many
+// bytes to a new file in the same directory, which no formatting can go below.
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -67,6 +69,26 @@ Measured run(const std::vector<std::string>& argv) {
   }
   return {wall, seconds(usage.ru_utime) + seconds(usage.ru_stime),
           static_cast<double>(usage.ru_maxrss) * 1024 / 1e6};
+}
+
+// Seconds to write `bytes` bytes to a new file in `dir` with 1 MB write() calls and close it.
+double write_floor(const fs::path& dir, uintmax_t bytes) {
+  const fs::path path = dir / "write-floor.out";
+  const std::vector<char> block(size_t{1} << 20, 'x');
+  const auto start = Clock::now();
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) die("cannot create " + path.string());
+  for (uintmax_t done = 0; done < bytes;) {
+    const size_t size = static_cast<size_t>(std::min<uintmax_t>(block.size(), bytes - done));
+    const ssize_t n = ::write(fd, block.data(), size);
+    if (n <= 0) die("cannot write " + path.string());
+    done += static_cast<uintmax_t>(n);
+  }
+  ::close(fd);
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  std::error_code ignored;
+  fs::remove(path, ignored);
+  return seconds;
 }
 
 std::string load_average() {
@@ -146,10 +168,17 @@ class Bench {
       const Measured after = sqlite_scan(file);
       const Measured& scan = before.wall <= after.wall ? before : after;
       std::error_code ignored;
+      const uintmax_t bytes = fs::exists(out) ? fs::file_size(out) : 0;
       fs::remove(out, ignored);
       rows.push_back(m);
       std::printf("%-11s %-26s %8.2f %8.2f %9.0f %9.2f %8.2f %8.2f", engine.c_str(), c.name, m.wall, m.cpu,
                   m.peak_mb, scan.wall, m.wall / scan.wall, m.cpu / scan.cpu);
+      if (bytes) {
+        const double floor = write_floor(dir, bytes);
+        std::printf(" %9.0f %9.2f %8.2f", static_cast<double>(bytes) / 1e6, floor, floor / scan.wall);
+      } else {
+        std::printf(" %9s %9s %8s", "-", "-", "-");
+      }
       if (reference) std::printf(" %9.2f", m.wall / (*reference)[i].wall);
       std::printf("\n");
       std::fflush(stdout);
@@ -205,8 +234,9 @@ int run_bench(int argc, char** argv) {
   std::printf(
       "yardstick (scan): sqlite3 DB \"select count(*), sum(tsc), sum(code), sum(probe) from events\" on the "
       "SQLite file of the same events, the faster of a run just before and one just after each command\n");
-  std::printf("%-11s %-26s %8s %8s %9s %9s %8s %8s %9s\n", "engine", "command", "wall (s)", "cpu (s)",
-              "peak (MB)", "scan (s)", "x scan", "cpu x", "x SQLite");
+  std::printf("%-11s %-26s %8s %8s %9s %9s %8s %8s %9s %9s %8s %9s\n", "engine", "command", "wall (s)",
+              "cpu (s)", "peak (MB)", "scan (s)", "x scan", "cpu x", "out (MB)", "write (s)", "w x scan",
+              "x SQLite");
 
   std::string sizes;
   for (int code = 1; code <= 15; ++code)
@@ -231,7 +261,9 @@ int run_bench(int argc, char** argv) {
   std::printf(
       "(cpu: user + system time of the ett process, all its threads; peak: its maximum resident set size, "
       "as /usr/bin/time -v reports it; x scan: wall time / the scan's; cpu x: cpu time / the scan's; "
-      "x SQLite: wall time / the same command's on SQLite; load average at the end %s)\n",
+      "out: the size of an export's file; write: the write floor, seconds to write that many bytes to a new "
+      "file in the same directory (1 MB write() calls), and w x scan: it / the scan's; x SQLite: wall time / "
+      "the same command's on SQLite; load average at the end %s)\n",
       load_average().c_str());
   return 0;
 }
