@@ -327,11 +327,6 @@ nlohmann::json page_data(const std::string& html) {
   return nlohmann::json::parse(html.substr(from, to - from));
 }
 
-std::string slurp(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
 // `--time utc` on every verb that prints times besides durations and histogram: intervals, align (--sync and
 // --pps), the event queries (and window's UTC bounds), report; each refused for a trace without a mapping.
 // Two captures of the same PPS (and the same probe-1 counting) started 0.3 and 0.6 s into the CMOS second;
@@ -474,7 +469,7 @@ TEST(Pps, TimeUtcOnIntervalsAlignQueriesAndReport) {
   // report: the UTC of time 0 in the summary and the axes' origin in the page's data.
   auto page = test::run_ett({"report", "-o", html, "--db", db, "--trace", "1", "--time", "utc"});
   ASSERT_EQ(page.exit_code, 0) << page.output;
-  const std::string report = slurp(html);
+  const std::string report = test::slurp(html);
   EXPECT_NE(report.find("UTC of time 0"), std::string::npos);
   const nlohmann::json data = page_data(report);
   ASSERT_TRUE(data.contains("utc")) << data.dump().substr(0, 300);
@@ -484,7 +479,7 @@ TEST(Pps, TimeUtcOnIntervalsAlignQueriesAndReport) {
   EXPECT_NEAR(data["utc"]["scale"].get<double>(), 1 + 30e-6, 1e-9);
   auto plain = test::run_ett({"report", "-o", html, "--force", "--db", db, "--trace", "1"});
   ASSERT_EQ(plain.exit_code, 0) << plain.output;
-  EXPECT_FALSE(page_data(slurp(html)).contains("utc"));
+  EXPECT_FALSE(page_data(test::slurp(html)).contains("utc"));
 
   // align --pps: both mapped now; time_utc is each event's own mapping's, as true as --sync's.
   ASSERT_EQ(test::run_ett({"analyze", "pps", "--db", db, "--trace", "2", "--line", "D7"}).exit_code, 0);

@@ -28,6 +28,7 @@
 #include "db/database.h"
 #include "ett/trace_format.h"
 #include "ett/virtual_probe.h"
+#include "support/ett_command.h"
 #include "support/test_disk_writer.h"
 
 namespace ett::test {
@@ -37,49 +38,11 @@ namespace fs = std::filesystem;
 namespace f = ett::format;
 using nlohmann::json;
 
-std::string shell_quote(const std::string& arg) {
-  std::string out = "'";
-  for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
-
-struct EttRun {
-  int status = -1;
-  std::string out, err;
-  int err_lines() const { return static_cast<int>(std::count(err.begin(), err.end(), '\n')); }
-};
-
 class CliTest : public ::testing::Test {
  protected:
   // The real `ett` of this build, in the scratch directory, with `input` on its standard input.
   EttRun ett(const std::vector<std::string>& args, const std::string& input = "") {
-    const std::string in_path = m_dir.file("stdin"), err_path = m_dir.file("stderr");
-    write_bytes(in_path, input);
-    std::string command =
-        "cd " + shell_quote(m_dir.file("")) + " && ETT_DB= " + shell_quote(std::string(ETT_BIN_DIR) + "/ett");
-    for (const std::string& arg : args) command += " " + shell_quote(arg);
-    command += " <" + shell_quote(in_path) + " 2>" + shell_quote(err_path);
-    EttRun run;
-    std::FILE* pipe = ::popen(command.c_str(), "r");
-    std::array<char, 65536> buffer;
-    for (size_t got; (got = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;)
-      run.out.append(buffer.data(), got);
-    const int status = ::pclose(pipe);
-    run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    run.err = slurp(err_path);
-    return run;
+    return run_ett_in(m_dir.file(""), args, input);
   }
 
   std::string path(const std::string& name) const { return m_dir.file(name); }

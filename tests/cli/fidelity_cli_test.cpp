@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "support/ett_command.h"
 #include "support/test_disk_writer.h"
 
 namespace ett::test {
@@ -22,43 +23,12 @@ namespace {
 
 using nlohmann::json;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::string quoted(const std::string& arg) {
-  std::string out = "'";
-  for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-struct EttRun {
-  int status = -1;
-  std::string out, err;
-};
-
 constexpr int64_t kOffset = 7'000'000'000;  // host TSC = guest TSC + this (plus each write's lead)
 constexpr uint64_t kLeadTicks = 50;         // the fastest write: this many ticks before its stamp
 
 class FidelityCliTest : public ::testing::Test {
  protected:
-  EttRun ett(const std::vector<std::string>& args) {
-    std::string command = "cd " + quoted(m_dir.file("")) + " && " + quoted(std::string(ETT_BIN_DIR) + "/ett");
-    for (const std::string& arg : args) command += " " + quoted(arg);
-    command += " </dev/null 2>" + quoted(m_dir.file("stderr"));
-    EttRun run;
-    std::FILE* pipe = ::popen(command.c_str(), "r");
-    std::array<char, 65536> buffer;
-    for (size_t got; (got = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;)
-      run.out.append(buffer.data(), got);
-    const int status = ::pclose(pipe);
-    run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    run.err = slurp(m_dir.file("stderr"));
-    return run;
-  }
+  EttRun ett(const std::vector<std::string>& args) { return run_ett_in(m_dir.file(""), args); }
   std::string path(const std::string& name) const { return m_dir.file(name); }
 
   // A synthetic capture on IMAGE, and NAME.csv + NAME.run.json as `ett qemu run` would have written them:
@@ -115,15 +85,6 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
-std::vector<std::string> csv_fields(const std::string& line) {
-  std::vector<std::string> fields;
-  size_t start = 0;
-  for (size_t comma; (comma = line.find(',', start)) != std::string::npos; start = comma + 1)
-    fields.push_back(line.substr(start, comma - start));
-  fields.push_back(line.substr(start));
-  return fields;
-}
-
 TEST_F(FidelityCliTest, RecomputesTheReportInEveryFormat) {
   const json events = make_run("t.img", "sent", 3);
   const double hz = json::parse(ett({"ls", path("t.img"), "--format", "json"}).out).at(0).at("tsc_hz");
@@ -161,7 +122,7 @@ TEST_F(FidelityCliTest, RecomputesTheReportInEveryFormat) {
   const std::vector<std::string> csv =
       lines_of(ett({"fidelity", path("t.img"), "--sent-log", path("sent.csv"), "--format", "csv"}).out);
   ASSERT_EQ(csv.size(), 2u);
-  const std::vector<std::string> keys = csv_fields(csv[0]), values = csv_fields(csv[1]);
+  const std::vector<std::string> keys = split_csv_line(csv[0]), values = split_csv_line(csv[1]);
   ASSERT_EQ(keys.size(), report.size());
   ASSERT_EQ(values.size(), keys.size());
   for (size_t i = 0; i < keys.size(); ++i) EXPECT_EQ(json::parse(values[i]), report.at(keys[i])) << keys[i];
@@ -240,9 +201,9 @@ TEST_F(FidelityCliTest, MachinesAreNumberedAsTheRunNumberedThem) {
       ett({"fidelity", path("t.img"), "--sent-log", path("sent.csv"), "--machines", "2", "--format", "csv"})
           .out);
   ASSERT_EQ(csv.size(), 3u);
-  const std::vector<std::string> keys = csv_fields(csv[0]);
+  const std::vector<std::string> keys = split_csv_line(csv[0]);
   EXPECT_EQ(keys.back(), "truth_drift_ppm");
-  EXPECT_EQ(csv_fields(csv[1]).back(), "") << "machine 1 has no truth: an empty field";
+  EXPECT_EQ(split_csv_line(csv[1]).back(), "") << "machine 1 has no truth: an empty field";
 }
 
 // What the log or its .run.json lacks is said, or the run refused with one line.

@@ -74,7 +74,7 @@ TEST_F(AnalysisOnPostgres, EveryGoldenCaseGivesTheSameOutputOnBothEngines) {
     ASSERT_EQ(on_sqlite.status, 0) << on_sqlite.err;
     EXPECT_FALSE(pg.empty());
     EXPECT_EQ(pg, sqlite);
-    EXPECT_EQ(pg, read_file(golden::kDir / c.golden));
+    EXPECT_EQ(pg, slurp(golden::kDir / c.golden));
   }
 }
 
@@ -130,7 +130,7 @@ TEST_F(AnalysisOnPostgres, ReportsAreTheSameOnBothEngines) {
       with_output.insert(with_output.end(), {"-o", path});
       const golden::Run run = ett(with_output, engine ? s_sqlite : s_pg);
       ASSERT_EQ(run.status, 0) << run.err;
-      pages[engine] = read_file(path);
+      pages[engine] = slurp(path);
     }
     EXPECT_GT(pages[0].size(), 1000u);
     EXPECT_EQ(pages[0], pages[1]) << args[2];

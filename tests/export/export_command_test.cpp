@@ -127,8 +127,8 @@ TEST_F(ExportCommand, PerfettoProtobufDecodesAndRoundTripsTheEventCount) {
   const std::string command = "protoc --decode=perfetto.protos.Trace --proto_path=" ETT_SOURCE_DIR
                               "/host-tools/export perfetto_trace.proto < " +
                               file + " > " + decoded_file + " 2>&1";
-  ASSERT_EQ(std::system(command.c_str()), 0) << read_file(decoded_file);
-  const std::string decoded = read_file(decoded_file);
+  ASSERT_EQ(std::system(command.c_str()), 0) << slurp(decoded_file);
+  const std::string decoded = slurp(decoded_file);
   const long long events = sql_number("SELECT count(*) FROM events");
   const golden::Run durations = ett({"analyze", "durations", "--from", "1", "--to", "2", "--format", "json"});
   ASSERT_EQ(durations.status, 0) << durations.err;
@@ -158,11 +158,11 @@ TEST_F(ExportCommand, PerfettoProtobufDecodesAndRoundTripsTheEventCount) {
                          plain + " > " + decoded_file)
                             .c_str()),
             0);
-  EXPECT_EQ(count_of(read_file(decoded_file), "track_event {"), static_cast<size_t>(events));
+  EXPECT_EQ(count_of(slurp(decoded_file), "track_event {"), static_cast<size_t>(events));
 
   // The check has teeth: a file cut in the middle of a packet does not decode.
   const std::string cut = m_dir.file("cut.pftrace");
-  std::ofstream(cut, std::ios::binary) << read_file(file).substr(0, read_file(file).size() - 5);
+  std::ofstream(cut, std::ios::binary) << slurp(file).substr(0, slurp(file).size() - 5);
   EXPECT_NE(std::system(("protoc --decode=perfetto.protos.Trace --proto_path=" ETT_SOURCE_DIR
                          "/host-tools/export perfetto_trace.proto < " +
                          cut + " > /dev/null 2>&1")

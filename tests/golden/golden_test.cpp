@@ -65,27 +65,27 @@ TEST_F(AnalysisGolden, EveryCaseMatchesItsFile) {
       continue;
     }
     ASSERT_TRUE(std::filesystem::exists(path)) << path << " is missing (ETT_UPDATE_GOLDEN=1 writes it)";
-    EXPECT_EQ(actual, read_file(path)) << "differs from " << path;
+    EXPECT_EQ(actual, slurp(path)) << "differs from " << path;
   }
 }
 
 // The files hold what the analyses should say, not only what they said once: spot checks of the stored tau
 // being quoted, and of the alignment recovering the drift and offset the disk was made with.
 TEST_F(AnalysisGolden, TheFilesSayWhatTheDiskHolds) {
-  const auto intervals = nlohmann::json::parse(read_file(golden::kDir / "intervals.json"));
+  const auto intervals = nlohmann::json::parse(slurp(golden::kDir / "intervals.json"));
   EXPECT_EQ(intervals.at("tau_from_trace"), 2);
-  const auto durations = nlohmann::json::parse(read_file(golden::kDir / "durations_fit.json"));
+  const auto durations = nlohmann::json::parse(slurp(golden::kDir / "durations_fit.json"));
   EXPECT_EQ(durations.at("pi_ns"), 2000.3333);
   EXPECT_EQ(durations.at("pi_from_trace"), 2);
-  const auto precision = nlohmann::json::parse(read_file(golden::kDir / "precision.json"));
+  const auto precision = nlohmann::json::parse(slurp(golden::kDir / "precision.json"));
   EXPECT_EQ(precision.at("steps"), 3000);
   EXPECT_EQ(precision.at("levels").back().at("coverage"), 1.0);
   EXPECT_EQ(precision.at("levels").back().at("tau_ns"), 2000.0);  // 6000 ticks
-  const std::string align = read_file(golden::kDir / "align.txt");
+  const std::string align = slurp(golden::kDir / "align.txt");
   EXPECT_NE(align.find("-50.0"), std::string::npos) << align;  // the second clock is 50 ppm fast
   // The merged timeline puts each sync edge of trace 4 within the fit's residuals (jitter 0-14 ns) of trace
   // 3's.
-  std::istringstream timeline(read_file(golden::kDir / "align.csv"));
+  std::istringstream timeline(slurp(golden::kDir / "align.csv"));
   std::string row;
   std::getline(timeline, row);
   std::vector<double> edges[2];
@@ -101,7 +101,7 @@ TEST_F(AnalysisGolden, TheFilesSayWhatTheDiskHolds) {
   ASSERT_EQ(edges[0].size(), 20u);
   ASSERT_EQ(edges[1].size(), 20u);
   for (size_t k = 0; k < 20; ++k) EXPECT_NEAR(edges[1][k], edges[0][k], 10) << "edge " << k;
-  const std::string vcd = read_file(golden::kDir / "export.vcd");
+  const std::string vcd = slurp(golden::kDir / "export.vcd");
   EXPECT_NE(vcd.find("$timescale 1 ns $end"), std::string::npos);
 }
 
@@ -193,9 +193,9 @@ TEST_F(AnalysisGolden, ExportKeepsAnExistingFile) {
   std::ofstream(path) << "precious\n";
   const golden::Run run = ett({"export", "--format", "csv", "--trace", "1", "-o", path});
   EXPECT_NE(run.status, 0);
-  EXPECT_EQ(read_file(path), "precious\n");
+  EXPECT_EQ(slurp(path), "precious\n");
   EXPECT_EQ(ett({"export", "--format", "csv", "--trace", "1", "-o", path, "--force"}).status, 0);
-  EXPECT_EQ(read_file(path).rfind("seq,probe,code", 0), 0u);
+  EXPECT_EQ(slurp(path).rfind("seq,probe,code", 0), 0u);
 }
 
 }  // namespace

@@ -163,7 +163,7 @@ TEST(Capture, BootsFromTheGrubIsoUnderUefi) {
                         {"--iso", std::string(ETT_BIN_DIR) + "/ett.iso", "--firmware", "uefi", "--timeout",
                          "300", "--serial-log", (dir / "serial.log").string()});
   ASSERT_EQ(result.run.exit_code, 0) << result.run.output;
-  const std::string serial = read_file(dir / "serial.log");
+  const std::string serial = slurp(dir / "serial.log");
   EXPECT_NE(serial.find("(multiboot v2, i586 and later), screen: framebuffer "), std::string::npos) << serial;
   EXPECT_NE(serial.find("ETT: ACPI RSDP from the boot loader"), std::string::npos) << serial;
   expect_same_events(result.captured, expected_events(events));
@@ -250,7 +250,7 @@ TEST(Capture, UnlabelledDiskIsLeftByteForByteIdentical) {
   auto result = capture(dir, alternating_scenario(20, 200, 2, 4), {});
   EXPECT_EQ(result.run.exit_code, 2) << result.run.output;
   EXPECT_NE(result.run.output.find("not an ETT trace disk"), std::string::npos) << result.run.output;
-  EXPECT_TRUE(read_file(dir / "trace.img") == contents) << "the unlabelled disk was modified";
+  EXPECT_TRUE(slurp(dir / "trace.img") == contents) << "the unlabelled disk was modified";
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ void write_file(const fs::path& path, const std::string& bytes) {
 std::string synth_disk(const fs::path& path, int events) {
   auto made = run_ett({"synth", path.string(), "--events", std::to_string(events), "--seed", "3"});
   EXPECT_EQ(made.exit_code, 0) << made.output;
-  return read_file(path);
+  return slurp(path);
 }
 
 struct Outcome {

@@ -9,16 +9,6 @@ namespace {
 
 using nlohmann::json;
 
-// CSV fields as written (an empty field stays one: null in the JSON).
-std::vector<std::string> csv_fields(const std::string& line) {
-  std::vector<std::string> fields;
-  size_t start = 0;
-  for (size_t comma; (comma = line.find(',', start)) != std::string::npos; start = comma + 1)
-    fields.push_back(line.substr(start, comma - start));
-  fields.push_back(line.substr(start));
-  return fields;
-}
-
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream in(text);
@@ -39,7 +29,7 @@ void expect_offline_report_is_the_runs(const std::string& clock) {
                (dir / "run.csv").string(), "--fidelity-format", "csv", "--timeout", "120"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   ASSERT_TRUE(fs::exists(dir / "sent.run.json")) << "the run describes itself beside its sent log";
-  const json from_run = json::parse(read_file(dir / "run.json"));
+  const json from_run = json::parse(slurp(dir / "run.json"));
   ASSERT_EQ(from_run.size(), 1u);
   EXPECT_EQ(from_run.at(0).at("guest_clock"), clock == "guest");
   EXPECT_EQ(from_run.at(0).at("sent"), 60);
@@ -50,7 +40,7 @@ void expect_offline_report_is_the_runs(const std::string& clock) {
         run_ett({"fidelity", disk, "--sent-log", sent, "--format", format, "-o", out.string()});
     EXPECT_EQ(offline.exit_code, 0) << offline.output;
     EXPECT_EQ(offline.output, "") << "no warning: the .run.json is there";
-    return read_file(out);
+    return slurp(out);
   };
   // JSON: the object --fidelity-json wrote, key for key.
   const json offline = json::parse(fidelity("json"));
@@ -61,10 +51,10 @@ void expect_offline_report_is_the_runs(const std::string& clock) {
   EXPECT_EQ(json::parse(jsonl.at(0)), from_run.at(0));
   // CSV: the keys as header, the values as the row; --fidelity-out of the run wrote the same text.
   const std::string csv = fidelity("csv");
-  EXPECT_EQ(csv, read_file(dir / "run.csv"));
+  EXPECT_EQ(csv, slurp(dir / "run.csv"));
   const std::vector<std::string> rows = lines_of(csv);
   ASSERT_EQ(rows.size(), 2u);
-  const std::vector<std::string> keys = csv_fields(rows.at(0)), values = csv_fields(rows.at(1));
+  const std::vector<std::string> keys = split_csv_line(rows.at(0)), values = split_csv_line(rows.at(1));
   ASSERT_EQ(keys.size(), from_run.at(0).size());
   ASSERT_EQ(values.size(), keys.size());
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -90,7 +80,7 @@ void expect_offline_report_is_the_runs(const std::string& clock) {
   EXPECT_EQ(
       run_ett({"fidelity", disk, "--sent-log", sent, "--check", "-o", "/dev/null", "--force"}).exit_code,
       passes ? 0 : 6);
-  std::vector<std::string> sent_lines = lines_of(read_file(sent));
+  std::vector<std::string> sent_lines = lines_of(slurp(sent));
   sent_lines.erase(sent_lines.begin() + 10);
   {
     std::ofstream edited(dir / "edited.csv");
@@ -103,7 +93,7 @@ void expect_offline_report_is_the_runs(const std::string& clock) {
   EXPECT_EQ(checked.exit_code, 6) << checked.output;
   EXPECT_NE(checked.output.find("--check: the capture lost, invented or reordered events"), std::string::npos)
       << checked.output;
-  EXPECT_EQ(json::parse(read_file(dir / "edited.json")).at(0).at("unexpected"),
+  EXPECT_EQ(json::parse(slurp(dir / "edited.json")).at(0).at("unexpected"),
             report.at("unexpected").get<int>() + 1);
 }
 
@@ -130,19 +120,19 @@ TEST(Fidelity, OfflineReportOfSeveralMachinesEqualsTheRuns) {
                "--timeout", "120"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   ASSERT_TRUE(fs::exists(dir / "sent-2.run.json"));
-  const json from_run = json::parse(read_file(dir / "run.json"));
+  const json from_run = json::parse(slurp(dir / "run.json"));
   ASSERT_EQ(from_run.size(), 2u);
   ASSERT_TRUE(from_run.at(1).contains("truth_offset_ns"));
   const CommandResult offline = run_ett({"fidelity", disk, "--sent-log", sent, "--machines", "2", "--format",
                                          "json", "-o", (dir / "offline.json").string()});
   ASSERT_EQ(offline.exit_code, 0) << offline.output;
-  EXPECT_EQ(json::parse(read_file(dir / "offline.json")), from_run);
+  EXPECT_EQ(json::parse(slurp(dir / "offline.json")), from_run);
   const CommandResult text = run_ett(
       {"fidelity", disk, "--sent-log", sent, "--machines", "2", "-o", (dir / "offline.txt").string()});
   ASSERT_EQ(text.exit_code, 0) << text.output;
-  EXPECT_NE(run.output.find(read_file(dir / "offline.txt")), std::string::npos)
+  EXPECT_NE(run.output.find(slurp(dir / "offline.txt")), std::string::npos)
       << "offline:\n"
-      << read_file(dir / "offline.txt") << "run:\n"
+      << slurp(dir / "offline.txt") << "run:\n"
       << run.output;
 }
 

@@ -27,7 +27,7 @@ std::vector<BenchWindow> bench_on_guest_clock(const std::string& probe_options) 
       run_ett({"qemu", "run", "--disk", (dir / "trace.img").string(), "--scenario",
                (dir / "late.scn").string(), "--serial-log", (dir / "serial.log").string(), "--timeout", "120",
                "--clock", "guest", "--append", "bench=20 limit=0.1 dump=none " + probe_options});
-  const std::string serial = read_file(dir / "serial.log");
+  const std::string serial = slurp(dir / "serial.log");
   EXPECT_NE(serial.find("ETT: bench done"), std::string::npos) << run.output << serial;
   const std::regex line(
       R"(ETT: bench window \d+: loop (\d+) polls (\d+) ticks fastest (\d+)( stalled)?, floor (\d+) polls (\d+) )"

@@ -214,7 +214,7 @@ TEST(PpsBoot, TwoMachinesWithoutASyncLineAlignThroughUtc) {
                       "--fidelity-json", (dir / "fidelity.json").string(), "--machines", "2", "--pps-line",
                       "D7", "--timeout", "200", "--memory", "64"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
-  const std::string fidelity = read_file(dir / "fidelity.json");
+  const std::string fidelity = slurp(dir / "fidelity.json");
   const std::vector<SentRow> sent1 = read_sent(dir / "sent-1.csv");
   const std::vector<SentRow> sent2 = read_sent(dir / "sent-2.csv");
   auto first_rise = [](const std::vector<SentRow>& rows) {

@@ -54,7 +54,7 @@ TEST(ProbeLive, ShellSignalsAreCapturedExactlyInOrder) {
                                                     {1, 0}, {2, 15}, {2, 1}, {1, 7}};
   std::string command;
   for (const auto& [probe, code] : signals)
-    command += (command.empty() ? "" : " && ") + quote(kBin + "/ett") + " signal \"$ETT_PROBE_URL\" " +
+    command += (command.empty() ? "" : " && ") + shell_quote(kBin + "/ett") + " signal \"$ETT_PROBE_URL\" " +
                std::to_string(probe) + " " + std::to_string(code);
   const fs::path disk = dir / "trace.img";
   CommandResult run = run_ett(
@@ -65,7 +65,7 @@ TEST(ProbeLive, ShellSignalsAreCapturedExactlyInOrder) {
   CommandResult extract = run_ett({"extract", disk.string(), "-o", (dir / "events.csv").string()});
   ASSERT_EQ(extract.exit_code, 0) << extract.output;
   const CsvTable events = read_csv(dir / "events.csv");
-  ASSERT_EQ(events.rows.size(), signals.size()) << read_file(dir / "events.csv");
+  ASSERT_EQ(events.rows.size(), signals.size()) << slurp(dir / "events.csv");
   const CsvTable sent = read_csv(dir / "sent.csv");
   ASSERT_EQ(sent.rows.size(), signals.size());
   for (size_t i = 0; i < signals.size(); ++i) {
@@ -80,14 +80,14 @@ TEST(ProbeLive, ShellSignalsAreCapturedExactlyInOrder) {
 TEST(ProbeLive, TheKernelsLayoutReachesTheCommand) {
   ScratchDir dir;
   const fs::path disk = dir / "trace.img";
-  const std::string signal = quote(kBin + "/ett") + " signal \"$ETT_PROBE_URL\" ";
+  const std::string signal = shell_quote(kBin + "/ett") + " signal \"$ETT_PROBE_URL\" ";
   CommandResult run = run_ett({"qemu", "run", "--disk", disk.string(), "--append", "layout=8x1", "--run",
                                "test \"$ETT_PROBE_LAYOUT\" = 8x1 && " + signal + "8 1 && " + signal + "3 1"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   CommandResult extract =
       run_ett({"extract", disk.string(), "--format", "jsonl", "-o", (dir / "e.jsonl").string()});
   ASSERT_EQ(extract.exit_code, 0) << extract.output;
-  const std::string events = read_file(dir / "e.jsonl");
+  const std::string events = slurp(dir / "e.jsonl");
   bool probe8 = false, probe3 = false, d7_and_d2 = false;
   std::istringstream lines(events);
   for (std::string line; std::getline(lines, line);) {
@@ -111,7 +111,7 @@ TEST(ProbeLive, FailingCommandFailsTheRunAfterTheDump) {
   ScratchDir dir;
   const fs::path disk = dir / "trace.img";
   CommandResult run = run_ett({"qemu", "run", "--disk", disk.string(), "--run",
-                               quote(kBin + "/ett") + " signal \"$ETT_PROBE_URL\" 2 6; exit 7"});
+                               shell_quote(kBin + "/ett") + " signal \"$ETT_PROBE_URL\" 2 6; exit 7"});
   EXPECT_EQ(run.exit_code, 5) << run.output;
   EXPECT_NE(run.output.find("the --run command failed (exit status 7)"), std::string::npos) << run.output;
   CommandResult extract = run_ett({"extract", disk.string(), "-o", (dir / "events.csv").string()});
@@ -139,7 +139,7 @@ TEST(ProbeLive, UdpDemoGivesOneActionPerMessageInSizeOrder) {
   constexpr int kRounds = 40;
   const std::string sizes = "16,60000";
   const fs::path disk = dir / "trace.img";
-  const std::string demo = quote(kBin + "/ett-udp-demo");
+  const std::string demo = shell_quote(kBin + "/ett-udp-demo");
   CommandResult run = run_ett({"qemu", "run", "--disk", disk.string(), "--run",
                                demo + " --rounds " + std::to_string(kRounds) + " --sizes " + sizes});
   ASSERT_EQ(run.exit_code, 0) << run.output;
@@ -149,8 +149,8 @@ TEST(ProbeLive, UdpDemoGivesOneActionPerMessageInSizeOrder) {
   ASSERT_EQ(load.exit_code, 0) << load.output;
   // --size-map prints the code -> size mapping the demo used.
   const std::string map_file = (dir / "map.txt").string();
-  ASSERT_EQ(std::system((demo + " --size-map --sizes " + sizes + " >" + quote(map_file)).c_str()), 0);
-  std::string map = read_file(map_file);
+  ASSERT_EQ(std::system((demo + " --size-map --sizes " + sizes + " >" + shell_quote(map_file)).c_str()), 0);
+  std::string map = slurp(map_file);
   map.erase(map.find_last_not_of('\n') + 1);
   EXPECT_EQ(map, "1=16,9=16,2=60000,10=60000");
   CommandResult analysis =
@@ -205,7 +205,7 @@ TEST(ProbeLive, CompareFiresOnADelayPlantedInTheSecondRun) {
   ScratchDir dir;
   const fs::path disk = dir / "trace.img";
   const std::string db = "sqlite:" + (dir / "demo.db").string();
-  const std::string demo = quote(kBin + "/ett-udp-demo") + " --rounds 30 --sizes 16,1024";
+  const std::string demo = shell_quote(kBin + "/ett-udp-demo") + " --rounds 30 --sizes 16,1024";
   for (const std::string& extra : {std::string(), std::string(" --delay-us 2000")}) {
     CommandResult run = run_ett({"qemu", "run", "--disk", disk.string(), "--run", demo + extra});
     ASSERT_EQ(run.exit_code, 0) << run.output;

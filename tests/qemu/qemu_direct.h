@@ -60,9 +60,9 @@ inline fs::path make_test_iso(const fs::path& dir, const std::string& arguments)
                         "menuentry test {\n  multiboot2 /boot/ett-kernel.elf "
                      << arguments << "\n  set gfxpayload=$ett_gfxpayload\n}\n";
   const fs::path iso = dir / "test.iso";
-  const std::string command = quote(std::string(ETT_SOURCE_DIR) + "/boot/make-iso.sh") + " " +
-                              quote(std::string(ETT_BIN_DIR) + "/ett-kernel.elf") + " " +
-                              quote(cfg.string()) + " " + quote(iso.string());
+  const std::string command = shell_quote(std::string(ETT_SOURCE_DIR) + "/boot/make-iso.sh") + " " +
+                              shell_quote(std::string(ETT_BIN_DIR) + "/ett-kernel.elf") + " " +
+                              shell_quote(cfg.string()) + " " + shell_quote(iso.string());
   if (std::system(command.c_str()) != 0) throw std::runtime_error("make-iso.sh failed");
   return iso;
 }
@@ -178,7 +178,7 @@ class QemuMachine {
     const fs::path file = scratch / "screen.bin";
     fs::remove(file);
     monitor("pmemsave 0xb8000 4000 \"" + file.string() + "\"");  // quoted: the size is an expression
-    const std::string cells = read_file(file);
+    const std::string cells = slurp(file);
     std::vector<std::string> rows;
     for (size_t row = 0; row < 25 && cells.size() >= 4000; ++row) {
       std::string text;
@@ -288,7 +288,7 @@ inline std::string write_random_image(const fs::path& path, size_t bytes, uint32
 inline std::string make_trace_disk(const fs::path& path, const std::string& size = "16M") {
   auto made = run_ett({"mkdisk", path.string(), "--size", size});
   EXPECT_EQ(made.exit_code, 0) << made.output;
-  return read_file(path);
+  return slurp(path);
 }
 
 // `count` changes of probe 1, each one seen by the kernel before the next (two heartbeats apart).

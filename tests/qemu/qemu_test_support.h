@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include "support/ett_command.h"
+
 namespace ett::test {
 
 namespace fs = std::filesystem;
@@ -28,31 +30,18 @@ struct CommandResult {
   std::string output;  // stdout and stderr together
 };
 
-inline std::string quote(const std::string& arg) {
-  std::string quoted = "'";
-  for (char c : arg) quoted += (c == '\'') ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-inline std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
 // Runs bin/ett with the given arguments; the output is kept for assertion messages.
 inline CommandResult run_ett(const std::vector<std::string>& args) {
   static int counter = 0;
   fs::path log = fs::temp_directory_path() /
                  ("ett-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".log");
-  std::string command = quote(std::string(ETT_BIN_DIR) + "/ett");
-  for (const auto& arg : args) command += " " + quote(arg);
-  command += " >" + quote(log.string()) + " 2>&1 </dev/null";
+  std::string command = shell_quote(std::string(ETT_BIN_DIR) + "/ett");
+  for (const auto& arg : args) command += " " + shell_quote(arg);
+  command += " >" + shell_quote(log.string()) + " 2>&1 </dev/null";
   int status = std::system(command.c_str());
   CommandResult result;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  result.output = read_file(log);
+  result.output = slurp(log);
   fs::remove(log);
   return result;
 }
@@ -101,14 +90,6 @@ struct CsvTable {
     return std::stoll(rows.at(row).at(column(name)));
   }
 };
-
-inline std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> fields;
-  std::stringstream stream(line);
-  std::string field;
-  while (std::getline(stream, field, ',')) fields.push_back(field);
-  return fields;
-}
 
 inline CsvTable read_csv(const fs::path& path) {
   CsvTable table;
@@ -167,7 +148,7 @@ class DirectQemu {
     }
     if (m_fd >= 0) close(m_fd);
   }
-  std::string serial() const { return read_file(m_serial); }
+  std::string serial() const { return slurp(m_serial); }
   // Waits until the serial log contains `text`.
   bool wait_for_serial(const std::string& text, double timeout_s = 20) {
     for (int i = 0; i < timeout_s * 100; ++i) {

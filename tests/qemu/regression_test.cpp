@@ -70,7 +70,7 @@ FidelityRun run_with_report(const ScratchDir& dir, const std::vector<ScenarioEve
   args.insert(args.end(), extra.begin(), extra.end());
   FidelityRun result;
   result.run = run_ett(args);
-  result.json = read_file(dir / "fidelity.json");
+  result.json = slurp(dir / "fidelity.json");
   return result;
 }
 

@@ -61,7 +61,7 @@ TEST_P(TraceDiskInterface, KernelBootCapturesDumpsAndExtracts) {
   make_trace_disk(dir / "trace.img");
   DirectOptions o = options({{GetParam().other_slot, (dir / "other.img").string()},
                              {GetParam().trace_slot, (dir / "trace.img").string()}});
-  const std::string other = read_file(dir / "other.img");
+  const std::string other = slurp(dir / "other.img");
   QemuMachine qemu(o, dir / "");
   ASSERT_EQ(capture_and_stop(qemu, 5), kSuccess) << qemu.serial();
   const std::string serial = qemu.serial();
@@ -70,7 +70,7 @@ TEST_P(TraceDiskInterface, KernelBootCapturesDumpsAndExtracts) {
       std::string::npos)
       << serial;
   EXPECT_NE(serial.find(line(kTraceSectors, "ETT trace disk")), std::string::npos) << serial;
-  EXPECT_TRUE(read_file(dir / "other.img") == other) << "the unlabelled disk was modified";
+  EXPECT_TRUE(slurp(dir / "other.img") == other) << "the unlabelled disk was modified";
   expect_extracted(dir / "trace.img", 5);
 }
 
@@ -81,11 +81,11 @@ TEST_P(TraceDiskInterface, IsoBootCapturesDumpsAndExtracts) {
   DirectOptions o = options({{GetParam().other_slot, (dir / "other.img").string()},
                              {GetParam().iso_trace_slot, (dir / "trace.img").string()}});
   o.iso = std::string(ETT_BIN_DIR) + "/ett.iso";
-  const std::string other = read_file(dir / "other.img");
+  const std::string other = slurp(dir / "other.img");
   QemuMachine qemu(o, dir / "");
   ASSERT_EQ(capture_and_stop(qemu, 4), kSuccess) << qemu.serial();
   EXPECT_NE(qemu.serial().find(line(kTraceSectors, "ETT trace disk")), std::string::npos) << qemu.serial();
-  EXPECT_TRUE(read_file(dir / "other.img") == other) << "the unlabelled disk was modified";
+  EXPECT_TRUE(slurp(dir / "other.img") == other) << "the unlabelled disk was modified";
   expect_extracted(dir / "trace.img", 4);
 }
 
@@ -104,8 +104,8 @@ TEST_P(TraceDiskInterface, NoLabelledDiskIsRefusedAndNothingIsWritten) {
       qemu.serial().find("RESULT FAILED no ETT trace disk found (2 disks searched on IDE, AHCI and NVMe)"),
       std::string::npos)
       << qemu.serial();
-  EXPECT_TRUE(read_file(dir / "a.img") == first);
-  EXPECT_TRUE(read_file(dir / "b.img") == second);
+  EXPECT_TRUE(slurp(dir / "a.img") == first);
+  EXPECT_TRUE(slurp(dir / "b.img") == second);
 }
 
 // The smallest trace disk holds one session of one chunk. Once it is used, the next capture still runs (in
@@ -118,7 +118,7 @@ TEST_P(TraceDiskInterface, FullDiskRefusesTheDumpAndWritesNothing) {
     QemuMachine qemu(options({{GetParam().trace_slot, trace.string()}}), dir / "");
     ASSERT_EQ(capture_and_stop(qemu, 2), kSuccess) << qemu.serial();
   }
-  const std::string before = read_file(trace);
+  const std::string before = slurp(trace);
   QemuMachine qemu(options({{GetParam().trace_slot, trace.string()}}), dir / "");
   ASSERT_EQ(capture_and_stop(qemu, 4), kFailure) << qemu.serial();
   const std::string serial = qemu.serial();
@@ -130,7 +130,7 @@ TEST_P(TraceDiskInterface, FullDiskRefusesTheDumpAndWritesNothing) {
                   "written"),
       std::string::npos)
       << serial;
-  EXPECT_TRUE(read_file(trace) == before) << "the full disk was written";
+  EXPECT_TRUE(slurp(trace) == before) << "the full disk was written";
 }
 
 // `ett qemu run --machine M --disk-interface I` from the command line: the scenario's events on the disk.
@@ -144,9 +144,9 @@ TEST_P(TraceDiskInterface, QemuRunFromTheCommandLine) {
                       host::disk_interface_name(GetParam().interface), "--disk", (dir / "trace.img").string(),
                       "--scenario", (dir / "five.scn").string(), "--check", "--serial-log",
                       (dir / "serial.log").string()});
-  ASSERT_EQ(run.exit_code, 0) << run.output << read_file(dir / "serial.log");
-  EXPECT_NE(read_file(dir / "serial.log").find(line(131072, "ETT trace disk")), std::string::npos)
-      << read_file(dir / "serial.log");  // the 64 MiB disk `ett qemu run` made
+  ASSERT_EQ(run.exit_code, 0) << run.output << slurp(dir / "serial.log");
+  EXPECT_NE(slurp(dir / "serial.log").find(line(131072, "ETT trace disk")), std::string::npos)
+      << slurp(dir / "serial.log");  // the 64 MiB disk `ett qemu run` made
   expect_extracted(dir / "trace.img", 5);
 }
 

@@ -39,7 +39,7 @@ TEST_P(TraceDiskPosition, IsFoundAndTheUnlabelledDiskIsLeftIdentical) {
       << qemu.serial();
   EXPECT_NE(qemu.serial().find("ide primary master: disk \"QEMU HARDDISK\""), std::string::npos);
   EXPECT_NE(qemu.serial().find("not an ETT trace disk (run `ett mkdisk`); not touched"), std::string::npos);
-  EXPECT_TRUE(read_file(dir / "other.img") == other) << "the unlabelled disk was modified";
+  EXPECT_TRUE(slurp(dir / "other.img") == other) << "the unlabelled disk was modified";
   auto ls = run_ett({"ls", (dir / "trace.img").string(), "--json"});
   ASSERT_EQ(ls.exit_code, 0) << ls.output;
   const auto sessions = nlohmann::json::parse(ls.output, nullptr, false);
@@ -68,7 +68,7 @@ TEST(TraceDisk, IsoBootFindsTheDiskNextToTheCdrom) {
   ASSERT_EQ(capture_and_stop(qemu, 3), kSuccess) << qemu.serial();
   EXPECT_NE(qemu.serial().find("ide secondary master: ata: not an ATA disk"), std::string::npos)
       << qemu.serial();
-  EXPECT_TRUE(read_file(dir / "other.img") == other);
+  EXPECT_TRUE(slurp(dir / "other.img") == other);
   auto ls = run_ett({"ls", (dir / "trace.img").string(), "--json"});
   const auto sessions = nlohmann::json::parse(ls.output, nullptr, false);
   ASSERT_TRUE(sessions.is_array() && !sessions.empty()) << ls.output;
@@ -97,7 +97,7 @@ TEST(TraceDisk, DumpCutOffByKillingQemuLeavesAPartialSession) {
     QemuMachine qemu({.append = "exit=qemu", .disks = {{0, trace.string()}}}, dir / "");
     ASSERT_EQ(capture_and_stop(qemu, 6), kSuccess) << qemu.serial();
   }
-  const std::string first_session = read_file(trace).substr(0, (8 + 1 + 8 + 64) * 512);
+  const std::string first_session = slurp(trace).substr(0, (8 + 1 + 8 + 64) * 512);
 
   QemuMachine qemu({.append = "exit=qemu layout=8x1",
                     .disks = {{0, trace.string()}},
@@ -135,7 +135,7 @@ TEST(TraceDisk, DumpCutOffByKillingQemuLeavesAPartialSession) {
   ASSERT_EQ(header.status, static_cast<uint32_t>(format::SessionStatus::Writing))
       << "the dump finished before it could be cut";
 
-  EXPECT_TRUE(read_file(trace).substr(0, first_session.size()) == first_session) << "session 1 was changed";
+  EXPECT_TRUE(slurp(trace).substr(0, first_session.size()) == first_session) << "session 1 was changed";
   auto ls = run_ett({"ls", trace.string()});
   ASSERT_EQ(ls.exit_code, 0) << ls.output;
   EXPECT_NE(ls.output.find("ok"), std::string::npos) << ls.output;

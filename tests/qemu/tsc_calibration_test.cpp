@@ -57,7 +57,7 @@ TEST(TscCalibration, QemuPcUsesTheHpetAndEveryReferenceAgreesWithTheHostTsc) {
                       (dir / "scenario.txt").string(), "--sent-log", (dir / "sent.csv").string(),
                       "--serial-log", (dir / "serial.log").string(), "--timeout", "120", "--clock", "host"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
-  const std::string serial = read_file(dir / "serial.log");
+  const std::string serial = slurp(dir / "serial.log");
 
   const Reference pit = reference_line(serial, "PIT");
   const Reference pm = reference_line(serial, "ACPI PM timer \\(port 0x608, 24-bit\\)");

@@ -149,7 +149,7 @@ TEST_P(UefiTraceDisk, IsoBootOnQ35CapturesDumpsAndExtracts) {
   ScratchDir dir;
   write_random_image(dir / "other.img", 2 << 20, 21);
   make_trace_disk(dir / "trace.img");
-  const std::string other = read_file(dir / "other.img");
+  const std::string other = slurp(dir / "other.img");
   DirectOptions o;
   o.iso = std::string(ETT_BIN_DIR) + "/ett.iso";
   o.uefi = true;
@@ -176,7 +176,7 @@ TEST_P(UefiTraceDisk, IsoBootOnQ35CapturesDumpsAndExtracts) {
   EXPECT_EQ(serial.find(": BAR0 moved from 0xe0") != std::string::npos,
             GetParam().interface == host::DiskInterface::Nvme)
       << serial;
-  EXPECT_TRUE(read_file(dir / "other.img") == other) << "the unlabelled disk was modified";
+  EXPECT_TRUE(slurp(dir / "other.img") == other) << "the unlabelled disk was modified";
   expect_extracted(dir / "trace.img", 6);
 }
 
@@ -193,8 +193,8 @@ TEST_P(UefiTraceDisk, QemuRunFromTheCommandLine) {
                       std::string(ETT_BIN_DIR) + "/ett.iso", "--disk", (dir / "trace.img").string(),
                       "--scenario", (dir / "five.scn").string(), "--check", "--timeout", "300",
                       "--serial-log", (dir / "serial.log").string()});
-  ASSERT_EQ(run.exit_code, 0) << run.output << read_file(dir / "serial.log");
-  const std::string serial = read_file(dir / "serial.log");
+  ASSERT_EQ(run.exit_code, 0) << run.output << slurp(dir / "serial.log");
+  const std::string serial = slurp(dir / "serial.log");
   EXPECT_NE(serial.find(std::string(": disk \"") + GetParam().model + "\", 131072 sectors: ETT trace disk"),
             std::string::npos)
       << serial;  // the 64 MiB disk `ett qemu run` made

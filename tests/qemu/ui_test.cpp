@@ -92,7 +92,7 @@ TEST(AnalysisStage, FullDiskRefusesSaveAndKeepsTheCaptureOnScreen) {
     qemu.request_stop();
     ASSERT_TRUE(qemu.wait_exit(30));
   }
-  const std::string before = read_file(trace);
+  const std::string before = slurp(trace);
   QemuMachine qemu({.append = "auto=1", .disks = {{0, trace.string()}}, .monitor = true}, dir / "");
   ASSERT_TRUE(qemu.wait_state(KernelState::Capturing, 30)) << qemu.serial();  // auto=1: no Enter needed
   qemu.set_lines(0x11);
@@ -112,7 +112,7 @@ TEST(AnalysisStage, FullDiskRefusesSaveAndKeepsTheCaptureOnScreen) {
   }
   EXPECT_TRUE(answered) << qemu.serial();
   EXPECT_TRUE(screen_has(qemu, d, 2, "           0")) << screen_text(qemu, d);
-  EXPECT_TRUE(read_file(trace) == before);
+  EXPECT_TRUE(slurp(trace) == before);
 }
 
 }  // namespace
