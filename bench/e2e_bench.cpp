@@ -160,6 +160,8 @@ class Bench {
       argv.push_back("--db");
       argv.push_back(db);
       if (c.args[0] == "export") argv.push_back("--force");
+      // No dirty pages of the case before (its output, its write floor, a load) written back during this one.
+      ::sync();
       // The yardstick in the same minute as the case, on a machine whose load changes from one minute to
       // the next: the faster of a scan just before the case and one just after it.
       const std::string& file = align ? dbs.align_file : dbs.main_file;
@@ -255,7 +257,11 @@ int run_bench(int argc, char** argv) {
     align_uri.replace(align_uri.find("/postgres?"), 10, "/align?");
     const Databases pg_dbs{server->uri(), align_uri, main_file, align_file};
     load(pg_dbs);
-    for (const std::string& db : {pg_dbs.main, pg_dbs.align}) run({ett, "sql", "--db", db, "ANALYZE"});
+    // The loads' pages written out before the first case: a checkpoint of each database, then the files.
+    for (const std::string& db : {pg_dbs.main, pg_dbs.align}) {
+      run({ett, "sql", "--db", db, "ANALYZE"});
+      run({ett, "sql", "--db", db, "CHECKPOINT"});
+    }
     bench.run_all("PostgreSQL", pg_dbs, dir, sizes, &sqlite);
   }
   std::printf(
