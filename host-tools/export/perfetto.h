@@ -15,6 +15,8 @@
 
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "analysis/capture.h"
 #include "analysis/durations.h"
@@ -37,5 +39,11 @@ void write_perfetto_proto(const Capture& capture, std::span<const Action> action
                           const PerfettoOptions& options = {});
 std::string export_perfetto_proto(const Capture& capture, std::span<const Action> actions,
                                   const PerfettoOptions& options = {});  // the same bytes, whole
+
+// The protobuf's action tracks: slices [starts[i], ends[i]] (an end before its start is the start) placed in
+// start order (ties by index), each on the lowest level that is free at its start, a level being free again
+// from the end of the slice on it. The level of each slice, and how many levels there are.
+std::pair<std::vector<uint32_t>, size_t> slice_levels(std::span<const uint64_t> starts,
+                                                      std::span<const uint64_t> ends);
 
 }  // namespace ett::host

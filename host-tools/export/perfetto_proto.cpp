@@ -97,38 +97,70 @@ void describe_track(TextOut& out, fmt::memory_buffer& buffer, uint64_t uuid, con
   out.append(buffer);
 }
 
-// Actions as slices: slices on one track must nest, so each goes to the lowest level (track) free at its
-// start; returns the level of each action and the number of levels.
+// Actions as slices: slices on one track must nest, so each goes to its level (track); see slice_levels.
 std::pair<std::vector<uint32_t>, size_t> action_levels(std::span<const Action> actions, const Clock& clock) {
-  // (start, index) in start order; the index breaks ties, so the order (and the file) is always the same.
-  std::vector<std::pair<uint64_t, uint32_t>> order(actions.size());
-  for (size_t i = 0; i < actions.size(); ++i)
-    order[i] = {clock.of_time(actions[i].start_ns), static_cast<uint32_t>(i)};
-  std::sort(order.begin(), order.end());
-  std::vector<uint32_t> level(actions.size());
-  uint32_t levels = 0;
-  using Busy = std::pair<uint64_t, uint32_t>;  // (end, level)
-  std::priority_queue<Busy, std::vector<Busy>, std::greater<>> busy;
-  std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> free;
-  for (const auto& [start, i] : order) {
-    while (!busy.empty() && busy.top().first <= start) {
-      free.push(busy.top().second);
-      busy.pop();
-    }
-    uint32_t l = levels;
-    if (free.empty()) {
-      ++levels;
-    } else {
-      l = free.top();
-      free.pop();
-    }
-    level[i] = l;
-    busy.push({std::max(start, clock.of_time(actions[i].end_ns)), l});
+  std::vector<uint64_t> starts(actions.size()), ends(actions.size());
+  for (size_t i = 0; i < actions.size(); ++i) {
+    starts[i] = clock.of_time(actions[i].start_ns);
+    ends[i] = clock.of_time(actions[i].end_ns);
   }
-  return {std::move(level), levels};
+  return slice_levels(starts, ends);
 }
 
 }  // namespace
+
+std::pair<std::vector<uint32_t>, size_t> slice_levels(std::span<const uint64_t> starts,
+                                                      std::span<const uint64_t> ends) {
+  const size_t n = starts.size();
+  // Slices in start order; the index breaks ties, so the order (and the file) is always the same.
+  std::vector<std::pair<uint64_t, uint32_t>> by_start(n);
+  for (size_t i = 0; i < n; ++i) by_start[i] = {starts[i], static_cast<uint32_t>(i)};
+  std::sort(by_start.begin(), by_start.end());
+  // Slices in end order (an end before its start counts as the start): pair_actions gives actions in the
+  // order of their end events, so this is usually the identity and needs no sort. Walking it replaces a heap
+  // of the busy levels: the slices that have ended by a start are a prefix of it.
+  auto end_of = [&](size_t i) { return std::max(starts[i], ends[i]); };
+  std::vector<uint32_t> by_end(n);
+  for (size_t i = 0; i < n; ++i) by_end[i] = static_cast<uint32_t>(i);
+  bool in_order = true;
+  for (size_t i = 1; i < n && in_order; ++i) in_order = end_of(i - 1) <= end_of(i);
+  if (!in_order)
+    std::stable_sort(by_end.begin(), by_end.end(),
+                     [&](uint32_t a, uint32_t b) { return end_of(a) < end_of(b); });
+  std::vector<uint32_t> level(n);
+  std::vector<uint8_t> placed(n);
+  uint32_t levels = 0;
+  std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> free;  // lowest first
+  size_t ended = 0;               // by_end[0, ended) have ended by the current start
+  std::vector<uint32_t> waiting;  // ended before they were placed (zero length, at a start not yet reached)
+  for (const auto& [start, i] : by_start) {
+    // Free the level of every placed slice that ended at or before this start.
+    for (; ended < n && end_of(by_end[ended]) <= start; ++ended) {
+      const uint32_t slice = by_end[ended];
+      if (placed[slice])
+        free.push(level[slice]);
+      else
+        waiting.push_back(slice);
+    }
+    for (size_t k = 0; k < waiting.size();) {
+      if (!placed[waiting[k]]) {
+        ++k;
+        continue;
+      }
+      free.push(level[waiting[k]]);
+      waiting[k] = waiting.back();
+      waiting.pop_back();
+    }
+    if (free.empty()) {
+      level[i] = levels++;
+    } else {
+      level[i] = free.top();
+      free.pop();
+    }
+    placed[i] = 1;
+  }
+  return {std::move(level), levels};
+}
 
 void write_perfetto_proto(const Capture& capture, std::span<const Action> actions, TextOut& out,
                           const PerfettoOptions& options) {

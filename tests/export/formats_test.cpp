@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <queue>
 #include <random>
 #include <sstream>
 
@@ -157,7 +159,8 @@ std::vector<nlohmann::json> perfetto_events(const std::string& text, const nlohm
 
 TEST(ExportPerfetto, ActionsAreAsyncPairsOnTheirOwnIdsAndEventsAreInstants) {
   const Capture capture = small_capture();
-  const std::vector<Action> actions = {{0, 4, 1, 0, false, 100, 500, 400}, {2, 3, 0, 1, false, 250.3, 250.4, 0.1}};
+  const std::vector<Action> actions = {{0, 4, 1, 0, false, 100, 500, 400},
+                                       {2, 3, 0, 1, false, 250.3, 250.4, 0.1}};
   const std::string json = export_perfetto(capture, actions);
   EXPECT_EQ(json.rfind("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", 0), 0u);
   EXPECT_NE(json.find("\"name\":\"thread_name\",\"args\":{\"name\":\"probe 2\"}"), std::string::npos);
@@ -271,4 +274,66 @@ TEST(TextOut, StreamsToAFileTheTextOfTheWholeExportAndKeepsExistingFiles) {
   }
   EXPECT_EQ(read(), "x\n");
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+// The protobuf's slice levels as first written: a heap of the busy levels (end, level) next to the heap of
+// the free ones, over the slices in start order.
+std::pair<std::vector<uint32_t>, size_t> reference_levels(const std::vector<uint64_t>& starts,
+                                                          const std::vector<uint64_t>& ends) {
+  std::vector<std::pair<uint64_t, uint32_t>> order;
+  for (size_t i = 0; i < starts.size(); ++i) order.push_back({starts[i], static_cast<uint32_t>(i)});
+  std::sort(order.begin(), order.end());
+  std::vector<uint32_t> level(starts.size());
+  uint32_t levels = 0;
+  std::priority_queue<std::pair<uint64_t, uint32_t>, std::vector<std::pair<uint64_t, uint32_t>>,
+                      std::greater<>>
+      busy;
+  std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> free;
+  for (const auto& [start, i] : order) {
+    while (!busy.empty() && busy.top().first <= start) {
+      free.push(busy.top().second);
+      busy.pop();
+    }
+    if (free.empty()) {
+      level[i] = levels++;
+    } else {
+      level[i] = free.top();
+      free.pop();
+    }
+    busy.push({std::max(start, ends[i]), level[i]});
+  }
+  return {level, levels};
+}
+
+}  // namespace
+
+// Levels walk the slices in end order instead of a heap of busy ones: the same levels as the heap, for slices
+// in end order (as pair_actions gives them) and not, with ties, zero lengths and ends before starts.
+TEST(ExportPerfetto, SliceLevelsAreTheBusyHeapsLevels) {
+  std::mt19937_64 random(5);
+  for (int round = 0; round < 200; ++round) {
+    const size_t n = 1 + random() % 300;
+    const uint64_t span = 1 + random() % 50;  // small: many equal starts and ends
+    std::vector<uint64_t> starts(n), ends(n);
+    for (size_t i = 0; i < n; ++i) {
+      starts[i] = random() % span;
+      const uint64_t length = random() % 4 == 0 ? 0 : random() % span;
+      ends[i] = random() % 20 == 0 && starts[i] > 0 ? starts[i] - 1 : starts[i] + length;  // some end early
+    }
+    if (round % 2 == 0) {  // in end order, as pair_actions gives actions
+      std::vector<size_t> order(n);
+      for (size_t i = 0; i < n; ++i) order[i] = i;
+      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return std::max(starts[a], ends[a]) < std::max(starts[b], ends[b]);
+      });
+      std::vector<uint64_t> s(n), e(n);
+      for (size_t i = 0; i < n; ++i) s[i] = starts[order[i]], e[i] = ends[order[i]];
+      starts = s;
+      ends = e;
+    }
+    ASSERT_EQ(slice_levels(starts, ends), reference_levels(starts, ends)) << "round " << round;
+  }
+  EXPECT_EQ(slice_levels({}, {}).second, 0u);
 }
