@@ -388,9 +388,8 @@ Report durations_text(const DurationsResult& r, const FitResult* fit, const UtcL
       // `sign` ("±" or empty) goes before the number, in one column.
       auto decimal = [&](size_t width, double value, std::string_view sign) {
         const char* last = write_tenths(field, value);
-        const size_t length = static_cast<size_t>(last - field), columns = length + (sign.empty() ? 0 : 1);
-        if (columns < width) out.append(std::string(width - columns, ' '));
-        put(out, sign);
+        const size_t length = static_cast<size_t>(last - field);
+        put_right(out, width, length + (sign.empty() ? 0 : 1), sign);
         put(out, {field, length});
       };
       for (size_t i = begin; i < end; ++i) {

@@ -11,7 +11,6 @@
 #include "analysis/output.h"
 #include "analysis/pps_align.h"
 #include "commands.h"
-#include "data_output.h"
 #include "export/output_file.h"
 #include "utc_columns.h"
 
@@ -51,19 +50,8 @@ struct AnalyzeOptions {
   std::string utc_at_edge;
 };
 
-// To -o FILE (never over an existing file without --force) or standard output; text output starts with the
-// trace's name.
-int print(const AnalyzeOptions& o, OutputFormat format, const std::string& name, std::string text) {
-  DataOutput out;
-  out.path = o.output;
-  out.force = o.force;
-  // In place: a copy of a text of millions of rows would double the peak memory.
-  if (format == OutputFormat::Text && !name.empty()) text.insert(0, name + "\n");
-  auto written = emit(out, text);
-  return written ? 0 : report(written.error());
-}
-
-// The same for a report written as it is formatted: a row per action of 10 M events is never held whole.
+// To -o FILE (never over an existing file without --force) or standard output, written as it is formatted (a
+// row per action of 10 M events is never held whole); text output starts with the trace's name.
 int print(const AnalyzeOptions& o, OutputFormat format, const std::string& name, const Report& parts) {
   auto out = TextOut::open(o.output, o.force);
   if (!out) return report(out.error());
@@ -74,6 +62,11 @@ int print(const AnalyzeOptions& o, OutputFormat format, const std::string& name,
   }
   auto written = out->finish();
   return written ? 0 : report(written.error());
+}
+
+// The same for a report that is one text.
+int print(const AnalyzeOptions& o, OutputFormat format, const std::string& name, std::string text) {
+  return print(o, format, name, Report{{std::move(text)}});
 }
 
 int run_precision(const AnalyzeOptions& o, OutputFormat format) {
