@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <deque>
 
 namespace ett::host {
 
@@ -63,15 +62,26 @@ Expected<DurationsResult> pair_actions(std::span<const AnalysisEvent> events, co
   result.to = to;
   result.pi_ns = pi_ns;
   // Open starts, oldest first: every start in order with a closed flag (the oldest open one is found by
-  // skipping closed ones from `oldest`), and per code a queue of the open ones, so that finding the oldest
-  // open start with a code is O(1) however many starts stay open (a linear scan was quadratic when many never
-  // close).
-  std::vector<const AnalysisEvent*> starts;
-  std::vector<bool> closed;
-  std::array<std::deque<size_t>, 256> open_by_code;
+  // skipping closed ones from `oldest`), and per code a queue of the open ones, linked through the starts
+  // themselves, so that finding the oldest open start with a code is O(1) however many starts stay open (a
+  // linear scan was quadratic when many never close). A start keeps what its action needs: closing one reads
+  // one place in memory, not the start's event far back in the capture.
+  constexpr uint32_t kNone = UINT32_MAX;
+  struct Start {
+    uint64_t seq;
+    double time_ns;
+    uint32_t next_same_code;  // the next open start with its code (kNone: none yet)
+    uint8_t code;
+    bool closed;
+  };
+  std::vector<Start> starts;
+  struct Queue {
+    uint32_t head = kNone, tail = kNone;
+  };
+  std::array<Queue, 256> open_by_code;
   size_t oldest = 0;
   auto oldest_open = [&] {
-    while (oldest < starts.size() && closed[oldest]) ++oldest;
+    while (oldest < starts.size() && starts[oldest].closed) ++oldest;
     return oldest;
   };
   const bool same_code = !to.code && rule == PairRule::SameCode;
@@ -84,38 +94,48 @@ Expected<DurationsResult> pair_actions(std::span<const AnalysisEvent> events, co
     else if (is_endpoint(event, from))
       ++begins;
   }
+  if (begins >= kNone)
+    return make_error(ErrorKind::Usage, fmt::format("{} start events: more than the {} one pairing can hold",
+                                                    begins, kNone - 1));
   result.actions.reserve(std::min(ends, begins));
   starts.reserve(begins);
-  closed.reserve(begins);
   for (const AnalysisEvent& event : events) {
     if (is_endpoint(event, to)) {
       const size_t first_open = oldest_open();
       size_t index = first_open;
       if (same_code) {
-        const auto& queue = open_by_code[event.code];
-        index = queue.empty() ? starts.size() : queue.front();
+        const uint32_t head = open_by_code[event.code].head;
+        index = head == kNone ? starts.size() : head;
       }
       if (index == starts.size()) {
         result.unmatched_ends.push_back(event.seq);
       } else {
         const bool reordered = index != first_open;
         if (reordered) result.out_of_order.push_back(event.seq);
-        const AnalysisEvent& start = *starts[index];
+        Start& start = starts[index];
         result.actions.push_back({start.seq, event.seq, start.code, event.code, reordered, start.time_ns,
                                   event.time_ns, event.time_ns - start.time_ns});
-        closed[index] = true;
-        open_by_code[start.code].pop_front();  // the oldest open start of its code, whichever rule chose it
+        start.closed = true;
+        // The oldest open start of its code, whichever rule chose it, leaves its code's queue.
+        Queue& queue = open_by_code[start.code];
+        queue.head = start.next_same_code;
+        if (queue.head == kNone) queue.tail = kNone;
       }
       continue;
     }
     if (is_endpoint(event, from)) {
-      open_by_code[event.code].push_back(starts.size());
-      starts.push_back(&event);
-      closed.push_back(false);
+      const auto index = static_cast<uint32_t>(starts.size());
+      Queue& queue = open_by_code[event.code];
+      if (queue.tail == kNone)
+        queue.head = index;
+      else
+        starts[queue.tail].next_same_code = index;
+      queue.tail = index;
+      starts.push_back({event.seq, event.time_ns, kNone, event.code, false});
     }
   }
   for (size_t i = oldest_open(); i < starts.size(); ++i)
-    if (!closed[i]) result.unmatched_starts.push_back(starts[i]->seq);
+    if (!starts[i].closed) result.unmatched_starts.push_back(starts[i].seq);
   std::vector<double> durations;
   durations.reserve(result.actions.size());
   for (Action& action : result.actions) {

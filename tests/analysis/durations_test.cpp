@@ -5,9 +5,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -170,6 +172,71 @@ TEST(AnalysisDurations, FifoRuleIgnoresCodes) {
   EXPECT_TRUE(result->out_of_order.empty());
   EXPECT_EQ(*parse_pair_rule("fifo"), PairRule::Fifo);
   EXPECT_FALSE(parse_pair_rule("nearest"));
+}
+
+// The rule of durations.h as the header states it, with a plain list of open starts searched from the oldest.
+struct ReferencePairing {
+  std::vector<std::pair<uint64_t, uint64_t>> actions;  // start seq, end seq, in end order
+  std::vector<uint64_t> unmatched_starts, unmatched_ends, out_of_order;
+};
+ReferencePairing reference_pairing(const std::vector<AnalysisEvent>& events, const Endpoint& from,
+                                   const Endpoint& to, PairRule rule) {
+  auto selects = [](const Endpoint& endpoint, const AnalysisEvent& event) {
+    return event.probe == endpoint.probe && (!endpoint.code || *endpoint.code == event.code);
+  };
+  ReferencePairing out;
+  std::vector<const AnalysisEvent*> open;
+  for (const AnalysisEvent& event : events) {
+    if (selects(to, event)) {
+      const bool any_code = to.code || rule == PairRule::Fifo;
+      auto it = std::find_if(open.begin(), open.end(), [&](const AnalysisEvent* start) {
+        return any_code || start->code == event.code;
+      });
+      if (it == open.end()) {
+        out.unmatched_ends.push_back(event.seq);
+        continue;
+      }
+      if (it != open.begin()) out.out_of_order.push_back(event.seq);
+      out.actions.emplace_back((*it)->seq, event.seq);
+      open.erase(it);
+    } else if (selects(from, event)) {
+      open.push_back(&event);
+    }
+  }
+  for (const AnalysisEvent* start : open) out.unmatched_starts.push_back(start->seq);
+  return out;
+}
+
+TEST(AnalysisDurations, PairingMatchesThePlainRuleOnRandomTraffic) {
+  std::mt19937_64 random(7);
+  for (int round = 0; round < 60; ++round) {
+    // Few codes and three probes: starts pile up, ends find none, other probes' events pass by.
+    const int codes = 1 + round % 4;
+    std::vector<AnalysisEvent> events;
+    for (uint64_t seq = 0; seq < 400; ++seq)
+      events.push_back(ev(seq, static_cast<uint8_t>(1 + random() % 3), static_cast<uint8_t>(random() % codes),
+                          static_cast<double>(seq) * 10 + static_cast<double>(random() % 7)));
+    const Endpoint from{1, round % 3 == 2 ? std::optional<uint8_t>(0) : std::nullopt};
+    const Endpoint to{2, round % 3 == 1 ? std::optional<uint8_t>(1) : std::nullopt};
+    for (PairRule rule : {PairRule::SameCode, PairRule::Fifo}) {
+      SCOPED_TRACE(fmt::format("round {} rule {}", round, rule == PairRule::Fifo ? "fifo" : "same-code"));
+      auto result = pair_actions(events, from, to, 0, rule);
+      ASSERT_TRUE(result) << result.error().message;
+      const ReferencePairing expected = reference_pairing(events, from, to, rule);
+      ASSERT_EQ(result->actions.size(), expected.actions.size());
+      for (size_t i = 0; i < expected.actions.size(); ++i) {
+        const Action& action = result->actions[i];
+        EXPECT_EQ(action.start_seq, expected.actions[i].first);
+        EXPECT_EQ(action.end_seq, expected.actions[i].second);
+        EXPECT_EQ(action.start_code, events[action.start_seq].code);
+        EXPECT_EQ(action.end_code, events[action.end_seq].code);
+        EXPECT_EQ(action.duration_ns, events[action.end_seq].time_ns - events[action.start_seq].time_ns);
+      }
+      EXPECT_EQ(result->unmatched_starts, expected.unmatched_starts);
+      EXPECT_EQ(result->unmatched_ends, expected.unmatched_ends);
+      EXPECT_EQ(result->out_of_order, expected.out_of_order);
+    }
+  }
 }
 
 TEST(AnalysisDurations, RefusesEndpointsThatSelectTheSameEvents) {

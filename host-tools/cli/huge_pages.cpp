@@ -1,0 +1,38 @@
+// huge_pages.cpp: the `ett` binary's operator new advises transparent huge pages on every large block
+// (common/huge_pages.h). glibc serves a block of kHugeBlock bytes or more from a fresh mapping, so the advice
+// comes before anything touches it (README, "Memory": what it saves). The block is still malloc's: the
+// library's operator delete (free) releases it.
+//
+// Left out under AddressSanitizer, whose own operator new checks that new and delete match.
+#include "common/huge_pages.h"
+
+#include <cstdlib>
+#include <new>
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ETT_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define ETT_ASAN 1
+#endif
+
+#ifndef ETT_ASAN
+
+namespace {
+constexpr std::size_t kHugeBlock = std::size_t{8} << 20;
+}  // namespace
+
+void* operator new(std::size_t size) {
+  void* block;
+  while (!(block = std::malloc(size == 0 ? 1 : size))) {
+    const std::new_handler handler = std::get_new_handler();
+    if (!handler) throw std::bad_alloc();
+    handler();
+  }
+  if (size >= kHugeBlock) ett::host::advise_huge_pages(block, size);
+  return block;
+}
+
+#endif

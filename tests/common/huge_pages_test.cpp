@@ -1,0 +1,90 @@
+// huge_pages_test.cpp: advise_huge_pages marks exactly the 2 MB-aligned interior of a block (the kernel's
+// VmFlags "hg" in /proc/self/smaps), and refuses a block with no aligned 2 MB inside.
+#include "common/huge_pages.h"
+
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+using namespace ett::host;
+
+namespace {
+
+// The ranges of [begin, end) whose mappings carry the "hg" (MADV_HUGEPAGE) flag.
+std::vector<std::pair<uintptr_t, uintptr_t>> advised_ranges(uintptr_t begin, uintptr_t end) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::vector<std::pair<uintptr_t, uintptr_t>> out;
+  std::string line;
+  uintptr_t from = 0, to = 0;
+  while (std::getline(smaps, line)) {
+    std::istringstream fields(line);
+    std::string first;
+    fields >> first;
+    const size_t dash = first.find('-');
+    if (dash != std::string::npos && first.find(':') == std::string::npos) {
+      from = std::stoull(first.substr(0, dash), nullptr, 16);
+      to = std::stoull(first.substr(dash + 1), nullptr, 16);
+    } else if (first == "VmFlags:" && from < end && to > begin) {
+      for (std::string flag; fields >> flag;)
+        if (flag == "hg") out.emplace_back(std::max(from, begin), std::min(to, end));
+    }
+  }
+  return out;
+}
+
+class Mapping {
+ public:
+  explicit Mapping(size_t size) : m_size(size) {
+    m_base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  }
+  ~Mapping() {
+    if (m_base != MAP_FAILED) ::munmap(m_base, m_size);
+  }
+  char* base() const { return static_cast<char*>(m_base); }
+
+ private:
+  void* m_base;
+  size_t m_size;
+};
+
+}  // namespace
+
+TEST(HugePages, AdvisesTheAlignedInteriorOnly) {
+  if (!std::filesystem::exists("/sys/kernel/mm/transparent_hugepage"))
+    GTEST_SKIP() << "this kernel has no transparent huge pages";
+  const size_t mapped = 5 * kHugePageBytes;
+  Mapping mapping(mapped);
+  ASSERT_NE(mapping.base(), MAP_FAILED);
+  // A block that starts a page past the mapping and ends a page before it: its aligned interior is one or two
+  // huge pages, wherever the kernel put the mapping.
+  char* block = mapping.base() + 4096;
+  const size_t size = mapped - 2 * 4096;
+  const auto begin = reinterpret_cast<uintptr_t>(block);
+  const uintptr_t first = (begin + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  const uintptr_t last = (begin + size) / kHugePageBytes * kHugePageBytes;
+  ASSERT_GT(last, first);
+  const auto whole_begin = reinterpret_cast<uintptr_t>(mapping.base());
+  EXPECT_TRUE(advised_ranges(whole_begin, whole_begin + mapped).empty()) << "advised before advise";
+  ASSERT_TRUE(advise_huge_pages(block, size));
+  const auto advised = advised_ranges(whole_begin, whole_begin + mapped);
+  ASSERT_EQ(advised.size(), 1u);
+  EXPECT_EQ(advised[0].first, first);
+  EXPECT_EQ(advised[0].second, last);
+}
+
+TEST(HugePages, RefusesABlockWithoutAnAlignedHugePage) {
+  Mapping mapping(3 * kHugePageBytes);
+  ASSERT_NE(mapping.base(), MAP_FAILED);
+  const auto base = reinterpret_cast<uintptr_t>(mapping.base());
+  // From one page past an aligned address to one page before the next: no whole aligned 2 MB inside.
+  const uintptr_t aligned = (base + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  EXPECT_FALSE(advise_huge_pages(reinterpret_cast<void*>(aligned + 4096), kHugePageBytes - 2 * 4096));
+  EXPECT_TRUE(advised_ranges(base, base + 3 * kHugePageBytes).empty());
+}
