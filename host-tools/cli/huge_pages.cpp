@@ -1,7 +1,7 @@
 // huge_pages.cpp: the `ett` binary's operator new advises transparent huge pages on every large block
-// (common/huge_pages.h). glibc serves a block of kHugeBlock bytes or more from a fresh mapping, so the advice
-// comes before anything touches it (README, "Memory": what it saves). The block is still malloc's: the
-// library's operator delete (free) releases it.
+// (common/huge_pages.h). glibc serves such a block from a fresh mapping or the untouched top of its heap, so
+// the advice usually comes before anything touches it (README, "Memory": what it saves); pages already
+// touched keep their size. The block is still malloc's: the library's operator delete (free) releases it.
 //
 // Left out under AddressSanitizer, whose own operator new checks that new and delete match.
 #include "common/huge_pages.h"
