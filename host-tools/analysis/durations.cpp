@@ -84,6 +84,24 @@ Expected<DurationsResult> pair_actions(std::span<const AnalysisEvent> events, co
     while (oldest < starts.size() && starts[oldest].closed) ++oldest;
     return oldest;
   };
+  // Drops the closed starts before the oldest open one once they are half of all, so that the starts held are
+  // about the open ones (at 10 M events every start held cost 24 bytes of fresh memory). Every index in use
+  // (a queue's ends, a start's next) is at or after `oldest` and moves down with it.
+  constexpr size_t kCompactFrom = 1 << 16;
+  auto compact = [&] {
+    if (oldest < kCompactFrom || oldest < starts.size() / 2) return;
+    const auto shift = static_cast<uint32_t>(oldest);
+    auto moved = [shift](uint32_t& index) {
+      if (index != kNone) index -= shift;
+    };
+    starts.erase(starts.begin(), starts.begin() + static_cast<std::ptrdiff_t>(oldest));
+    for (Start& start : starts) moved(start.next_same_code);
+    for (Queue& queue : open_by_code) {
+      moved(queue.head);
+      moved(queue.tail);
+    }
+    oldest = 0;
+  };
   const bool same_code = !to.code && rule == PairRule::SameCode;
   // Sized once from a count of the endpoints: at 10 M events a doubling vector of actions held its old and
   // new copies (hundreds of MB) at once.
@@ -98,7 +116,7 @@ Expected<DurationsResult> pair_actions(std::span<const AnalysisEvent> events, co
     return make_error(ErrorKind::Usage, fmt::format("{} start events: more than the {} one pairing can hold",
                                                     begins, kNone - 1));
   result.actions.reserve(std::min(ends, begins));
-  starts.reserve(begins);
+  starts.reserve(begins);  // address space only: compact() keeps the pages touched to the starts held at once
   for (const AnalysisEvent& event : events) {
     if (is_endpoint(event, to)) {
       const size_t first_open = oldest_open();
@@ -124,6 +142,7 @@ Expected<DurationsResult> pair_actions(std::span<const AnalysisEvent> events, co
       continue;
     }
     if (is_endpoint(event, from)) {
+      compact();
       const auto index = static_cast<uint32_t>(starts.size());
       Queue& queue = open_by_code[event.code];
       if (queue.tail == kNone)

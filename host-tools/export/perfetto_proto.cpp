@@ -1,10 +1,14 @@
-// perfetto_proto.cpp: writes Perfetto's protobuf trace format with libprotobuf, one TracePacket at a time:
-// each is field 1 of the Trace message (its tag, its length as a varint, its bytes), so the file is a Trace
-// without ever holding one.
+// perfetto_proto.cpp: writes Perfetto's protobuf trace format one TracePacket at a time: each is field 1 of
+// the Trace message (its tag, its length as a varint, its bytes), so the file is a Trace without ever holding
+// one. The few descriptor packets go through libprotobuf; the packets of the events and actions are encoded
+// by hand (WireMessage).
 #include <google/protobuf/io/coded_stream.h>
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
+#include <cstring>
 #include <queue>
 #include <span>
 
@@ -53,6 +57,87 @@ void append_packet(const pb::TracePacket& packet, fmt::memory_buffer& buffer) {
   char* out = std::copy(reinterpret_cast<const char*>(header), reinterpret_cast<const char*>(header_end),
                         buffer.data() + at);
   packet.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(out));
+}
+
+// The packets of the events (one each) and of the actions (two each), encoded by hand: libprotobuf's sizing
+// and serialization of them cost more than the read of the events. Protobuf's wire format: a field is its tag
+// (a varint of number << 3 | wire type: 0 varint, 1 fixed 64 bits, 2 length and bytes) and its value; fields
+// go in number order, like libprotobuf writes them, so the bytes are the ones it wrote (a test reparses and
+// reserializes a whole export through libprotobuf and compares).
+class WireMessage {
+ public:
+  void varint(uint32_t field, uint64_t value) {
+    put(uint64_t{field} << 3);
+    put(value);
+  }
+  void fixed64(uint32_t field, double value) {
+    put(uint64_t{field} << 3 | 1);
+    const auto bits = std::bit_cast<uint64_t>(value);
+    for (int i = 0; i < 8; ++i) m_bytes[m_size++] = static_cast<uint8_t>(bits >> (8 * i));
+  }
+  void message(uint32_t field, const WireMessage& inner) {
+    put(uint64_t{field} << 3 | 2);
+    put(inner.m_size);
+    std::memcpy(m_bytes.data() + m_size, inner.m_bytes.data(), inner.m_size);
+    m_size += inner.m_size;
+  }
+  void clear() { m_size = 0; }
+  // As one `packet` field of Trace.
+  void append_as_packet(fmt::memory_buffer& buffer) const {
+    WireMessage header;
+    header.put(uint64_t{1} << 3 | 2);
+    header.put(m_size);
+    const auto chars = [](const WireMessage& message) {
+      return reinterpret_cast<const char*>(message.m_bytes.data());
+    };
+    buffer.append(chars(header), chars(header) + header.m_size);
+    buffer.append(chars(*this), chars(*this) + m_size);
+  }
+
+ private:
+  void put(uint64_t value) {
+    for (; value >= 0x80; value >>= 7) m_bytes[m_size++] = static_cast<uint8_t>(value | 0x80);
+    m_bytes[m_size++] = static_cast<uint8_t>(value);
+  }
+  // The largest message here, an event's packet, is under 100 bytes: three annotations of at most 15, five
+  // small fields of the TrackEvent, a 64-bit timestamp and two flags of the packet.
+  std::array<uint8_t, 256> m_bytes;
+  size_t m_size = 0;
+};
+
+// Field numbers of perfetto_trace.proto that the hand-written packets use.
+enum PacketField : uint32_t {
+  kPacketTimestamp = 8,
+  kPacketSequenceId = 10,
+  kPacketTrackEvent = 11,
+  kPacketSequenceFlags = 13
+};
+enum TrackEventField : uint32_t {
+  kEventDebugAnnotations = 4,
+  kEventType = 9,
+  kEventNameIid = 10,
+  kEventTrackUuid = 11,
+  kEventExtraCounterValues = 12,
+  kEventExtraCounterTrackUuids = 31
+};
+enum DebugAnnotationField : uint32_t { kAnnotationNameIid = 1, kAnnotationUint = 3, kAnnotationDouble = 5 };
+
+// A TrackEvent wrapped in the packet every event of the sequence gets.
+void append_track_event(uint64_t timestamp, const WireMessage& event, WireMessage& packet,
+                        fmt::memory_buffer& buffer) {
+  packet.clear();
+  packet.varint(kPacketTimestamp, timestamp);
+  packet.varint(kPacketSequenceId, kSequence);
+  packet.message(kPacketTrackEvent, event);
+  packet.varint(kPacketSequenceFlags, pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
+  packet.append_as_packet(buffer);
+}
+
+void add_annotation(WireMessage& event, uint64_t name_iid, uint64_t value, WireMessage& annotation) {
+  annotation.clear();
+  annotation.varint(kAnnotationNameIid, name_iid);
+  annotation.varint(kAnnotationUint, value);
+  event.message(kEventDebugAnnotations, annotation);
 }
 
 // Timestamps in ns: Unix ns from the PPS mapping, or ns from the capture start shifted by `origin` (<= 0,
@@ -112,10 +197,15 @@ std::pair<std::vector<uint32_t>, size_t> action_levels(std::span<const Action> a
 std::pair<std::vector<uint32_t>, size_t> slice_levels(std::span<const uint64_t> starts,
                                                       std::span<const uint64_t> ends) {
   const size_t n = starts.size();
-  // Slices in start order; the index breaks ties, so the order (and the file) is always the same.
-  std::vector<std::pair<uint64_t, uint32_t>> by_start(n);
-  for (size_t i = 0; i < n; ++i) by_start[i] = {starts[i], static_cast<uint32_t>(i)};
-  std::sort(by_start.begin(), by_start.end());
+  // Slices in start order; the index breaks ties, so the order (and the file) is always the same. Actions
+  // that do not overlap come in start order already: then the order is the index and needs no list.
+  std::vector<uint32_t> by_start;
+  if (!std::is_sorted(starts.begin(), starts.end())) {
+    by_start.resize(n);
+    for (size_t i = 0; i < n; ++i) by_start[i] = static_cast<uint32_t>(i);
+    std::stable_sort(by_start.begin(), by_start.end(),
+                     [&](uint32_t a, uint32_t b) { return starts[a] < starts[b]; });
+  }
   // Slices in end order (an end before its start counts as the start): pair_actions gives actions in the
   // order of their end events, so this is usually the identity and needs no sort. Walking it replaces a heap
   // of the busy levels: the slices that have ended by a start are a prefix of it.
@@ -133,7 +223,9 @@ std::pair<std::vector<uint32_t>, size_t> slice_levels(std::span<const uint64_t> 
   std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> free;  // lowest first
   size_t ended = 0;               // by_end[0, ended) have ended by the current start
   std::vector<uint32_t> waiting;  // ended before they were placed (zero length, at a start not yet reached)
-  for (const auto& [start, i] : by_start) {
+  for (size_t k = 0; k < n; ++k) {
+    const uint32_t i = by_start.empty() ? static_cast<uint32_t>(k) : by_start[k];
+    const uint64_t start = starts[i];
     // Free the level of every placed slice that ended at or before this start.
     for (; ended < n && end_of(by_end[ended]) <= start; ++ended) {
       const uint32_t slice = by_end[ended];
@@ -223,24 +315,18 @@ void write_perfetto_proto(const Capture& capture, std::span<const Action> action
   write_independent_lines(
       events.size(),
       [events, &clock](size_t begin, size_t end, fmt::memory_buffer& chunk) {
-        pb::TracePacket instant;
-        instant.set_trusted_packet_sequence_id(kSequence);
-        instant.set_sequence_flags(pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
-        pb::TrackEvent* event_out = instant.mutable_track_event();
-        event_out->set_type(pb::TrackEvent::TYPE_INSTANT);
-        for (uint64_t iid : {kSeq, kLines, kTsc}) event_out->add_debug_annotations()->set_name_iid(iid);
-        event_out->add_extra_counter_track_uuids(0);
-        event_out->add_extra_counter_values(0);
+        WireMessage packet, instant, annotation;
         for (const AnalysisEvent& event : events.subspan(begin, end - begin)) {
-          instant.set_timestamp(clock.of_event(event));
-          event_out->set_track_uuid(probe_track(event.probe));
-          event_out->set_name_iid(code_name(event.code));
-          event_out->mutable_debug_annotations(0)->set_uint_value(event.seq);
-          event_out->mutable_debug_annotations(1)->set_uint_value(event.lines);
-          event_out->mutable_debug_annotations(2)->set_uint_value(event.tsc);
-          event_out->set_extra_counter_track_uuids(0, counter_track(event.probe));
-          event_out->set_extra_counter_values(0, event.code);
-          append_packet(instant, chunk);
+          instant.clear();
+          add_annotation(instant, kSeq, event.seq, annotation);
+          add_annotation(instant, kLines, event.lines, annotation);
+          add_annotation(instant, kTsc, event.tsc, annotation);
+          instant.varint(kEventType, pb::TrackEvent::TYPE_INSTANT);
+          instant.varint(kEventNameIid, code_name(event.code));
+          instant.varint(kEventTrackUuid, probe_track(event.probe));
+          instant.varint(kEventExtraCounterValues, event.code);
+          instant.varint(kEventExtraCounterTrackUuids, counter_track(event.probe));
+          append_track_event(clock.of_event(event), instant, packet, chunk);
         }
       },
       out);
@@ -248,31 +334,25 @@ void write_perfetto_proto(const Capture& capture, std::span<const Action> action
   write_independent_lines(
       actions.size(),
       [actions, &clock, &levels](size_t begin, size_t end, fmt::memory_buffer& chunk) {
-        pb::TracePacket start, stop;
-        for (pb::TracePacket* packet : {&start, &stop}) {
-          packet->set_trusted_packet_sequence_id(kSequence);
-          packet->set_sequence_flags(pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
-        }
-        pb::TrackEvent* begin_event = start.mutable_track_event();
-        begin_event->set_type(pb::TrackEvent::TYPE_SLICE_BEGIN);
-        begin_event->add_debug_annotations()->set_name_iid(kStartSeq);
-        begin_event->add_debug_annotations()->set_name_iid(kEndSeq);
-        begin_event->add_debug_annotations()->set_name_iid(kDurationNs);
-        pb::TrackEvent* end_event = stop.mutable_track_event();
-        end_event->set_type(pb::TrackEvent::TYPE_SLICE_END);
+        WireMessage packet, slice, annotation;
         for (size_t i = begin; i < end; ++i) {
           const Action& action = actions[i];
           const uint64_t begin_time = clock.of_time(action.start_ns);
-          start.set_timestamp(begin_time);
-          begin_event->set_track_uuid(action_track(levels[i]));
-          begin_event->set_name_iid(action_name(action.start_code));
-          begin_event->mutable_debug_annotations(0)->set_uint_value(action.start_seq);
-          begin_event->mutable_debug_annotations(1)->set_uint_value(action.end_seq);
-          begin_event->mutable_debug_annotations(2)->set_double_value(action.duration_ns);
-          append_packet(start, chunk);
-          stop.set_timestamp(std::max(begin_time, clock.of_time(action.end_ns)));
-          end_event->set_track_uuid(action_track(levels[i]));
-          append_packet(stop, chunk);
+          slice.clear();
+          add_annotation(slice, kStartSeq, action.start_seq, annotation);
+          add_annotation(slice, kEndSeq, action.end_seq, annotation);
+          annotation.clear();
+          annotation.varint(kAnnotationNameIid, kDurationNs);
+          annotation.fixed64(kAnnotationDouble, action.duration_ns);
+          slice.message(kEventDebugAnnotations, annotation);
+          slice.varint(kEventType, pb::TrackEvent::TYPE_SLICE_BEGIN);
+          slice.varint(kEventNameIid, action_name(action.start_code));
+          slice.varint(kEventTrackUuid, action_track(levels[i]));
+          append_track_event(begin_time, slice, packet, chunk);
+          slice.clear();
+          slice.varint(kEventType, pb::TrackEvent::TYPE_SLICE_END);
+          slice.varint(kEventTrackUuid, action_track(levels[i]));
+          append_track_event(std::max(begin_time, clock.of_time(action.end_ns)), slice, packet, chunk);
         }
       },
       out);

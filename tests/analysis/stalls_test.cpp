@@ -50,6 +50,20 @@ TEST(AnalysisStalls, AnEventInsideAStallOrTheFirstAfterItIsTouched) {
   EXPECT_EQ(marks.stall_at(6), 500);
 }
 
+TEST(AnalysisStalls, AnEventTwoStallsTouchCarriesTheLongerAndAnEmptyStallTouchesNothing) {
+  const auto events = actions(5);
+  // 3300 lies in both windows (the later, shorter stall listed first); the empty stall at 1300 marks nothing.
+  const std::vector<StallSpan> stalls = {{3200, 200}, {2900, 500}, {1300, 0}};
+  const StallMarks marks(stalls, events);
+  EXPECT_EQ(marks.stall_ns(6), 500);
+  EXPECT_EQ(marks.stall_ns(7), 500);
+  EXPECT_EQ(marks.stall_ns(8), 500);
+  EXPECT_EQ(marks.stall_ns(3), 0);
+  EXPECT_EQ(marks.touched_events(), 3u);
+  EXPECT_EQ(marks.stall_at(7), 500);
+  EXPECT_EQ(marks.stall_at(9), 0);
+}
+
 TEST(AnalysisStalls, DurationsFlagExactlyTheActionsAStallTouchesAndQuotePiPlusTheStall) {
   const auto events = actions(5);
   const std::vector<StallSpan> stalls = {{1100, 150}, {2900, 500}};

@@ -103,9 +103,11 @@ TEST(Regression, FreeRunBurstsFasterThanTheLoopReportTheirLoss) {
   EXPECT_EQ(json_number(result.json, "sent"), 80'000);
   EXPECT_GT(json_number(result.json, "lost"), 0) << result.json;
   expect_accounted(result.json);
-  // Every capture is a state the injector wrote; the few the pairing cannot place (a poll stalled between its
-  // load and its stamp while writes went on, on a loaded host) are reported as unexpected, never dropped.
-  EXPECT_LE(json_number(result.json, "unexpected"), json_number(result.json, "captured") / 100)
+  // Every capture is a state the injector wrote; those the pairing cannot place (a poll stalled between its
+  // load and its stamp while writes went on) are reported as unexpected, never dropped. How many depends on
+  // how the host schedules QEMU and the injector: under 1 % of the captured in most runs, up to 9 % in runs
+  // on this machine while its host was busy. A pairing that fails places few or none.
+  EXPECT_LE(json_number(result.json, "unexpected"), json_number(result.json, "captured") / 4)
       << result.json;
   EXPECT_NE(result.run.output.find("--check"), std::string::npos) << result.run.output;
 }
