@@ -7,6 +7,8 @@
 #include <array>
 #include <charconv>
 
+#include "common/huge_pages.h"
+
 namespace ett::host {
 
 namespace {
@@ -116,6 +118,7 @@ Expected<DurationsResult> pair_actions(std::span<const AnalysisEvent> events, co
     return make_error(ErrorKind::Usage, fmt::format("{} start events: more than the {} one pairing can hold",
                                                     begins, kNone - 1));
   result.actions.reserve(std::min(ends, begins));
+  fault_in_on_two_threads(result.actions.data(), result.actions.capacity() * sizeof(Action));
   starts.reserve(begins);  // address space only: compact() keeps the pages touched to the starts held at once
   for (const AnalysisEvent& event : events) {
     if (is_endpoint(event, to)) {

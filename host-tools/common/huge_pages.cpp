@@ -1,9 +1,12 @@
-// huge_pages.cpp: madvise(MADV_HUGEPAGE) on the aligned interior of a block.
+// huge_pages.cpp: madvise(MADV_HUGEPAGE) on the aligned interior of a block, and its pages faulted in on two
+// threads.
 #include "common/huge_pages.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdint>
+#include <thread>
 
 namespace ett::host {
 
@@ -13,6 +16,36 @@ bool advise_huge_pages(void* block, size_t size) {
   const uintptr_t last = (begin + size) & ~(kHugePageBytes - 1);
   if (last <= first) return false;
   return ::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE) == 0;
+}
+
+namespace {
+
+void fault_in(char* from, char* to) {
+  static const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  // madvise takes a page-aligned start; the page holding `from` is populated whole, which changes no byte.
+  const uintptr_t start = reinterpret_cast<uintptr_t>(from) & ~(page - 1);
+  if (::madvise(reinterpret_cast<void*>(start), static_cast<size_t>(to - reinterpret_cast<char*>(start)),
+                MADV_POPULATE_WRITE) == 0)
+    return;
+  for (char* at = from; at < to;
+       at = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(at) | (page - 1)) + 1))
+    *static_cast<volatile char*>(at) = 0;
+}
+
+}  // namespace
+
+void fault_in_on_two_threads(void* block, size_t size) {
+  constexpr size_t kSmallest = size_t{8} << 20;
+  if (size < kSmallest) return;
+  char* const begin = static_cast<char*>(block);
+  char* const end = begin + size;
+  // Split at a huge-page boundary, so that no 2 MB page is faulted from both sides.
+  const uintptr_t half = reinterpret_cast<uintptr_t>(begin + size / 2);
+  char* const middle = reinterpret_cast<char*>((half + kHugePageBytes - 1) & ~(kHugePageBytes - 1));
+  if (middle >= end) return fault_in(begin, end);
+  std::thread other(fault_in, middle, end);
+  fault_in(begin, middle);
+  other.join();
 }
 
 }  // namespace ett::host

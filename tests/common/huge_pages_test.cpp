@@ -1,10 +1,13 @@
 // huge_pages_test.cpp: advise_huge_pages marks exactly the 2 MB-aligned interior of a block (the kernel's
-// VmFlags "hg" in /proc/self/smaps), and refuses a block with no aligned 2 MB inside.
+// VmFlags "hg" in /proc/self/smaps), and refuses a block with no aligned 2 MB inside; fault_in_on_two_threads
+// makes every page of a big block resident (mincore) and leaves a small one alone.
 #include "common/huge_pages.h"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -54,7 +57,35 @@ class Mapping {
   size_t m_size;
 };
 
+// How many pages of [block, block + size) (page-aligned) are resident.
+size_t resident_pages(char* block, size_t size) {
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> flags((size + page - 1) / page);
+  if (::mincore(block, size, flags.data()) != 0) return SIZE_MAX;
+  return static_cast<size_t>(
+      std::count_if(flags.begin(), flags.end(), [](unsigned char f) { return f & 1; }));
+}
+
 }  // namespace
+
+TEST(HugePages, FaultsInEveryPageOfABigBlockAndLeavesASmallOneAlone) {
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t mapped = 9 * kHugePageBytes;  // 18 MB: over the 8 MB below which nothing is done
+  Mapping mapping(mapped);
+  ASSERT_NE(mapping.base(), MAP_FAILED);
+  ASSERT_EQ(resident_pages(mapping.base(), mapped), 0u) << "a fresh mapping has no page yet";
+  // A block that starts and ends inside a page: the pages holding its ends are faulted in too.
+  char* block = mapping.base() + 100;
+  const size_t size = mapped - 200;
+  fault_in_on_two_threads(block, size);
+  EXPECT_EQ(resident_pages(mapping.base(), mapped), mapped / page);
+  EXPECT_EQ(std::count(block, block + size, 0), static_cast<std::ptrdiff_t>(size)) << "its bytes changed";
+
+  Mapping small(4 << 20);
+  ASSERT_NE(small.base(), MAP_FAILED);
+  fault_in_on_two_threads(small.base(), 4 << 20);
+  EXPECT_EQ(resident_pages(small.base(), 4 << 20), 0u);
+}
 
 TEST(HugePages, AdvisesTheAlignedInteriorOnly) {
   if (!std::filesystem::exists("/sys/kernel/mm/transparent_hugepage"))
