@@ -46,17 +46,24 @@ constexpr uint64_t action_name(uint8_t code) {
 }
 enum AnnotationName : uint64_t { kSeq = 1, kLines, kTsc, kStartSeq, kEndSeq, kDurationNs };
 
-// Appends `packet` as one `packet` field of Trace: tag (field 1, length-delimited), length, bytes.
-void append_packet(const pb::TracePacket& packet, fmt::memory_buffer& buffer) {
-  const size_t size = packet.ByteSizeLong();
+using google::protobuf::io::CodedOutputStream;
+
+// The start of one `packet` field of Trace, for a packet of `size` bytes: tag (field 1, length-delimited),
+// length.
+void append_packet_header(size_t size, fmt::memory_buffer& buffer) {
   uint8_t header[1 + 10];
   header[0] = (1 << 3) | 2;
-  uint8_t* const header_end = google::protobuf::io::CodedOutputStream::WriteVarint64ToArray(size, header + 1);
+  const uint8_t* const end = CodedOutputStream::WriteVarint64ToArray(size, header + 1);
+  buffer.append(reinterpret_cast<const char*>(header), reinterpret_cast<const char*>(end));
+}
+
+// Appends `packet` as one `packet` field of Trace: its header, then its bytes.
+void append_packet(const pb::TracePacket& packet, fmt::memory_buffer& buffer) {
+  const size_t size = packet.ByteSizeLong();
+  append_packet_header(size, buffer);
   const size_t at = buffer.size();
-  buffer.resize(at + static_cast<size_t>(header_end - header) + size);
-  char* out = std::copy(reinterpret_cast<const char*>(header), reinterpret_cast<const char*>(header_end),
-                        buffer.data() + at);
-  packet.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(out));
+  buffer.resize(at + size);
+  packet.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(buffer.data() + at));
 }
 
 // The packets of the events (one each) and of the actions (two each), encoded by hand: libprotobuf's sizing
@@ -72,32 +79,27 @@ class WireMessage {
   }
   void fixed64(uint32_t field, double value) {
     put(uint64_t{field} << 3 | 1);
-    const auto bits = std::bit_cast<uint64_t>(value);
-    for (int i = 0; i < 8; ++i) m_bytes[m_size++] = static_cast<uint8_t>(bits >> (8 * i));
+    m_size =
+        CodedOutputStream::WriteLittleEndian64ToArray(std::bit_cast<uint64_t>(value), end()) - m_bytes.data();
   }
   void message(uint32_t field, const WireMessage& inner) {
     put(uint64_t{field} << 3 | 2);
     put(inner.m_size);
-    std::memcpy(m_bytes.data() + m_size, inner.m_bytes.data(), inner.m_size);
+    std::memcpy(end(), inner.m_bytes.data(), inner.m_size);
     m_size += inner.m_size;
   }
   void clear() { m_size = 0; }
   // As one `packet` field of Trace.
   void append_as_packet(fmt::memory_buffer& buffer) const {
-    WireMessage header;
-    header.put(uint64_t{1} << 3 | 2);
-    header.put(m_size);
-    const auto chars = [](const WireMessage& message) {
-      return reinterpret_cast<const char*>(message.m_bytes.data());
-    };
-    buffer.append(chars(header), chars(header) + header.m_size);
-    buffer.append(chars(*this), chars(*this) + m_size);
+    append_packet_header(m_size, buffer);
+    const auto* bytes = reinterpret_cast<const char*>(m_bytes.data());
+    buffer.append(bytes, bytes + m_size);
   }
 
  private:
+  uint8_t* end() { return m_bytes.data() + m_size; }
   void put(uint64_t value) {
-    for (; value >= 0x80; value >>= 7) m_bytes[m_size++] = static_cast<uint8_t>(value | 0x80);
-    m_bytes[m_size++] = static_cast<uint8_t>(value);
+    m_size = CodedOutputStream::WriteVarint64ToArray(value, end()) - m_bytes.data();
   }
   // The largest message here, an event's packet, is under 100 bytes: three annotations of at most 15, five
   // small fields of the TrackEvent, a 64-bit timestamp and two flags of the packet.
