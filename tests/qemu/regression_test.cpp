@@ -173,13 +173,13 @@ TEST(Regression, RunDeadlineEndsARunThatDoesNotFinish) {
 }
 
 // The scenario's clock under load: 1,000 events 150-400 us apart on the guest's clock (the default),
-// complete, in order, and each captured interval against the scheduled one. Measured with two CPU hogs and
-// other helpers' builds on the 2 cores (README, "Timing under load"): interval error p50 0.1-0.3 us, p95
-// 0.5-12 us, max 50-80 us: a write the host held up is at most the hold's margin (50 us) and a stop check
-// late on the guest's clock, however long the host held it up. The test's bounds are looser so that a busier
-// CI machine passes, and tight enough that a run on the host's clock under load (p95 of milliseconds), a
-// kernel that stamped late or did not wait at the hold (max of milliseconds) would fail; --tolerance keeps
-// --check to the events here (the timing is asserted below).
+// complete, in order, and each captured interval and time against the scheduled one. A write the host held
+// up is stamped at most the hold's margin (50 us) and a stop check late on the guest's clock, however long the
+// host held it up; how often that happens is the host's doing (README, "Timing under load": with two CPU hogs
+// and other QEMU runs on the 2 cores, p95 0.9-29 us with the injector under SCHED_FIFO, 23-68 us and a median
+// up to 49 us without, max 47-102 us either way). So the test bounds the worst event, not a percentile: a run
+// on the host's clock under load, a kernel that stamped late or did not wait at the hold are milliseconds off;
+// --tolerance keeps --check to the events here (the timing is asserted below).
 TEST(Timing, GuestClockKeepsTheScenarioIntervals) {
   ScratchDir dir;
   std::mt19937 random(3);
@@ -200,9 +200,8 @@ TEST(Timing, GuestClockKeepsTheScenarioIntervals) {
   EXPECT_EQ(json_number(result.json, "captured"), 1000);
   EXPECT_EQ(json_number(result.json, "lost"), 0);
   EXPECT_EQ(json_number(result.json, "out_of_order"), 0);
-  EXPECT_LE(json_number(result.json, "interval_error_p50_ns"), 20'000) << result.json;
-  EXPECT_LE(json_number(result.json, "interval_error_p95_ns"), 50'000) << result.json;
   EXPECT_LE(json_number(result.json, "interval_error_max_ns"), 500'000) << result.json;
+  EXPECT_LE(json_number(result.json, "schedule_error_max_ns"), 500'000) << result.json;
 }
 
 // 2,000 events scheduled 50 ns apart: pacing holds each write until the kernel has polled, so every event is
