@@ -107,8 +107,7 @@ TEST(Regression, FreeRunBurstsFasterThanTheLoopReportTheirLoss) {
   // load and its stamp while writes went on) are reported as unexpected, never dropped. How many depends on
   // how the host schedules QEMU and the injector: under 1 % of the captured in most runs, up to 9 % in runs
   // on this machine while its host was busy. A pairing that fails places few or none.
-  EXPECT_LE(json_number(result.json, "unexpected"), json_number(result.json, "captured") / 4)
-      << result.json;
+  EXPECT_LE(json_number(result.json, "unexpected"), json_number(result.json, "captured") / 4) << result.json;
   EXPECT_NE(result.run.output.find("--check"), std::string::npos) << result.run.output;
 }
 
@@ -174,12 +173,12 @@ TEST(Regression, RunDeadlineEndsARunThatDoesNotFinish) {
 
 // The scenario's clock under load: 1,000 events 150-400 us apart on the guest's clock (the default),
 // complete, in order, and each captured interval and time against the scheduled one. A write the host held
-// up is stamped at most the hold's margin (50 us) and a stop check late on the guest's clock, however long the
-// host held it up; how often that happens is the host's doing (README, "Timing under load": with two CPU hogs
-// and other QEMU runs on the 2 cores, p95 0.9-29 us with the injector under SCHED_FIFO, 23-68 us and a median
-// up to 49 us without, max 47-102 us either way). So the test bounds the worst event, not a percentile: a run
-// on the host's clock under load, a kernel that stamped late or did not wait at the hold are milliseconds off;
-// --tolerance keeps --check to the events here (the timing is asserted below).
+// up is stamped at most the hold's margin (50 us) and a stop check late on the guest's clock, however long
+// the host held it up; how often that happens is the host's doing (README, "Timing under load": with two CPU
+// hogs and other QEMU runs on the 2 cores, p95 0.9-29 us with the injector under SCHED_FIFO, 23-68 us and a
+// median up to 49 us without, max 47-102 us either way). So the test bounds the worst event, not a
+// percentile: a run on the host's clock under load, a kernel that stamped late or did not wait at the hold
+// are milliseconds off. --tolerance keeps --check to the events here (the timing is asserted below).
 TEST(Timing, GuestClockKeepsTheScenarioIntervals) {
   ScratchDir dir;
   std::mt19937 random(3);
