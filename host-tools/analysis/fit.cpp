@@ -10,6 +10,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <future>
 #include <memory>
 #include <string>
 
@@ -186,27 +187,34 @@ Expected<FitResult> fit_durations(std::span<const Action> actions,
     by_size[rank].push_back(action.duration_ns);
   }
   ETT_TRY_ASSIGN(result.fit, fit_line(method, result.x, result.y));
+  // The robust check (a fraction of a second of GSL at 100,000 points) runs on a second thread while this one
+  // summarizes the sizes; it reads x and y, which stay as they are.
+  std::future<std::optional<LinearFit>> robust_check;
   if (method == FitMethod::Linear && result.fit.r2 < 0.5) {
-    std::span<const double> x = result.x, y = result.y;
-    std::vector<double> sample_x, sample_y;
-    if (x.size() > kRobustCheckPoints) {  // every k-th point, k fractional: spread over the whole capture
-      sample_x.reserve(kRobustCheckPoints);
-      sample_y.reserve(kRobustCheckPoints);
-      for (size_t i = 0; i < kRobustCheckPoints; ++i) {
-        const size_t at =
-            static_cast<size_t>(static_cast<unsigned __int128>(i) * x.size() / kRobustCheckPoints);
-        sample_x.push_back(x[at]);
-        sample_y.push_back(y[at]);
+    result.robust_check_points = std::min<size_t>(result.x.size(), kRobustCheckPoints);
+    robust_check = std::async(std::launch::async, [&result]() -> std::optional<LinearFit> {
+      std::span<const double> x = result.x, y = result.y;
+      std::vector<double> sample_x, sample_y;
+      if (x.size() > kRobustCheckPoints) {  // every k-th point, k fractional: spread over the whole capture
+        sample_x.reserve(kRobustCheckPoints);
+        sample_y.reserve(kRobustCheckPoints);
+        for (size_t i = 0; i < kRobustCheckPoints; ++i) {
+          const size_t at =
+              static_cast<size_t>(static_cast<unsigned __int128>(i) * x.size() / kRobustCheckPoints);
+          sample_x.push_back(x[at]);
+          sample_y.push_back(y[at]);
+        }
+        x = sample_x;
+        y = sample_y;
       }
-      x = sample_x;
-      y = sample_y;
-    }
-    result.robust_check_points = x.size();
-    auto robust = fit_robust(x, y);
-    if (robust && differs(result.fit, *robust)) result.robust_differs = *robust;
+      auto robust = fit_robust(x, y);
+      if (robust && differs(result.fit, *robust)) return *robust;
+      return std::nullopt;
+    });
   }
   for (size_t i = 0; i < sizes.size(); ++i)
     if (!by_size[i].empty()) result.sizes.push_back({sizes[i], summarize(std::move(by_size[i]))});
+  if (robust_check.valid()) result.robust_differs = robust_check.get();
   return result;
 }
 
