@@ -52,59 +52,121 @@ Expected<PairRule> parse_pair_rule(std::string_view text) {
   return make_error(ErrorKind::Usage, fmt::format("--pair '{}': expected same-code or fifo", text));
 }
 
-Expected<DurationsResult> pair_actions(std::span<const AnalysisEvent> events, const Endpoint& from,
-                                       const Endpoint& to, double pi_ns, PairRule rule) {
+Expected<ActionPairer> ActionPairer::make(const Endpoint& from, const Endpoint& to, PairRule rule) {
   if (from.probe == to.probe && (!from.code || !to.code || *from.code == *to.code))
     return make_error(ErrorKind::Usage,
                       fmt::format("--from {} and --to {} select the same events: give different probes, or "
                                   "different codes on one probe",
                                   endpoint_text(from), endpoint_text(to)));
-  DurationsResult result;
-  result.from = from;
-  result.to = to;
-  result.pi_ns = pi_ns;
-  // Open starts, oldest first: every start in order with a closed flag (the oldest open one is found by
-  // skipping closed ones from `oldest`), and per code a queue of the open ones, linked through the starts
-  // themselves, so that finding the oldest open start with a code is O(1) however many starts stay open (a
-  // linear scan was quadratic when many never close). A start keeps what its action needs: closing one reads
-  // one place in memory, not the start's event far back in the capture.
-  constexpr uint32_t kNone = UINT32_MAX;
-  struct Start {
-    uint64_t seq;
-    double time_ns;
-    uint32_t next_same_code;  // the next open start with its code (kNone: none yet)
-    uint8_t code;
-    bool closed;
-  };
-  std::vector<Start> starts;
-  struct Queue {
-    uint32_t head = kNone, tail = kNone;
-  };
-  std::array<Queue, 256> open_by_code;
-  size_t oldest = 0;
-  auto oldest_open = [&] {
-    while (oldest < starts.size() && starts[oldest].closed) ++oldest;
-    return oldest;
-  };
-  // Drops the closed starts before the oldest open one once they are half of all, so that the starts held are
-  // about the open ones (at 10 M events every start held cost 24 bytes of fresh memory). Every index in use
-  // (a queue's ends, a start's next) is at or after `oldest` and moves down with it.
+  ActionPairer pairer;
+  pairer.m_result.from = from;
+  pairer.m_result.to = to;
+  pairer.m_same_code = !to.code && rule == PairRule::SameCode;
+  return pairer;
+}
+
+void ActionPairer::reserve(size_t starts, size_t actions) {
+  m_result.actions.reserve(actions);
+  m_starts.reserve(
+      std::min(starts, kMaxStarts));  // compact() keeps the pages touched to the starts held at once
+}
+
+void ActionPairer::fault_in_actions() {
+  fault_in_on_two_threads(m_result.actions.data(), m_result.actions.capacity() * sizeof(Action));
+}
+
+size_t ActionPairer::oldest_open() {
+  while (m_oldest < m_starts.size() && m_starts[m_oldest].closed) ++m_oldest;
+  return m_oldest;
+}
+
+// Drops the closed starts before the oldest open one once they are half of all, so that the starts held are
+// about the open ones (at 10 M events every start held cost 24 bytes of fresh memory). Every index in use (a
+// queue's ends, a start's next) is at or after `oldest` and moves down with it.
+void ActionPairer::compact() {
   constexpr size_t kCompactFrom = 1 << 16;
-  auto compact = [&] {
-    if (oldest < kCompactFrom || oldest < starts.size() / 2) return;
-    const auto shift = static_cast<uint32_t>(oldest);
-    auto moved = [shift](uint32_t& index) {
-      if (index != kNone) index -= shift;
-    };
-    starts.erase(starts.begin(), starts.begin() + static_cast<std::ptrdiff_t>(oldest));
-    for (Start& start : starts) moved(start.next_same_code);
-    for (Queue& queue : open_by_code) {
-      moved(queue.head);
-      moved(queue.tail);
-    }
-    oldest = 0;
+  if (m_oldest < kCompactFrom || m_oldest < m_starts.size() / 2) return;
+  const auto shift = static_cast<uint32_t>(m_oldest);
+  auto moved = [shift](uint32_t& index) {
+    if (index != kNone) index -= shift;
   };
-  const bool same_code = !to.code && rule == PairRule::SameCode;
+  m_starts.erase(m_starts.begin(), m_starts.begin() + static_cast<std::ptrdiff_t>(m_oldest));
+  for (Start& start : m_starts) moved(start.next_same_code);
+  for (Queue& queue : m_open_by_code) {
+    moved(queue.head);
+    moved(queue.tail);
+  }
+  m_oldest = 0;
+}
+
+void ActionPairer::add(std::span<const AnalysisEvent> events) {
+  const Endpoint& from = m_result.from;
+  const Endpoint& to = m_result.to;
+  for (const AnalysisEvent& event : events) {
+    if (is_endpoint(event, to)) {
+      const size_t first_open = oldest_open();
+      size_t index = first_open;
+      if (m_same_code) {
+        const uint32_t head = m_open_by_code[event.code].head;
+        index = head == kNone ? m_starts.size() : head;
+      }
+      if (index == m_starts.size()) {
+        m_result.unmatched_ends.push_back(event.seq);
+      } else {
+        const bool reordered = index != first_open;
+        if (reordered) m_result.out_of_order.push_back(event.seq);
+        Start& start = m_starts[index];
+        m_result.actions.push_back({start.seq, event.seq, start.code, event.code, reordered, start.time_ns,
+                                    event.time_ns, event.time_ns - start.time_ns});
+        start.closed = true;
+        // The oldest open start of its code, whichever rule chose it, leaves its code's queue.
+        Queue& queue = m_open_by_code[start.code];
+        queue.head = start.next_same_code;
+        if (queue.head == kNone) queue.tail = kNone;
+      }
+      continue;
+    }
+    if (is_endpoint(event, from)) {
+      compact();
+      if (m_starts.size() >= kMaxStarts) {
+        m_overflow = true;
+        continue;
+      }
+      const auto index = static_cast<uint32_t>(m_starts.size());
+      Queue& queue = m_open_by_code[event.code];
+      if (queue.tail == kNone)
+        queue.head = index;
+      else
+        m_starts[queue.tail].next_same_code = index;
+      queue.tail = index;
+      m_starts.push_back({event.seq, event.time_ns, kNone, event.code, false});
+    }
+  }
+}
+
+Expected<DurationsResult> ActionPairer::finish(double pi_ns) && {
+  if (m_overflow)
+    return make_error(
+        ErrorKind::Usage,
+        fmt::format("more than {} start events open at once: more than one pairing can hold", kMaxStarts));
+  DurationsResult result = std::move(m_result);
+  result.pi_ns = pi_ns;
+  for (size_t i = oldest_open(); i < m_starts.size(); ++i)
+    if (!m_starts[i].closed) result.unmatched_starts.push_back(m_starts[i].seq);
+  std::vector<Start>().swap(m_starts);
+  std::vector<double> durations;
+  durations.reserve(result.actions.size());
+  for (Action& action : result.actions) {
+    durations.push_back(action.duration_ns);
+    action.bound_ns = pi_ns;
+  }
+  result.summary = summarize(std::move(durations));
+  return result;
+}
+
+Expected<DurationsResult> pair_actions(std::span<const AnalysisEvent> events, const Endpoint& from,
+                                       const Endpoint& to, double pi_ns, PairRule rule) {
+  ETT_TRY_ASSIGN(ActionPairer pairer, ActionPairer::make(from, to, rule));
   // Sized once from a count of the endpoints: at 10 M events a doubling vector of actions held its old and
   // new copies (hundreds of MB) at once.
   size_t ends = 0, begins = 0;
@@ -114,58 +176,13 @@ Expected<DurationsResult> pair_actions(std::span<const AnalysisEvent> events, co
     else if (is_endpoint(event, from))
       ++begins;
   }
-  if (begins >= kNone)
+  if (begins > ActionPairer::kMaxStarts)
     return make_error(ErrorKind::Usage, fmt::format("{} start events: more than the {} one pairing can hold",
-                                                    begins, kNone - 1));
-  result.actions.reserve(std::min(ends, begins));
-  fault_in_on_two_threads(result.actions.data(), result.actions.capacity() * sizeof(Action));
-  starts.reserve(begins);  // address space only: compact() keeps the pages touched to the starts held at once
-  for (const AnalysisEvent& event : events) {
-    if (is_endpoint(event, to)) {
-      const size_t first_open = oldest_open();
-      size_t index = first_open;
-      if (same_code) {
-        const uint32_t head = open_by_code[event.code].head;
-        index = head == kNone ? starts.size() : head;
-      }
-      if (index == starts.size()) {
-        result.unmatched_ends.push_back(event.seq);
-      } else {
-        const bool reordered = index != first_open;
-        if (reordered) result.out_of_order.push_back(event.seq);
-        Start& start = starts[index];
-        result.actions.push_back({start.seq, event.seq, start.code, event.code, reordered, start.time_ns,
-                                  event.time_ns, event.time_ns - start.time_ns});
-        start.closed = true;
-        // The oldest open start of its code, whichever rule chose it, leaves its code's queue.
-        Queue& queue = open_by_code[start.code];
-        queue.head = start.next_same_code;
-        if (queue.head == kNone) queue.tail = kNone;
-      }
-      continue;
-    }
-    if (is_endpoint(event, from)) {
-      compact();
-      const auto index = static_cast<uint32_t>(starts.size());
-      Queue& queue = open_by_code[event.code];
-      if (queue.tail == kNone)
-        queue.head = index;
-      else
-        starts[queue.tail].next_same_code = index;
-      queue.tail = index;
-      starts.push_back({event.seq, event.time_ns, kNone, event.code, false});
-    }
-  }
-  for (size_t i = oldest_open(); i < starts.size(); ++i)
-    if (!starts[i].closed) result.unmatched_starts.push_back(starts[i].seq);
-  std::vector<double> durations;
-  durations.reserve(result.actions.size());
-  for (Action& action : result.actions) {
-    durations.push_back(action.duration_ns);
-    action.bound_ns = pi_ns;
-  }
-  result.summary = summarize(std::move(durations));
-  return result;
+                                                    begins, ActionPairer::kMaxStarts));
+  pairer.reserve(begins, std::min(ends, begins));
+  pairer.fault_in_actions();
+  pairer.add(events);
+  return std::move(pairer).finish(pi_ns);
 }
 
 void mark_stalls(DurationsResult& result, const StallMarks& marks, size_t stall_count) {

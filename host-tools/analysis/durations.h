@@ -12,6 +12,7 @@
 // traffic whose answers do not echo the request's code).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -73,5 +74,54 @@ void mark_stalls(DurationsResult& result, const StallMarks& marks, size_t stall_
 // Errors: from and to describe the same events.
 Expected<DurationsResult> pair_actions(std::span<const AnalysisEvent> events, const Endpoint& from,
                                        const Endpoint& to, double pi_ns, PairRule rule = PairRule::SameCode);
+
+// The pairing of pair_actions over events handed over a batch at a time, in seq order: a reader that streams
+// the trace need not hold its events.
+class ActionPairer {
+ public:
+  // Errors: from and to describe the same events.
+  static Expected<ActionPairer> make(const Endpoint& from, const Endpoint& to,
+                                     PairRule rule = PairRule::SameCode);
+  // Room for this many starts and actions (address space: pages are touched as they fill).
+  void reserve(size_t starts, size_t actions);
+  // The actions reserved faulted in at once on two threads (when the reservation is their count, not a
+  // bound).
+  void fault_in_actions();
+  void add(std::span<const AnalysisEvent> events);
+  // The actions and the unmatched starts and ends, every action's bound pi_ns; its summary. Errors: more
+  // starts open at once than a pairing can hold.
+  Expected<DurationsResult> finish(double pi_ns) &&;
+
+  // The most start events a pairing holds (open, or closed after the oldest open one).
+  static constexpr uint32_t kNone = UINT32_MAX;
+  static constexpr size_t kMaxStarts = kNone - 1;
+
+ private:
+  // Open starts, oldest first: every start in order with a closed flag (the oldest open one is found by
+  // skipping closed ones from `oldest`), and per code a queue of the open ones, linked through the starts
+  // themselves, so that finding the oldest open start with a code is O(1) however many starts stay open (a
+  // linear scan was quadratic when many never close). A start keeps what its action needs: closing one reads
+  // one place in memory, not the start's event far back in the capture.
+  struct Start {
+    uint64_t seq;
+    double time_ns;
+    uint32_t next_same_code;  // the next open start with its code (kNone: none yet)
+    uint8_t code;
+    bool closed;
+  };
+  struct Queue {
+    uint32_t head = kNone, tail = kNone;
+  };
+  ActionPairer() = default;
+  size_t oldest_open();
+  void compact();
+
+  DurationsResult m_result;
+  bool m_same_code = false;  // an end closes the oldest open start of its code
+  bool m_overflow = false;   // a start came when kMaxStarts were held
+  std::vector<Start> m_starts;
+  std::array<Queue, 256> m_open_by_code;
+  size_t m_oldest = 0;
+};
 
 }  // namespace ett::host

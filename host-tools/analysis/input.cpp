@@ -101,6 +101,23 @@ Expected<CaptureInfo> load_capture_info(Database& db, int64_t trace_id) {
 
 namespace {
 
+// Rows as analysis events: time_ns from the TSC (sub-ns, a double) when the trace has a TSC rate, else the
+// loader's integer column.
+void convert_rows(std::span<const EventRow> rows, uint64_t start_tsc, uint64_t tsc_hz, AnalysisEvent* out) {
+  for (const EventRow& stored : rows) {
+    AnalysisEvent& event = *out++;
+    event.seq = stored.seq;
+    event.probe = stored.probe;
+    event.code = stored.code;
+    event.tsc = stored.tsc;
+    event.lines = stored.lines;
+    if (tsc_hz)
+      event.time_ns = ticks_to_ns(static_cast<double>(static_cast<int64_t>(event.tsc - start_tsc)), tsc_hz);
+    else
+      event.time_ns = static_cast<double>(stored.time_ns);
+  }
+}
+
 // Places the parts of a read into the capture's events: each part from the index its first seq has when
 // the seqs of the trace are dense (as loads make them), so that the parts need no buffers of their own.
 // Should a part have fewer rows than its seq range (gaps), finish() closes the gaps; when the seq range is
@@ -184,19 +201,7 @@ class EventPlacer final : public EventPartSink {
   };
 
   void convert(std::span<const EventRow> rows, AnalysisEvent* out) const {
-    for (const EventRow& stored : rows) {
-      AnalysisEvent& event = *out++;
-      event.seq = stored.seq;
-      event.probe = stored.probe;
-      event.code = stored.code;
-      event.tsc = stored.tsc;
-      event.lines = stored.lines;
-      if (m_tsc_hz)
-        event.time_ns =
-            ticks_to_ns(static_cast<double>(static_cast<int64_t>(event.tsc - m_start_tsc)), m_tsc_hz);
-      else
-        event.time_ns = static_cast<double>(stored.time_ns);
-    }
+    convert_rows(rows, m_start_tsc, m_tsc_hz, out);
   }
 
   std::vector<AnalysisEvent>& m_events;
@@ -208,7 +213,11 @@ class EventPlacer final : public EventPartSink {
 
 }  // namespace
 
-Expected<Capture> load_capture(Database& db, int64_t trace_id) {
+namespace {
+
+// The traces row and the stall table of a trace, without its events; and the events count of its traces row
+// (a hint for the events' memory).
+Expected<std::pair<Capture, int64_t>> load_capture_head(Database& db, int64_t trace_id) {
   const SqlValue params[] = {trace_id};
   Capture capture;
   ETT_TRY_ASSIGN(auto traces_row, read_capture_info(db, trace_id));
@@ -237,17 +246,31 @@ Expected<Capture> load_capture(Database& db, int64_t trace_id) {
     }
     capture.stalls.push_back(stall);
   }
+  return std::pair<Capture, int64_t>{std::move(capture), traces_row.second};
+}
+
+Status no_events(const CaptureInfo& info) {
+  return make_error(ErrorKind::Usage,
+                    fmt::format("{} has no events: nothing to analyse or export", info.name));
+}
+
+}  // namespace
+
+Expected<Capture> load_capture(Database& db, int64_t trace_id) {
+  ETT_TRY_ASSIGN(auto head, load_capture_head(db, trace_id));
+  Capture& capture = head.first;
+  const CaptureInfo& info = capture.info;
 
   // Typed, read as parts at once (db/event_reader.h), each part converted and placed where it belongs by its
   // own thread: 32 bytes per event in memory, no part held elsewhere. time_ns is read only when the trace has
   // no TSC rate to compute it from.
-  EventPlacer placer(capture.events, traces_row.second, info.capture_start_tsc, info.tsc_hz);
+  EventPlacer placer(capture.events, head.second, info.capture_start_tsc, info.tsc_hz);
   EventColumns columns;
   columns.time_ns = info.tsc_hz == 0;
   auto read = db.read_event_parts(trace_id, columns, placer);
   if (read) placer.finish();
   if (!read) return read.failure();
-  return capture;
+  return std::move(capture);
 }
 
 namespace {
@@ -355,15 +378,63 @@ Expected<std::optional<PpsResult>> find_pps(Database& db, int64_t trace_id) {
 }
 
 Expected<DurationsResult> stored_actions(Database& db, int64_t trace_id, const Endpoint& from,
-                                         const Endpoint& to, PairRule rule,
-                                         std::optional<double> pi_override) {
+                                         const Endpoint& to, PairRule rule, std::optional<double> pi_override,
+                                         size_t* events_read) {
   ETT_TRY(resolve_trace(db, trace_id));
-  ETT_TRY_ASSIGN(Capture capture, load_capture(db, trace_id));
-  ETT_TRY(check_endpoints(capture.info, from, to));
+  ETT_TRY_ASSIGN(auto head, load_capture_head(db, trace_id));
+  const Capture& capture = head.first;
+  const CaptureInfo& info = capture.info;
+  ETT_TRY(check_endpoints(info, from, to));
   ETT_TRY_ASSIGN(QuotedPi pi, resolve_pi(db, trace_id, pi_override));
-  ETT_TRY_ASSIGN(DurationsResult paired, pair_actions(capture.events, from, to, pi.pi_ns, rule));
+  // Room for the most there can be (an action takes a start and an end; a start is an event), as address
+  // space: pages are touched as they fill. Not for a count hint too big to reserve.
+  const auto count_hint = static_cast<size_t>(std::max<int64_t>(head.second, 0));
+  constexpr size_t kReserveLimit = size_t{1} << 32;
+  std::optional<ActionPairer> pairer;
+  std::optional<StallMarks::Builder> stalls;
+  size_t events = 0;
+  auto start = [&]() -> Status {
+    ETT_TRY_ASSIGN(ActionPairer made, ActionPairer::make(from, to, rule));
+    pairer.emplace(std::move(made));
+    if (count_hint * sizeof(Action) / 2 <= kReserveLimit) pairer->reserve(count_hint, count_hint / 2);
+    stalls.emplace(capture.stalls);
+    events = 0;
+    return {};
+  };
+  ETT_TRY(start());
+
+  // Paired as they are read: the first part of the read as it comes, the later ones held until their turn
+  // (Database::read_events); the events themselves are never all in memory. Should the first part's rows come
+  // out of seq order, the pairing starts again (`start`) as the part is read again in order.
+  std::vector<AnalysisEvent> batch(kEventBatchRows);
+  auto take = [&](std::span<const EventRow> rows) -> Status {
+    for (size_t begin = 0; begin < rows.size(); begin += batch.size()) {
+      const size_t count = std::min(batch.size(), rows.size() - begin);
+      convert_rows(rows.subspan(begin, count), info.capture_start_tsc, info.tsc_hz, batch.data());
+      const std::span<const AnalysisEvent> converted(batch.data(), count);
+      for (const AnalysisEvent& event : converted) stalls->add(event);
+      pairer->add(converted);
+    }
+    events += rows.size();
+    return {};
+  };
+  EventColumns columns;
+  columns.time_ns = info.tsc_hz == 0;
+  ETT_TRY(db.read_events(trace_id, take, columns, start));
+  if (events_read) *events_read = events;
+  ETT_TRY_ASSIGN(DurationsResult paired, std::move(*pairer).finish(pi.pi_ns));
   paired.pi_trace_id = pi.trace_id;
-  mark_stalls(paired, StallMarks(capture.stalls, capture.events), capture.info.stall_count);
+  mark_stalls(paired, std::move(*stalls).finish(), info.stall_count);
+  return paired;
+}
+
+Expected<DurationsResult> trace_actions(Database& db, const CaptureInfo& info, const Endpoint& from,
+                                        const Endpoint& to, PairRule rule,
+                                        std::optional<double> pi_override) {
+  size_t events = 0;
+  ETT_TRY_ASSIGN(DurationsResult paired,
+                 stored_actions(db, info.trace_id, from, to, rule, pi_override, &events));
+  if (events == 0) return no_events(info).failure();
   return paired;
 }
 
@@ -392,9 +463,7 @@ Expected<LoadedTrace> open_trace(const std::string& db_url, std::optional<int64_
   if (!id) return id.failure();
   auto capture = load_capture(**db, *id);
   if (!capture) return capture.failure();
-  if (capture->events.empty())
-    return make_error(ErrorKind::Usage,
-                      fmt::format("{} has no events: nothing to analyse or export", capture->info.name));
+  if (capture->events.empty()) return no_events(capture->info).failure();
   return LoadedTrace{std::move(*db), std::move(*capture)};
 }
 

@@ -69,10 +69,15 @@ struct QuotedPi {
 };
 Expected<QuotedPi> resolve_pi(Database& db, int64_t trace_id, std::optional<double> override_ns);
 
-// The paired actions of a stored trace, with the pi it quotes and the actions a stall touches marked (as `ett
-// analyze durations` makes them): the input of `ett compare` and of the report's comparison.
+// The paired actions of a stored trace, with the pi it quotes and the actions a stall touches marked: the
+// input of `ett compare` and of the report's comparison. Paired as the events are read, which are never all
+// in memory (only the later parts of the read until their turn; Database::read_events). `events_read`, when
+// given, gets the count of the trace's events.
 Expected<DurationsResult> stored_actions(Database& db, int64_t trace_id, const Endpoint& from,
-                                         const Endpoint& to, PairRule rule,
-                                         std::optional<double> pi_override);
+                                         const Endpoint& to, PairRule rule, std::optional<double> pi_override,
+                                         size_t* events_read = nullptr);
+// The same for `ett analyze durations`, which refuses a trace without events as open_trace does.
+Expected<DurationsResult> trace_actions(Database& db, const CaptureInfo& info, const Endpoint& from,
+                                        const Endpoint& to, PairRule rule, std::optional<double> pi_override);
 
 }  // namespace ett::host

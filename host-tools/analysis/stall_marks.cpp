@@ -2,43 +2,58 @@
 #include "analysis/stall_marks.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace ett::host {
 
-StallMarks::StallMarks(std::span<const StallSpan> stalls, std::span<const AnalysisEvent> events)
-    : m_events(events) {
-  // Events are in seq order, which is time order; stalls are in time order too, but nothing relies on it.
-  auto by_time = [](const AnalysisEvent& event, double t) { return event.time_ns < t; };
-  for (const StallSpan& stall : stalls) {
-    if (!(stall.length_ns > 0)) continue;  // touches nothing: no event is late by it
-    const double end = stall.start_ns + stall.length_ns;
-    auto it = std::lower_bound(events.begin(), events.end(), stall.start_ns, by_time);
-    for (; it != events.end(); ++it) {
-      m_touched.push_back({static_cast<size_t>(it - events.begin()), stall.length_ns});
-      if (it->time_ns > end) break;  // the first event after the window: marked, and the last one
-    }
-  }
-  // One mark per event, the longest stall touching it.
-  std::sort(m_touched.begin(), m_touched.end(), [](const Touched& a, const Touched& b) {
-    return a.index != b.index ? a.index < b.index : a.stall_ns > b.stall_ns;
-  });
-  m_touched.erase(std::unique(m_touched.begin(), m_touched.end(),
-                              [](const Touched& a, const Touched& b) { return a.index == b.index; }),
-                  m_touched.end());
+StallMarks::Builder::Builder(std::span<const StallSpan> stalls) {
+  for (const StallSpan& stall : stalls)
+    if (stall.length_ns > 0 && !std::isnan(stall.start_ns))  // else it touches nothing
+      m_stalls.push_back(stall);
+  std::stable_sort(m_stalls.begin(), m_stalls.end(),
+                   [](const StallSpan& a, const StallSpan& b) { return a.start_ns < b.start_ns; });
 }
 
-double StallMarks::stall_at(size_t index) const {
-  auto it = std::lower_bound(m_touched.begin(), m_touched.end(), index,
-                             [](const Touched& t, size_t i) { return t.index < i; });
-  return it != m_touched.end() && it->index == index ? it->stall_ns : 0;
+void StallMarks::Builder::mark(const AnalysisEvent& event) {
+  // A stall opens at the first event at or after its start, and closes after marking the first event past
+  // its window's end.
+  for (; m_next < m_stalls.size() && m_stalls[m_next].start_ns <= event.time_ns; ++m_next)
+    m_open.push_back(m_stalls[m_next]);
+  for (size_t i = 0; i < m_open.size();) {
+    const StallSpan& stall = m_open[i];
+    m_touched.emplace_back(event.seq, stall.length_ns);
+    if (event.time_ns > stall.start_ns + stall.length_ns) {
+      m_open[i] = m_open.back();
+      m_open.pop_back();
+    } else {
+      ++i;
+    }
+  }
+}
+
+StallMarks StallMarks::Builder::finish() && {
+  // One mark per event, the longest stall touching it.
+  std::sort(m_touched.begin(), m_touched.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second > b.second;
+  });
+  StallMarks marks;
+  for (const auto& [seq, stall_ns] : m_touched)
+    if (marks.m_touched.empty() || marks.m_touched.back().seq != seq)
+      marks.m_touched.push_back({seq, stall_ns});
+  return marks;
+}
+
+StallMarks::StallMarks(std::span<const StallSpan> stalls, std::span<const AnalysisEvent> events) {
+  Builder builder(stalls);
+  for (const AnalysisEvent& event : events) builder.add(event);
+  *this = std::move(builder).finish();
+  m_events = events;
 }
 
 double StallMarks::stall_ns(uint64_t seq) const {
-  if (m_touched.empty()) return 0;
-  auto it = std::lower_bound(m_events.begin(), m_events.end(), seq,
-                             [](const AnalysisEvent& event, uint64_t s) { return event.seq < s; });
-  if (it == m_events.end() || it->seq != seq) return 0;
-  return stall_at(static_cast<size_t>(it - m_events.begin()));
+  auto it = std::lower_bound(m_touched.begin(), m_touched.end(), seq,
+                             [](const Touched& t, uint64_t s) { return t.seq < s; });
+  return it != m_touched.end() && it->seq == seq ? it->stall_ns : 0;
 }
 
 }  // namespace ett::host

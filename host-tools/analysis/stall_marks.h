@@ -18,23 +18,42 @@ namespace ett::host {
 
 class StallMarks {
  public:
+  // Marks events handed over one at a time in seq order (which is time order): a reader that streams the
+  // trace need not hold its events to know which ones a stall touches.
+  class Builder {
+   public:
+    explicit Builder(std::span<const StallSpan> stalls);
+    void add(const AnalysisEvent& event) {
+      if (m_next < m_stalls.size() || !m_open.empty()) mark(event);
+    }
+    StallMarks finish() &&;
+
+   private:
+    void mark(const AnalysisEvent& event);
+    std::vector<StallSpan> m_stalls;  // those that can touch an event, by start
+    size_t m_next = 0;                // the first not yet open
+    std::vector<StallSpan> m_open;    // opened by an event at or after their start, not yet closed
+    std::vector<std::pair<uint64_t, double>> m_touched;  // seq, stall: in seq order, a seq once per stall
+  };
+
+  StallMarks() = default;
   StallMarks(std::span<const StallSpan> stalls, std::span<const AnalysisEvent> events);
 
   // The length of the longest stall touching the event with sequence number `seq` (0: none; also for a seq
   // that is not an event of the capture).
   double stall_ns(uint64_t seq) const;
   bool touched(uint64_t seq) const { return stall_ns(seq) > 0; }
-  // The same by the event's index in the events given.
-  double stall_at(size_t index) const;
+  // The same by the event's index in the events given (only for marks made from a span of events).
+  double stall_at(size_t index) const { return m_touched.empty() ? 0 : stall_ns(m_events[index].seq); }
   size_t touched_events() const { return m_touched.size(); }
 
  private:
   struct Touched {
-    size_t index;  // into the events given
+    uint64_t seq;
     double stall_ns;
   };
   std::span<const AnalysisEvent> m_events;
-  // Only the touched events, by index: stalls are rare, and a mark per event cost 8 bytes of fresh memory for
+  // Only the touched events, by seq: stalls are rare, and a mark per event cost 8 bytes of fresh memory for
   // each of millions of events.
   std::vector<Touched> m_touched;
 };

@@ -106,24 +106,21 @@ int run_durations(const AnalyzeOptions& o, OutputFormat format) {
   }
   auto utc = parse_time_option(o.time);
   if (!utc) return report(utc.error());
-  auto loaded = open_trace(o.db, o.trace);
-  if (!loaded) return report(loaded.error());
+  auto db = open_database(o.db);
+  if (!db) return report(db.error());
+  auto id = resolve_trace(**db, o.trace);
+  if (!id) return report(id.error());
+  auto info = load_capture_info(**db, *id);
+  if (!info) return report(info.error());
   std::optional<UtcClock> clock;
   if (*utc) {
-    auto found = utc_clock(*loaded->db, loaded->capture.info);
+    auto found = utc_clock(**db, *info);
     if (!found) return report(found.error());
     clock = *found;
   }
-  auto checked = check_endpoints(loaded->capture.info, *from, *to);
-  if (!checked) return report(checked.error());
-  auto pi = resolve_pi(*loaded->db, loaded->capture.info.trace_id, o.pi_ns);
-  if (!pi) return report(pi.error());
-  auto result = pair_actions(loaded->capture.events, *from, *to, pi->pi_ns, *rule);
+  // Paired as the events are read: the events are never all in memory.
+  auto result = trace_actions(**db, *info, *from, *to, *rule, o.pi_ns);
   if (!result) return report(result.error());
-  result->pi_trace_id = pi->trace_id;
-  mark_stalls(*result, StallMarks(loaded->capture.stalls, loaded->capture.events),
-              loaded->capture.info.stall_count);
-  std::vector<AnalysisEvent>().swap(loaded->capture.events);  // done with: its memory goes to the output
   std::optional<FitResult> fit;
   if (sizes) {
     auto fitted = fit_durations(result->actions, *sizes, method);
@@ -131,7 +128,7 @@ int run_durations(const AnalyzeOptions& o, OutputFormat format) {
     fit = *fitted;
   }
   const std::optional<UtcLabels> labels = clock ? std::optional(clock->labels()) : std::nullopt;
-  return print(o, format, loaded->capture.info.name,
+  return print(o, format, info->name,
                durations_report(*result, fit ? &*fit : nullptr, format, labels ? &*labels : nullptr));
 }
 

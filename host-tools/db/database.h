@@ -92,10 +92,12 @@ class Database {
 
   // Reads the events of one trace typed, as parts at once, each part in seq order (db/event_reader.h).
   virtual Status read_event_parts(int64_t trace_id, const EventColumns& columns, EventPartSink& sink) = 0;
-  // Streams the events of one trace in seq order, typed, in batches (the parts after each other).
-  Status read_events(int64_t trace_id, const EventBatchSink& sink, const EventColumns& columns = {}) {
+  // Streams the events of one trace in seq order, typed, in batches (the parts after each other); `restart`
+  // as read_in_order's.
+  Status read_events(int64_t trace_id, const EventBatchSink& sink, const EventColumns& columns = {},
+                     const StreamRestart& restart = {}) {
     return read_in_order([&](EventPartSink& parts) { return read_event_parts(trace_id, columns, parts); },
-                         sink);
+                         sink, restart);
   }
 
   // In one transaction: unless (disk_uuid, session, content_hash) is already there, inserts the trace row,

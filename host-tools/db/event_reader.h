@@ -67,8 +67,14 @@ Status read_sqlite_events(sqlite3* db, const std::string& path, int64_t trace_id
 Status read_postgres_events(pg_conn* conn, int64_t trace_id, const EventColumns& columns,
                             EventPartSink& sink);
 
+// Tells the sink of a stream that the rows handed on so far are void: the stream starts again from its first
+// row (the first part's rows came out of seq order and it is read again in order).
+using StreamRestart = std::function<Status()>;
+
 // A parted read (`read`) handed to `sink` as one stream in seq order: the first part as it comes, the others
-// held in memory until their turn (Database::read_events).
-Status read_in_order(const std::function<Status(EventPartSink& parts)>& read, const EventBatchSink& sink);
+// held in memory until their turn (Database::read_events). With `restart`, the sink can take the stream back,
+// and the first part is read the way that costs least (PostgreSQL: a plain scan, checked for order).
+Status read_in_order(const std::function<Status(EventPartSink& parts)>& read, const EventBatchSink& sink,
+                     const StreamRestart& restart = {});
 
 }  // namespace ett::host

@@ -265,6 +265,58 @@ TEST(AnalysisDurations, PairingMatchesThePlainRuleOverALongCapture) {
   }
 }
 
+TEST(AnalysisDurations, PairingInBatchesGivesWhatPairingTheWholeCaptureGives) {
+  // What a streamed read does: the events handed over in batches of any size (some empty), with room for
+  // fewer actions than come or none reserved; the result must be the one of the whole capture at once.
+  std::mt19937_64 random(13);
+  std::vector<AnalysisEvent> events;
+  double time = 0;
+  for (uint64_t seq = 0; seq < 200000; ++seq) {
+    const uint64_t draw = random() % 100;
+    const uint8_t probe = draw < 42 ? 1 : draw < 88 ? 2 : 3;
+    time += static_cast<double>(random() % 1000) / 8;
+    events.push_back(ev(seq, probe, static_cast<uint8_t>(random() % 4), time));
+  }
+  const Endpoint from{1, {}};
+  for (const Endpoint& to : {Endpoint{2, {}}, Endpoint{2, 1}}) {
+    for (PairRule rule : {PairRule::SameCode, PairRule::Fifo}) {
+      SCOPED_TRACE(
+          fmt::format("--to {} rule {}", endpoint_text(to), rule == PairRule::Fifo ? "fifo" : "same"));
+      auto whole = pair_actions(events, from, to, 25.0, rule);
+      ASSERT_TRUE(whole) << whole.error().message;
+      auto pairer = ActionPairer::make(from, to, rule);
+      ASSERT_TRUE(pairer) << pairer.error().message;
+      if (to.code) pairer->reserve(10, 1000);
+      for (size_t at = 0; at < events.size();) {
+        const size_t count = std::min<size_t>(random() % 3000, events.size() - at);
+        pairer->add(std::span<const AnalysisEvent>(events).subspan(at, count));
+        at += count;
+      }
+      auto streamed = std::move(*pairer).finish(25.0);
+      ASSERT_TRUE(streamed) << streamed.error().message;
+      ASSERT_GT(whole->actions.size(), 10000u);
+      ASSERT_EQ(streamed->actions.size(), whole->actions.size());
+      for (size_t i = 0; i < whole->actions.size(); ++i) {
+        const Action& a = streamed->actions[i];
+        const Action& b = whole->actions[i];
+        ASSERT_TRUE(a.start_seq == b.start_seq && a.end_seq == b.end_seq && a.start_code == b.start_code &&
+                    a.end_code == b.end_code && a.out_of_order == b.out_of_order &&
+                    a.start_ns == b.start_ns && a.end_ns == b.end_ns && a.duration_ns == b.duration_ns &&
+                    a.bound_ns == b.bound_ns)
+            << "action " << i;
+      }
+      EXPECT_EQ(streamed->unmatched_starts, whole->unmatched_starts);
+      EXPECT_EQ(streamed->unmatched_ends, whole->unmatched_ends);
+      EXPECT_EQ(streamed->out_of_order, whole->out_of_order);
+      EXPECT_EQ(streamed->pi_ns, 25.0);
+      const Summary& x = streamed->summary;
+      const Summary& y = whole->summary;
+      EXPECT_TRUE(x.count == y.count && x.mean == y.mean && x.stddev == y.stddev && x.min == y.min &&
+                  x.p50 == y.p50 && x.p99 == y.p99 && x.max == y.max);
+    }
+  }
+}
+
 TEST(AnalysisDurations, RefusesEndpointsThatSelectTheSameEvents) {
   EXPECT_FALSE(pair_actions(kEvents, {1, {}}, {1, {}}, 0));
   EXPECT_FALSE(pair_actions(kEvents, {1, 2}, {1, 2}, 0));

@@ -1,9 +1,12 @@
 // stalls_test.cpp: which events a capture's stalls touch, and what the analyses do with it: durations flag
 // their actions and quote pi + the stall, intervals and align count their items, precision estimates tau from
 // the check intervals of an ordinary capture.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "analysis/align.h"
 #include "analysis/durations.h"
@@ -62,6 +65,48 @@ TEST(AnalysisStalls, AnEventTwoStallsTouchCarriesTheLongerAndAnEmptyStallTouches
   EXPECT_EQ(marks.touched_events(), 3u);
   EXPECT_EQ(marks.stall_at(7), 500);
   EXPECT_EQ(marks.stall_at(9), 0);
+}
+
+TEST(AnalysisStalls, MarksMatchThePlainRuleOnRandomStalls) {
+  // The rule as the header states it, stall by stall over the whole capture: from the first event at or
+  // after the stall's start, every event up to and including the first one after its window's end.
+  std::mt19937_64 random(5);
+  for (int round = 0; round < 40; ++round) {
+    std::vector<AnalysisEvent> events;
+    double time = 0;
+    for (uint64_t seq = 0; seq < 300; ++seq) {
+      time += static_cast<double>(random() % 4) * 10;  // ties too
+      events.push_back(ev(seq * 3 + 1, 1, 1, time));
+    }
+    std::vector<StallSpan> stalls;
+    for (int i = 0; i < 1 + round % 6; ++i)  // unsorted, overlapping, empty, before and after the events
+      stalls.push_back({static_cast<double>(random() % 5000) - 500,
+                        random() % 5 == 0 ? 0.0 : static_cast<double>(random() % 400)});
+    std::map<uint64_t, double> expected;
+    for (const StallSpan& stall : stalls) {
+      if (!(stall.length_ns > 0)) continue;
+      for (const AnalysisEvent& event : events) {
+        if (event.time_ns < stall.start_ns) continue;
+        expected[event.seq] = std::max(expected[event.seq], stall.length_ns);
+        if (event.time_ns > stall.start_ns + stall.length_ns) break;
+      }
+    }
+    const StallMarks marks(stalls, events);
+    StallMarks::Builder builder(stalls);
+    for (const AnalysisEvent& event : events) builder.add(event);
+    const StallMarks built = std::move(builder).finish();
+    SCOPED_TRACE(fmt::format("round {}", round));
+    EXPECT_EQ(marks.touched_events(), expected.size());
+    EXPECT_EQ(built.touched_events(), expected.size());
+    for (size_t i = 0; i < events.size(); ++i) {
+      const uint64_t seq = events[i].seq;
+      const double want = expected.count(seq) ? expected[seq] : 0;
+      ASSERT_EQ(marks.stall_ns(seq), want) << "seq " << seq;
+      ASSERT_EQ(marks.stall_at(i), want) << "index " << i;
+      ASSERT_EQ(built.stall_ns(seq), want) << "seq " << seq;
+      ASSERT_EQ(marks.stall_ns(seq + 1), 0) << "not an event";
+    }
+  }
 }
 
 TEST(AnalysisStalls, DurationsFlagExactlyTheActionsAStallTouchesAndQuotePiPlusTheStall) {

@@ -470,6 +470,93 @@ std::vector<std::array<int64_t, 6>> read_rows(Database& db, int64_t trace, size_
 
 }  // namespace
 
+// read_in_order over parts far bigger than what it holds per chunk, taken in batches of uneven sizes: the
+// sink gets every row once, in seq order (the first part as it came, then the others), never a batch bigger
+// than kEventBatchRows, and a restarted part's earlier rows are dropped.
+TEST(EventReader, HeldPartsAreHandedOnWholeAndInOrder) {
+  const std::vector<SeqRange> parts = {{0, 99'999}, {100'000, 799'999}, {800'000, 1'299'999}};
+  bool restarted = false;
+  auto read = [&](EventPartSink& sink) -> Status {
+    ETT_TRY(sink.begin(parts));
+    std::vector<EventRow> batch;
+    // The last part first (the threads of a real read run at once), half of it twice: once before a restart.
+    for (size_t part : {size_t{2}, size_t{2}, size_t{1}, size_t{0}}) {
+      const bool half = part == 2 && !restarted;
+      const int64_t last = half ? (parts[part].first + parts[part].last) / 2 : parts[part].last;
+      for (int64_t seq = parts[part].first; seq <= last;) {
+        batch.clear();
+        for (int64_t n = 1 + seq % 4096; n > 0 && seq <= last; --n, ++seq) {
+          EventRow row;
+          row.seq = static_cast<uint64_t>(seq);
+          row.tsc = static_cast<uint64_t>(seq * 3);
+          batch.push_back(row);
+        }
+        ETT_TRY(sink.take(part, batch));
+      }
+      if (half) {
+        restarted = true;
+        ETT_TRY(sink.restart(part));
+      }
+    }
+    return {};
+  };
+  uint64_t next = 0;
+  size_t largest = 0;
+  ASSERT_TRUE(read_in_order(read, [&](std::span<const EventRow> rows) -> Status {
+    largest = std::max(largest, rows.size());
+    for (const EventRow& row : rows) {
+      if (row.seq != next || row.tsc != next * 3)
+        return make_error(ErrorKind::Io, "row " + std::to_string(row.seq) + " where " + std::to_string(next));
+      ++next;
+    }
+    return {};
+  }));
+  EXPECT_EQ(next, 1'300'000u);
+  EXPECT_LE(largest, kEventBatchRows);
+}
+
+// The first part, handed on as it comes, read again from its start (its rows were out of seq order): a stream
+// that can start again is told so and then gets every row once; one that cannot ends with an error.
+TEST(EventReader, AFirstPartReadAgainRestartsTheStreamOrFails) {
+  const std::vector<SeqRange> parts = {{0, 9'999}, {10'000, 19'999}};
+  auto read = [&](EventPartSink& sink) -> Status {
+    ETT_TRY(sink.begin(parts));
+    EXPECT_TRUE(sink.restartable(1));
+    std::vector<EventRow> batch;
+    auto send = [&](size_t part, int64_t first, int64_t last) -> Status {
+      for (int64_t seq = first; seq <= last;) {
+        batch.clear();
+        for (int64_t n = 0; n < 1000 && seq <= last; ++n, ++seq)
+          batch.push_back(EventRow{.seq = uint64_t(seq)});
+        ETT_TRY(sink.take(part, batch));
+      }
+      return {};
+    };
+    ETT_TRY(send(1, 10'000, 19'999));
+    ETT_TRY(send(0, 0, 4'999));
+    if (!sink.restartable(0)) return sink.restart(0);
+    ETT_TRY(sink.restart(0));
+    return send(0, 0, 9'999);
+  };
+  uint64_t next = 0, restarts = 0;
+  auto sink = [&](std::span<const EventRow> rows) -> Status {
+    for (const EventRow& row : rows)
+      if (row.seq != next++) return make_error(ErrorKind::Io, "out of order");
+    return {};
+  };
+  ASSERT_TRUE(read_in_order(read, sink, [&]() -> Status {
+    ++restarts;
+    next = 0;
+    return {};
+  }));
+  EXPECT_EQ(restarts, 1u);
+  EXPECT_EQ(next, 20'000u);
+  next = 0;
+  const Status refused = read_in_order(read, sink);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("out of seq order"), std::string::npos) << refused.error().message;
+}
+
 // A trace big enough to be read as two halves on two connections, with gaps in its seq, a NULL time and
 // another trace's rows on both sides of its key range: the typed reader hands on exactly the text query's
 // rows, in seq order, and a sink's error in either half ends the read with that error.

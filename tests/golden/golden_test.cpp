@@ -162,6 +162,8 @@ TEST_F(AnalysisGolden, BadInputGivesOneClearMessageAndAnError) {
       {{"analyze", "histogram", "--trace", "1", "--match", "1X0XXXX2"}, "'2' (D0) is not 1, 0 or X"},
       {{"analyze", "histogram", "--trace", "1", "--by", "time:0ms"}, "time"},
       {{"analyze", "histogram", "--trace", "5"}, "has no events"},
+      {{"analyze", "durations", "--trace", "5", "--from", "1", "--to", "2"},
+       "trace 5 (golden session 5) has no events"},
       {{"analyze", "intervals"},
        "trace 5 (golden session 5) has no events"},  // --trace defaults to the newest
       {{"analyze", "precision", "--trace", "1"}, "mode=calibrate"},
