@@ -67,8 +67,8 @@ Expected<ActionPairer> ActionPairer::make(const Endpoint& from, const Endpoint& 
 
 void ActionPairer::reserve(size_t starts, size_t actions) {
   m_result.actions.reserve(actions);
-  m_starts.reserve(
-      std::min(starts, kMaxStarts));  // compact() keeps the pages touched to the starts held at once
+  // Address space too: compact() keeps the pages touched to the starts held at once.
+  m_starts.reserve(std::min(starts, kMaxStarts));
 }
 
 void ActionPairer::fault_in_actions() {

@@ -396,7 +396,7 @@ Expected<DurationsResult> stored_actions(Database& db, int64_t trace_id, const E
   auto start = [&]() -> Status {
     ETT_TRY_ASSIGN(ActionPairer made, ActionPairer::make(from, to, rule));
     pairer.emplace(std::move(made));
-    if (count_hint * sizeof(Action) / 2 <= kReserveLimit) pairer->reserve(count_hint, count_hint / 2);
+    if (count_hint / 2 <= kReserveLimit / sizeof(Action)) pairer->reserve(count_hint, count_hint / 2);
     stalls.emplace(capture.stalls);
     events = 0;
     return {};
