@@ -152,14 +152,14 @@ class EventPlacer final : public EventPartSink {
     if (!m_placed) {
       const size_t at = p.buffer.size();
       p.buffer.resize(at + rows.size());
-      convert(rows, p.buffer.data() + at);
+      convert_rows(rows, m_start_tsc, m_tsc_hz, p.buffer.data() + at);
       p.count += static_cast<int64_t>(rows.size());
       return {};
     }
     // Seqs are unique and in the part's range, so a part never has more rows than its range has seqs.
     if (p.count + static_cast<int64_t>(rows.size()) > p.size)
       return make_error(ErrorKind::Io, "reading events: more rows than seqs in their range");
-    convert(rows, m_events.data() + p.base + p.count);
+    convert_rows(rows, m_start_tsc, m_tsc_hz, m_events.data() + p.base + p.count);
     p.count += static_cast<int64_t>(rows.size());
     return {};
   }
@@ -199,10 +199,6 @@ class EventPlacer final : public EventPartSink {
     int64_t count = 0;  // rows taken
     std::vector<AnalysisEvent> buffer;
   };
-
-  void convert(std::span<const EventRow> rows, AnalysisEvent* out) const {
-    convert_rows(rows, m_start_tsc, m_tsc_hz, out);
-  }
 
   std::vector<AnalysisEvent>& m_events;
   int64_t m_count_hint;

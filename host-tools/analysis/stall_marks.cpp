@@ -21,7 +21,7 @@ void StallMarks::Builder::mark(const AnalysisEvent& event) {
     m_open.push_back(m_stalls[m_next]);
   for (size_t i = 0; i < m_open.size();) {
     const StallSpan& stall = m_open[i];
-    m_touched.emplace_back(event.seq, stall.length_ns);
+    m_touched.push_back({event.seq, stall.length_ns});
     if (event.time_ns > stall.start_ns + stall.length_ns) {
       m_open[i] = m_open.back();
       m_open.pop_back();
@@ -33,13 +33,14 @@ void StallMarks::Builder::mark(const AnalysisEvent& event) {
 
 StallMarks StallMarks::Builder::finish() && {
   // One mark per event, the longest stall touching it.
-  std::sort(m_touched.begin(), m_touched.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first < b.first : a.second > b.second;
+  std::sort(m_touched.begin(), m_touched.end(), [](const Touched& a, const Touched& b) {
+    return a.seq != b.seq ? a.seq < b.seq : a.stall_ns > b.stall_ns;
   });
+  m_touched.erase(std::unique(m_touched.begin(), m_touched.end(),
+                              [](const Touched& a, const Touched& b) { return a.seq == b.seq; }),
+                  m_touched.end());
   StallMarks marks;
-  for (const auto& [seq, stall_ns] : m_touched)
-    if (marks.m_touched.empty() || marks.m_touched.back().seq != seq)
-      marks.m_touched.push_back({seq, stall_ns});
+  marks.m_touched = std::move(m_touched);
   return marks;
 }
 

@@ -17,6 +17,11 @@
 namespace ett::host {
 
 class StallMarks {
+  struct Touched {
+    uint64_t seq;
+    double stall_ns;
+  };
+
  public:
   // Marks events handed over one at a time in seq order (which is time order): a reader that streams the
   // trace need not hold its events to know which ones a stall touches.
@@ -33,7 +38,7 @@ class StallMarks {
     std::vector<StallSpan> m_stalls;  // those that can touch an event, by start
     size_t m_next = 0;                // the first not yet open
     std::vector<StallSpan> m_open;    // opened by an event at or after their start, not yet closed
-    std::vector<std::pair<uint64_t, double>> m_touched;  // seq, stall: in seq order, a seq once per stall
+    std::vector<Touched> m_touched;   // in seq order, a seq once per stall touching it
   };
 
   StallMarks() = default;
@@ -48,10 +53,6 @@ class StallMarks {
   size_t touched_events() const { return m_touched.size(); }
 
  private:
-  struct Touched {
-    uint64_t seq;
-    double stall_ns;
-  };
   std::span<const AnalysisEvent> m_events;
   // Only the touched events, by seq: stalls are rare, and a mark per event cost 8 bytes of fresh memory for
   // each of millions of events.
