@@ -47,14 +47,17 @@ Expected<std::map<uint8_t, double>> parse_size_of_code(std::string_view text) {
 
 namespace {
 
-Status check_points(std::span<const double> x, std::span<const double> y) {
-  if (x.size() != y.size() || x.size() < 3)
-    return make_error(ErrorKind::Usage,
-                      fmt::format("a linear fit needs at least 3 points, got {}", x.size()));
-  bool distinct = false;
-  for (double v : x) distinct = distinct || v != x[0];
+Status check_points(size_t points, bool distinct) {
+  if (points < 3)
+    return make_error(ErrorKind::Usage, fmt::format("a linear fit needs at least 3 points, got {}", points));
   if (!distinct) return make_error(ErrorKind::Usage, "a linear fit needs at least two different sizes");
   return {};
+}
+
+Status check_points(std::span<const double> x, std::span<const double> y) {
+  bool distinct = false;
+  for (double v : x) distinct = distinct || v != x[0];
+  return check_points(x.size() == y.size() ? x.size() : 0, distinct);
 }
 
 struct GslFree {
@@ -216,6 +219,38 @@ Expected<FitResult> fit_durations(std::span<const Action> actions,
     if (!by_size[i].empty()) result.sizes.push_back({sizes[i], summarize(std::move(by_size[i]))});
   if (robust_check.valid()) result.robust_differs = robust_check.get();
   return result;
+}
+
+Expected<PendingFit> start_fit_durations(std::span<const Action> actions,
+                                         const std::map<uint8_t, double>& size_of_code, FitMethod method) {
+  // A robust fit can fail to converge: it is fitted here, where its error can still stop the command.
+  if (method == FitMethod::Robust) {
+    ETT_TRY_ASSIGN(FitResult whole, fit_durations(actions, size_of_code, method));
+    return PendingFit(std::move(whole));
+  }
+  // A least-squares fit fails only for the points it is given: the sized actions and their sizes, checked
+  // here as fit_linear checks them.
+  std::array<size_t, 256> count_of_code{};
+  for (const Action& action : actions) ++count_of_code[action.start_code];
+  size_t points = 0;
+  std::optional<double> some_size;
+  bool distinct = false;
+  for (const auto& [code, size] : size_of_code) {
+    if (count_of_code[code] == 0) continue;
+    points += count_of_code[code];
+    distinct = distinct || (some_size && *some_size != size);
+    some_size = size;
+  }
+  ETT_TRY(check_points(points, distinct));
+  return PendingFit(std::async(std::launch::async, [actions, size_of_code] {
+    Expected<FitResult> fitted = fit_durations(actions, size_of_code, FitMethod::Linear);
+    return fitted ? std::move(*fitted) : FitResult{};  // never empty: its points were checked above
+  }));
+}
+
+const FitResult& PendingFit::get() {
+  if (m_later.valid()) m_result = m_later.get();
+  return m_result;
 }
 
 }  // namespace ett::host

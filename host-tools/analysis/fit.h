@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <future>
 #include <map>
 #include <optional>
 #include <span>
@@ -71,5 +72,23 @@ inline constexpr size_t kRobustCheckPoints = 100000;
 Expected<FitResult> fit_durations(std::span<const Action> actions,
                                   const std::map<uint8_t, double>& size_of_code,
                                   FitMethod method = FitMethod::Linear);
+
+// The same result for a report that writes a row per action before the fit: the fit's errors are found at
+// once, and a least-squares fit (most of a second at millions of actions, with its per-size table and robust
+// check) is computed on a second thread meanwhile; get() waits for it. `actions` must outlive the PendingFit.
+class PendingFit {
+ public:
+  explicit PendingFit(FitResult whole) : m_result(std::move(whole)) {}
+  explicit PendingFit(std::future<FitResult> later) : m_later(std::move(later)) {}
+  const FitResult& get();
+
+ private:
+  FitResult m_result;
+  std::future<FitResult> m_later;
+};
+
+Expected<PendingFit> start_fit_durations(std::span<const Action> actions,
+                                         const std::map<uint8_t, double>& size_of_code,
+                                         FitMethod method = FitMethod::Linear);
 
 }  // namespace ett::host

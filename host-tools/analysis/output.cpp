@@ -278,7 +278,7 @@ Report durations_csv(const DurationsResult& r, const UtcLabels* utc) {
 
 // JSON: one document, written as nlohmann-json would dump it, with the action array streamed: the summary
 // members, "actions", then "fit" (when given) and "time" (--time utc).
-Report durations_json(const DurationsResult& r, const FitResult* fit, const UtcLabels* utc) {
+Report durations_json(const DurationsResult& r, PendingFit* fit, const UtcLabels* utc) {
   const bool pi_known = r.pi_ns > 0;
   const Json head{{"from", endpoint_text(r.from)},
                   {"to", endpoint_text(r.to)},
@@ -324,16 +324,39 @@ Report durations_json(const DurationsResult& r, const FitResult* fit, const UtcL
     }
   };
   report.push_back(std::move(actions));
-  std::string tail = "]";
-  if (fit) tail += ",\"fit\":" + fit_json(*fit).dump();
-  if (utc) tail += ",\"time\":\"utc\"";
-  report.push_back({tail + "}\n"});
+  ReportPart tail{"]"};
+  if (fit) tail.late_text = [fit] { return ",\"fit\":" + fit_json(fit->get()).dump(); };
+  report.push_back(std::move(tail));
+  report.push_back({utc ? ",\"time\":\"utc\"}\n" : "}\n"});
   return report;
+}
+
+// The fit after the table of actions: the line, the robust fit when it differs, the per-size table.
+std::string fit_text(const FitResult& fit) {
+  const LinearFit& f = fit.fit;
+  std::string text = "\n" + fit_line_text(f);
+  if (fit.robust_differs) {
+    const std::string of = fit.robust_check_points < fit.x.size()
+                               ? fmt::format(" (of an even sample of {} of the {} actions)",
+                                             fit.robust_check_points, fit.x.size())
+                               : "";
+    text += fmt::format(
+        "note: the least-squares line explains little (R^2 {:.3f}) and a robust fit{} differs: {}"
+        "      try --fit robust\n",
+        f.r2, of, fit_line_text(*fit.robust_differs));
+  }
+  if (fit.actions_without_size)
+    text += fmt::format("({} actions left out: their start code has no size)\n", fit.actions_without_size);
+  text += fmt::format("{:>10}  {:>8}  {:>14}  {:>12}\n", "size", "count", "mean (ns)", "stddev (ns)");
+  for (const SizeRow& row : fit.sizes)
+    text += fmt::format("{:>10}  {:>8}  {:>14.1f}  {:>12.1f}\n", row.size, row.duration.count,
+                        row.duration.mean, row.duration.stddev);
+  return text;
 }
 
 // The summary, the pairing counts, a table of every action and the fit; --time utc adds a table of the
 // actions' UTC times.
-Report durations_text(const DurationsResult& r, const FitResult* fit, const UtcLabels* utc) {
+Report durations_text(const DurationsResult& r, PendingFit* fit, const UtcLabels* utc) {
   const Summary& s = r.summary;
   std::string out = fmt::format("actions from probe {} to probe {}: {} paired\n", endpoint_text(r.from),
                                 endpoint_text(r.to), r.actions.size());
@@ -415,32 +438,11 @@ Report durations_text(const DurationsResult& r, const FitResult* fit, const UtcL
   }
   actions.text = std::move(out);
   report.push_back(std::move(actions));
-  std::string tail;
-  if (fit) {
-    const LinearFit& f = fit->fit;
-    tail += "\n" + fit_line_text(f);
-    if (fit->robust_differs) {
-      const std::string of = fit->robust_check_points < fit->x.size()
-                                 ? fmt::format(" (of an even sample of {} of the {} actions)",
-                                               fit->robust_check_points, fit->x.size())
-                                 : "";
-      tail += fmt::format(
-          "note: the least-squares line explains little (R^2 {:.3f}) and a robust fit{} differs: {}"
-          "      try --fit robust\n",
-          f.r2, of, fit_line_text(*fit->robust_differs));
-    }
-    if (fit->actions_without_size)
-      tail += fmt::format("({} actions left out: their start code has no size)\n", fit->actions_without_size);
-    tail += fmt::format("{:>10}  {:>8}  {:>14}  {:>12}\n", "size", "count", "mean (ns)", "stddev (ns)");
-    for (const SizeRow& row : fit->sizes)
-      tail += fmt::format("{:>10}  {:>8}  {:>14.1f}  {:>12.1f}\n", row.size, row.duration.count,
-                          row.duration.mean, row.duration.stddev);
-  }
+  if (fit) report.push_back({.late_text = [fit] { return fit_text(fit->get()); }});
   ReportPart times;
-  times.text = std::move(tail);
   if (utc && !r.actions.empty()) {
-    times.text += fmt::format("\nUTC (PPS mapping, labelled from {}):\n{:>10}  {:>10}  {:<30}  {}\n",
-                              utc->source, "start_seq", "end_seq", "start", "end");
+    times.text = fmt::format("\nUTC (PPS mapping, labelled from {}):\n{:>10}  {:>10}  {:<30}  {}\n",
+                             utc->source, "start_seq", "end_seq", "start", "end");
     times.rows = r.actions.size();
     times.format_rows = [&r, utc](size_t begin, size_t end, fmt::memory_buffer& out) {
       for (size_t i = begin; i < end; ++i) {
@@ -460,12 +462,13 @@ std::string report_text(const Report& report) {
   fmt::memory_buffer out;
   for (const ReportPart& part : report) {
     put(out, part.text);
+    if (part.late_text) put(out, part.late_text());
     if (part.rows) part.format_rows(0, part.rows, out);
   }
   return fmt::to_string(out);
 }
 
-Report durations_report(const DurationsResult& r, const FitResult* fit, OutputFormat format,
+Report durations_report(const DurationsResult& r, PendingFit* fit, OutputFormat format,
                         const UtcLabels* utc) {
   switch (format) {
     case OutputFormat::Csv:
@@ -478,7 +481,7 @@ Report durations_report(const DurationsResult& r, const FitResult* fit, OutputFo
   return durations_text(r, fit, utc);
 }
 
-std::string format_durations(const DurationsResult& r, const FitResult* fit, OutputFormat format,
+std::string format_durations(const DurationsResult& r, PendingFit* fit, OutputFormat format,
                              const UtcLabels* utc) {
   return report_text(durations_report(r, fit, format, utc));
 }

@@ -23,12 +23,15 @@ enum class OutputFormat { Text, Csv, Json };
 Expected<OutputFormat> parse_output_format(const std::string& text);  // text | csv | json
 
 // A report written in parts, so that one with a row per action of 10 M events is never held whole: each part
-// is its text, then `rows` rows that format_rows(begin, end, out) appends for rows [begin, end). Rows do not
-// depend on each other (a writer may format two ranges at once); the report's lifetime is the result's.
+// is its text, then what late_text() returns (text that waits on work still running, asked for only when the
+// writer reaches the part), then `rows` rows that format_rows(begin, end, out) appends for rows [begin, end).
+// Rows do not depend on each other (a writer may format two ranges at once); the report's lifetime is the
+// result's.
 struct ReportPart {
   std::string text;
   size_t rows = 0;
   std::function<void(size_t begin, size_t end, fmt::memory_buffer& out)> format_rows = {};
+  std::function<std::string()> late_text = {};
 };
 using Report = std::vector<ReportPart>;
 // The whole text of a report (tests, and reports that are small).
@@ -42,12 +45,12 @@ struct UtcLabels {
 };
 
 std::string format_precision(const PrecisionResult& result, OutputFormat format);
-// `fit` is printed after the durations (JSON: a "fit" member) when given; `utc` adds each action's start and
-// end in UTC (CSV: start_utc and end_utc columns; JSON: members of each action and "time": "utc"; text: a
-// table of them at the end).
-Report durations_report(const DurationsResult& result, const FitResult* fit, OutputFormat format,
+// `fit` is printed after the durations (JSON: a "fit" member) when given, waited for only there; `utc` adds
+// each action's start and end in UTC (CSV: start_utc and end_utc columns; JSON: members of each action and
+// "time": "utc"; text: a table of them at the end).
+Report durations_report(const DurationsResult& result, PendingFit* fit, OutputFormat format,
                         const UtcLabels* utc = nullptr);
-std::string format_durations(const DurationsResult& result, const FitResult* fit, OutputFormat format,
+std::string format_durations(const DurationsResult& result, PendingFit* fit, OutputFormat format,
                              const UtcLabels* utc = nullptr);
 std::string format_intervals(const IntervalsResult& result, OutputFormat format);
 std::string format_histogram(const HistogramResult& result, OutputFormat format);

@@ -58,6 +58,7 @@ int print(const AnalyzeOptions& o, OutputFormat format, const std::string& name,
   if (format == OutputFormat::Text && !name.empty()) out->append(name + "\n");
   for (const ReportPart& part : parts) {
     out->append(part.text);
+    if (part.late_text) out->append(part.late_text());
     write_independent_lines(part.rows, part.format_rows, *out);
   }
   auto written = out->finish();
@@ -121,11 +122,12 @@ int run_durations(const AnalyzeOptions& o, OutputFormat format) {
   // Paired as the events are read: the events are never all in memory.
   auto result = trace_actions(**db, *info, *from, *to, *rule, o.pi_ns);
   if (!result) return report(result.error());
-  std::optional<FitResult> fit;
+  // A least-squares fit is computed while the actions' rows are written.
+  std::optional<PendingFit> fit;
   if (sizes) {
-    auto fitted = fit_durations(result->actions, *sizes, method);
+    auto fitted = start_fit_durations(result->actions, *sizes, method);
     if (!fitted) return report(fitted.error());
-    fit = *fitted;
+    fit.emplace(std::move(*fitted));
   }
   const std::optional<UtcLabels> labels = clock ? std::optional(clock->labels()) : std::nullopt;
   return print(o, format, info->name,

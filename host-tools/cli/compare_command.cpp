@@ -306,7 +306,7 @@ int run_compare(const CompareCommandOptions& o) {
     }
     auto fitted = compare_fits(baseline->x, baseline->y, candidate->x, candidate->y, *method, options);
     if (!fitted) return fail(fitted.error());
-    out.fit = *fitted;
+    out.fit = std::move(*fitted);
   }
   const std::string text = o.format == "json" ? format_json(out) : format_text(out, o.format == "markdown");
   auto written = write_output(o.output, text, o.force);

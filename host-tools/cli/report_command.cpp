@@ -97,7 +97,7 @@ int run_report(const ReportOptions& o) {
       if (!sizes) return report(sizes.error());
       auto fitted = fit_durations(durations->actions, *sizes);
       if (!fitted) return report(fitted.error());
-      fit = *fitted;
+      fit = std::move(*fitted);
     }
   }
   std::optional<ReportComparison> comparison;

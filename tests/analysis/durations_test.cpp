@@ -385,6 +385,56 @@ TEST(AnalysisFit, RefusesTooFewPointsOrOneSize) {
   EXPECT_FALSE(fit_linear(std::vector<double>{5, 5, 5}, std::vector<double>{1, 2, 3}));
 }
 
+// The fit started before a report (the rest on a second thread) is the fit: the same line, per-size table,
+// points and robust check, and the same refusals, given at the start.
+TEST(AnalysisFit, StartedFitIsTheFitAndRefusesAtOnce) {
+  std::mt19937 rng(5);
+  std::normal_distribution<double> noise(0, 40);
+  std::vector<Action> actions;
+  for (int i = 0; i < 3000; ++i) {
+    const uint8_t code = static_cast<uint8_t>(1 + i % 4);
+    // Every 7th a stall far off the line, so that the robust check has something to say.
+    const double duration = i % 7 == 0 ? 5e6 + 1000 * i : 12000 + 0.8 * 100 * code + noise(rng);
+    actions.push_back({0, 0, code, code, false, 0, 0, duration});
+  }
+  const std::map<uint8_t, double> sizes = {{1, 100}, {2, 200}, {3, 300}, {9, 900}};  // code 4 has none
+  for (FitMethod method : {FitMethod::Linear, FitMethod::Robust}) {
+    auto whole = fit_durations(actions, sizes, method);
+    ASSERT_TRUE(whole) << whole.error().message;
+    auto started = start_fit_durations(actions, sizes, method);
+    ASSERT_TRUE(started) << started.error().message;
+    const FitResult& later = started->get();
+    EXPECT_EQ(later.fit.intercept_ns, whole->fit.intercept_ns);
+    EXPECT_EQ(later.fit.slope_ns, whole->fit.slope_ns);
+    EXPECT_EQ(later.fit.r2, whole->fit.r2);
+    EXPECT_EQ(later.fit.method, method);
+    EXPECT_EQ(later.x, whole->x);
+    EXPECT_EQ(later.y, whole->y);
+    EXPECT_EQ(later.actions_without_size, 750u);
+    ASSERT_EQ(later.sizes.size(), 3u);
+    for (size_t i = 0; i < 3; ++i) EXPECT_EQ(later.sizes[i].duration.mean, whole->sizes[i].duration.mean);
+    EXPECT_EQ(later.robust_differs.has_value(), whole->robust_differs.has_value());
+    EXPECT_EQ(later.robust_differs.has_value(), method == FitMethod::Linear);
+    EXPECT_EQ(&started->get(), &later);  // waited for once
+  }
+  // Two points; three with one size (two codes of the same size); and no sized action at all.
+  const std::vector<Action> two(actions.begin(), actions.begin() + 2);
+  std::vector<Action> one_size;
+  for (const Action& action : actions)
+    if (action.start_code <= 2) one_size.push_back(action);
+  const std::map<uint8_t, double> same = {{1, 64}, {2, 64}};
+  for (const auto& [points, codes] : {std::pair{two, sizes}, {one_size, same}, {actions, {{7, 1.0}}}}) {
+    auto whole = fit_durations(points, codes);
+    auto started = start_fit_durations(points, codes);
+    ASSERT_FALSE(whole);
+    ASSERT_FALSE(started);
+    EXPECT_EQ(started.error().message, whole.error().message);
+  }
+  EXPECT_EQ(start_fit_durations(two, sizes).error().message, "a linear fit needs at least 3 points, got 2");
+  EXPECT_EQ(start_fit_durations(one_size, same).error().message,
+            "a linear fit needs at least two different sizes");
+}
+
 // The durations table's fast path for one decimal writes what fmt's "{:.1f}" writes, ties and the values
 // outside its range included.
 TEST(AnalysisDurations, TenthsAreWrittenAsFmtWritesThem) {
