@@ -144,7 +144,7 @@ void ActionPairer::add(std::span<const AnalysisEvent> events) {
   }
 }
 
-Expected<DurationsResult> ActionPairer::finish(double pi_ns) && {
+Expected<DurationsResult> ActionPairer::finish(double pi_ns, Summarize summarize) && {
   if (m_overflow)
     return make_error(
         ErrorKind::Usage,
@@ -154,18 +154,18 @@ Expected<DurationsResult> ActionPairer::finish(double pi_ns) && {
   for (size_t i = oldest_open(); i < m_starts.size(); ++i)
     if (!m_starts[i].closed) result.unmatched_starts.push_back(m_starts[i].seq);
   std::vector<Start>().swap(m_starts);
-  std::vector<double> durations;
-  durations.reserve(result.actions.size());
-  for (Action& action : result.actions) {
-    durations.push_back(action.duration_ns);
-    action.bound_ns = pi_ns;
+  for (Action& action : result.actions) action.bound_ns = pi_ns;
+  if (summarize == Summarize::Yes) {
+    std::vector<double> durations;
+    durations.reserve(result.actions.size());
+    for (const Action& action : result.actions) durations.push_back(action.duration_ns);
+    result.summary = ett::host::summarize(std::move(durations));
   }
-  result.summary = summarize(std::move(durations));
   return result;
 }
 
 Expected<DurationsResult> pair_actions(std::span<const AnalysisEvent> events, const Endpoint& from,
-                                       const Endpoint& to, double pi_ns, PairRule rule) {
+                                       const Endpoint& to, double pi_ns, PairRule rule, Summarize summarize) {
   ETT_TRY_ASSIGN(ActionPairer pairer, ActionPairer::make(from, to, rule));
   // Sized once from a count of the endpoints: at 10 M events a doubling vector of actions held its old and
   // new copies (hundreds of MB) at once.
@@ -182,7 +182,7 @@ Expected<DurationsResult> pair_actions(std::span<const AnalysisEvent> events, co
   pairer.reserve(begins, std::min(ends, begins));
   pairer.fault_in_actions();
   pairer.add(events);
-  return std::move(pairer).finish(pi_ns);
+  return std::move(pairer).finish(pi_ns, summarize);
 }
 
 void mark_stalls(DurationsResult& result, const StallMarks& marks, size_t stall_count) {

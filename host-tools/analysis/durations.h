@@ -71,9 +71,14 @@ Expected<PairRule> parse_pair_rule(std::string_view text);  // same-code | fifo
 // Marks the actions a stall of the capture touches and sets every action's bound_ns (pi, or pi + the stall).
 void mark_stalls(DurationsResult& result, const StallMarks& marks, size_t stall_count);
 
+// Whether a pairing computes its summary of the durations (an export of the actions has no use for it: at
+// 5 M actions it is a copy of their durations and a selection of two quantiles).
+enum class Summarize { Yes, No };
+
 // Errors: from and to describe the same events.
 Expected<DurationsResult> pair_actions(std::span<const AnalysisEvent> events, const Endpoint& from,
-                                       const Endpoint& to, double pi_ns, PairRule rule = PairRule::SameCode);
+                                       const Endpoint& to, double pi_ns, PairRule rule = PairRule::SameCode,
+                                       Summarize summarize = Summarize::Yes);
 
 // The pairing of pair_actions over events handed over a batch at a time, in seq order: a reader that streams
 // the trace need not hold its events.
@@ -88,9 +93,9 @@ class ActionPairer {
   // bound).
   void fault_in_actions();
   void add(std::span<const AnalysisEvent> events);
-  // The actions and the unmatched starts and ends, every action's bound pi_ns; its summary. Errors: more
-  // starts open at once than a pairing can hold.
-  Expected<DurationsResult> finish(double pi_ns) &&;
+  // The actions and the unmatched starts and ends, every action's bound pi_ns; its summary (unless told
+  // not to). Errors: more starts open at once than a pairing can hold.
+  Expected<DurationsResult> finish(double pi_ns, Summarize summarize = Summarize::Yes) &&;
 
   // The most start events a pairing holds (open, or closed after the oldest open one).
   static constexpr uint32_t kNone = UINT32_MAX;

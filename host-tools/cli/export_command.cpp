@@ -131,7 +131,7 @@ int run_export(const ExportOptions& o) {
   if (from) {
     auto checked = check_endpoints(capture.info, *from, *to);
     if (!checked) return report(checked.error());
-    auto paired = pair_actions(capture.events, *from, *to, 0, *rule);
+    auto paired = pair_actions(capture.events, *from, *to, 0, *rule, Summarize::No);
     if (!paired) return report(paired.error());
     actions = std::move(paired->actions);  // not a copy: 5 M actions are 360 MB
   }

@@ -9,8 +9,10 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <queue>
 #include <span>
+#include <utility>
 
 #include "export/exporters.h"
 #include "export/perfetto.h"
@@ -194,6 +196,47 @@ std::pair<std::vector<uint32_t>, size_t> action_levels(std::span<const Action> a
   return slice_levels(starts, ends);
 }
 
+// The indexes of `keys` in ascending order of key, ties in index order: what a stable sort of the indexes
+// gives, at a fraction of its time for millions of keys. Each key (less the smallest) and its index are
+// packed into one word, index in the low bits, and the words sorted by the key's bits with an LSD radix sort,
+// which keeps the index order of equal keys; keys too far apart to pack take the stable sort.
+class KeyOrder {
+ public:
+  explicit KeyOrder(std::span<const uint64_t> keys) {
+    const size_t n = keys.size();
+    if (n == 0) return;
+    const auto [low, high] = std::minmax_element(keys.begin(), keys.end());
+    const int index_bits = std::bit_width(n - 1);
+    const int key_bits = std::bit_width(*high - *low);
+    m_packed.resize(n);
+    if (index_bits + key_bits > 64) {
+      std::vector<uint32_t> order(n);
+      for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
+      std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
+      std::copy(order.begin(), order.end(), m_packed.begin());
+      return;
+    }
+    m_index_mask = (uint64_t{1} << index_bits) - 1;  // index_bits < 64: n fits in 32 bits
+    for (size_t i = 0; i < n; ++i) m_packed[i] = (keys[i] - *low) << index_bits | i;
+    constexpr int kDigitBits = 11;
+    constexpr size_t kBuckets = size_t{1} << kDigitBits;
+    std::vector<uint64_t> spare(n);
+    for (int shift = index_bits; shift < index_bits + key_bits; shift += kDigitBits) {
+      std::array<size_t, kBuckets> start{};
+      for (uint64_t word : m_packed) ++start[(word >> shift) & (kBuckets - 1)];
+      size_t at = 0;
+      for (size_t& bucket : start) at += std::exchange(bucket, at);
+      for (uint64_t word : m_packed) spare[start[(word >> shift) & (kBuckets - 1)]++] = word;
+      m_packed.swap(spare);
+    }
+  }
+  uint32_t operator[](size_t k) const { return static_cast<uint32_t>(m_packed[k] & m_index_mask); }
+
+ private:
+  std::vector<uint64_t> m_packed;
+  uint64_t m_index_mask = UINT32_MAX;
+};
+
 }  // namespace
 
 std::pair<std::vector<uint32_t>, size_t> slice_levels(std::span<const uint64_t> starts,
@@ -201,24 +244,21 @@ std::pair<std::vector<uint32_t>, size_t> slice_levels(std::span<const uint64_t> 
   const size_t n = starts.size();
   // Slices in start order; the index breaks ties, so the order (and the file) is always the same. Actions
   // that do not overlap come in start order already: then the order is the index and needs no list.
-  std::vector<uint32_t> by_start;
-  if (!std::is_sorted(starts.begin(), starts.end())) {
-    by_start.resize(n);
-    for (size_t i = 0; i < n; ++i) by_start[i] = static_cast<uint32_t>(i);
-    std::stable_sort(by_start.begin(), by_start.end(),
-                     [&](uint32_t a, uint32_t b) { return starts[a] < starts[b]; });
-  }
+  std::optional<KeyOrder> by_start;
+  if (!std::is_sorted(starts.begin(), starts.end())) by_start.emplace(starts);
   // Slices in end order (an end before its start counts as the start): pair_actions gives actions in the
   // order of their end events, so this is usually the identity and needs no sort. Walking it replaces a heap
   // of the busy levels: the slices that have ended by a start are a prefix of it.
   auto end_of = [&](size_t i) { return std::max(starts[i], ends[i]); };
-  std::vector<uint32_t> by_end(n);
-  for (size_t i = 0; i < n; ++i) by_end[i] = static_cast<uint32_t>(i);
   bool in_order = true;
   for (size_t i = 1; i < n && in_order; ++i) in_order = end_of(i - 1) <= end_of(i);
-  if (!in_order)
-    std::stable_sort(by_end.begin(), by_end.end(),
-                     [&](uint32_t a, uint32_t b) { return end_of(a) < end_of(b); });
+  std::optional<KeyOrder> end_order;
+  if (!in_order) {
+    std::vector<uint64_t> slice_ends(n);
+    for (size_t i = 0; i < n; ++i) slice_ends[i] = end_of(i);
+    end_order.emplace(slice_ends);
+  }
+  auto by_end = [&](size_t k) { return end_order ? (*end_order)[k] : static_cast<uint32_t>(k); };
   std::vector<uint32_t> level(n);
   std::vector<uint8_t> placed(n);
   uint32_t levels = 0;
@@ -226,11 +266,11 @@ std::pair<std::vector<uint32_t>, size_t> slice_levels(std::span<const uint64_t> 
   size_t ended = 0;               // by_end[0, ended) have ended by the current start
   std::vector<uint32_t> waiting;  // ended before they were placed (zero length, at a start not yet reached)
   for (size_t k = 0; k < n; ++k) {
-    const uint32_t i = by_start.empty() ? static_cast<uint32_t>(k) : by_start[k];
+    const uint32_t i = by_start ? (*by_start)[k] : static_cast<uint32_t>(k);
     const uint64_t start = starts[i];
     // Free the level of every placed slice that ended at or before this start.
-    for (; ended < n && end_of(by_end[ended]) <= start; ++ended) {
-      const uint32_t slice = by_end[ended];
+    for (; ended < n && end_of(by_end(ended)) <= start; ++ended) {
+      const uint32_t slice = by_end(ended);
       if (placed[slice])
         free.push(level[slice]);
       else

@@ -145,6 +145,16 @@ TEST(AnalysisDurations, DefaultRulePairsTheSameCodeOnTheOtherProbe) {
   EXPECT_DOUBLE_EQ(s.p50, 150);
   EXPECT_DOUBLE_EQ(s.max, 400);
   EXPECT_DOUBLE_EQ(result->pi_ns, 50);
+  // Without the summary (an export): the same actions and bounds, no summary.
+  auto unsummarized = pair_actions(kEvents, {1, {}}, {2, {}}, 50, PairRule::SameCode, Summarize::No);
+  ASSERT_TRUE(unsummarized);
+  ASSERT_EQ(unsummarized->actions.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(unsummarized->actions[i].start_seq, result->actions[i].start_seq);
+    EXPECT_EQ(unsummarized->actions[i].duration_ns, result->actions[i].duration_ns);
+    EXPECT_EQ(unsummarized->actions[i].bound_ns, 50);
+  }
+  EXPECT_EQ(unsummarized->summary.count, 0u);
 }
 
 TEST(AnalysisDurations, ExplicitCodesCloseTheOldestOpenStart) {

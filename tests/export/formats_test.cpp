@@ -311,15 +311,19 @@ std::pair<std::vector<uint32_t>, size_t> reference_levels(const std::vector<uint
 
 // Levels walk the slices in end order instead of a heap of busy ones: the same levels as the heap, for slices
 // in end order (as pair_actions gives them), in start order and neither, with ties, zero lengths and ends
-// before starts.
+// before starts; over spans of times that take one radix pass, several, or none (too wide to pack with the
+// index: a stable sort).
 TEST(ExportPerfetto, SliceLevelsAreTheBusyHeapsLevels) {
   std::mt19937_64 random(5);
-  for (int round = 0; round < 200; ++round) {
+  for (int round = 0; round < 300; ++round) {
     const size_t n = 1 + random() % 300;
-    const uint64_t span = 1 + random() % 50;  // small: many equal starts and ends
+    const uint64_t spans[] = {1 + random() % 50, uint64_t{1} << 40, uint64_t{1} << 62};
+    const uint64_t span = spans[round % 5 < 3 ? 0 : round % 5 - 2];  // small: many equal starts and ends
+    const uint64_t base = round % 2 ? uint64_t{1} << 61 : 0;         // the sort packs times less the smallest
     std::vector<uint64_t> starts(n), ends(n);
     for (size_t i = 0; i < n; ++i) {
-      starts[i] = random() % span;
+      // Wide spans get ties too: every fourth start repeats an earlier one.
+      starts[i] = i > 0 && random() % 4 == 0 ? starts[random() % i] : base + random() % span;
       const uint64_t length = random() % 4 == 0 ? 0 : random() % span;
       ends[i] = random() % 20 == 0 && starts[i] > 0 ? starts[i] - 1 : starts[i] + length;  // some end early
     }
