@@ -2,9 +2,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "common/status.h"
 #include "common/tsc_time.h"
 
 namespace ett::host {
@@ -18,6 +21,9 @@ struct AnalysisEvent {
   uint64_t tsc = 0;
   double time_ns = 0;
 };
+
+// Takes events a batch at a time, in seq order (a trace streamed as it is read; stream_trace_events).
+using EventSink = std::function<Status(std::span<const AnalysisEvent> events)>;
 
 // One record of the session's stall table (kernel/capture/stall_log.h), in ns from the capture start: the
 // loop did not poll for part of [start_ns, start_ns + length_ns]; an event stamped in it, or the first one

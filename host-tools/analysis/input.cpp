@@ -250,6 +250,31 @@ Status no_events(const CaptureInfo& info) {
                     fmt::format("{} has no events: nothing to analyse or export", info.name));
 }
 
+// The events in batches, converted (stream_trace_events); `restart` as Database::read_events'. Returns how
+// many were read.
+Expected<size_t> read_converted(Database& db, const CaptureInfo& info, const EventSink& sink,
+                                const StreamRestart& restart = {}) {
+  std::vector<AnalysisEvent> batch(kEventBatchRows);
+  size_t events = 0;
+  auto take = [&](std::span<const EventRow> rows) -> Status {
+    for (size_t begin = 0; begin < rows.size(); begin += batch.size()) {
+      const size_t count = std::min(batch.size(), rows.size() - begin);
+      convert_rows(rows.subspan(begin, count), info.capture_start_tsc, info.tsc_hz, batch.data());
+      ETT_TRY(sink({batch.data(), count}));
+    }
+    events += rows.size();
+    return {};
+  };
+  auto again = [&]() -> Status {
+    events = 0;
+    return restart();
+  };
+  EventColumns columns;
+  columns.time_ns = info.tsc_hz == 0;
+  ETT_TRY(db.read_events(info.trace_id, take, columns, restart ? StreamRestart(again) : StreamRestart()));
+  return events;
+}
+
 }  // namespace
 
 Expected<Capture> load_capture(Database& db, int64_t trace_id) {
@@ -388,13 +413,11 @@ Expected<DurationsResult> stored_actions(Database& db, int64_t trace_id, const E
   constexpr size_t kReserveLimit = size_t{1} << 32;
   std::optional<ActionPairer> pairer;
   std::optional<StallMarks::Builder> stalls;
-  size_t events = 0;
   auto start = [&]() -> Status {
     ETT_TRY_ASSIGN(ActionPairer made, ActionPairer::make(from, to, rule));
     pairer.emplace(std::move(made));
     if (count_hint / 2 <= kReserveLimit / sizeof(Action)) pairer->reserve(count_hint, count_hint / 2);
     stalls.emplace(capture.stalls);
-    events = 0;
     return {};
   };
   ETT_TRY(start());
@@ -402,21 +425,12 @@ Expected<DurationsResult> stored_actions(Database& db, int64_t trace_id, const E
   // Paired as they are read: the first part of the read as it comes, the later ones held until their turn
   // (Database::read_events); the events themselves are never all in memory. Should the first part's rows come
   // out of seq order, the pairing starts again (`start`) as the part is read again in order.
-  std::vector<AnalysisEvent> batch(kEventBatchRows);
-  auto take = [&](std::span<const EventRow> rows) -> Status {
-    for (size_t begin = 0; begin < rows.size(); begin += batch.size()) {
-      const size_t count = std::min(batch.size(), rows.size() - begin);
-      convert_rows(rows.subspan(begin, count), info.capture_start_tsc, info.tsc_hz, batch.data());
-      const std::span<const AnalysisEvent> converted(batch.data(), count);
-      for (const AnalysisEvent& event : converted) stalls->add(event);
-      pairer->add(converted);
-    }
-    events += rows.size();
+  auto take = [&](std::span<const AnalysisEvent> events) -> Status {
+    for (const AnalysisEvent& event : events) stalls->add(event);
+    pairer->add(events);
     return {};
   };
-  EventColumns columns;
-  columns.time_ns = info.tsc_hz == 0;
-  ETT_TRY(db.read_events(trace_id, take, columns, start));
+  ETT_TRY_ASSIGN(const size_t events, read_converted(db, info, take, start));
   if (events_read) *events_read = events;
   ETT_TRY_ASSIGN(DurationsResult paired, std::move(*pairer).finish(pi.pi_ns));
   paired.pi_trace_id = pi.trace_id;
@@ -461,6 +475,20 @@ Expected<LoadedTrace> open_trace(const std::string& db_url, std::optional<int64_
   if (!capture) return capture.failure();
   if (capture->events.empty()) return no_events(capture->info).failure();
   return LoadedTrace{std::move(*db), std::move(*capture)};
+}
+
+Expected<LoadedTrace> open_trace_head(const std::string& db_url, std::optional<int64_t> trace) {
+  ETT_TRY_ASSIGN(std::unique_ptr<Database> db, open_database(db_url));
+  ETT_TRY_ASSIGN(const int64_t id, resolve_trace(*db, trace));
+  ETT_TRY_ASSIGN(auto head, load_capture_head(*db, id));
+  return LoadedTrace{std::move(db), std::move(head.first)};
+}
+
+Status stream_trace_events(Database& db, const Capture& capture, const EventSink& sink,
+                           const StreamRestart& restart) {
+  ETT_TRY_ASSIGN(const size_t events, read_converted(db, capture.info, sink, restart));
+  if (events == 0) return no_events(capture.info);
+  return {};
 }
 
 Expected<QuotedPi> resolve_pi(Database& db, int64_t trace_id, std::optional<double> override_ns) {

@@ -55,6 +55,17 @@ struct LoadedTrace {
   Capture capture;
 };
 Expected<LoadedTrace> open_trace(const std::string& db_url, std::optional<int64_t> trace);
+// The same without the events (capture.events is empty), for a command that streams them
+// (stream_trace_events).
+Expected<LoadedTrace> open_trace_head(const std::string& db_url, std::optional<int64_t> trace);
+
+// The events of the trace `capture` heads, in seq order, handed to `sink` a batch at a time as they are read
+// (Database::read_events; time_ns as load_capture computes it): they are never all in memory. A trace without
+// events is refused as open_trace refuses it (the sink was never called). With `restart`, the stream can
+// start again from the first event (Database::read_events), which lets PostgreSQL read in its plain scan's
+// order.
+Status stream_trace_events(Database& db, const Capture& capture, const EventSink& sink,
+                           const StreamRestart& restart = {});
 
 // The PPS mapping of a trace (`ett analyze pps` stores it, table pps_mapping): its rate, anchor and UTC
 // label. The stored result has no pulse list.

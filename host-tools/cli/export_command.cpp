@@ -57,6 +57,52 @@ Expected<std::vector<std::string>> probe_labels(Database& db, int64_t trace) {
   return labels;
 }
 
+// A format that takes each event once in order (Exporter::stream) is written as the trace is read: its events
+// are never all in memory.
+host::Status stream_export(const ExportOptions& o, const Exporter& exporter, const TscUtcClock* utc,
+                           TextOut& out, Progress& bar) {
+  bar.phase("reading the trace");
+  ETT_TRY_ASSIGN(LoadedTrace head, open_trace_head(o.db, o.trace));
+  const int64_t trace = head.capture.info.trace_id;
+  ETT_TRY_ASSIGN(const std::vector<std::string> labels, probe_labels(*head.db, trace));
+  const ExportInput input{head.capture, {}, labels, utc};
+  bar.phase(fmt::format("reading trace {} and writing it as {}", trace, exporter.name));
+  EventSink sink;  // made with the first events: a trace without any writes nothing
+  auto take = [&](std::span<const AnalysisEvent> events) {
+    if (!sink) sink = exporter.stream(input, out);
+    return sink(events);
+  };
+  // Into a file, the export can start again should the database hand rows back (PostgreSQL then reads the
+  // trace in its plain scan's order, not through the index).
+  auto again = [&]() -> host::Status {
+    sink = nullptr;
+    return out.rewind();
+  };
+  return stream_trace_events(*head.db, head.capture, take,
+                             out.can_rewind() ? StreamRestart(again) : StreamRestart());
+}
+
+// Any other format: the trace loaded, the actions paired when asked for (--from/--to), then written.
+host::Status load_and_export(const ExportOptions& o, const Exporter& exporter, const TscUtcClock* utc,
+                             const std::optional<Endpoint>& from, const std::optional<Endpoint>& to,
+                             PairRule rule, int64_t timescale_ps, TextOut& out, Progress& bar) {
+  bar.phase("reading the trace");
+  ETT_TRY_ASSIGN(const LoadedTrace loaded, open_trace(o.db, o.trace));
+  const Capture& capture = loaded.capture;
+  std::vector<Action> actions;
+  if (from) {
+    ETT_TRY(check_endpoints(capture.info, *from, *to));
+    ETT_TRY_ASSIGN(DurationsResult paired, pair_actions(capture.events, *from, *to, 0, rule, Summarize::No));
+    actions = std::move(paired.actions);  // not a copy: 5 M actions are 360 MB
+  }
+  ETT_TRY_ASSIGN(const std::vector<std::string> labels, probe_labels(*loaded.db, capture.info.trace_id));
+  // Written as it is produced: the text of 10 M events would be gigabytes in memory.
+  bar.phase(fmt::format("writing {} events of trace {} as {}", capture.events.size(), capture.info.trace_id,
+                        exporter.name));
+  exporter.write(ExportInput{capture, actions, labels, utc, timescale_ps, !o.no_bus}, out);
+  return {};
+}
+
 int run_export(const ExportOptions& o) {
   const Exporter* exporter = find_exporter(o.format);
   if (!exporter)
@@ -123,25 +169,10 @@ int run_export(const ExportOptions& o) {
   if (!to_file) bar.data_to_stdout();
   if (created) bar.remove_on_interrupt(o.output);
   if (to_file) bar.watch_file(o.output);
-  bar.phase("reading the trace");
-  auto loaded = open_trace(o.db, o.trace);
-  if (!loaded) return report(loaded.error());
-  const Capture& capture = loaded->capture;
-  std::vector<Action> actions;
-  if (from) {
-    auto checked = check_endpoints(capture.info, *from, *to);
-    if (!checked) return report(checked.error());
-    auto paired = pair_actions(capture.events, *from, *to, 0, *rule, Summarize::No);
-    if (!paired) return report(paired.error());
-    actions = std::move(paired->actions);  // not a copy: 5 M actions are 360 MB
-  }
-  auto labels = probe_labels(*loaded->db, capture.info.trace_id);
-  if (!labels) return report(labels.error());
-  // Written as it is produced: the text of 10 M events would be gigabytes in memory.
-  bar.phase(fmt::format("writing {} events of trace {} as {}", capture.events.size(), capture.info.trace_id,
-                        exporter->name));
-  exporter->write(ExportInput{capture, actions, *labels, utc ? &*utc : nullptr, timescale_ps, !o.no_bus},
-                  *out);
+  auto exported = exporter->stream && !from ? stream_export(o, *exporter, utc ? &*utc : nullptr, *out, bar)
+                                            : load_and_export(o, *exporter, utc ? &*utc : nullptr, from, to,
+                                                              *rule, timescale_ps, *out, bar);
+  if (!exported) return report(exported.error());
   auto written = out->finish();
   if (!written) return report(written.error());
   bar.keep();

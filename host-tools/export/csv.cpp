@@ -12,12 +12,14 @@
 
 namespace ett::host {
 
-void write_csv(const Capture& capture, TextOut& out, const TscUtcClock* utc) {
+CsvWriter::CsvWriter(TextOut& out, const TscUtcClock* utc) : m_out(&out), m_utc(utc) {
   out.append(utc ? "seq,probe,code,tsc,time_ns,lines,time_utc\n" : "seq,probe,code,tsc,time_ns,lines\n");
-  const std::span<const AnalysisEvent> events = capture.events;
+}
+
+void CsvWriter::add(std::span<const AnalysisEvent> events) {
   write_independent_lines(
       events.size(),
-      [events, utc](size_t begin, size_t end, fmt::memory_buffer& buffer) {
+      [events, utc = m_utc](size_t begin, size_t end, fmt::memory_buffer& buffer) {
         IsoUtcWriter iso;
         // Room for the longest row: 20 + 3 + 3 + 20 + 400 (a double: far more than a TSC time needs) + 3 +
         // 30 + 7 separators. Rows are about 50 bytes: the room is made for many rows at once.
@@ -51,7 +53,11 @@ void write_csv(const Capture& capture, TextOut& out, const TscUtcClock* utc) {
         }
         buffer.resize(static_cast<size_t>(at - buffer.data()));
       },
-      out);
+      *m_out);
+}
+
+void write_csv(const Capture& capture, TextOut& out, const TscUtcClock* utc) {
+  CsvWriter(out, utc).add(capture.events);
 }
 
 std::string export_csv(const Capture& capture, const TscUtcClock* utc) {

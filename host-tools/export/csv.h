@@ -2,6 +2,7 @@
 // with a PPS mapping (--time utc) a column utc: the event's ISO-8601 UTC time with nanoseconds.
 #pragma once
 
+#include <span>
 #include <string>
 
 #include "analysis/capture.h"
@@ -12,5 +13,17 @@ namespace ett::host {
 
 void write_csv(const Capture& capture, TextOut& out, const TscUtcClock* utc = nullptr);
 std::string export_csv(const Capture& capture, const TscUtcClock* utc = nullptr);  // the same text, whole
+
+// The same CSV from events handed over a batch at a time in seq order (`ett export` streams the trace): the
+// header when made, then the rows of each batch.
+class CsvWriter {
+ public:
+  CsvWriter(TextOut& out, const TscUtcClock* utc);
+  void add(std::span<const AnalysisEvent> events);
+
+ private:
+  TextOut* m_out;
+  const TscUtcClock* m_utc;
+};
 
 }  // namespace ett::host

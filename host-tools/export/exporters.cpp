@@ -34,7 +34,13 @@ constexpr Exporter kExporters[] = {
        write_perfetto_proto(input.capture, input.actions, out, perfetto_options(input));
      }},
     {"csv", "csv", "one row per event: seq, probe, code, tsc, time_ns, lines (and utc with --time utc)",
-     false, [](const ExportInput& input, TextOut& out) { write_csv(input.capture, out, input.utc); }},
+     false, [](const ExportInput& input, TextOut& out) { write_csv(input.capture, out, input.utc); },
+     [](const ExportInput& input, TextOut& out) -> EventSink {
+       return [writer = CsvWriter(out, input.utc)](std::span<const AnalysisEvent> events) mutable -> Status {
+         writer.add(events);
+         return {};
+       };
+     }},
 };
 
 }  // namespace

@@ -32,6 +32,10 @@ struct Exporter {
   bool takes_actions;       // accepts --from/--to
   // Writes the export into `out` as it goes (never the whole text at once: 10 M events make gigabytes).
   void (*write)(const ExportInput& input, TextOut& out);
+  // For a format that takes each event once, in seq order, and nothing else of the events (no actions): the
+  // sink that writes the export from events handed over a batch at a time, so that `ett export` streams the
+  // trace instead of loading it (`input.capture` has no events then). nullptr: only `write`.
+  EventSink (*stream)(const ExportInput& input, TextOut& out) = nullptr;
 };
 
 // Every exporter, in the order `ett export --help` lists them.

@@ -2,6 +2,7 @@
 #include "export/output_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -51,6 +52,7 @@ TextOut::TextOut(TextOut&& other) noexcept
       m_fd(other.m_fd),
       m_name(std::move(other.m_name)),
       m_owns(other.m_owns),
+      m_regular_file(other.m_regular_file),
       m_status(std::move(other.m_status)) {
   other.m_fd = -1;
   other.m_owns = false;
@@ -64,7 +66,19 @@ Expected<TextOut> TextOut::open(const std::string& path, bool force) {
   // Whatever stdio already buffered for standard output goes first.
   if (std::fflush(stdout) != 0) return make_error(ErrorKind::Io, errno_message("standard output", errno));
   ETT_TRY_ASSIGN(int fd, open_target(path, force));
-  return TextOut(fd, target_name(path), fd != STDOUT_FILENO);
+  TextOut out(fd, target_name(path), fd != STDOUT_FILENO);
+  struct stat status {};
+  out.m_regular_file = out.m_owns && ::fstat(fd, &status) == 0 && S_ISREG(status.st_mode);
+  return out;
+}
+
+Status TextOut::rewind() {
+  m_buffer.clear();
+  if (m_fd < 0) return {};
+  if (!m_regular_file) return make_error(ErrorKind::Io, m_name + ": cannot take back what was written to it");
+  if (::ftruncate(m_fd, 0) != 0 || ::lseek(m_fd, 0, SEEK_SET) != 0)
+    return make_error(ErrorKind::Io, errno_message(m_name, errno));
+  return {};
 }
 
 void TextOut::flush() {

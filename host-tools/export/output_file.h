@@ -47,6 +47,10 @@ class TextOut {
 
   void append(const fmt::memory_buffer& text) { append(std::string_view(text.data(), text.size())); }
 
+  // Whether rewind() can take back what was written: a file this TextOut created or truncated, or memory.
+  bool can_rewind() const { return m_fd < 0 || m_regular_file; }
+  // Drops everything written so far (the file truncated to nothing), for a writer that starts again.
+  Status rewind();
   // Writes what is buffered and closes the file: the first error of any write, if one failed.
   Status finish();
   // The text written so far (in-memory TextOut only).
@@ -62,7 +66,8 @@ class TextOut {
   fmt::memory_buffer m_buffer;
   int m_fd = -1;  // -1: in memory
   std::string m_name;
-  bool m_owns = false;  // a file of ours to close (not standard output)
+  bool m_owns = false;          // a file of ours to close (not standard output)
+  bool m_regular_file = false;  // of ours, and a regular file (not a device such as /dev/null)
   Status m_status;
 };
 

@@ -273,6 +273,26 @@ TEST(TextOut, StreamsToAFileTheTextOfTheWholeExportAndKeepsExistingFiles) {
     ASSERT_TRUE(forced->finish());
   }
   EXPECT_EQ(read(), "x\n");
+  // A writer that starts again (a stream the database restarted) takes back what it wrote, flushed or not;
+  // the CSV written in batches after that is the whole export.
+  {
+    auto restarted = TextOut::open(path, true);
+    ASSERT_TRUE(restarted);
+    ASSERT_TRUE(restarted->can_rewind());
+    CsvWriter(*restarted, nullptr).add(std::span(capture.events).first(100000));  // past a flush
+    ASSERT_TRUE(restarted->rewind());
+    CsvWriter writer(*restarted, nullptr);
+    for (size_t at = 0; at < capture.events.size(); at += 7000)
+      writer.add(std::span(capture.events).subspan(at, std::min<size_t>(7000, capture.events.size() - at)));
+    ASSERT_TRUE(restarted->finish());
+  }
+  EXPECT_EQ(read(), whole);
+  // Standard output and devices cannot take anything back.
+  auto device = TextOut::open("/dev/null", true);
+  ASSERT_TRUE(device);
+  EXPECT_FALSE(device->can_rewind());
+  EXPECT_FALSE(device->rewind());
+  EXPECT_FALSE(TextOut::open("-", false)->can_rewind());
   std::filesystem::remove_all(dir);
 }
 

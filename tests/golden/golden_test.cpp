@@ -173,6 +173,9 @@ TEST_F(AnalysisGolden, BadInputGivesOneClearMessageAndAnError) {
       {{"export", "--format", "svg", "--trace", "1"},
        "--format 'svg': expected vcd, perfetto, perfetto-proto or csv"},
       {{"export", "--format", "vcd", "--trace", "5"}, "has no events"},
+      // CSV streams the trace: nothing written (not even the header) for one without events.
+      {{"export", "--format", "csv", "--trace", "5"}, "trace 5 (golden session 5) has no events"},
+      {{"export", "--format", "csv", "--trace", "5", "-o", s_dir->file("empty.csv")}, "has no events"},
       {{"report", "-o", s_dir->file("r.html"), "--trace", "1", "--from", "3", "--to", "1"},
        "--from 3: trace 1"},
   };
@@ -187,6 +190,7 @@ TEST_F(AnalysisGolden, BadInputGivesOneClearMessageAndAnError) {
     EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
   }
   EXPECT_FALSE(std::filesystem::exists(s_dir->file("r.html")));
+  EXPECT_FALSE(std::filesystem::exists(s_dir->file("empty.csv")));
 }
 
 // An existing output file is never overwritten without --force.
