@@ -5,8 +5,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <exception>
+#include <thread>
 
 namespace ett::host {
 
@@ -106,6 +110,45 @@ std::string TextOut::take() {
   std::string text(m_buffer.data(), m_buffer.size());
   m_buffer.clear();
   return text;
+}
+
+void write_independent_lines(size_t count, const FormatLines& format, TextOut& out) {
+  constexpr size_t kChunk = size_t{1} << 12;
+  const size_t chunks = (count + kChunk - 1) / kChunk;
+  constexpr size_t kStopped = SIZE_MAX;
+  std::atomic<size_t> written{0};  // chunks [0, written) are in `out`; kStopped: a format threw
+  std::exception_ptr failure;      // of the first format that threw; read after both threads are done
+  // Chunks first, first + 2, ...: each formatted, then written once its turn comes.
+  auto run = [&](size_t first) {
+    fmt::memory_buffer buffer;  // kept from chunk to chunk: no regrowing
+    try {
+      for (size_t chunk = first; chunk < chunks; chunk += 2) {
+        buffer.clear();
+        format(chunk * kChunk, std::min(count, (chunk + 1) * kChunk), buffer);
+        for (size_t now = written.load(std::memory_order_acquire); now != chunk;
+             now = written.load(std::memory_order_acquire)) {
+          if (now == kStopped) return;
+          written.wait(now, std::memory_order_acquire);
+        }
+        out.append(buffer);
+        size_t mine = chunk;  // not kStopped in the meantime: the other thread's format did not throw
+        if (!written.compare_exchange_strong(mine, chunk + 1, std::memory_order_acq_rel)) return;
+        written.notify_one();
+      }
+    } catch (...) {
+      if (written.exchange(kStopped, std::memory_order_acq_rel) != kStopped)
+        failure = std::current_exception();
+      written.notify_one();
+    }
+  };
+  if (chunks <= 1) {
+    run(0);
+  } else {
+    std::thread other(run, 1);
+    run(0);
+    other.join();
+  }
+  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace ett::host

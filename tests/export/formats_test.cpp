@@ -12,6 +12,7 @@
 #include <queue>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 
 #include "export/csv.h"
 #include "export/perfetto.h"
@@ -294,6 +295,44 @@ TEST(TextOut, StreamsToAFileTheTextOfTheWholeExportAndKeepsExistingFiles) {
   EXPECT_FALSE(device->rewind());
   EXPECT_FALSE(TextOut::open("-", false)->can_rewind());
   std::filesystem::remove_all(dir);
+}
+
+// Items formatted on two threads and written by whichever formatted them, in turn: the text of one loop, for
+// counts around the chunk size (4096 items) and lines of uneven length; a format that throws, on either
+// thread, stops the writing and the exception comes out (no hang, nothing from the failed chunk on).
+TEST(TextOut, IndependentLinesComeInOrderAndAFailedChunkStopsThem) {
+  auto line = [](size_t i) { return fmt::format("{}:{}\n", i, std::string(i * 7919 % 61, 'x')); };
+  auto format = [&](size_t begin, size_t end, fmt::memory_buffer& buffer) {
+    for (size_t i = begin; i < end; ++i) fmt::format_to(std::back_inserter(buffer), "{}", line(i));
+  };
+  for (size_t count : {size_t{0}, size_t{1}, size_t{4095}, size_t{4096}, size_t{4097}, size_t{8192},
+                       size_t{3 * 4096 + 5}, size_t{100003}}) {
+    std::string expected;
+    for (size_t i = 0; i < count; ++i) expected += line(i);
+    TextOut out;
+    write_independent_lines(count, format, out);
+    EXPECT_EQ(out.take(), expected) << count;
+  }
+  for (size_t failing : {size_t{0}, size_t{1}, size_t{6}, size_t{7}}) {  // chunk 0, 1, 6, 7 throws
+    TextOut out;
+    auto failing_format = [&](size_t begin, size_t end, fmt::memory_buffer& buffer) {
+      if (begin / 4096 == failing) throw std::runtime_error(fmt::format("chunk {}", failing));
+      format(begin, end, buffer);
+    };
+    try {
+      write_independent_lines(25 * 4096, failing_format, out);
+      ADD_FAILURE() << "no exception for chunk " << failing;
+    } catch (const std::runtime_error& error) {
+      EXPECT_EQ(error.what(), fmt::format("chunk {}", failing));
+    }
+    // What was written is the lines of some of the chunks before the failed one (the other thread may stop
+    // before its turn), never more.
+    const std::string text = out.take();
+    std::string before;
+    for (size_t i = 0; i < failing * 4096; ++i) before += line(i);
+    EXPECT_LE(text.size(), before.size()) << failing;
+    EXPECT_EQ(before.compare(0, text.size(), text), 0) << failing;
+  }
 }
 
 namespace {
