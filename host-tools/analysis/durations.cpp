@@ -114,7 +114,7 @@ void ActionPairer::add(std::span<const AnalysisEvent> events) {
         m_result.unmatched_ends.push_back(event.seq);
       } else {
         const bool reordered = index != first_open;
-        if (reordered) m_result.out_of_order.push_back(event.seq);
+        if (reordered) ++m_result.out_of_order;
         Start& start = m_starts[index];
         m_result.actions.push_back({start.seq, event.seq, start.code, event.code, reordered, start.time_ns,
                                     event.time_ns, event.time_ns - start.time_ns});
@@ -183,6 +183,13 @@ Expected<DurationsResult> pair_actions(std::span<const AnalysisEvent> events, co
   pairer.fault_in_actions();
   pairer.add(events);
   return std::move(pairer).finish(pi_ns, summarize);
+}
+
+std::vector<uint64_t> out_of_order_ends(std::span<const Action> actions, size_t limit) {
+  std::vector<uint64_t> seqs;
+  for (size_t i = 0; i < actions.size() && seqs.size() < limit; ++i)
+    if (actions[i].out_of_order) seqs.push_back(actions[i].end_seq);
+  return seqs;
 }
 
 void mark_stalls(DurationsResult& result, const StallMarks& marks, size_t stall_count) {

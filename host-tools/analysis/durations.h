@@ -54,7 +54,8 @@ struct DurationsResult {
   std::vector<Action> actions;             // in order of their end events
   std::vector<uint64_t> unmatched_starts;  // seq of starts never closed
   std::vector<uint64_t> unmatched_ends;    // seq of ends with no open start
-  std::vector<uint64_t> out_of_order;      // seq of ends that closed a start while an older one was open
+  size_t out_of_order = 0;                 // ends that closed a start while an older one was open (the
+                                           // actions flagged out_of_order; out_of_order_ends lists them)
   Summary summary;                         // of duration_ns
   double pi_ns = 0;         // a duration no stall touches is within ±pi of the real one (0: unknown)
   size_t stalled = 0;       // actions a stall touches (their bound is pi + the stall)
@@ -67,6 +68,9 @@ enum class PairRule {
   Fifo,      // an end closes the oldest open start, whatever the codes
 };
 Expected<PairRule> parse_pair_rule(std::string_view text);  // same-code | fifo
+
+// The end seqs of the actions flagged out_of_order, in their order (the first `limit` of them).
+std::vector<uint64_t> out_of_order_ends(std::span<const Action> actions, size_t limit = SIZE_MAX);
 
 // Marks the actions a stall of the capture touches and sets every action's bound_ns (pi, or pi + the stall).
 void mark_stalls(DurationsResult& result, const StallMarks& marks, size_t stall_count);

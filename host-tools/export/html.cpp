@@ -379,7 +379,7 @@ std::string export_html(const ReportInput& input) {
         "{} out of order.</p>\n<table>\n<tr><th>count</th><th>mean</th><th>stddev</th><th>min</th>"
         "<th>p50</th><th>p99</th><th>max</th></tr>\n",
         endpoint_text(d.from), endpoint_text(d.to), d.actions.size(), d.unmatched_starts.size(),
-        d.unmatched_ends.size(), d.out_of_order.size());
+        d.unmatched_ends.size(), d.out_of_order);
     out += fmt::format(
         "<tr><td>{}</td><td>{}{}</td><td>{}</td><td>{}{}</td><td>{}{}</td><td>{}{}</td><td>{}{}</td>"
         "</tr>\n</table>\n",

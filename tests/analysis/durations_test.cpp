@@ -95,11 +95,27 @@ TEST(AnalysisDurations, StreamedJsonIsTheDocumentNlohmannWouldDump) {
   double time = 0;
   for (uint64_t seq = 0; seq < 400; ++seq) {
     time += seq % 50 == 7 ? 1e19 : gap(random);  // a few times past 1e20: exponent form
-    events.push_back(ev(seq, static_cast<uint8_t>(1 + seq % 2), static_cast<uint8_t>(seq / 2 % 5), time));
+    // One block of four in three holds two actions that end in the opposite order (start 10, start 11,
+    // end 11, end 10); the others hold two in order.
+    const bool crossed = seq / 4 % 3 == 0;
+    const auto probe = static_cast<uint8_t>(crossed ? 1 + seq / 2 % 2 : 1 + seq % 2);
+    const auto code = static_cast<uint8_t>(crossed ? (seq % 4 == 0 || seq % 4 == 3 ? 10 : 11) : seq / 2 % 5);
+    events.push_back(ev(seq, probe, code, time));
   }
   auto result = pair_actions(events, {1, {}}, {2, {}}, 12.34567);
   ASSERT_TRUE(result) << result.error().message;
   ASSERT_GT(result->actions.size(), 100u);
+  const std::vector<uint64_t> crossed_ends = out_of_order_ends(result->actions);
+  ASSERT_EQ(crossed_ends.size(), 34u) << "one action of each crossed block";
+  EXPECT_EQ(result->out_of_order, crossed_ends.size());
+  EXPECT_EQ(crossed_ends[0], 2u);
+  EXPECT_EQ(out_of_order_ends(result->actions, 3),
+            std::vector<uint64_t>(crossed_ends.begin(), crossed_ends.begin() + 3));
+  const std::string text = format_durations(*result, nullptr, OutputFormat::Text);
+  EXPECT_NE(text.find("out of order: 34 (ends that closed a start while an older one was still open: "
+                      "seq 2, 14, 26, 38, 50, 62, 74, 86, 98, 110, ... (24 more))\n"),
+            std::string::npos)
+      << text;
   result->actions[0].stall_ns = 1234.5;
   result->actions[1].duration_ns = std::numeric_limits<double>::infinity();
   result->actions[2].bound_ns = 0;
@@ -108,7 +124,9 @@ TEST(AnalysisDurations, StreamedJsonIsTheDocumentNlohmannWouldDump) {
   const UtcLabels gps{"gps", [](double ns) { return fmt::format("{:.3f}", ns); }};
   for (const UtcLabels* utc : {static_cast<const UtcLabels*>(nullptr), &gps}) {
     const std::string json = format_durations(*result, nullptr, OutputFormat::Json, utc);
-    EXPECT_EQ(json, nlohmann::ordered_json::parse(json).dump() + "\n");
+    const auto parsed = nlohmann::ordered_json::parse(json);
+    EXPECT_EQ(json, parsed.dump() + "\n");
+    EXPECT_EQ(parsed["out_of_order"].get<std::vector<uint64_t>>(), crossed_ends);
     for (OutputFormat format : {OutputFormat::Json, OutputFormat::Csv, OutputFormat::Text}) {
       const Report report = durations_report(*result, nullptr, format, utc);
       std::string pieces;
@@ -134,7 +152,9 @@ TEST(AnalysisDurations, DefaultRulePairsTheSameCodeOnTheOtherProbe) {
   EXPECT_EQ(result->actions[1].start_seq, 0u);
   EXPECT_EQ(result->actions[1].end_seq, 3u);
   EXPECT_DOUBLE_EQ(result->actions[1].duration_ns, 400);
-  EXPECT_EQ(result->out_of_order, std::vector<uint64_t>{2}) << "end 2 closed start 1 while start 0 was open";
+  EXPECT_EQ(result->out_of_order, 1u);
+  EXPECT_EQ(out_of_order_ends(result->actions), std::vector<uint64_t>{2})
+      << "end 2 closed start 1 while start 0 was open";
   EXPECT_EQ(result->unmatched_ends, std::vector<uint64_t>{4});
   EXPECT_EQ(result->unmatched_starts, std::vector<uint64_t>{5});
   const Summary& s = result->summary;
@@ -166,7 +186,7 @@ TEST(AnalysisDurations, ExplicitCodesCloseTheOldestOpenStart) {
   EXPECT_EQ(result->actions[0].end_seq, 4u);
   EXPECT_EQ(result->actions[0].end_code, 3);
   EXPECT_TRUE(result->unmatched_starts.empty());
-  EXPECT_TRUE(result->out_of_order.empty());
+  EXPECT_EQ(result->out_of_order, 0u);
 }
 
 TEST(AnalysisDurations, FifoRuleIgnoresCodes) {
@@ -179,7 +199,7 @@ TEST(AnalysisDurations, FifoRuleIgnoresCodes) {
   EXPECT_EQ(result->actions[1].end_seq, 3u);
   EXPECT_EQ(result->unmatched_ends, std::vector<uint64_t>{4});
   EXPECT_EQ(result->unmatched_starts, std::vector<uint64_t>{5});
-  EXPECT_TRUE(result->out_of_order.empty());
+  EXPECT_EQ(result->out_of_order, 0u);
   EXPECT_EQ(*parse_pair_rule("fifo"), PairRule::Fifo);
   EXPECT_FALSE(parse_pair_rule("nearest"));
 }
@@ -244,7 +264,8 @@ TEST(AnalysisDurations, PairingMatchesThePlainRuleOnRandomTraffic) {
       }
       EXPECT_EQ(result->unmatched_starts, expected.unmatched_starts);
       EXPECT_EQ(result->unmatched_ends, expected.unmatched_ends);
-      EXPECT_EQ(result->out_of_order, expected.out_of_order);
+      EXPECT_EQ(out_of_order_ends(result->actions), expected.out_of_order);
+      EXPECT_EQ(result->out_of_order, expected.out_of_order.size());
     }
   }
 }
@@ -271,7 +292,8 @@ TEST(AnalysisDurations, PairingMatchesThePlainRuleOverALongCapture) {
     }
     EXPECT_EQ(result->unmatched_starts, expected.unmatched_starts);
     EXPECT_EQ(result->unmatched_ends, expected.unmatched_ends);
-    EXPECT_EQ(result->out_of_order, expected.out_of_order);
+    EXPECT_EQ(out_of_order_ends(result->actions), expected.out_of_order);
+    EXPECT_EQ(result->out_of_order, expected.out_of_order.size());
   }
 }
 
