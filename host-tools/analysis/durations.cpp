@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <utility>
 
 #include "common/huge_pages.h"
 
@@ -75,6 +76,13 @@ void ActionPairer::fault_in_actions() {
   fault_in_on_two_threads(m_result.actions.data(), m_result.actions.capacity() * sizeof(Action));
 }
 
+Status ActionPairer::overflow() const {
+  if (!m_overflow) return {};
+  return make_error(
+      ErrorKind::Usage,
+      fmt::format("more than {} start events open at once: more than one pairing can hold", kMaxStarts));
+}
+
 size_t ActionPairer::oldest_open() {
   while (m_oldest < m_starts.size() && m_starts[m_oldest].closed) ++m_oldest;
   return m_oldest;
@@ -100,9 +108,17 @@ void ActionPairer::compact() {
 }
 
 void ActionPairer::add(std::span<const AnalysisEvent> events) {
+  add_events<false>(events);
+}
+
+// The pairing; with kLinks, each action is kept as a link (starts hold their place among the events added,
+// not their seq) instead of an Action.
+template <bool kLinks>
+void ActionPairer::add_events(std::span<const AnalysisEvent> events) {
   const Endpoint& from = m_result.from;
   const Endpoint& to = m_result.to;
-  for (const AnalysisEvent& event : events) {
+  for (uint64_t at = std::exchange(m_added, m_added + events.size()); const AnalysisEvent& event : events) {
+    const uint64_t place = at++;
     if (is_endpoint(event, to)) {
       const size_t first_open = oldest_open();
       size_t index = first_open;
@@ -116,8 +132,11 @@ void ActionPairer::add(std::span<const AnalysisEvent> events) {
         const bool reordered = index != first_open;
         if (reordered) ++m_result.out_of_order;
         Start& start = m_starts[index];
-        m_result.actions.push_back({start.seq, event.seq, start.code, event.code, reordered, start.time_ns,
-                                    event.time_ns, event.time_ns - start.time_ns});
+        if constexpr (kLinks)
+          m_links.push_back({static_cast<uint32_t>(start.seq), static_cast<uint32_t>(place)});
+        else
+          m_result.actions.push_back({start.seq, event.seq, start.code, event.code, reordered, start.time_ns,
+                                      event.time_ns, event.time_ns - start.time_ns});
         start.closed = true;
         // The oldest open start of its code, whichever rule chose it, leaves its code's queue.
         Queue& queue = m_open_by_code[start.code];
@@ -139,16 +158,13 @@ void ActionPairer::add(std::span<const AnalysisEvent> events) {
       else
         m_starts[queue.tail].next_same_code = index;
       queue.tail = index;
-      m_starts.push_back({event.seq, event.time_ns, kNone, event.code, false});
+      m_starts.push_back({kLinks ? place : event.seq, event.time_ns, kNone, event.code, false});
     }
   }
 }
 
 Expected<DurationsResult> ActionPairer::finish(double pi_ns, Summarize summarize) && {
-  if (m_overflow)
-    return make_error(
-        ErrorKind::Usage,
-        fmt::format("more than {} start events open at once: more than one pairing can hold", kMaxStarts));
+  ETT_TRY(overflow());
   DurationsResult result = std::move(m_result);
   result.pi_ns = pi_ns;
   for (size_t i = oldest_open(); i < m_starts.size(); ++i)
@@ -164,11 +180,13 @@ Expected<DurationsResult> ActionPairer::finish(double pi_ns, Summarize summarize
   return result;
 }
 
-Expected<DurationsResult> pair_actions(std::span<const AnalysisEvent> events, const Endpoint& from,
-                                       const Endpoint& to, double pi_ns, PairRule rule, Summarize summarize) {
-  ETT_TRY_ASSIGN(ActionPairer pairer, ActionPairer::make(from, to, rule));
-  // Sized once from a count of the endpoints: at 10 M events a doubling vector of actions held its old and
-  // new copies (hundreds of MB) at once.
+namespace {
+
+// The starts and ends among `events`, at most the actions they can make. Pairings over held events are sized
+// once from it: at 10 M events a doubling vector of actions held its old and new copies (hundreds of MB) at
+// once. Errors: more starts than one pairing can hold.
+Expected<std::pair<size_t, size_t>> count_endpoints(std::span<const AnalysisEvent> events,
+                                                    const Endpoint& from, const Endpoint& to) {
   size_t ends = 0, begins = 0;
   for (const AnalysisEvent& event : events) {
     if (is_endpoint(event, to))
@@ -179,10 +197,33 @@ Expected<DurationsResult> pair_actions(std::span<const AnalysisEvent> events, co
   if (begins > ActionPairer::kMaxStarts)
     return make_error(ErrorKind::Usage, fmt::format("{} start events: more than the {} one pairing can hold",
                                                     begins, ActionPairer::kMaxStarts));
-  pairer.reserve(begins, std::min(ends, begins));
+  return std::pair{begins, std::min(ends, begins)};
+}
+
+}  // namespace
+
+Expected<DurationsResult> pair_actions(std::span<const AnalysisEvent> events, const Endpoint& from,
+                                       const Endpoint& to, double pi_ns, PairRule rule, Summarize summarize) {
+  ETT_TRY_ASSIGN(ActionPairer pairer, ActionPairer::make(from, to, rule));
+  ETT_TRY_ASSIGN(const auto counts, count_endpoints(events, from, to));
+  pairer.reserve(counts.first, counts.second);
   pairer.fault_in_actions();
   pairer.add(events);
   return std::move(pairer).finish(pi_ns, summarize);
+}
+
+Expected<std::vector<ActionLink>> pair_links(std::span<const AnalysisEvent> events, const Endpoint& from,
+                                             const Endpoint& to, PairRule rule) {
+  if (events.size() > UINT32_MAX)
+    return make_error(ErrorKind::Usage, fmt::format("{} events: more than the {} an action link can address",
+                                                    events.size(), UINT32_MAX));
+  ETT_TRY_ASSIGN(ActionPairer pairer, ActionPairer::make(from, to, rule));
+  ETT_TRY_ASSIGN(const auto counts, count_endpoints(events, from, to));
+  pairer.m_starts.reserve(counts.first);
+  pairer.m_links.reserve(counts.second);
+  pairer.add_events<true>(events);
+  ETT_TRY(pairer.overflow());
+  return std::move(pairer.m_links);
 }
 
 std::vector<uint64_t> out_of_order_ends(std::span<const Action> actions, size_t limit) {

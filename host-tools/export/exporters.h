@@ -18,7 +18,7 @@ namespace ett::host {
 // probes' names and the options of `ett export`.
 struct ExportInput {
   const Capture& capture;
-  std::span<const Action> actions;
+  ActionList actions;
   std::span<const std::string> probe_labels = {};  // [probe - 1]: its `ett label`, "" for none
   const TscUtcClock* utc = nullptr;                // --time utc: the trace's PPS mapping
   int64_t vcd_timescale_ps = 1000;                 // --timescale

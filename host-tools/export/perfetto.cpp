@@ -55,7 +55,7 @@ class Timestamps {
 
 }  // namespace
 
-void write_perfetto(const Capture& capture, std::span<const Action> actions, TextOut& out,
+void write_perfetto(const Capture& capture, ActionList actions, TextOut& out,
                     const PerfettoOptions& options) {
   out.append("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
   const std::string name = capture.info.name.empty() ? "ETT capture" : capture.info.name;
@@ -96,7 +96,7 @@ void write_perfetto(const Capture& capture, std::span<const Action> actions, Tex
       [actions, &stamps](size_t begin, size_t end, fmt::memory_buffer& buffer) {
         auto out = fmt::appender(buffer);
         for (size_t i = begin; i < end; ++i) {
-          const Action& action = actions[i];
+          const Action action = actions[i];
           const uint64_t id = i + 1;
           // The name "action code N" needs no JSON escaping.
           fmt::format_to(
@@ -122,8 +122,7 @@ void write_perfetto(const Capture& capture, std::span<const Action> actions, Tex
   out.append("\n]}\n");
 }
 
-std::string export_perfetto(const Capture& capture, std::span<const Action> actions,
-                            const PerfettoOptions& options) {
+std::string export_perfetto(const Capture& capture, ActionList actions, const PerfettoOptions& options) {
   TextOut out;
   write_perfetto(capture, actions, out, options);
   return out.take();

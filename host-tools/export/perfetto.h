@@ -30,14 +30,14 @@ struct PerfettoOptions {
   const TscUtcClock* utc = nullptr;           // absolute times from the PPS mapping
 };
 
-void write_perfetto(const Capture& capture, std::span<const Action> actions, TextOut& out,
+void write_perfetto(const Capture& capture, ActionList actions, TextOut& out,
                     const PerfettoOptions& options = {});
-std::string export_perfetto(const Capture& capture, std::span<const Action> actions,
+std::string export_perfetto(const Capture& capture, ActionList actions,
                             const PerfettoOptions& options = {});  // the same, whole
 
-void write_perfetto_proto(const Capture& capture, std::span<const Action> actions, TextOut& out,
+void write_perfetto_proto(const Capture& capture, ActionList actions, TextOut& out,
                           const PerfettoOptions& options = {});
-std::string export_perfetto_proto(const Capture& capture, std::span<const Action> actions,
+std::string export_perfetto_proto(const Capture& capture, ActionList actions,
                                   const PerfettoOptions& options = {});  // the same bytes, whole
 
 // The protobuf's action tracks: slices [starts[i], ends[i]] (an end before its start is the start) placed in

@@ -187,7 +187,7 @@ void describe_track(TextOut& out, fmt::memory_buffer& buffer, uint64_t uuid, con
 }
 
 // Actions as slices: slices on one track must nest, so each goes to its level (track); see slice_levels.
-std::pair<std::vector<uint32_t>, size_t> action_levels(std::span<const Action> actions, const Clock& clock) {
+std::pair<std::vector<uint32_t>, size_t> action_levels(ActionList actions, const Clock& clock) {
   std::vector<uint64_t> starts(actions.size()), ends(actions.size());
   for (size_t i = 0; i < actions.size(); ++i) {
     starts[i] = clock.of_time(actions[i].start_ns);
@@ -296,7 +296,7 @@ std::pair<std::vector<uint32_t>, size_t> slice_levels(std::span<const uint64_t> 
   return {std::move(level), levels};
 }
 
-void write_perfetto_proto(const Capture& capture, std::span<const Action> actions, TextOut& out,
+void write_perfetto_proto(const Capture& capture, ActionList actions, TextOut& out,
                           const PerfettoOptions& options) {
   double origin = 0;
   for (const AnalysisEvent& event : capture.events) origin = std::min(origin, event.time_ns);
@@ -378,7 +378,7 @@ void write_perfetto_proto(const Capture& capture, std::span<const Action> action
       [actions, &clock, &levels](size_t begin, size_t end, fmt::memory_buffer& chunk) {
         WireMessage packet, slice, annotation;
         for (size_t i = begin; i < end; ++i) {
-          const Action& action = actions[i];
+          const Action action = actions[i];
           const uint64_t begin_time = clock.of_time(action.start_ns);
           slice.clear();
           add_annotation(slice, kStartSeq, action.start_seq, annotation);
@@ -400,7 +400,7 @@ void write_perfetto_proto(const Capture& capture, std::span<const Action> action
       out);
 }
 
-std::string export_perfetto_proto(const Capture& capture, std::span<const Action> actions,
+std::string export_perfetto_proto(const Capture& capture, ActionList actions,
                                   const PerfettoOptions& options) {
   TextOut out;
   write_perfetto_proto(capture, actions, out, options);

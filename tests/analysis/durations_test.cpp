@@ -353,6 +353,47 @@ TEST(AnalysisDurations, RefusesEndpointsThatSelectTheSameEvents) {
   EXPECT_FALSE(pair_actions(kEvents, {1, {}}, {1, {}}, 0));
   EXPECT_FALSE(pair_actions(kEvents, {1, 2}, {1, 2}, 0));
   EXPECT_TRUE(pair_actions(kEvents, {1, 1}, {1, 2}, 0));
+  EXPECT_FALSE(pair_links(kEvents, {1, {}}, {1, {}}));
+  EXPECT_TRUE(pair_links(kEvents, {1, 1}, {1, 2}));
+}
+
+// Links point at the events' places, not at their seqs (here far apart: seqs with gaps, starting high), and
+// the actions made from them are those pair_actions gives, field for field, whichever rule pairs them.
+TEST(AnalysisDurations, LinksMakeTheActionsOfPairActions) {
+  std::mt19937_64 random(17);
+  std::vector<AnalysisEvent> events;
+  double time = -3000;
+  for (uint64_t k = 0; k < 50000; ++k) {
+    const uint64_t draw = random() % 100;
+    const uint8_t probe = draw < 42 ? 1 : draw < 88 ? 2 : 3;
+    time += static_cast<double>(random() % 1000) / 8;
+    events.push_back(ev(1000 + 3 * k + random() % 3, probe, static_cast<uint8_t>(random() % 4), time));
+  }
+  for (const Endpoint& to : {Endpoint{2, {}}, Endpoint{2, 1}}) {
+    for (PairRule rule : {PairRule::SameCode, PairRule::Fifo}) {
+      SCOPED_TRACE(
+          fmt::format("--to {} rule {}", endpoint_text(to), rule == PairRule::Fifo ? "fifo" : "same"));
+      auto paired = pair_actions(events, {1, {}}, to, 0, rule, Summarize::No);
+      ASSERT_TRUE(paired) << paired.error().message;
+      auto links = pair_links(events, {1, {}}, to, rule);
+      ASSERT_TRUE(links) << links.error().message;
+      if (rule == PairRule::SameCode && !to.code) {
+        ASSERT_GT(paired->out_of_order, 100u);  // links that cross
+      }
+      const ActionList linked(*links, events), held(paired->actions);
+      ASSERT_EQ(linked.size(), paired->actions.size());
+      ASSERT_EQ(held.size(), paired->actions.size());
+      for (size_t i = 0; i < linked.size(); ++i) {
+        const Action a = linked[i];
+        const Action& b = paired->actions[i];
+        ASSERT_TRUE(a.start_seq == b.start_seq && a.end_seq == b.end_seq && a.start_code == b.start_code &&
+                    a.end_code == b.end_code && a.start_ns == b.start_ns && a.end_ns == b.end_ns &&
+                    a.duration_ns == b.duration_ns)
+            << "action " << i;
+        EXPECT_EQ(held[i].end_seq, b.end_seq);
+      }
+    }
+  }
 }
 
 TEST(AnalysisFit, ParsesSizeOfCode) {
