@@ -193,8 +193,9 @@ struct EventPart {
 
 // Creates the part's table with a CHECK constraint that matches its partition bound (so that ATTACH need not
 // scan it), fills it with COPY FREEZE (allowed because the table is new in this transaction: no hint bits
-// or freezing left for later), then builds its primary key and events_time index (cheaper than keeping them
-// up row by row) and its statistics (without them the planner reads a trace by bitmap scan and sort).
+// or freezing left for later), then builds its primary key (cheaper than keeping it up row by row) and its
+// statistics (without them the planner reads a trace by bitmap scan and sort). An index a user added to
+// events is built when the part is attached.
 Status fill_part(PGconn* conn, int64_t trace_id, const EventPart& part, const EventTiming& timing,
                  const CopyProgress& progress) {
   std::string check = fmt::format("trace_id = {}", trace_id);
@@ -204,10 +205,10 @@ Status fill_part(PGconn* conn, int64_t trace_id, const EventPart& part, const Ev
                                     "CHECK ({1}))",
                                     part.table, check)));
   ETT_TRY(copy_events(conn, part.table, trace_id, part.events, timing, true, progress));
-  ETT_TRY(
-      pg_exec(conn, fmt::format("ALTER TABLE {0} ADD PRIMARY KEY (trace_id, seq); CREATE INDEX {0}_time ON "
-                                "{0} (trace_id, time_ns); ANALYZE {0} (trace_id, seq, time_ns)",
-                                part.table)));
+  ETT_TRY(pg_exec(conn,
+                  fmt::format("ALTER TABLE {0} ADD PRIMARY KEY (trace_id, seq); ANALYZE {0} (trace_id, seq, "
+                              "time_ns)",
+                              part.table)));
   return {};
 }
 

@@ -220,8 +220,9 @@ std::string event_codes_table_sql(DbEngine engine) {
 
 // A trace's events by blocks of seqs (seq >> kEventBlockShift), written by the load: what `window` searches
 // (time_ns grows with seq within a trace, but the block's least and greatest time make it exact either way),
-// then each block it needs is a range of the events' primary key. SQLite keeps no index on time_ns: kept up
-// during a load it cost as much CPU as the rest of the insert (README "Trace database").
+// then each block it needs is a range of the events' primary key. Neither engine keeps an index on time_ns:
+// kept up during a SQLite load it cost as much CPU as the rest of the insert, and built for each PostgreSQL
+// partition it was a third of the server's work (README "Trace database").
 std::string event_blocks_table_sql(DbEngine engine) {
   const bool pg = engine == DbEngine::Postgres;
   return fmt::format(
@@ -244,7 +245,6 @@ const Migration kMigrations[] = {
            fmt::format("ALTER TABLE events ADD COLUMN flags {}", pg ? "SMALLINT" : "INTEGER"),
            fmt::format("ALTER TABLE events ADD COLUMN aux {}", pg ? "BIGINT" : "INTEGER"),
        };
-       for (std::string& index : event_index_statements(engine)) out.push_back(std::move(index));
        // The old traces' counts, once, from their rows (the table itself comes with schema_statements).
        out.push_back(event_codes_table_sql(engine));
        out.push_back(
@@ -262,6 +262,12 @@ const Migration kMigrations[] = {
            "INSERT INTO event_blocks (trace_id, first_seq, last_seq, min_ns, max_ns) SELECT trace_id, "
            "min(seq), max(seq), min(time_ns), max(time_ns) FROM events GROUP BY trace_id, seq >> {}",
            kEventBlockShift));
+       return out;
+     }},
+    {3,
+     [](DbEngine engine) {
+       std::vector<std::string> out;
+       if (engine == DbEngine::Postgres) out.push_back("DROP INDEX IF EXISTS events_time");
        return out;
      }},
 };
@@ -327,17 +333,8 @@ std::vector<std::string> schema_statements(DbEngine engine) {
           "start_tsc)\n){1}",
           pg ? "BIGINT" : "INTEGER", pg ? "" : " WITHOUT ROWID"),
   };
-  for (std::string& index : event_index_statements(engine)) out.push_back(std::move(index));
   if (pg) out.push_back("CREATE TABLE IF NOT EXISTS events_default PARTITION OF events DEFAULT");
   return out;
-}
-
-std::vector<std::string> event_index_statements(DbEngine engine) {
-  if (engine == DbEngine::Sqlite) return {};  // `window` searches event_blocks
-  return {
-      // A time range of one trace, for users' own queries (`window` searches event_blocks on both engines).
-      "CREATE INDEX IF NOT EXISTS events_time ON events (trace_id, time_ns)",
-  };
 }
 
 Status insert_event_blocks(Database& db, int64_t trace_id, std::span<const Event> events,

@@ -27,20 +27,17 @@ const std::vector<ColumnDef>& trace_columns();
 //   3  event_blocks (the time range of every 4096 seqs, written by the load), which `window` searches; SQLite
 //      drops events_time (kept up during a load it cost as much as the rest of the insert), PostgreSQL keeps
 //      it
+//   4  PostgreSQL drops events_time too (built for each trace's partitions, it was a third of a load's
+//      server work): neither engine has a secondary events index
 // A newer version adds a step to the migrations in schema.cpp and bumps this.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 // event_blocks groups a trace's events by seq >> kEventBlockShift: 4096 seqs a block, so that `window` reads
 // at most a few thousand events beyond the ones it returns, and a 10 M-event trace has about 2,400 blocks.
 inline constexpr int kEventBlockShift = 12;
 
-// CREATE TABLE / INDEX statements of the current schema for an engine, run in order (IF NOT EXISTS), the
-// events index (event_index_statements) included.
+// CREATE TABLE / INDEX statements of the current schema for an engine, run in order (IF NOT EXISTS).
 std::vector<std::string> schema_statements(DbEngine engine);
-
-// CREATE INDEX IF NOT EXISTS for the secondary events indexes of an engine: events_time (trace_id, time_ns)
-// on PostgreSQL, none on SQLite, whose `window` searches event_blocks instead (README "Trace database").
-std::vector<std::string> event_index_statements(DbEngine engine);
 
 // The trace's rows of event_blocks, from its decoded events (in seq order): per block of seqs, the first and
 // last seq present and the least and greatest time_ns (NULL without a TSC rate).

@@ -346,12 +346,16 @@ TEST_F(PostgresLoad, ABigTraceLoadsAsTwoAttachedPartitions) {
     EXPECT_GT(count(**db, "SELECT count(*) FROM events_t" + std::to_string(trace) + table), 50'000) << table;
   EXPECT_EQ(count(**db, "SELECT count(*) FROM events_default"), 0);
   EXPECT_EQ(count(**db, "SELECT count(*) FROM events"), 200'000);
-  // Each part carries the primary key and events_time (attached to the parent's indexes).
+  // Each part carries the primary key (attached to the parent's) and no other index.
   EXPECT_EQ(count(**db,
                   "SELECT count(*) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE "
-                  "i.inhparent IN ('events_pkey'::regclass, 'events_time'::regclass) AND c.relname "
-                  "LIKE 'events\\_t%'"),
-            4);
+                  "i.inhparent = 'events_pkey'::regclass AND c.relname LIKE 'events\\_t%'"),
+            2);
+  EXPECT_EQ(
+      count(**db,
+            "SELECT count(*) FROM pg_index x JOIN pg_class c ON c.oid = x.indrelid WHERE c.relname LIKE "
+            "'events\\_t%'"),
+      2);
   // Every row, once, in seq order, through the in-order read.
   auto expect_read_in_order = [&] {
     uint64_t rows = 0, next = 0;
@@ -510,6 +514,37 @@ TEST_F(PostgresLoad, AnOldSchemaIsMigratedAndReloadsRepairMissingRows) {
   EXPECT_NE(same.out.find("already loaded as trace 1: nothing changed"), std::string::npos) << same.out;
   EXPECT_EQ(ett("sql 'SELECT version FROM ett_schema' --csv" + db).out,
             "version\n" + std::to_string(kSchemaVersion) + "\n");
+}
+
+// A version-3 database keeps events_time (trace_id, time_ns) on events and its partitions: opened, it loses
+// the index everywhere (schema version 4), and a trace loaded next gets its primary key alone.
+TEST_F(PostgresLoad, AVersion3DatabaseLosesEventsTime) {
+  const std::string url = fresh_database("version3");
+  {
+    auto db = open_database(url);
+    ASSERT_TRUE(db) << db.error().message;
+    ASSERT_TRUE(load_image(**db, {image, 1, false}));
+    ASSERT_TRUE((*db)->run_script(
+        "CREATE INDEX events_time ON events (trace_id, time_ns); UPDATE ett_schema SET version = 3"));
+    ASSERT_EQ(count(**db,
+                    "SELECT count(*) FROM pg_class WHERE relkind IN ('i', 'I') AND relname LIKE "
+                    "'events%time%'"),
+              3);  // events, events_default and the trace's partition
+  }
+  auto db = open_database(url);
+  ASSERT_TRUE(db) << db.error().message;
+  EXPECT_EQ(count(**db, "SELECT version FROM ett_schema"), kSchemaVersion);
+  EXPECT_EQ(
+      count(**db,
+            "SELECT count(*) FROM pg_class WHERE relkind IN ('i', 'I') AND relname LIKE 'events%time%'"),
+      0);
+  auto loaded = load_image(**db, {image, 2, false});
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_EQ(count(**db, "SELECT count(*) FROM events"), 32'000);
+  EXPECT_EQ(count(**db,
+                  "SELECT count(*) FROM pg_index x JOIN pg_class c ON c.oid = x.indrelid WHERE "
+                  "c.relname LIKE 'events\\_t%'"),
+            2);  // the two traces' primary keys
 }
 
 // An events table from before partitioning (a plain table with traces in it) becomes the partition
