@@ -202,7 +202,17 @@ TEST_F(PostgresLoad, TypedReaderGivesBothEnginesTheSameRowsAndStopsAtTheFirstErr
   ASSERT_TRUE(sqlite);
   ASSERT_TRUE(load_image(**pg, {image, std::nullopt, true}));
   ASSERT_TRUE(load_image(**sqlite, {image, std::nullopt, true}));
-  for (int64_t trace : {1, 2, 3}) {
+  // Seqs at the top of what PostgreSQL's read packs with the small columns (2^39 - 1: trace 4) and beyond it
+  // (trace 5: read as fields of their own), with every small column at its extremes.
+  for (Database* db : {pg->get(), sqlite->get()})
+    for (const auto& [trace, first] : {std::pair{4, (int64_t{1} << 39) - 1000}, {5, (int64_t{1} << 40) - 7}})
+      ASSERT_TRUE(db->run_script(fmt::format(
+          "INSERT INTO events (trace_id, seq, probe, code, tsc, time_ns, lines, flags, aux) WITH RECURSIVE "
+          "k(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM k WHERE n < 999) SELECT {}, {} + n, 1 + n % 8, 255 "
+          "- "
+          "n % 256, 4611686018427387904 + n * 1000, n, (n * 7) % 256, 0, 0 FROM k",
+          trace, first)));
+  for (int64_t trace : {1, 2, 3, 4, 5}) {
     const ReadBack a = read_back(**pg, trace), b = read_back(**sqlite, trace);
     EXPECT_EQ(a.rows, b.rows) << "trace " << trace;
     // The text query's rows, as the analyses read them before: the same values.
@@ -218,6 +228,11 @@ TEST_F(PostgresLoad, TypedReaderGivesBothEnginesTheSameRowsAndStopsAtTheFirstErr
   EXPECT_EQ(read_back(**pg, 1).rows.size(), 30'000u);
   EXPECT_EQ(read_back(**pg, 1).batches, (30'000 + kEventBatchRows - 1) / kEventBatchRows);
   EXPECT_EQ(read_back(**pg, 3).rows.back()[4], -1);
+  for (int64_t trace : {4, 5}) {
+    const ReadBack rows = read_back(**pg, trace);
+    ASSERT_EQ(rows.rows.size(), 1'000u) << "trace " << trace;
+    EXPECT_EQ(rows.rows.back()[0], trace == 4 ? (int64_t{1} << 39) - 1 : (int64_t{1} << 40) + 992) << trace;
+  }
   // A sink's error ends the read with that error, and the connection still answers.
   for (Database* db : {pg->get(), sqlite->get()}) {
     size_t calls = 0;
