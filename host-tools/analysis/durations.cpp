@@ -221,6 +221,7 @@ Expected<std::vector<ActionLink>> pair_links(std::span<const AnalysisEvent> even
   ETT_TRY_ASSIGN(const auto counts, count_endpoints(events, from, to));
   pairer.m_starts.reserve(counts.first);
   pairer.m_links.reserve(counts.second);
+  fault_in_on_two_threads(pairer.m_links.data(), pairer.m_links.capacity() * sizeof(ActionLink));
   pairer.add_events<true>(events);
   ETT_TRY(pairer.overflow());
   return std::move(pairer.m_links);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 namespace ett::host {
 
@@ -23,5 +24,16 @@ bool advise_huge_pages(void* block, size_t size);
 // first touch of memory is the kernel zeroing each page; an array about to be filled by one thread (a
 // vector's resize) pays it at half the wall time. Blocks under 8 MB are left alone.
 void fault_in_on_two_threads(void* block, size_t size);
+
+// A vector of `count` value-initialized elements whose pages were faulted in on two threads before the
+// zeroing wrote them (fault_in_on_two_threads).
+template <typename T>
+std::vector<T> faulted_in_vector(size_t count) {
+  std::vector<T> out;
+  out.reserve(count);
+  fault_in_on_two_threads(out.data(), count * sizeof(T));
+  out.resize(count);
+  return out;
+}
 
 }  // namespace ett::host

@@ -1,6 +1,6 @@
 // huge_pages_test.cpp: advise_huge_pages marks exactly the 2 MB-aligned interior of a block (the kernel's
 // VmFlags "hg" in /proc/self/smaps), and refuses a block with no aligned 2 MB inside; fault_in_on_two_threads
-// makes every page of a big block resident (mincore) and leaves a small one alone.
+// makes every page of a big block resident (mincore) and leaves a small one alone; faulted_in_vector.
 #include "common/huge_pages.h"
 
 #include <gtest/gtest.h>
@@ -85,6 +85,15 @@ TEST(HugePages, FaultsInEveryPageOfABigBlockAndLeavesASmallOneAlone) {
   ASSERT_NE(small.base(), MAP_FAILED);
   fault_in_on_two_threads(small.base(), 4 << 20);
   EXPECT_EQ(resident_pages(small.base(), 4 << 20), 0u);
+}
+
+// A faulted-in vector is an ordinary one of `count` zeros, big (faulted in first) or small.
+TEST(HugePages, FaultedInVectorHoldsCountZeros) {
+  for (size_t count : {size_t{3} << 20, size_t{10}, size_t{0}}) {
+    const std::vector<uint64_t> values = faulted_in_vector<uint64_t>(count);
+    ASSERT_EQ(values.size(), count);
+    EXPECT_EQ(std::count(values.begin(), values.end(), 0u), static_cast<std::ptrdiff_t>(count));
+  }
 }
 
 TEST(HugePages, AdvisesTheAlignedInteriorOnly) {
