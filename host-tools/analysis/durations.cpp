@@ -219,7 +219,7 @@ Expected<std::vector<ActionLink>> pair_links(std::span<const AnalysisEvent> even
                                                     events.size(), UINT32_MAX));
   ETT_TRY_ASSIGN(ActionPairer pairer, ActionPairer::make(from, to, rule));
   ETT_TRY_ASSIGN(const auto counts, count_endpoints(events, from, to));
-  pairer.m_starts.reserve(counts.first);
+  pairer.reserve(counts.first, 0);
   pairer.m_links.reserve(counts.second);
   fault_in_on_two_threads(pairer.m_links.data(), pairer.m_links.capacity() * sizeof(ActionLink));
   pairer.add_events<true>(events);

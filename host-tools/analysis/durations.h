@@ -61,14 +61,14 @@ struct ActionLink {
 class ActionList {
  public:
   ActionList() = default;
-  ActionList(std::span<const Action> actions) : m_actions(actions), m_size(actions.size()) {}
-  ActionList(const std::vector<Action>& actions) : ActionList(std::span<const Action>(actions)) {}
+  ActionList(std::span<const Action> actions) : m_actions(actions) {}
+  ActionList(const std::vector<Action>& actions) : m_actions(actions) {}
   ActionList(std::span<const ActionLink> links, std::span<const AnalysisEvent> events)
-      : m_links(links), m_events(events), m_size(links.size()), m_linked(true) {}
-  size_t size() const { return m_size; }
-  bool empty() const { return m_size == 0; }
+      : m_links(links), m_events(events) {}
+  size_t size() const { return m_actions.size() + m_links.size(); }  // one of them is empty
+  bool empty() const { return size() == 0; }
   Action operator[](size_t i) const {
-    if (!m_linked) return m_actions[i];
+    if (m_links.empty()) return m_actions[i];
     const AnalysisEvent& start = m_events[m_links[i].start];
     const AnalysisEvent& end = m_events[m_links[i].end];
     return {start.seq, end.seq,       start.code,  end.code,
@@ -79,8 +79,6 @@ class ActionList {
   std::span<const Action> m_actions;
   std::span<const ActionLink> m_links;
   std::span<const AnalysisEvent> m_events;
-  size_t m_size = 0;
-  bool m_linked = false;
 };
 
 struct DurationsResult {

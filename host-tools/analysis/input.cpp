@@ -138,11 +138,9 @@ class EventPlacer final : public EventPartSink {
     // Sized by the seq range when it is about the event count (dense seqs), else buffered per part.
     m_placed = span <= std::max<int64_t>(2 * m_count_hint, int64_t{1} << 16) && span <= (int64_t{1} << 28);
     if (m_placed) {
-      // Its pages are faulted in on two threads before the resize writes every event: the kernel's zeroing of
-      // fresh pages was the resize's cost.
-      m_events.reserve(static_cast<size_t>(span));
-      fault_in_on_two_threads(m_events.data(), static_cast<size_t>(span) * sizeof(AnalysisEvent));
-      m_events.resize(static_cast<size_t>(span));
+      // Its pages are faulted in on two threads before the zeroing writes every event: the kernel's zeroing
+      // of fresh pages was the resize's cost.
+      m_events = faulted_in_vector<AnalysisEvent>(static_cast<size_t>(span));
     }
     return {};
   }
