@@ -8,7 +8,6 @@
 // back the guest's free memory is far cheaper to touch than memory left free for a while.
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "machine.h"
 #include "support/pg_server.h"
 
 namespace {
@@ -92,27 +92,6 @@ double write_floor(const fs::path& dir, uintmax_t bytes) {
   std::error_code ignored;
   fs::remove(path, ignored);
   return seconds;
-}
-
-// Seconds to touch `bytes` of fresh anonymous memory (huge pages advised, as the ett binary does for its big
-// blocks): the kernel's zeroing, and on a virtual machine whatever its host does to back the pages again.
-double touch_seconds(size_t bytes) {
-  const auto start = Clock::now();
-  void* block = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (block == MAP_FAILED) die("mmap failed");
-  ::madvise(block, bytes, MADV_HUGEPAGE);
-  auto* bytes_of = static_cast<volatile char*>(block);
-  for (size_t at = 0; at < bytes; at += 4096) bytes_of[at] = 1;
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  ::munmap(block, bytes);
-  return seconds;
-}
-
-std::string load_average() {
-  std::ifstream in("/proc/loadavg");
-  std::string one, five, fifteen;
-  in >> one >> five >> fifteen;
-  return one + " " + five + " " + fifteen;
 }
 
 // One `ett` command line of the benchmark (--db is added); {out} stands for an output file.
@@ -236,12 +215,8 @@ int run_bench(int argc, char** argv) {
   const std::string ett = std::string(ETT_BIN_DIR) + "/ett";
   const std::string count = fmt::format("{}", events), half = fmt::format("{}", events / 2);
   std::printf("ett_e2e_bench: %s synthetic events (ett synth --seed 1), in %s; load average %s\n",
-              count.c_str(), dir.c_str(), load_average().c_str());
-  // What fresh memory costs on this machine: a GB touched once, then again at once (into the pages just
-  // freed).
-  const double cold = touch_seconds(size_t{1} << 30);
-  const double warm = touch_seconds(size_t{1} << 30);
-  std::printf("fresh memory: 1 GiB touched in %.2f s, again right after in %.2f s\n", cold, warm);
+              count.c_str(), dir.c_str(), ett::bench::load_average().c_str());
+  std::printf("%s\n", ett::bench::fresh_memory_line().c_str());
 
   // The main database: one trace of EVENTS events. The align database: the same EVENTS/2 events on two disks
   // (align's input: every sync edge on both), EVENTS events in all.
@@ -299,7 +274,7 @@ int run_bench(int argc, char** argv) {
       "out: the size of an export's file; write: the write floor, seconds to write that many bytes to a new "
       "file in the same directory (1 MB write() calls), and w x scan: it / the scan's; x SQLite: wall time / "
       "the same command's on SQLite; load average at the end %s)\n",
-      load_average().c_str());
+      ett::bench::load_average().c_str());
   return 0;
 }
 
