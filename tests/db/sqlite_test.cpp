@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <filesystem>
 #include <span>
 #include <vector>
 
@@ -279,6 +280,42 @@ TEST_F(SqliteLoad, AKilledLoadLeavesNothing) {
   ASSERT_TRUE(loaded) << loaded.error().message;
   EXPECT_FALSE((*loaded)[0].already_loaded);
   EXPECT_EQ(count(*db, "SELECT count(*) FROM events"), 23'000);
+}
+
+// A load bigger than its page cache writes pages into the database file before it commits (the cache
+// spills); killed after that, it leaves the file as it was: the rollback journal takes the file back when it
+// is next opened.
+TEST_F(SqliteLoad, AKilledLoadThatSpilledIntoTheFileLeavesNothing) {
+  const std::string big = dir.file("big.img");
+  ASSERT_TRUE(write_synth_capture(big, {1'000'000, 13, f::Layout::Double2x4}));
+  ASSERT_TRUE(load_image(*open_db(url), {image, 2, false}));
+  const std::string path = dir.file("traces.db");
+  const uintmax_t before = std::filesystem::file_size(path);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto db = open_database(url);
+    (void)load_image(**db, {big, std::nullopt, false}, [&](uint32_t, uint64_t done, uint64_t total) {
+      if (done >= total * 3 / 4) {
+        std::error_code error;
+        ::_exit(std::filesystem::file_size(path, error) > before + (uintmax_t{8} << 20) ? 42 : 43);
+      }
+      return true;
+    });
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 42) << "the load must have written pages into the file before it died";
+  auto db = open_db(url);
+  EXPECT_EQ(count(*db, "SELECT count(*) FROM traces"), 1);
+  EXPECT_EQ(count(*db, "SELECT count(*) FROM events"), 3'000);
+  auto check = db->query("PRAGMA integrity_check", {});
+  ASSERT_TRUE(check) << check.error().message;
+  ASSERT_EQ(check->rows.size(), 1u);
+  EXPECT_EQ(*check->rows[0][0], "ok");
+  EXPECT_EQ(std::filesystem::file_size(path), before);
 }
 
 TEST_F(SqliteLoad, NamedQueriesAnswerFromTheLoadedEvents) {
