@@ -83,62 +83,91 @@ Expected<HistogramSpec> parse_histogram_by(std::string_view text) {
                     fmt::format("--by '{}': expected code, probe or time:BUCKET (e.g. time:1ms)", text));
 }
 
-HistogramResult histogram(std::span<const AnalysisEvent> events, const HistogramSpec& spec,
-                          const std::optional<TritPattern>& filter) {
-  HistogramResult result;
-  result.spec = spec;
-  result.filter = filter;
-  // A counter per (probe, code) in one flat array, and the time buckets in a map with the current bucket at
-  // hand (events come in time order, so most fall in the bucket of the one before): no tree walk per event.
-  std::vector<uint64_t> counts(256 * 256);
-  std::map<int64_t, uint64_t> buckets;
+HistogramCounter::HistogramCounter(const HistogramSpec& spec, const std::optional<TritPattern>& filter)
+    : m_counts(spec.key == HistogramKey::Time ? 0 : 256 * 256) {
+  m_totals.spec = spec;
+  m_totals.filter = filter;
+}
+
+void HistogramCounter::add(std::span<const AnalysisEvent> events) {
+  const HistogramSpec& spec = m_totals.spec;
+  const std::optional<TritPattern>& filter = m_totals.filter;
+  // The current time bucket at hand (events come in time order, so most fall in the bucket of the one
+  // before): no tree walk per event.
   int64_t current_bucket = 0;
   uint64_t* current_count = nullptr;
   for (const AnalysisEvent& event : events) {
-    result.total++;
+    m_totals.total++;
     if (filter && !filter->matches(event.lines)) continue;
-    result.matched++;
+    m_totals.matched++;
     switch (spec.key) {
       case HistogramKey::Code:
-        counts[event.probe * 256 + event.code]++;
+        m_counts[event.probe * 256 + event.code]++;
         break;
       case HistogramKey::Probe:
-        counts[event.probe * 256]++;
+        m_counts[event.probe * 256]++;
         break;
       case HistogramKey::Time: {
         const auto bucket = static_cast<int64_t>(std::floor(event.time_ns / spec.bucket_ns));
         if (!current_count || bucket != current_bucket) {
           current_bucket = bucket;
-          current_count = &buckets[bucket];
+          current_count = &m_buckets[bucket];
         }
         ++*current_count;
         break;
       }
     }
   }
+}
+
+void HistogramCounter::add_counted(uint8_t probe, uint8_t code, uint64_t events, uint64_t matched) {
+  m_totals.total += events;
+  m_totals.matched += matched;
+  if (m_counts.empty()) return;  // time buckets: not counted this way
+  m_counts[probe * 256 + (m_totals.spec.key == HistogramKey::Code ? code : 0)] += matched;
+}
+
+void HistogramCounter::merge(const HistogramCounter& other) {
+  m_totals.total += other.m_totals.total;
+  m_totals.matched += other.m_totals.matched;
+  for (size_t key = 0; key < m_counts.size() && key < other.m_counts.size(); ++key)
+    m_counts[key] += other.m_counts[key];
+  for (const auto& [bucket, count] : other.m_buckets) m_buckets[bucket] += count;
+}
+
+HistogramResult HistogramCounter::result() const {
+  HistogramResult result = m_totals;
+  const HistogramSpec& spec = m_totals.spec;
   if (spec.key == HistogramKey::Time) {
-    if (!buckets.empty())
-      for (int64_t b = buckets.begin()->first; b <= buckets.rbegin()->first; ++b) {
+    if (!m_buckets.empty())
+      for (int64_t b = m_buckets.begin()->first; b <= m_buckets.rbegin()->first; ++b) {
         HistogramRow row;
         row.start_ns = static_cast<double>(b) * spec.bucket_ns;
         row.label = fmt::format("{}", row.start_ns);
-        auto it = buckets.find(b);
-        row.count = it == buckets.end() ? 0 : it->second;
+        auto it = m_buckets.find(b);
+        row.count = it == m_buckets.end() ? 0 : it->second;
         result.rows.push_back(row);
       }
     return result;
   }
-  for (size_t key = 0; key < counts.size(); ++key) {
-    if (counts[key] == 0) continue;
+  for (size_t key = 0; key < m_counts.size(); ++key) {
+    if (m_counts[key] == 0) continue;
     const int probe = static_cast<int>(key / 256), code = static_cast<int>(key % 256);
     HistogramRow row;
     row.probe = static_cast<uint8_t>(probe);
     row.code = static_cast<uint8_t>(code);
     row.label = spec.key == HistogramKey::Code ? fmt::format("{}:{}", probe, code) : fmt::format("{}", probe);
-    row.count = counts[key];
+    row.count = m_counts[key];
     result.rows.push_back(row);
   }
   return result;
+}
+
+HistogramResult histogram(std::span<const AnalysisEvent> events, const HistogramSpec& spec,
+                          const std::optional<TritPattern>& filter) {
+  HistogramCounter counter(spec, filter);
+  counter.add(events);
+  return counter.result();
 }
 
 }  // namespace ett::host

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -49,6 +50,24 @@ struct HistogramResult {
   uint64_t matched = 0;            // events that passed the filter
   std::vector<HistogramRow> rows;  // by code: ascending probe then code; time: every bucket from the first
                                    // event's to the last's, empty ones included
+};
+
+// Counts events a batch at a time, as a trace is read (stored_histogram): no event is held. Counters of parts
+// of the events merge into the counter of them all.
+class HistogramCounter {
+ public:
+  HistogramCounter(const HistogramSpec& spec, const std::optional<TritPattern>& filter);
+  void add(std::span<const AnalysisEvent> events);
+  // Events counted elsewhere (a database that groups them itself): `events` of (probe, code), `matched` of
+  // them passed the filter. Not for time buckets.
+  void add_counted(uint8_t probe, uint8_t code, uint64_t events, uint64_t matched);
+  void merge(const HistogramCounter& other);
+  HistogramResult result() const;
+
+ private:
+  HistogramResult m_totals;               // spec, filter, total and matched; rows made by result()
+  std::vector<uint64_t> m_counts;         // per (probe, code) at probe * 256 + code (by probe: code 0)
+  std::map<int64_t, uint64_t> m_buckets;  // time buckets by index
 };
 
 HistogramResult histogram(std::span<const AnalysisEvent> events, const HistogramSpec& spec,

@@ -9,6 +9,7 @@
 
 #include "analysis/capture.h"
 #include "analysis/durations.h"
+#include "analysis/histogram.h"
 #include "analysis/pps.h"
 #include "analysis/precision.h"
 #include "db/database.h"
@@ -66,6 +67,12 @@ Expected<LoadedTrace> open_trace_head(const std::string& db_url, std::optional<i
 // order.
 Status stream_trace_events(Database& db, const Capture& capture, const EventSink& sink,
                            const StreamRestart& restart = {});
+
+// The histogram of the trace `info` heads, counted as its events are read: the parts of the read at once,
+// each on its own thread into its own counters, merged at the end (a count needs no order; no event held). A
+// trace without events is refused as open_trace refuses it.
+Expected<HistogramResult> stored_histogram(Database& db, const CaptureInfo& info, const HistogramSpec& spec,
+                                           const std::optional<TritPattern>& filter);
 
 // The PPS mapping of a trace (`ett analyze pps` stores it, table pps_mapping): its rate, anchor and UTC
 // label. The stored result has no pulse list.

@@ -216,6 +216,15 @@ int run_histogram(const AnalyzeOptions& o, OutputFormat format) {
   if (!utc) return report(utc.error());
   if (*utc && spec->key != HistogramKey::Time)
     return report({ErrorKind::Usage, "--time utc applies to --by time:BUCKET (the buckets' start times)"});
+  if (spec->key != HistogramKey::Time) {
+    // Counters by code or probe: counted as the trace is read, no event held.
+    auto head = open_trace_head(o.db, o.trace);
+    if (!head) return report(head.error());
+    auto counted = stored_histogram(*head->db, head->capture.info, *spec, filter);
+    if (!counted) return report(counted.error());
+    return print(o, format, head->capture.info.name, format_histogram(*counted, format));
+  }
+  // Time buckets: the trace's whole span is checked against the cap before any bucket is counted.
   auto loaded = open_trace(o.db, o.trace);
   if (!loaded) return report(loaded.error());
   std::optional<UtcClock> clock;
@@ -224,10 +233,8 @@ int run_histogram(const AnalyzeOptions& o, OutputFormat format) {
     if (!found) return report(found.error());
     clock = *found;
   }
-  if (spec->key == HistogramKey::Time) {
-    auto fits = check_bucket_count(loaded->capture.events, *spec, filter, o.by, o.max_buckets);
-    if (!fits) return report(fits.error());
-  }
+  auto fits = check_bucket_count(loaded->capture.events, *spec, filter, o.by, o.max_buckets);
+  if (!fits) return report(fits.error());
   const HistogramResult counted = histogram(loaded->capture.events, *spec, filter);
   std::string text = format_histogram(counted, format);
   if (clock) text = histogram_with_utc(text, counted, *clock, format);

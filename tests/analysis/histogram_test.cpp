@@ -82,3 +82,26 @@ TEST(AnalysisHistogram, MaskMatchFilterAndTimeBucketsIncludingEmptyOnes) {
   EXPECT_EQ(by_time.rows[3].count, 3u);
   EXPECT_DOUBLE_EQ(by_time.rows[3].start_ns, 3000);
 }
+
+// Counters of parts, counted in any order and merged, give what one counter of all the events gives.
+TEST(AnalysisHistogram, MergedPartCountersCountWhatOneCounterCounts) {
+  for (const char* by : {"code", "probe", "time:1us"}) {
+    const HistogramSpec spec = *parse_histogram_by(by);
+    const std::optional<TritPattern> filters[] = {std::nullopt, *parse_trits("1XXXXXXX")};
+    for (const std::optional<TritPattern>& filter : filters) {
+      const HistogramResult whole = histogram(kEvents, spec, filter);
+      HistogramCounter first(spec, filter), second(spec, filter);
+      second.add(std::span(kEvents).subspan(4));
+      first.add(std::span(kEvents).first(4));
+      first.merge(second);
+      const HistogramResult merged = first.result();
+      EXPECT_EQ(merged.total, whole.total) << by;
+      EXPECT_EQ(merged.matched, whole.matched) << by;
+      ASSERT_EQ(merged.rows.size(), whole.rows.size()) << by;
+      for (size_t i = 0; i < whole.rows.size(); ++i) {
+        EXPECT_EQ(merged.rows[i].label, whole.rows[i].label) << by << " " << i;
+        EXPECT_EQ(merged.rows[i].count, whole.rows[i].count) << by << " " << i;
+      }
+    }
+  }
+}

@@ -417,6 +417,24 @@ TEST_F(PostgresLoad, ABigTraceLoadsAsTwoAttachedPartitions) {
     ASSERT_EQ(std::to_string(event.lines), *text->rows[i][4]) << i;
   }
   expect_read_in_order();
+  // Counted by the server, grouped by probe and code (with a filter: the rows that pass it): the histogram of
+  // the whole capture.
+  const std::pair<const char*, const char*> counts[] = {{"code", ""}, {"probe", "XXXX1XXX"}};
+  for (const auto& [by, match] : counts) {
+    const HistogramSpec spec = *parse_histogram_by(by);
+    std::optional<TritPattern> filter;
+    if (*match) filter = *parse_trits(match);
+    const HistogramResult whole = histogram(capture->events, spec, filter);
+    auto stored = stored_histogram(**db, capture->info, spec, filter);
+    ASSERT_TRUE(stored) << stored.error().message;
+    EXPECT_EQ(stored->total, 200'000u) << by;
+    EXPECT_EQ(stored->matched, whole.matched) << by;
+    ASSERT_EQ(stored->rows.size(), whole.rows.size()) << by;
+    for (size_t i = 0; i < whole.rows.size(); ++i) {
+      EXPECT_EQ(stored->rows[i].label, whole.rows[i].label) << by << " " << i;
+      EXPECT_EQ(stored->rows[i].count, whole.rows[i].count) << by << " " << i;
+    }
+  }
   // A stream that can take its rows back gets the first part through the plain scan too (when the planner
   // scans the heap, it meets the moved rows and tells the stream to start again): every row once, in order.
   uint64_t rows = 0, next = 0, restarts = 0;

@@ -645,6 +645,16 @@ void expect_capture_is_the_text_query(Database& db, int64_t trace) {
   }
 }
 
+// A new SQLite file in `dir` with one synthetic trace of 300,000 events (read as two parts); its trace_id.
+int64_t load_big_trace(const ett::test::TempDir& dir, uint64_t seed, std::unique_ptr<Database>& db) {
+  const std::string image = dir.file("big.img");
+  if (!write_synth_capture(image, {300'000, seed, f::Layout::Double2x4})) throw std::runtime_error("synth");
+  db = open_db("sqlite:" + dir.file("big.db"));
+  auto loaded = load_image(*db, {image, std::nullopt, false});
+  if (!loaded) throw std::runtime_error(loaded.error().message);
+  return (*loaded)[0].trace_id;
+}
+
 }  // namespace
 
 // A trace big enough to be read as two parts, each placed by load_capture where its seqs put it: with gaps
@@ -652,15 +662,108 @@ void expect_capture_is_the_text_query(Database& db, int64_t trace) {
 // rate the times are the stored time_ns.
 TEST(SqliteReader, LoadCaptureGivesEveryRowInSeqOrderAcrossGapsWithOrWithoutARate) {
   ett::test::TempDir dir;
-  const std::string image = dir.file("big.img");
-  ASSERT_TRUE(write_synth_capture(image, {300'000, 5, f::Layout::Double2x4}));
-  auto db = open_db("sqlite:" + dir.file("big.db"));
-  auto loaded = load_image(*db, {image, std::nullopt, false});
-  ASSERT_TRUE(loaded) << loaded.error().message;
-  const int64_t trace = (*loaded)[0].trace_id;
+  std::unique_ptr<Database> db;
+  const int64_t trace = load_big_trace(dir, 5, db);
   expect_capture_is_the_text_query(*db, trace);
   ASSERT_TRUE(db->run_script("DELETE FROM events WHERE seq % 1000 = 7 OR seq BETWEEN 140000 AND 160000"));
   expect_capture_is_the_text_query(*db, trace);
   ASSERT_TRUE(db->run_script("UPDATE traces SET tsc_hz = 0"));
   expect_capture_is_the_text_query(*db, trace);
+}
+
+namespace {
+
+// Reads through `inner`, but hands the first batch of part 0 twice with a restart of the part between them:
+// what PostgreSQL's reader does when a plain scan meets rows out of seq order.
+class RestartingReads final : public Database {
+ public:
+  explicit RestartingReads(Database& inner) : m_inner(inner) {}
+  DbEngine engine() const override { return m_inner.engine(); }
+  Status ensure_schema() override { return m_inner.ensure_schema(); }
+  Expected<ResultTable> query(const std::string& sql, std::span<const SqlValue> params) override {
+    return m_inner.query(sql, params);
+  }
+  Expected<ResultTable> run_script(const std::string& sql) override { return m_inner.run_script(sql); }
+  Status read_event_parts(int64_t trace_id, const EventColumns& columns, EventPartSink& sink) override {
+    Once once(sink, restarts);
+    return m_inner.read_event_parts(trace_id, columns, once);
+  }
+  int restarts = 0;
+
+ protected:
+  Status begin_load() override { return make_error(ErrorKind::Usage, "no loads here"); }
+  Status end_load(bool) override { return {}; }
+  Status insert_events(int64_t, std::span<const Event>, uint64_t, uint64_t, const LoadProgress&) override {
+    return make_error(ErrorKind::Usage, "no loads here");
+  }
+  Status scan_events(int64_t, const StoredEventSink&) override {
+    return make_error(ErrorKind::Usage, "no scans here");
+  }
+
+ private:
+  class Once final : public EventPartSink {
+   public:
+    Once(EventPartSink& sink, int& restarts) : m_sink(sink), m_restarts(restarts) {}
+    Status begin(std::span<const SeqRange> parts) override { return m_sink.begin(parts); }
+    Status take(size_t part, std::span<const EventRow> rows) override {
+      if (part == 0 && m_restarts == 0) {
+        ETT_TRY(m_sink.take(part, rows));
+        ++m_restarts;
+        ETT_TRY(m_sink.restart(part));
+      }
+      return m_sink.take(part, rows);
+    }
+    Status restart(size_t part) override { return m_sink.restart(part); }
+    bool restartable(size_t part) const override { return m_sink.restartable(part); }
+
+   private:
+    EventPartSink& m_sink;
+    int& m_restarts;
+  };
+  Database& m_inner;
+};
+
+}  // namespace
+
+// The histogram counted as a big trace is read (two parts at once, merged) is the one counted over the whole
+// capture: by code, by probe with a filter, by time, and when a part is read again from its start; a trace
+// with no events left is refused by name.
+TEST(SqliteReader, StoredHistogramCountsWhatTheWholeCaptureCounts) {
+  ett::test::TempDir dir;
+  std::unique_ptr<Database> db;
+  const int64_t trace = load_big_trace(dir, 6, db);
+  auto capture = load_capture(*db, trace);
+  ASSERT_TRUE(capture) << capture.error().message;
+  const std::pair<const char*, const char*> cases[] = {{"code", ""}, {"probe", "XXXX1XXX"}, {"time:1ms", ""}};
+  for (const auto& [by, match] : cases) {
+    const HistogramSpec spec = *parse_histogram_by(by);
+    std::optional<TritPattern> filter;
+    if (*match) filter = *parse_trits(match);
+    const HistogramResult whole = histogram(capture->events, spec, filter);
+    RestartingReads restarting(*db);
+    auto stored = stored_histogram(*db, capture->info, spec, filter);
+    auto restarted = stored_histogram(restarting, capture->info, spec, filter);
+    ASSERT_TRUE(stored) << stored.error().message;
+    ASSERT_TRUE(restarted) << restarted.error().message;
+    EXPECT_EQ(restarting.restarts, 1);
+    EXPECT_EQ(restarted->total, 300'000u) << by;
+    ASSERT_EQ(restarted->rows.size(), whole.rows.size()) << by;
+    for (size_t i = 0; i < whole.rows.size(); ++i)
+      ASSERT_EQ(restarted->rows[i].count, whole.rows[i].count) << by;
+    EXPECT_EQ(stored->total, 300'000u) << by;
+    EXPECT_EQ(stored->matched, whole.matched) << by;
+    if (filter) {
+      EXPECT_LT(whole.matched, whole.total) << by;
+    }
+    ASSERT_EQ(stored->rows.size(), whole.rows.size()) << by;
+    ASSERT_GT(whole.rows.size(), 1u) << by;
+    for (size_t i = 0; i < whole.rows.size(); ++i) {
+      ASSERT_EQ(stored->rows[i].label, whole.rows[i].label) << by << " " << i;
+      ASSERT_EQ(stored->rows[i].count, whole.rows[i].count) << by << " " << i;
+    }
+  }
+  ASSERT_TRUE(db->run_script("DELETE FROM events"));
+  auto none = stored_histogram(*db, capture->info, *parse_histogram_by("code"), std::nullopt);
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("has no events"), std::string::npos) << none.error().message;
 }
