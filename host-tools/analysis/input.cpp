@@ -396,80 +396,90 @@ Expected<std::optional<PpsResult>> find_pps(Database& db, int64_t trace_id) {
   return std::optional<PpsResult>{std::move(mapping)};
 }
 
+namespace {
+
+// Counts each part of a read on its thread into the part's own counter (stored_histogram).
+class PartCounters final : public EventPartSink {
+ public:
+  PartCounters(const CaptureInfo& info, const HistogramSpec& spec, const std::optional<TritPattern>& filter)
+      : m_info(info), m_fresh(spec, filter) {}
+  Status begin(std::span<const SeqRange> parts) override {
+    m_parts.assign(parts.size(), Part{m_fresh, std::vector<AnalysisEvent>(kEventBatchRows), 0});
+    return {};
+  }
+  Status take(size_t part, std::span<const EventRow> rows) override {
+    Part& p = m_parts[part];
+    for (size_t begin = 0; begin < rows.size(); begin += p.batch.size()) {
+      const size_t count = std::min(p.batch.size(), rows.size() - begin);
+      convert_rows(rows.subspan(begin, count), m_info.capture_start_tsc, m_info.tsc_hz, p.batch.data());
+      p.counter.add({p.batch.data(), count});
+    }
+    p.events += rows.size();
+    return {};
+  }
+  Status restart(size_t part) override {
+    m_parts[part].counter = m_fresh;
+    m_parts[part].events = 0;
+    return {};
+  }
+  uint64_t events() const {
+    uint64_t total = 0;
+    for (const Part& p : m_parts) total += p.events;
+    return total;
+  }
+  HistogramResult result() const {
+    HistogramCounter all = m_fresh;
+    for (const Part& p : m_parts) all.merge(p.counter);
+    return all.result();
+  }
+
+ private:
+  struct Part {
+    HistogramCounter counter;
+    std::vector<AnalysisEvent> batch;
+    uint64_t events;
+  };
+  const CaptureInfo& m_info;
+  const HistogramCounter m_fresh;
+  std::vector<Part> m_parts;
+};
+
+// Counters by code or probe that the PostgreSQL server groups itself (its scan in parallel workers): a row
+// per probe and code leaves the server instead of a row per event.
+Expected<HistogramResult> grouped_by_server(Database& db, const CaptureInfo& info, const HistogramSpec& spec,
+                                            const std::optional<TritPattern>& filter) {
+  HistogramCounter counter(spec, filter);
+  const std::string passed =
+      filter ? fmt::format("count(*) FILTER (WHERE (lines & {}) = {})", filter->mask, filter->match)
+             : "count(*)";
+  const SqlValue id[] = {info.trace_id};
+  ETT_TRY_ASSIGN(
+      const ResultTable groups,
+      db.query(fmt::format("SELECT probe, code, count(*), {} FROM events WHERE trace_id = $1 GROUP BY "
+                           "probe, code",
+                           passed),
+               id));
+  for (const auto& row : groups.rows) {
+    int64_t probe = -1, code = -1;
+    uint64_t events = 0, matched = 0;
+    if (row.size() != 4 || !parse(row[0], probe) || !parse(row[1], code) || !parse(row[2], events) ||
+        !parse(row[3], matched) || probe < 0 || probe > 255 || code < 0 || code > 255)
+      return make_error(ErrorKind::Io,
+                        fmt::format("{}: a row of events with no probe or code 0-255", info.name));
+    counter.add_counted(static_cast<uint8_t>(probe), static_cast<uint8_t>(code), events, matched);
+  }
+  HistogramResult counted = counter.result();
+  if (counted.total == 0) return no_events(info).failure();
+  return counted;
+}
+
+}  // namespace
+
 Expected<HistogramResult> stored_histogram(Database& db, const CaptureInfo& info, const HistogramSpec& spec,
                                            const std::optional<TritPattern>& filter) {
-  class Counters final : public EventPartSink {
-   public:
-    Counters(const CaptureInfo& info, const HistogramSpec& spec, const std::optional<TritPattern>& filter)
-        : m_info(info), m_fresh(spec, filter) {}
-    Status begin(std::span<const SeqRange> parts) override {
-      m_parts.assign(parts.size(), Part{m_fresh, std::vector<AnalysisEvent>(kEventBatchRows), 0});
-      return {};
-    }
-    Status take(size_t part, std::span<const EventRow> rows) override {
-      Part& p = m_parts[part];
-      for (size_t begin = 0; begin < rows.size(); begin += p.batch.size()) {
-        const size_t count = std::min(p.batch.size(), rows.size() - begin);
-        convert_rows(rows.subspan(begin, count), m_info.capture_start_tsc, m_info.tsc_hz, p.batch.data());
-        p.counter.add({p.batch.data(), count});
-      }
-      p.events += rows.size();
-      return {};
-    }
-    Status restart(size_t part) override {
-      m_parts[part].counter = m_fresh;
-      m_parts[part].events = 0;
-      return {};
-    }
-    uint64_t events() const {
-      uint64_t total = 0;
-      for (const Part& p : m_parts) total += p.events;
-      return total;
-    }
-    HistogramResult result() const {
-      HistogramCounter all = m_fresh;
-      for (const Part& p : m_parts) all.merge(p.counter);
-      return all.result();
-    }
-
-   private:
-    struct Part {
-      HistogramCounter counter;
-      std::vector<AnalysisEvent> batch;
-      uint64_t events;
-    };
-    const CaptureInfo& m_info;
-    const HistogramCounter m_fresh;
-    std::vector<Part> m_parts;
-  };
-  if (db.engine() == DbEngine::Postgres && spec.key != HistogramKey::Time) {
-    // The server groups the rows itself (its scan in parallel workers) and sends a row per probe and code:
-    // its work per row is a third of what sending the row costs it.
-    HistogramCounter counter(spec, filter);
-    const std::string passed =
-        filter ? fmt::format("count(*) FILTER (WHERE (lines & {}) = {})", filter->mask, filter->match)
-               : "count(*)";
-    const SqlValue id[] = {info.trace_id};
-    ETT_TRY_ASSIGN(
-        const ResultTable groups,
-        db.query(fmt::format("SELECT probe, code, count(*), {} FROM events WHERE trace_id = $1 GROUP "
-                             "BY probe, code",
-                             passed),
-                 id));
-    for (const auto& row : groups.rows) {
-      int64_t probe = -1, code = -1;
-      uint64_t events = 0, matched = 0;
-      if (row.size() != 4 || !parse(row[0], probe) || !parse(row[1], code) || !parse(row[2], events) ||
-          !parse(row[3], matched) || probe < 0 || probe > 255 || code < 0 || code > 255)
-        return make_error(ErrorKind::Io,
-                          fmt::format("{}: a row of events with no probe or code 0-255", info.name));
-      counter.add_counted(static_cast<uint8_t>(probe), static_cast<uint8_t>(code), events, matched);
-    }
-    HistogramResult counted = counter.result();
-    if (counted.total == 0) return no_events(info).failure();
-    return counted;
-  }
-  Counters counters(info, spec, filter);
+  if (db.engine() == DbEngine::Postgres && spec.key != HistogramKey::Time)
+    return grouped_by_server(db, info, spec, filter);
+  PartCounters counters(info, spec, filter);
   EventColumns columns;
   columns.time_ns = info.tsc_hz == 0;
   ETT_TRY(db.read_event_parts(info.trace_id, columns, counters));

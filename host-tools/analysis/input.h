@@ -69,8 +69,9 @@ Status stream_trace_events(Database& db, const Capture& capture, const EventSink
                            const StreamRestart& restart = {});
 
 // The histogram of the trace `info` heads, counted as its events are read: the parts of the read at once,
-// each on its own thread into its own counters, merged at the end (a count needs no order; no event held). A
-// trace without events is refused as open_trace refuses it.
+// each on its own thread into its own counters, merged at the end (a count needs no order; no event held). By
+// code or probe on PostgreSQL, the server groups the rows itself. A trace without events is refused as
+// open_trace refuses it.
 Expected<HistogramResult> stored_histogram(Database& db, const CaptureInfo& info, const HistogramSpec& spec,
                                            const std::optional<TritPattern>& filter);
 
