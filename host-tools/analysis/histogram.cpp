@@ -102,10 +102,8 @@ void HistogramCounter::add(std::span<const AnalysisEvent> events) {
     m_totals.matched++;
     switch (spec.key) {
       case HistogramKey::Code:
-        m_counts[event.probe * 256 + event.code]++;
-        break;
       case HistogramKey::Probe:
-        m_counts[event.probe * 256]++;
+        ++slot(event.probe, event.code);
         break;
       case HistogramKey::Time: {
         const auto bucket = static_cast<int64_t>(std::floor(event.time_ns / spec.bucket_ns));
@@ -124,7 +122,7 @@ void HistogramCounter::add_counted(uint8_t probe, uint8_t code, uint64_t events,
   m_totals.total += events;
   m_totals.matched += matched;
   if (m_counts.empty()) return;  // time buckets: not counted this way
-  m_counts[probe * 256 + (m_totals.spec.key == HistogramKey::Code ? code : 0)] += matched;
+  slot(probe, code) += matched;
 }
 
 void HistogramCounter::merge(const HistogramCounter& other) {

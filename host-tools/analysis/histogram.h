@@ -65,6 +65,11 @@ class HistogramCounter {
   HistogramResult result() const;
 
  private:
+  // The counter of an event of (probe, code): by code its own, by probe the probe's.
+  uint64_t& slot(uint8_t probe, uint8_t code) {
+    return m_counts[probe * 256 + (m_totals.spec.key == HistogramKey::Code ? code : 0)];
+  }
+
   HistogramResult m_totals;               // spec, filter, total and matched; rows made by result()
   std::vector<uint64_t> m_counts;         // per (probe, code) at probe * 256 + code (by probe: code 0)
   std::map<int64_t, uint64_t> m_buckets;  // time buckets by index

@@ -118,6 +118,17 @@ void convert_rows(std::span<const EventRow> rows, uint64_t start_tsc, uint64_t t
   }
 }
 
+// `rows` converted into `batch` (kEventBatchRows events) a batch at a time, each batch handed to `sink`.
+Status convert_in_batches(std::span<const EventRow> rows, const CaptureInfo& info,
+                          std::vector<AnalysisEvent>& batch, const EventSink& sink) {
+  for (size_t begin = 0; begin < rows.size(); begin += batch.size()) {
+    const size_t count = std::min(batch.size(), rows.size() - begin);
+    convert_rows(rows.subspan(begin, count), info.capture_start_tsc, info.tsc_hz, batch.data());
+    ETT_TRY(sink({batch.data(), count}));
+  }
+  return {};
+}
+
 // Places the parts of a read into the capture's events: each part from the index its first seq has when
 // the seqs of the trace are dense (as loads make them), so that the parts need no buffers of their own.
 // Should a part have fewer rows than its seq range (gaps), finish() closes the gaps; when the seq range is
@@ -255,11 +266,7 @@ Expected<size_t> read_converted(Database& db, const CaptureInfo& info, const Eve
   std::vector<AnalysisEvent> batch(kEventBatchRows);
   size_t events = 0;
   auto take = [&](std::span<const EventRow> rows) -> Status {
-    for (size_t begin = 0; begin < rows.size(); begin += batch.size()) {
-      const size_t count = std::min(batch.size(), rows.size() - begin);
-      convert_rows(rows.subspan(begin, count), info.capture_start_tsc, info.tsc_hz, batch.data());
-      ETT_TRY(sink({batch.data(), count}));
-    }
+    ETT_TRY(convert_in_batches(rows, info, batch, sink));
     events += rows.size();
     return {};
   };
@@ -409,13 +416,11 @@ class PartCounters final : public EventPartSink {
   }
   Status take(size_t part, std::span<const EventRow> rows) override {
     Part& p = m_parts[part];
-    for (size_t begin = 0; begin < rows.size(); begin += p.batch.size()) {
-      const size_t count = std::min(p.batch.size(), rows.size() - begin);
-      convert_rows(rows.subspan(begin, count), m_info.capture_start_tsc, m_info.tsc_hz, p.batch.data());
-      p.counter.add({p.batch.data(), count});
-    }
     p.events += rows.size();
-    return {};
+    return convert_in_batches(rows, m_info, p.batch, [&](std::span<const AnalysisEvent> events) {
+      p.counter.add(events);
+      return Status{};
+    });
   }
   Status restart(size_t part) override {
     m_parts[part].counter = m_fresh;
