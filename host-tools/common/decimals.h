@@ -5,15 +5,16 @@
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
-#include <cmath>
+#include <bit>
 #include <cstdint>
 
 namespace ett::host {
 
 // Writes `value` as "{:.<Decimals>f}" would at `out` (room for any double: 400 chars) and returns the end.
-// The common case (0 <= value * 10^Decimals < 1e12, not near a tie) takes an integer of units of the last
-// decimal: value * 10^Decimals is then within 1.2e-4 of the exact product, and rounding it gives the same
-// last digit unless its fraction is within 1e-3 of .5, where the general formatter decides instead.
+// A finite, normal double below 2^63 is mantissa * 2^-shift exactly, so value * 10^Decimals is the 128-bit
+// product mantissa * 10^Decimals shifted right by `shift`: its integer part and the bits shifted out round
+// it exactly (an exact half to even, as fmt does). Zero, subnormals, infinities, NaN and bigger values go to
+// fmt.
 template <int Decimals>
 char* write_fixed(char* out, double value) {
   static_assert(Decimals >= 1 && Decimals <= 6);
@@ -22,23 +23,34 @@ char* write_fixed(char* out, double value) {
     for (int i = 0; i < Decimals; ++i) scale *= 10;
     return scale;
   }();
-  const double scaled = value * static_cast<double>(kScale);
-  if (!std::signbit(value) && scaled < 1e12) {
-    const double whole = std::floor(scaled);
-    const double fraction = scaled - whole;
-    if (std::fabs(fraction - 0.5) > 1e-3) {
-      const uint64_t units = static_cast<uint64_t>(whole) + (fraction > 0.5 ? 1 : 0);
-      out = fmt::format_to(out, FMT_COMPILE("{}"), units / kScale);
-      *out++ = '.';
-      uint64_t rest = units % kScale;
-      for (int i = Decimals - 1; i >= 0; --i) {
-        out[i] = static_cast<char>('0' + rest % 10);
-        rest /= 10;
-      }
-      return out + Decimals;
-    }
+  const auto bits = std::bit_cast<uint64_t>(value);
+  const int biased_exponent = static_cast<int>(bits >> 52) & 0x7FF;
+  // value = mantissa * 2^(biased_exponent - 1075) for a normal double; shift is minus that power.
+  const int shift = 1075 - biased_exponent;
+  if (biased_exponent == 0 || shift < -10 || shift > 127)
+    return fmt::format_to(out, "{:.{}f}", value, Decimals);
+  using u128 = unsigned __int128;
+  const uint64_t mantissa = (bits & ((uint64_t{1} << 52) - 1)) | (uint64_t{1} << 52);
+  uint64_t whole = 0, fraction = 0;
+  if (shift <= 0) {
+    whole = mantissa << -shift;  // an integer below 2^63
+  } else {
+    const u128 product = static_cast<u128>(mantissa) * kScale;  // below 2^73
+    u128 units = product >> shift;
+    const u128 rest = product - (units << shift);
+    const u128 half = u128{1} << (shift - 1);
+    if (rest > half || (rest == half && (units & 1) != 0)) ++units;
+    whole = static_cast<uint64_t>(units / kScale);
+    fraction = static_cast<uint64_t>(units % kScale);
   }
-  return fmt::format_to(out, "{:.{}f}", value, Decimals);
+  if (bits >> 63) *out++ = '-';
+  out = fmt::format_to(out, FMT_COMPILE("{}"), whole);
+  *out++ = '.';
+  for (int i = Decimals - 1; i >= 0; --i) {
+    out[i] = static_cast<char>('0' + fraction % 10);
+    fraction /= 10;
+  }
+  return out + Decimals;
 }
 
 inline char* write_tenths(char* out, double value) {

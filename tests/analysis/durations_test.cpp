@@ -16,7 +16,6 @@
 
 #include "analysis/fit.h"
 #include "analysis/output.h"
-#include "common/decimals.h"
 
 using namespace ett::host;
 
@@ -506,34 +505,4 @@ TEST(AnalysisFit, StartedFitIsTheFitAndRefusesAtOnce) {
   EXPECT_EQ(start_fit_durations(two, sizes).error().message, "a linear fit needs at least 3 points, got 2");
   EXPECT_EQ(start_fit_durations(one_size, same).error().message,
             "a linear fit needs at least two different sizes");
-}
-
-// The durations table's fast path for one decimal writes what fmt's "{:.1f}" writes, ties and the values
-// outside its range included.
-TEST(AnalysisDurations, TenthsAreWrittenAsFmtWritesThem) {
-  std::mt19937_64 rng(7);
-  std::vector<double> values = {0.0,  -0.0, 0.05, 0.15,  0.25, 2.5,  1e11, 99999999999.95, -3.25,      1e300,
-                                1e-9, 0.95, 9.95, 0.449, 0.45, 0.55, 1.05, 123456789.05,   1e10 + 0.05};
-  for (int i = 0; i < 200000; ++i) {
-    values.push_back(std::uniform_real_distribution<double>(0, 1e10)(rng));
-    values.push_back(static_cast<double>(rng() % 100000000) / 20.0);  // every other one a tie at .x5
-  }
-  char out[400];
-  for (double value : values)
-    ASSERT_EQ(std::string(out, write_tenths(out, value)), fmt::format("{:.1f}", value)) << value;
-}
-
-// The same with three decimals (the Perfetto export's microseconds), near its range's end and at ties.
-TEST(AnalysisDurations, ThousandthsAreWrittenAsFmtWritesThem) {
-  std::mt19937_64 rng(9);
-  std::vector<double> values = {0.0,   -0.0,  0.0005, 0.0015, 2.5, 1e9, 999999999.9995,
-                                -3.25, 1e300, 1e-9,   0.9995};
-  for (int i = 0; i < 200000; ++i) {
-    values.push_back(std::uniform_real_distribution<double>(0, 1e9)(rng));
-    values.push_back(static_cast<double>(rng() % 10000000000) / 2000.0);     // every other one a tie at .xxx5
-    values.push_back(static_cast<double>(rng() % 10000000000000) / 1000.0);  // ns as the export divides them
-  }
-  char out[400];
-  for (double value : values)
-    ASSERT_EQ(std::string(out, write_fixed<3>(out, value)), fmt::format("{:.3f}", value)) << value;
 }
