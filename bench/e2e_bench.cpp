@@ -2,8 +2,9 @@
 // name holds it, e.g. "export"): every `ett analyze` and `ett export` run end to end through the ett binary
 // (database file to result) over a synthetic trace of 10 million events in SQLite and in PostgreSQL, with its
 // wall time, its peak memory and the ratio to a plain full scan of the same SQLite file by the sqlite3 shell
-// in the same run. An export also prints its output's size and the write floor: the time to write that many
-// bytes to a new file in the same directory, which no formatting can go below. Each command runs twice in a
+// in the same run. A command that writes a file (the exports, align's timeline) also prints its size and the
+// write floor: the time to write that many bytes to a new file in the same directory, which no formatting can
+// go below. Each command runs twice in a
 // row: the second run gets the memory the first one just freed, which on a virtual machine whose host takes
 // back the guest's free memory is far cheaper to touch than memory left free for a while.
 #include <fcntl.h>
@@ -108,7 +109,12 @@ std::vector<Case> cases(const std::string& sizes) {
       {"analyze histogram code", {"analyze", "histogram", "--by", "code"}},
       {"analyze histogram probe", {"analyze", "histogram", "--by", "probe", "--match", "XXXX1XXX"}},
       {"analyze histogram time", {"analyze", "histogram", "--by", "time:1ms", "--max-buckets", "1000000"}},
-      {"analyze align", {"analyze", "align", "--traces", "1,2", "--sync", "1"}},  // the align database
+      // The align database; csv and json write the merged timeline of all its events.
+      {"analyze align", {"analyze", "align", "--traces", "1,2", "--sync", "1"}},
+      {"analyze align csv",
+       {"analyze", "align", "--traces", "1,2", "--sync", "1", "--format", "csv", "-o", "{out}"}},
+      {"analyze align json",
+       {"analyze", "align", "--traces", "1,2", "--sync", "1", "--format", "json", "-o", "{out}"}},
       {"export vcd", {"export", "--format", "vcd", "-o", "{out}"}},
       {"export perfetto", {"export", "--format", "perfetto", "--from", "1", "--to", "2", "-o", "{out}"}},
       {"export perfetto-proto",
@@ -146,7 +152,7 @@ class Bench {
         rows.push_back({});
         continue;
       }
-      const bool align = std::string(c.name) == "analyze align";
+      const bool align = std::string(c.name).starts_with("analyze align");
       const std::string& db = align ? dbs.align : dbs.main;
       if (std::string(c.name) == "analyze precision") relabel_calibrate(db);
       const fs::path out = dir / "export.out";
@@ -154,7 +160,7 @@ class Bench {
       for (const std::string& arg : c.args) argv.push_back(arg == "{out}" ? out.string() : arg);
       argv.push_back("--db");
       argv.push_back(db);
-      if (c.args[0] == "export") argv.push_back("--force");
+      if (std::find(c.args.begin(), c.args.end(), "{out}") != c.args.end()) argv.push_back("--force");
       // No dirty pages of the case before (its output, its write floor, a load) written back during this one.
       ::sync();
       // The yardstick in the same minute as the case, on a machine whose load changes from one minute to
@@ -270,7 +276,8 @@ int run_bench(int argc, char** argv) {
       "(cpu: user + system time of the ett process, all its threads; peak: its maximum resident set size, "
       "as /usr/bin/time -v reports it; x scan: wall time / the scan's; cpu x: cpu time / the scan's; "
       "again: the wall time of the same command run again right after, and a x scan: it / the scan's; "
-      "out: the size of an export's file; write: the write floor, seconds to write that many bytes to a new "
+      "out: the size of the file an export or align's timeline writes; write: the write floor, seconds to "
+      "write that many bytes to a new "
       "file in the same directory (1 MB write() calls), and w x scan: it / the scan's; x SQLite: wall time / "
       "the same command's on SQLite; load average at the end %s)\n",
       ett::bench::load_average().c_str());

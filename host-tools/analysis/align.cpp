@@ -33,45 +33,51 @@ std::string capture_name(const Capture& capture, size_t index) {
   return capture.info.name.empty() ? fmt::format("capture {}", index + 1) : capture.info.name;
 }
 
-// Every event of every capture on the reference clock, in the order of one stable sort of all of them by
-// reference time (the earlier capture first on ties), in linear time and straight into the timeline: a
-// capture's events are normally in time order already (visited in a stably sorted order when not), and the
-// captures' next events are merged. A stable sort of 10 million merged events took longer than the rest, and
-// merging each capture into the timeline so far needed a buffer of half of it (240 MB at 10 M events).
-void merge_timeline(std::span<const Capture> captures, AlignResult& result) {
+}  // namespace
+
+Expected<std::vector<MergedRef>> merge_timeline(std::span<const Capture> captures,
+                                                std::span<const LinearClock> clocks) {
+  // A stable sort of 10 million merged events took longer than the rest of align, and merging each capture
+  // into the timeline so far needed a buffer of half of it.
+  constexpr size_t kMaxIndex = UINT32_MAX;
+  if (captures.size() > kMaxIndex || clocks.size() != captures.size())
+    return make_error(ErrorKind::Usage, fmt::format("cannot merge {} captures", captures.size()));
   struct Source {
-    const std::vector<AnalysisEvent>* events;
-    double offset_ns, slope;
-    std::vector<size_t> order;  // empty: the events' own order
+    std::span<const AnalysisEvent> events;
+    LinearClock clock;
+    std::vector<uint32_t> order;  // empty: the events' own order
     size_t next = 0;
-    double time(size_t k) const {
-      return offset_ns + slope * (*events)[order.empty() ? k : order[k]].time_ns;
-    }
+    uint32_t at(size_t k) const { return order.empty() ? static_cast<uint32_t>(k) : order[k]; }
+    double time(size_t k) const { return clock.reference_ns(events[at(k)].time_ns); }
   };
   std::vector<Source> sources;
   size_t total = 0;
   for (size_t i = 0; i < captures.size(); ++i) {
-    Source source{&captures[i].events, result.fits[i].offset_ns, result.fits[i].slope, {}};
-    const size_t n = source.events->size();
+    Source source{captures[i].events, clocks[i], {}};
+    const size_t n = source.events.size();
+    if (n > kMaxIndex)
+      return make_error(ErrorKind::Usage, fmt::format("{} has {} events: more than one merge can hold ({})",
+                                                      capture_name(captures[i], i), n, kMaxIndex));
     total += n;
     for (size_t k = 1; k < n && source.order.empty(); ++k)
       if (source.time(k) < source.time(k - 1)) {
         source.order.resize(n);
-        for (size_t j = 0; j < n; ++j) source.order[j] = j;
-        std::stable_sort(source.order.begin(), source.order.end(), [&](size_t a, size_t b) {
-          return source.offset_ns + source.slope * (*source.events)[a].time_ns <
-                 source.offset_ns + source.slope * (*source.events)[b].time_ns;
+        for (size_t j = 0; j < n; ++j) source.order[j] = static_cast<uint32_t>(j);
+        std::stable_sort(source.order.begin(), source.order.end(), [&source](uint32_t a, uint32_t b) {
+          return source.clock.reference_ns(source.events[a].time_ns) <
+                 source.clock.reference_ns(source.events[b].time_ns);
         });
       }
     sources.push_back(std::move(source));
   }
-  result.timeline.reserve(total);
+  std::vector<MergedRef> timeline;
+  timeline.reserve(total);
   for (;;) {
     size_t best = sources.size();
     double best_time = 0;
     for (size_t i = 0; i < sources.size(); ++i) {
       const Source& source = sources[i];
-      if (source.next == source.events->size()) continue;
+      if (source.next == source.events.size()) continue;
       const double time = source.time(source.next);
       if (best == sources.size() || time < best_time) {
         best = i;
@@ -80,13 +86,11 @@ void merge_timeline(std::span<const Capture> captures, AlignResult& result) {
     }
     if (best == sources.size()) break;
     Source& source = sources[best];
-    const size_t index = source.order.empty() ? source.next : source.order[source.next];
-    result.timeline.push_back({best, (*source.events)[index], best_time});
+    timeline.push_back({static_cast<uint32_t>(best), source.at(source.next)});
     ++source.next;
   }
+  return timeline;
 }
-
-}  // namespace
 
 Expected<AlignResult> align_captures(std::span<const Capture> captures, uint8_t sync_probe,
                                      bool keep_timeline) {
@@ -132,7 +136,11 @@ Expected<AlignResult> align_captures(std::span<const Capture> captures, uint8_t 
     result.fits.push_back(std::move(fit));
   }
   for (const Capture& capture : captures) result.merged_events += capture.events.size();
-  if (keep_timeline) merge_timeline(captures, result);
+  if (keep_timeline) {
+    std::vector<LinearClock> clocks;
+    for (size_t i = 0; i < captures.size(); ++i) clocks.push_back(result.clock(i));
+    ETT_TRY_ASSIGN(result.timeline, merge_timeline(captures, clocks));
+  }
   return result;
 }
 

@@ -616,21 +616,38 @@ std::string format_histogram(const HistogramResult& r, OutputFormat format) {
   return out;
 }
 
-std::string format_align(const AlignResult& r, const std::vector<int64_t>& trace_ids, OutputFormat format) {
-  auto trace = [&](size_t capture) {
+void write_merged_row(fmt::memory_buffer& out, int64_t trace_id, const AnalysisEvent& event,
+                      LinearClock clock) {
+  fmt::format_to(std::back_inserter(out), FMT_COMPILE("{},{},{},{},{},"), trace_id, event.seq, event.probe,
+                 event.code, event.lines);
+  put_tenths(out, event.time_ns);
+  put(out, ",");
+  put_tenths(out, clock.reference_ns(event.time_ns));
+}
+
+Report align_report(const AlignResult& r, std::span<const Capture> captures,
+                    std::span<const int64_t> trace_ids, OutputFormat format, const MergedUtc* utc) {
+  auto trace = [trace_ids](size_t capture) {
     return capture < trace_ids.size() ? trace_ids[capture] : int64_t(capture);
   };
   if (format == OutputFormat::Csv) {
-    const bool utc = !r.utc.empty();
-    std::string out = utc ? "trace_id,seq,probe,code,lines,time_ns,ref_time_ns,time_utc\n"
-                          : "trace_id,seq,probe,code,lines,time_ns,ref_time_ns\n";
-    for (size_t i = 0; i < r.timeline.size(); ++i) {
-      const MergedEvent& e = r.timeline[i];
-      out += fmt::format("{},{},{},{},{},{:.1f},{:.1f}", trace(e.capture), e.event.seq, e.event.probe,
-                         e.event.code, e.event.lines, e.event.time_ns, e.ref_time_ns);
-      out += utc && i < r.utc.size() ? "," + format_iso_utc(r.utc[i]) + "\n" : "\n";
-    }
-    return out;
+    ReportPart rows{utc ? "trace_id,seq,probe,code,lines,time_ns,ref_time_ns,time_utc\n"
+                        : "trace_id,seq,probe,code,lines,time_ns,ref_time_ns\n",
+                    r.timeline.size()};
+    rows.format_rows = [&r, captures, trace, utc](size_t begin, size_t end, fmt::memory_buffer& out) {
+      IsoUtcWriter iso;
+      for (const MergedRef& merged : std::span(r.timeline).subspan(begin, end - begin)) {
+        const AnalysisEvent& event = captures[merged.capture].events[merged.event];
+        const LinearClock clock = r.clock(merged.capture);
+        write_merged_row(out, trace(merged.capture), event, clock);
+        char tail[kIsoUtcLength + 2] = {','};
+        char* last = tail + 1;
+        if (utc) last = iso.write((*utc)(merged.capture, event, clock.reference_ns(event.time_ns)), last);
+        *last++ = '\n';
+        out.append(utc ? tail : tail + 1, last);
+      }
+    };
+    return {std::move(rows)};
   }
   if (format == OutputFormat::Json) {
     Json fits = Json::array();
@@ -653,25 +670,38 @@ std::string format_align(const AlignResult& r, const std::vector<int64_t>& trace
                           {"residuals_ns", std::move(residuals)},
                           {"stalled_edge_indexes", std::move(stalled)}});
     }
-    Json timeline = Json::array();
-    for (size_t i = 0; i < r.timeline.size(); ++i) {
-      const MergedEvent& e = r.timeline[i];
-      Json event{{"trace_id", trace(e.capture)},
-                 {"seq", e.event.seq},
-                 {"probe", e.event.probe},
-                 {"code", e.event.code},
-                 {"lines", e.event.lines},
-                 {"time_ns", jnum(e.event.time_ns)},
-                 {"ref_time_ns", jnum(e.ref_time_ns)}};
-      if (i < r.utc.size()) event["time_utc"] = format_iso_utc(r.utc[i]);
-      timeline.push_back(std::move(event));
-    }
     Json doc{{"sync_probe", r.sync_probe}, {"reference_trace", trace(0)}};
-    if (!r.utc.empty()) doc["time"] = "utc";
+    if (utc) doc["time"] = "utc";
     doc["fits"] = std::move(fits);
     doc["merged_events"] = r.timeline.size();
-    doc["timeline"] = std::move(timeline);
-    return json_text(doc);
+    // The document up to the timeline, whose events are written by hand as nlohmann-json writes them.
+    std::string head = doc.dump();
+    head.pop_back();  // its closing brace
+    ReportPart rows{head + ",\"timeline\":[", r.timeline.size()};
+    rows.format_rows = [&r, captures, trace, utc](size_t begin, size_t end, fmt::memory_buffer& out) {
+      IsoUtcWriter iso;
+      for (size_t i = begin; i < end; ++i) {
+        const MergedRef merged = r.timeline[i];
+        const AnalysisEvent& e = captures[merged.capture].events[merged.event];
+        const LinearClock clock = r.clock(merged.capture);
+        fmt::format_to(std::back_inserter(out),
+                       FMT_COMPILE("{}{{\"trace_id\":{},\"seq\":{},\"probe\":{},\"code\":{},\"lines\":{},"
+                                   "\"time_ns\":"),
+                       i ? "," : "", trace(merged.capture), e.seq, e.probe, e.code, e.lines);
+        put_jnum(out, e.time_ns);
+        put(out, ",\"ref_time_ns\":");
+        const double reference_ns = clock.reference_ns(e.time_ns);
+        put_jnum(out, reference_ns);
+        if (utc) {
+          char text[kIsoUtcLength];
+          put(out, ",\"time_utc\":\"");
+          put(out, {text, iso.write((*utc)(merged.capture, e, reference_ns), text)});
+          put(out, "\"");
+        }
+        put(out, "}");
+      }
+    };
+    return {std::move(rows), {"]}\n"}};
   }
   std::string out =
       fmt::format("sync probe {}; reference: trace {}; t_ref = offset + slope x t\n", r.sync_probe, trace(0));
@@ -690,7 +720,12 @@ std::string format_align(const AlignResult& r, const std::vector<int64_t>& trace
       "the loop-step bound (pi) holds for {} of {} paired sync edges{}\n", edges - stalled, edges,
       stalled ? " (column stalled: a stall of that capture or of the reference touches the others)" : "");
   out += fmt::format("merged timeline: {} events (--format csv prints it)\n", r.merged_events);
-  return out;
+  return {{std::move(out)}};
+}
+
+std::string format_align(const AlignResult& result, std::span<const Capture> captures,
+                         std::span<const int64_t> trace_ids, OutputFormat format, const MergedUtc* utc) {
+  return report_text(align_report(result, captures, trace_ids, format, utc));
 }
 
 std::string format_pps(const PpsResult& r, OutputFormat format) {

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "analysis/pps.h"
 #include "analysis/precision.h"
 #include "common/status.h"
+#include "common/utc_time.h"
 
 namespace ett::host {
 
@@ -54,9 +56,23 @@ std::string format_durations(const DurationsResult& result, PendingFit* fit, Out
                              const UtcLabels* utc = nullptr);
 std::string format_intervals(const IntervalsResult& result, OutputFormat format);
 std::string format_histogram(const HistogramResult& result, OutputFormat format);
-// Text and JSON: the clock fits; CSV: the merged timeline. `trace_ids` name the captures in order.
-std::string format_align(const AlignResult& result, const std::vector<int64_t>& trace_ids,
-                         OutputFormat format);
+// The UTC of an event of a merged timeline (align --time utc): from its capture's index, the event and its
+// time on the reference clock.
+using MergedUtc = std::function<UtcNs(size_t capture, const AnalysisEvent& event, double reference_ns)>;
+// Text: the clock fits; CSV: the merged timeline; JSON: the fits and the merged timeline (written as
+// nlohmann-json would dump the document). `trace_ids` name the captures in order; `utc` adds each merged
+// event's time_utc. The timeline's rows are written a range at a time from the captures' events; the report
+// refers to the result, the captures and `utc`.
+Report align_report(const AlignResult& result, std::span<const Capture> captures,
+                    std::span<const int64_t> trace_ids, OutputFormat format, const MergedUtc* utc = nullptr);
+// The same as one text.
+std::string format_align(const AlignResult& result, std::span<const Capture> captures,
+                         std::span<const int64_t> trace_ids, OutputFormat format,
+                         const MergedUtc* utc = nullptr);
+// A row of a merged timeline's CSV without its line end: trace id, seq, probe, code, lines, time_ns and
+// its time on the reference clock (ns, one decimal).
+void write_merged_row(fmt::memory_buffer& out, int64_t trace_id, const AnalysisEvent& event,
+                      LinearClock clock);
 // Text and JSON: the rate, jitter and UTC label; CSV: one row per pulse and per rejected edge.
 std::string format_pps(const PpsResult& result, OutputFormat format);
 

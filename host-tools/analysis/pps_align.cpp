@@ -100,27 +100,31 @@ Expected<PpsAlignResult> align_by_pps(std::span<const Capture> captures,
     const double span_s = static_cast<double>(last - first);
     map.uncertainty_ns = std::hypot(m.uncertainty_ppb, m1.uncertainty_ppb) * span_s / 2;
     result.maps.push_back(map);
-    for (const AnalysisEvent& event : captures[k].events)
-      result.timeline.push_back(MergedEvent{k, event, map.offset_ns + map.slope * event.time_ns});
   }
-  std::stable_sort(result.timeline.begin(), result.timeline.end(),
-                   [](const MergedEvent& a, const MergedEvent& b) { return a.ref_time_ns < b.ref_time_ns; });
-  result.utc.reserve(result.timeline.size());
-  for (const MergedEvent& merged : result.timeline)
-    result.utc.push_back(mappings[merged.capture].utc_of_tsc(merged.event.tsc));
+  std::vector<LinearClock> clocks;
+  for (const PpsClockMap& map : result.maps) clocks.push_back({map.offset_ns, map.slope});
+  ETT_TRY_ASSIGN(result.timeline, merge_timeline(captures, clocks));
   return result;
 }
 
-std::string format_pps_align(const PpsAlignResult& r, std::span<const int64_t> ids, OutputFormat format) {
+Report pps_align_report(const PpsAlignResult& r, std::span<const Capture> captures,
+                        std::span<const PpsResult> mappings, std::span<const int64_t> ids,
+                        OutputFormat format) {
   if (format == OutputFormat::Csv) {
-    std::string out = "trace_id,seq,probe,code,lines,time_ns,ref_time_ns,time_utc\n";
-    for (size_t i = 0; i < r.timeline.size(); ++i) {
-      const MergedEvent& e = r.timeline[i];
-      out +=
-          fmt::format("{},{},{},{},{},{:.1f},{:.1f},{}\n", ids[e.capture], e.event.seq, e.event.probe,
-                      e.event.code, e.event.lines, e.event.time_ns, e.ref_time_ns, format_iso_utc(r.utc[i]));
-    }
-    return out;
+    ReportPart rows{"trace_id,seq,probe,code,lines,time_ns,ref_time_ns,time_utc\n", r.timeline.size()};
+    rows.format_rows = [&r, captures, mappings, ids](size_t begin, size_t end, fmt::memory_buffer& out) {
+      IsoUtcWriter iso;
+      for (const MergedRef& merged : std::span(r.timeline).subspan(begin, end - begin)) {
+        const AnalysisEvent& event = captures[merged.capture].events[merged.event];
+        const PpsClockMap& map = r.maps[merged.capture];
+        write_merged_row(out, ids[merged.capture], event, LinearClock{map.offset_ns, map.slope});
+        char utc[kIsoUtcLength + 2] = {','};
+        char* last = iso.write(mappings[merged.capture].utc_of_tsc(event.tsc), utc + 1);
+        *last++ = '\n';
+        out.append(utc, last);
+      }
+    };
+    return {std::move(rows)};
   }
   if (format == OutputFormat::Json) {
     auto tenths = [](double v) { return std::round(v * 10) / 10; };
@@ -137,7 +141,7 @@ std::string format_pps_align(const PpsAlignResult& r, std::span<const int64_t> i
                         {"disagreement_max_ns", tenths(m.max_abs_ns)},
                         {"uncertainty_ns", tenths(m.uncertainty_ns)}});
     nlohmann::ordered_json doc = {{"method", "pps"}, {"reference", ids[0]}, {"traces", std::move(traces)}};
-    return doc.dump() + "\n";
+    return {{doc.dump() + "\n"}};
   }
   std::string out = fmt::format("aligned through UTC (PPS mappings), reference trace {}\n", ids[0]);
   for (size_t k = 1; k < r.maps.size(); ++k) {
@@ -150,7 +154,13 @@ std::string format_pps_align(const PpsAlignResult& r, std::span<const int64_t> i
         m.max_abs_ns, m.uncertainty_ns);
   }
   out += fmt::format("{} events merged\n", r.timeline.size());
-  return out;
+  return {{std::move(out)}};
+}
+
+std::string format_pps_align(const PpsAlignResult& result, std::span<const Capture> captures,
+                             std::span<const PpsResult> mappings, std::span<const int64_t> trace_ids,
+                             OutputFormat format) {
+  return report_text(pps_align_report(result, captures, mappings, trace_ids, format));
 }
 
 }  // namespace ett::host

@@ -31,9 +31,8 @@ struct PpsClockMap {
 };
 
 struct PpsAlignResult {
-  std::vector<PpsClockMap> maps;      // one per capture; the reference's is the identity
-  std::vector<MergedEvent> timeline;  // every event of every capture, by reference time
-  std::vector<UtcNs> utc;             // the UTC of each timeline event (from its own capture's mapping)
+  std::vector<PpsClockMap> maps;    // one per capture; the reference's is the identity
+  std::vector<MergedRef> timeline;  // every event of every capture, by reference time
 };
 
 // `mappings[k]` is the stored mapping of `captures[k]`; each needs its UTC label. Errors: fewer than two
@@ -41,8 +40,14 @@ struct PpsAlignResult {
 Expected<PpsAlignResult> align_by_pps(std::span<const Capture> captures, std::span<const PpsResult> mappings);
 
 // text: one line per capture; csv: the merged timeline with each event's UTC (time_utc, from its own
-// capture's mapping); json: the maps.
-std::string format_pps_align(const PpsAlignResult& result, std::span<const int64_t> trace_ids,
+// capture's mapping), written a range of rows at a time from the captures' events; json: the maps. The
+// report refers to all four arguments.
+Report pps_align_report(const PpsAlignResult& result, std::span<const Capture> captures,
+                        std::span<const PpsResult> mappings, std::span<const int64_t> trace_ids,
+                        OutputFormat format);
+// The same as one text.
+std::string format_pps_align(const PpsAlignResult& result, std::span<const Capture> captures,
+                             std::span<const PpsResult> mappings, std::span<const int64_t> trace_ids,
                              OutputFormat format);
 
 }  // namespace ett::host

@@ -264,7 +264,7 @@ int run_pps_align(const AnalyzeOptions& o, OutputFormat format) {
   }
   auto result = align_by_pps(captures, mappings);
   if (!result) return report(result.error());
-  return print(o, format, "", format_pps_align(*result, o.traces, format));
+  return print(o, format, "", pps_align_report(*result, captures, mappings, o.traces, format));
 }
 
 int run_align(const AnalyzeOptions& o, OutputFormat format) {
@@ -299,17 +299,19 @@ int run_align(const AnalyzeOptions& o, OutputFormat format) {
   auto result = align_captures(captures, static_cast<uint8_t>(o.sync), format != OutputFormat::Text);
   if (!result) return report(result.error());
   mark_stalls(*result, captures);
+  // --time utc: each merged event's time on the reference clock through the reference's mapping.
+  std::optional<MergedUtc> merged_utc;
   if (*clock) {
     const CaptureInfo& reference = captures[0].info;
-    result->utc.reserve(result->timeline.size());  // the timeline is kept for csv and json only
-    for (const MergedEvent& merged : result->timeline)
-      result->utc.push_back((*clock)->mapping.utc_of_capture_ns(
-          merged.ref_time_ns, reference.capture_start_tsc, reference.tsc_hz));
+    merged_utc = [&clock, start = reference.capture_start_tsc, hz = reference.tsc_hz](
+                     size_t, const AnalysisEvent&, double reference_ns) {
+      return (*clock)->mapping.utc_of_capture_ns(reference_ns, start, hz);
+    };
   }
-  std::string text = format_align(*result, o.traces, format);
+  Report text = align_report(*result, captures, o.traces, format, merged_utc ? &*merged_utc : nullptr);
   if (*clock && format == OutputFormat::Text)
-    text += fmt::format("time 0 of the reference is {} (its PPS mapping, labelled from {})\n",
-                        (*clock)->at(0), (*clock)->mapping.label_source);
+    text.push_back({fmt::format("time 0 of the reference is {} (its PPS mapping, labelled from {})\n",
+                                (*clock)->at(0), (*clock)->mapping.label_source)});
   return print(o, format, "", text);
 }
 

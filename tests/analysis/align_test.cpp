@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 
 using namespace ett::host;
 
@@ -44,17 +46,21 @@ TEST(AnalysisAlign, RecoversOffsetAndDrift) {
   EXPECT_LT(fit.max_abs_residual_ns, 1e-3);
   EXPECT_EQ(fit.residuals_ns.size(), 10u);
   ASSERT_EQ(result->timeline.size(), 21u);
+  auto reference_ns = [&](const MergedRef& merged) {
+    return result->clock(merged.capture).reference_ns(captures[merged.capture].events[merged.event].time_ns);
+  };
   // B's probe-1 event at 1.5 ms on its own clock is at 5000 + 1.00002 * 1.5e6 = 1505030 ns on the
   // reference's, between the reference's edges at 1007000 and 2007000.
-  auto it = std::find_if(result->timeline.begin(), result->timeline.end(),
-                         [](const MergedEvent& e) { return e.capture == 1 && e.event.probe == 1; });
+  auto it = std::find_if(result->timeline.begin(), result->timeline.end(), [&](const MergedRef& merged) {
+    return merged.capture == 1 && captures[1].events[merged.event].probe == 1;
+  });
   ASSERT_NE(it, result->timeline.end());
-  EXPECT_NEAR(it->ref_time_ns, 1505030, 1e-3);
+  EXPECT_NEAR(reference_ns(*it), 1505030, 1e-3);
   const size_t index = static_cast<size_t>(it - result->timeline.begin());
-  EXPECT_NEAR(result->timeline[index - 1].ref_time_ns, 1007000, 1e-3);
-  EXPECT_NEAR(result->timeline[index + 1].ref_time_ns, 2007000, 1e-3);
+  EXPECT_NEAR(reference_ns(result->timeline[index - 1]), 1007000, 1e-3);
+  EXPECT_NEAR(reference_ns(result->timeline[index + 1]), 2007000, 1e-3);
   for (size_t i = 1; i < result->timeline.size(); ++i)
-    EXPECT_LE(result->timeline[i - 1].ref_time_ns, result->timeline[i].ref_time_ns);
+    EXPECT_LE(reference_ns(result->timeline[i - 1]), reference_ns(result->timeline[i]));
   EXPECT_EQ(result->merged_events, 21u);
 }
 
@@ -90,4 +96,43 @@ TEST(AnalysisAlign, RefusesMismatchedEdgesOrASingleCapture) {
             std::string::npos);
   EXPECT_FALSE(align_captures(std::span<const Capture>(captures.data(), 1), 3));
   EXPECT_FALSE(align_captures(two_captures(), 2));  // no edges on probe 2
+}
+
+// The merge gives what one stable sort of all the captures' events by reference time gives (capture 0's
+// events first, each capture in its own order): with ties between and within captures, and a capture whose
+// events are out of time order.
+TEST(AnalysisAlign, TheMergeIsAStableSortByReferenceTime) {
+  std::mt19937_64 random(11);
+  for (int round = 0; round < 20; ++round) {
+    std::vector<Capture> captures(2 + round % 3);
+    std::vector<LinearClock> clocks;
+    for (size_t k = 0; k < captures.size(); ++k) {
+      // Slopes that keep whole times whole, so that times tie across captures too.
+      clocks.push_back(
+          {static_cast<double>(random() % 5) * 10, k == 0 ? 1.0 : 0.5 * static_cast<double>(1 + k)});
+      double time = 0;
+      for (uint64_t seq = 0; seq < 200 + random() % 200; ++seq) {
+        time += static_cast<double>(random() % 3) * 10;  // repeats: ties within a capture
+        const bool backwards = round % 4 == 3 && k == 1 && random() % 10 == 0;
+        captures[k].events.push_back({seq, 1, 0, 0, 0, backwards ? time - 25 : time});
+      }
+    }
+    auto merged = merge_timeline(captures, clocks);
+    ASSERT_TRUE(merged) << merged.error().message;
+    std::vector<MergedRef> sorted;
+    for (size_t k = 0; k < captures.size(); ++k)
+      for (size_t i = 0; i < captures[k].events.size(); ++i)
+        sorted.push_back({static_cast<uint32_t>(k), static_cast<uint32_t>(i)});
+    auto time = [&](const MergedRef& r) {
+      return clocks[r.capture].reference_ns(captures[r.capture].events[r.event].time_ns);
+    };
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [&](const MergedRef& a, const MergedRef& b) { return time(a) < time(b); });
+    ASSERT_EQ(merged->size(), sorted.size());
+    for (size_t i = 0; i < sorted.size(); ++i) {
+      ASSERT_EQ((*merged)[i].capture, sorted[i].capture) << "round " << round << ", place " << i;
+      ASSERT_EQ((*merged)[i].event, sorted[i].event) << "round " << round << ", place " << i;
+    }
+  }
+  EXPECT_FALSE(merge_timeline(std::vector<Capture>(2), std::vector<LinearClock>(1)));
 }

@@ -524,14 +524,19 @@ TEST(Pps, AlignThroughUtcMappingsFindsTheTrueOffset) {
   EXPECT_LT(aligned->maps[1].max_abs_ns, 100);  // two receivers' 10 ns jitter
   EXPECT_EQ(aligned->timeline.size(), captures[0].events.size() + captures[1].events.size());
   // The same physical instant (pulse k of both) gets the same UTC from either capture.
+  auto reference_ns = [&](const MergedRef& merged) {
+    const PpsClockMap& map = aligned->maps[merged.capture];
+    return map.offset_ns + map.slope * captures[merged.capture].events[merged.event].time_ns;
+  };
   for (size_t i = 1; i < aligned->timeline.size(); ++i)
-    EXPECT_LE(aligned->timeline[i - 1].ref_time_ns, aligned->timeline[i].ref_time_ns);
-  const std::string csv = format_pps_align(*aligned, std::vector<int64_t>{1, 2}, OutputFormat::Csv);
+    EXPECT_LE(reference_ns(aligned->timeline[i - 1]), reference_ns(aligned->timeline[i]));
+  const std::vector<int64_t> ids{1, 2};
+  const std::string csv = format_pps_align(*aligned, captures, mappings, ids, OutputFormat::Csv);
   EXPECT_NE(csv.find("trace_id,seq,probe,code,lines,time_ns,ref_time_ns,time_utc\n"), std::string::npos);
   // Pulse 1 of both: the same UTC second within the two receivers' jitter.
   EXPECT_NE(csv.find("\n1,0,2,8,128,"), std::string::npos) << csv.substr(0, 400);
   EXPECT_NE(csv.find(",2026-11-23T16:00:00.99999"), std::string::npos) << csv.substr(0, 400);
-  const std::string json = format_pps_align(*aligned, std::vector<int64_t>{1, 2}, OutputFormat::Json);
+  const std::string json = format_pps_align(*aligned, captures, mappings, ids, OutputFormat::Json);
   const auto doc = nlohmann::json::parse(json);
   EXPECT_EQ(doc.at("method"), "pps");
   ASSERT_EQ(doc.at("traces").size(), 2u) << json;

@@ -187,7 +187,8 @@ TEST(AnalysisStalls, AlignFlagsTheSyncEdgesAStallOfEitherCaptureTouches) {
   EXPECT_EQ(result->fits[0].stalled_edges, 1u);
   EXPECT_EQ(result->fits[1].edge_stalled, (std::vector<bool>{false, false, true, false, true, true}));
   EXPECT_EQ(result->fits[1].stalled_edges, 3u);
-  const std::string text = format_align(*result, {1, 2}, OutputFormat::Text);
+  const std::vector<int64_t> ids{1, 2};
+  const std::string text = format_align(*result, captures, ids, OutputFormat::Text);
   EXPECT_NE(text.find("the loop-step bound (pi) holds for 3 of 6 paired sync edges"), std::string::npos)
       << text;
 }
