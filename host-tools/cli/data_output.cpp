@@ -3,11 +3,11 @@
 #include "data_output.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <regex>
 
 #include "db/table_output.h"
 #include "export/output_file.h"
@@ -54,47 +54,60 @@ host::Status emit(const DataOutput& out, const std::string& text) {
   return host::write_output(to_stdout(out) ? "" : out.path, text, out.force);
 }
 
-nlohmann::ordered_json json_value(const host::DbValue& value) {
-  if (!value) return nullptr;
-  // SQL results come back as text: numbers in their canonical form become JSON numbers, the rest strings.
-  static const std::regex kInteger("-?(0|[1-9][0-9]{0,17})");
-  static const std::regex kReal("-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][-+]?[0-9]+)?");
-  if (std::regex_match(*value, kInteger)) return std::stoll(*value);
-  if (std::regex_match(*value, kReal)) {
-    const double number = std::strtod(value->c_str(), nullptr);
-    if (std::isfinite(number)) return number;
-  }
-  return *value;
-}
-
 std::string json_array_text(const nlohmann::ordered_json& array) {
   std::string text = "[";
   for (size_t i = 0; i < array.size(); ++i) text += (i == 0 ? "\n  " : ",\n  ") + array[i].dump();
   return text + (array.empty() ? "]\n" : "\n]\n");
 }
 
-std::string render_table(const host::ResultTable& table, DataFormat format) {
+namespace {
+
+host::TableFormat table_format(DataFormat format) {
   switch (format) {
-    case DataFormat::Text:
-      return host::format_table(table);
     case DataFormat::Csv:
-      return host::format_csv(table);
+      return host::TableFormat::Csv;
     case DataFormat::Json:
-    case DataFormat::Jsonl: {
-      std::string text;
-      nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-      for (const auto& row : table.rows) {
-        nlohmann::ordered_json object = nlohmann::ordered_json::object();
-        for (size_t i = 0; i < table.columns.size() && i < row.size(); ++i)
-          object[table.columns[i]] = json_value(row[i]);
-        if (format == DataFormat::Jsonl)
-          text += object.dump() + "\n";
-        else
-          rows.push_back(std::move(object));
-      }
-      return format == DataFormat::Json ? json_array_text(rows) : text;
-    }
+      return host::TableFormat::Json;
+    case DataFormat::Jsonl:
+      return host::TableFormat::Jsonl;
+    case DataFormat::Text:
+      break;
   }
+  return host::TableFormat::Text;
+}
+
+}  // namespace
+
+std::string render_table(const host::ResultTable& table, DataFormat format) {
+  return host::render_table(table, table_format(format));
+}
+
+RowOutput::~RowOutput() {
+  if (m_created.empty()) return;
+  m_writer.reset();
+  m_out.reset();
+  ::unlink(m_created.c_str());
+}
+
+host::Status RowOutput::columns(std::span<const std::string> names) {
+  const bool file = !to_stdout(m_options);
+  const bool existed = file && ::access(m_options.path.c_str(), F_OK) == 0;
+  ETT_TRY_ASSIGN(host::TextOut out, host::TextOut::open(file ? m_options.path : "", m_options.force));
+  if (file && !existed) m_created = m_options.path;
+  m_out.emplace(std::move(out));
+  m_writer.emplace(table_format(m_format), [this](std::string_view text) { m_out->append(text); });
+  return m_writer->columns(names);
+}
+
+host::Status RowOutput::rows(std::span<const std::vector<host::DbValue>> batch) {
+  return m_writer->rows(batch);
+}
+
+host::Status RowOutput::finish() {
+  if (!m_writer) return {};  // no result began
+  m_writer->finish();
+  ETT_TRY(m_out->finish());
+  m_created.clear();
   return {};
 }
 

@@ -3,11 +3,15 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
 #include "db/database.h"
+#include "db/table_output.h"
+#include "export/output_file.h"
 
 namespace ett::cli {
 
@@ -27,9 +31,28 @@ bool to_stdout(const DataOutput& out);
 // Writes `text` to -o FILE (never over an existing file without --force) or standard output.
 host::Status emit(const DataOutput& out, const std::string& text);
 
-// A query result as an aligned table, CSV, a JSON array of objects or JSON Lines; NULL is JSON null.
+// A query result as an aligned table, CSV, a JSON array of objects or JSON Lines (host::TableWriter).
 std::string render_table(const host::ResultTable& table, DataFormat format);
-nlohmann::ordered_json json_value(const host::DbValue& value);
+
+// A query's rows written to -o FILE or standard output as they are read (host::TableWriter). The output is
+// opened when the columns arrive, so that a query that fails to start writes nothing; a file it creates is
+// removed again unless finish() is reached.
+class RowOutput final : public host::RowSink {
+ public:
+  RowOutput(const DataOutput& out, DataFormat format) : m_options(out), m_format(format) {}
+  ~RowOutput() override;
+  host::Status columns(std::span<const std::string> names) override;
+  host::Status rows(std::span<const std::vector<host::DbValue>> batch) override;
+  // The rest of the output, then the file closed: the first write error, if any.
+  host::Status finish();
+
+ private:
+  const DataOutput& m_options;
+  DataFormat m_format;
+  std::optional<host::TextOut> m_out;
+  std::optional<host::TableWriter> m_writer;
+  std::string m_created;  // a file this run created, removed unless finish() completes
+};
 // A JSON array with one compact object per line: readable, greppable, and still one JSON document.
 std::string json_array_text(const nlohmann::ordered_json& array);
 

@@ -91,13 +91,14 @@ int run_query(QueryOptions& options) {
     if (!found) return report(found.error());
     args[i] = std::to_string(std::llround(clock->capture_ns(*instant)));
   }
-  auto table = run_named_query(**db, *query, trace, args);
-  if (!table) return report(table.error());
-  if (*utc && !add_time_utc_column(*table, *clock))
-    return report(
-        {ErrorKind::Usage,
-         fmt::format("--time utc: query {} lists no events (event, window and probe do)", query->name)});
-  auto written = emit(options.out, render_table(*table, *format));
+  // Written as the rows are read: a window of 10 M events is never held whole.
+  RowOutput out(options.out, *format);
+  std::optional<TimeUtcColumn> with_utc;
+  if (*utc) with_utc.emplace(out, *clock, query->name);
+  RowSink& sink = with_utc ? static_cast<RowSink&>(*with_utc) : out;
+  auto ran = run_named_query(**db, *query, trace, args, sink);
+  if (!ran) return report(ran.error());
+  auto written = out.finish();
   return written ? 0 : report(written.error());
 }
 

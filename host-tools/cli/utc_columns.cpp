@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string_view>
@@ -181,18 +182,25 @@ std::string intervals_with_utc(const std::string& out, const IntervalsResult& r,
   return result;
 }
 
-bool add_time_utc_column(ResultTable& table, const UtcClock& clock) {
-  size_t tsc = table.columns.size();
-  for (size_t i = 0; i < table.columns.size(); ++i)
-    if (table.columns[i] == "tsc") tsc = i;
-  if (tsc == table.columns.size()) return false;
-  table.columns.push_back("time_utc");
-  for (std::vector<DbValue>& row : table.rows) {
+host::Status TimeUtcColumn::columns(std::span<const std::string> names) {
+  m_tsc = static_cast<size_t>(std::find(names.begin(), names.end(), "tsc") - names.begin());
+  if (m_tsc == names.size())
+    return make_error(
+        ErrorKind::Usage,
+        fmt::format("--time utc: query {} lists no events (event, window and probe do)", m_query));
+  std::vector<std::string> with_utc(names.begin(), names.end());
+  with_utc.push_back("time_utc");
+  return m_next.columns(with_utc);
+}
+
+host::Status TimeUtcColumn::rows(std::span<const std::vector<DbValue>> batch) {
+  m_batch.assign(batch.begin(), batch.end());
+  for (std::vector<DbValue>& row : m_batch) {
     DbValue utc;
-    if (tsc < row.size() && row[tsc]) utc = clock.at_tsc(std::stoull(*row[tsc]));
+    if (m_tsc < row.size() && row[m_tsc]) utc = m_clock.at_tsc(std::stoull(*row[m_tsc]));
     row.push_back(std::move(utc));
   }
-  return true;
+  return m_next.rows(m_batch);
 }
 
 }  // namespace ett::cli

@@ -48,7 +48,21 @@ std::string histogram_with_utc(const std::string& out, const host::HistogramResu
 std::string intervals_with_utc(const std::string& out, const host::IntervalsResult& result,
                                const UtcClock& clock, host::OutputFormat format);
 
-// `ett query`: a last column time_utc, each row's tsc in UTC; false when the table has no tsc column.
-bool add_time_utc_column(host::ResultTable& table, const UtcClock& clock);
+// `ett query --time utc`: the rows handed on to `next` with a last column time_utc, each row's tsc in UTC.
+// Errors (from columns()): a result without a tsc column, named by `query`.
+class TimeUtcColumn final : public host::RowSink {
+ public:
+  TimeUtcColumn(host::RowSink& next, const UtcClock& clock, std::string query)
+      : m_next(next), m_clock(clock), m_query(std::move(query)) {}
+  host::Status columns(std::span<const std::string> names) override;
+  host::Status rows(std::span<const std::vector<host::DbValue>> batch) override;
+
+ private:
+  host::RowSink& m_next;
+  const UtcClock& m_clock;
+  std::string m_query;
+  size_t m_tsc = 0;  // the tsc column
+  std::vector<std::vector<host::DbValue>> m_batch;
+};
 
 }  // namespace ett::cli

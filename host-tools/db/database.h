@@ -37,6 +37,29 @@ struct ResultTable {
   std::vector<std::vector<DbValue>> rows;
 };
 
+// A query's result handed over as it is read: its column names, then its rows a batch at a time, so that a
+// result of millions of rows is never held whole. An error from either stops the query and is returned.
+class RowSink {
+ public:
+  virtual ~RowSink() = default;
+  virtual Status columns(std::span<const std::string> names) = 0;
+  virtual Status rows(std::span<const std::vector<DbValue>> batch) = 0;
+};
+
+// A RowSink that keeps the whole result.
+class CollectRows final : public RowSink {
+ public:
+  Status columns(std::span<const std::string> names) override {
+    table.columns.assign(names.begin(), names.end());
+    return {};
+  }
+  Status rows(std::span<const std::vector<DbValue>> batch) override {
+    table.rows.insert(table.rows.end(), batch.begin(), batch.end());
+    return {};
+  }
+  ResultTable table;
+};
+
 // A value bound to a parameter or stored in a traces column.
 using SqlValue = std::variant<std::monostate, int64_t, std::string>;
 
@@ -87,6 +110,8 @@ class Database {
 
   // Runs one statement with $1, $2, ... parameters (text, or integers) and returns every row as text.
   virtual Expected<ResultTable> query(const std::string& sql, std::span<const SqlValue> params) = 0;
+  // The same, its rows handed to `sink` a batch at a time as they are read (a query, not a command).
+  virtual Status query_rows(const std::string& sql, std::span<const SqlValue> params, RowSink& sink) = 0;
   // Runs ad-hoc SQL (possibly several statements); returns the last statement's rows.
   virtual Expected<ResultTable> run_script(const std::string& sql) = 0;
 

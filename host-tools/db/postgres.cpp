@@ -230,16 +230,35 @@ class PostgresDatabase final : public Database {
   }
 
   Expected<ResultTable> query(const std::string& sql, std::span<const SqlValue> params) override {
-    std::vector<std::string> texts(params.size());
-    std::vector<const char*> values(params.size());
-    for (size_t i = 0; i < params.size(); ++i) {
-      bool is_null = false;
-      texts[i] = param_text(params[i], is_null);
-      values[i] = is_null ? nullptr : texts[i].c_str();
-    }
-    PgResult result(PQexecParams(m_conn.get(), sql.c_str(), static_cast<int>(params.size()), nullptr,
-                                 values.data(), nullptr, nullptr, 0));
+    PgResult result = exec_params(sql, params);
     return fetch(result.get());
+  }
+
+  // Through a cursor, kRowBatch rows per FETCH, in a transaction of its own unless one is open.
+  Status query_rows(const std::string& sql, std::span<const SqlValue> params, RowSink& sink) override {
+    constexpr int kRowBatch = 4096;
+    const bool own = PQtransactionStatus(m_conn.get()) == PQTRANS_IDLE;
+    if (own) ETT_TRY(exec("BEGIN"));
+    auto read = [&]() -> Status {
+      PgResult declared = exec_params("DECLARE ett_rows NO SCROLL CURSOR FOR " + sql, params);
+      ETT_TRY(result_status(declared.get()));
+      const std::string fetch_sql = fmt::format("FETCH FORWARD {} FROM ett_rows", kRowBatch);
+      for (bool first = true;; first = false) {
+        PgResult batch(PQexec(m_conn.get(), fetch_sql.c_str()));
+        ETT_TRY(result_status(batch.get()));
+        ETT_TRY(each_row(batch.get(), sink, first));
+        if (PQntuples(batch.get()) < kRowBatch) break;
+      }
+      return exec("CLOSE ett_rows");
+    };
+    Status done = read();
+    if (own) {
+      if (done)
+        done = exec("COMMIT");
+      else
+        PgResult(PQexec(m_conn.get(), "ROLLBACK"));
+    }
+    return done;
   }
 
   Expected<ResultTable> run_script(const std::string& sql) override {
@@ -441,21 +460,39 @@ class PostgresDatabase final : public Database {
   }
   Status exec(const std::string& sql) { return exec(sql.c_str()); }
 
-  Expected<ResultTable> fetch(PGresult* result) {
-    const ExecStatusType status = PQresultStatus(result);
-    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
-      std::string message = result ? PQresultErrorMessage(result) : PQerrorMessage(m_conn.get());
-      while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
-      return make_error(ErrorKind::Usage, "PostgreSQL: " + message);
+  PgResult exec_params(const std::string& sql, std::span<const SqlValue> params) {
+    std::vector<std::string> texts(params.size());
+    std::vector<const char*> values(params.size());
+    for (size_t i = 0; i < params.size(); ++i) {
+      bool is_null = false;
+      texts[i] = param_text(params[i], is_null);
+      values[i] = is_null ? nullptr : texts[i].c_str();
     }
-    ResultTable table;
+    return PgResult(PQexecParams(m_conn.get(), sql.c_str(), static_cast<int>(params.size()), nullptr,
+                                 values.data(), nullptr, nullptr, 0));
+  }
+
+  Status result_status(PGresult* result) {
+    const ExecStatusType status = PQresultStatus(result);
+    if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return {};
+    std::string message = result ? PQresultErrorMessage(result) : PQerrorMessage(m_conn.get());
+    while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+    return make_error(ErrorKind::Usage, "PostgreSQL: " + message);
+  }
+
+  // The rows of `result` as text into `sink`, after its column names when `with_columns`.
+  static Status each_row(PGresult* result, RowSink& sink, bool with_columns) {
     const int columns = PQnfields(result);
-    for (int c = 0; c < columns; ++c) table.columns.emplace_back(PQfname(result, c));
+    if (with_columns) {
+      std::vector<std::string> names;
+      for (int c = 0; c < columns; ++c) names.emplace_back(PQfname(result, c));
+      ETT_TRY(sink.columns(names));
+    }
     const int rows = PQntuples(result);
-    table.rows.reserve(rows);
+    std::vector<std::vector<DbValue>> batch(static_cast<size_t>(rows));
     for (int r = 0; r < rows; ++r) {
-      auto& row = table.rows.emplace_back();
-      row.reserve(columns);
+      std::vector<DbValue>& row = batch[static_cast<size_t>(r)];
+      row.reserve(static_cast<size_t>(columns));
       for (int c = 0; c < columns; ++c) {
         if (PQgetisnull(result, r, c))
           row.emplace_back(std::nullopt);
@@ -463,7 +500,14 @@ class PostgresDatabase final : public Database {
           row.emplace_back(std::string(PQgetvalue(result, r, c), PQgetlength(result, r, c)));
       }
     }
-    return table;
+    return rows ? sink.rows(batch) : Status{};
+  }
+
+  Expected<ResultTable> fetch(PGresult* result) {
+    ETT_TRY(result_status(result));
+    CollectRows collected;
+    ETT_TRY(each_row(result, collected, true));
+    return std::move(collected.table);
   }
 
   // Whether a partition other than events_default already holds trace_id's range: its own (a reload) or

@@ -65,8 +65,8 @@ const NamedQuery* find_named_query(std::string_view name) {
   return nullptr;
 }
 
-Expected<ResultTable> run_named_query(Database& db, const NamedQuery& query, int64_t trace,
-                                      std::span<const std::string> args) {
+Status run_named_query(Database& db, const NamedQuery& query, int64_t trace,
+                       std::span<const std::string> args, RowSink& sink) {
   if (args.size() != query.params.size()) {
     std::string usage = query.name;
     for (const char* param : query.params) usage += std::string(" ") + param;
@@ -85,7 +85,14 @@ Expected<ResultTable> run_named_query(Database& db, const NamedQuery& query, int
                         fmt::format("{} must be an integer, not '{}'", query.params[i], arg));
     params.emplace_back(number);
   }
-  return db.query(query.sql, params);
+  return db.query_rows(query.sql, params, sink);
+}
+
+Expected<ResultTable> run_named_query(Database& db, const NamedQuery& query, int64_t trace,
+                                      std::span<const std::string> args) {
+  CollectRows rows;
+  ETT_TRY(run_named_query(db, query, trace, args, rows));
+  return std::move(rows.table);
 }
 
 }  // namespace ett::host

@@ -23,7 +23,10 @@ const std::vector<NamedQuery>& named_queries();
 const NamedQuery* find_named_query(std::string_view name);
 
 // Runs `query` for `trace` (ignored when the query takes none) with `args` as its other parameters
-// (integers where they parse as such).
+// (integers where they parse as such), its rows handed to `sink` as they are read (Database::query_rows).
+Status run_named_query(Database& db, const NamedQuery& query, int64_t trace,
+                       std::span<const std::string> args, RowSink& sink);
+// The same, every row kept.
 Expected<ResultTable> run_named_query(Database& db, const NamedQuery& query, int64_t trace,
                                       std::span<const std::string> args);
 

@@ -207,6 +207,12 @@ class SqliteDatabase final : public Database {
     return fetch(statement.get());
   }
 
+  Status query_rows(const std::string& sql, std::span<const SqlValue> params, RowSink& sink) override {
+    ETT_TRY_ASSIGN(SqliteStatement statement, prepare(sql));
+    ETT_TRY(bind_params(statement.get(), params));
+    return each_row(statement.get(), sink);
+  }
+
   Expected<ResultTable> run_script(const std::string& sql) override {
     ResultTable last;
     const char* rest = sql.c_str();
@@ -370,25 +376,41 @@ class SqliteDatabase final : public Database {
     return {};
   }
 
-  Expected<ResultTable> fetch(sqlite3_stmt* statement) {
-    ResultTable table;
+  // The statement's rows as text, a batch of kRowBatch at a time (the vectors reused from batch to batch).
+  Status each_row(sqlite3_stmt* statement, RowSink& sink) {
+    constexpr size_t kRowBatch = 4096;
     const int columns = sqlite3_column_count(statement);
-    for (int c = 0; c < columns; ++c) table.columns.emplace_back(sqlite3_column_name(statement, c));
+    std::vector<std::string> names;
+    for (int c = 0; c < columns; ++c) names.emplace_back(sqlite3_column_name(statement, c));
+    ETT_TRY(sink.columns(names));
+    std::vector<std::vector<DbValue>> batch;  // grows to kRowBatch rows, then reused
+    size_t filled = 0;
     for (;;) {
       const int step = sqlite3_step(statement);
       if (step == SQLITE_DONE) break;
       if (step != SQLITE_ROW) return error("SQL error");
-      auto& row = table.rows.emplace_back();
-      row.reserve(columns);
+      if (filled == batch.size()) batch.emplace_back(static_cast<size_t>(columns));
+      std::vector<DbValue>& row = batch[filled++];
       for (int c = 0; c < columns; ++c) {
-        const auto* text = sqlite3_column_text(statement, c);
+        const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(statement, c));
         if (text)
-          row.emplace_back(std::string(reinterpret_cast<const char*>(text)));
+          row[c].emplace(text);  // up to a NUL inside, as C text
         else
-          row.emplace_back(std::nullopt);
+          row[c].reset();
+      }
+      if (filled == kRowBatch) {
+        ETT_TRY(sink.rows(batch));
+        filled = 0;
       }
     }
-    return table;
+    if (filled) ETT_TRY(sink.rows(std::span(batch).first(filled)));
+    return {};
+  }
+
+  Expected<ResultTable> fetch(sqlite3_stmt* statement) {
+    CollectRows collected;
+    ETT_TRY(each_row(statement, collected));
+    return std::move(collected.table);
   }
 
   SqliteHandle m_db;

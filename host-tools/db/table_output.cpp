@@ -1,13 +1,25 @@
-// table_output.cpp: aligned-table and CSV renderings of a ResultTable.
+// table_output.cpp: aligned-table, CSV, JSON and JSON Lines renderings of query results, row by row.
 #include "db/table_output.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <nlohmann/json.hpp>
 
 namespace ett::host {
 
 namespace {
 
-bool is_number(const std::string& text) {
+using Json = nlohmann::ordered_json;
+
+constexpr unsigned char kNullCell = 0xFF;
+constexpr unsigned char kLongCell = 0xFE;
+
+// What the text table right-aligns: an optional minus, then digits with at most one dot.
+bool is_number(std::string_view text) {
   if (text.empty()) return false;
   size_t i = text[0] == '-' ? 1 : 0;
   if (i == text.size()) return false;
@@ -21,66 +33,252 @@ bool is_number(const std::string& text) {
   return true;
 }
 
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string out = "\"";
+void append_csv_field(std::string& out, std::string_view text) {
+  // One pass (find_first_of searches the four characters for each character of the text).
+  if (std::none_of(text.begin(), text.end(),
+                   [](char c) { return c == ',' || c == '"' || c == '\r' || c == '\n'; })) {
+    out += text;
+    return;
+  }
+  out += '"';
   for (char c : text) {
     if (c == '"') out += '"';
     out += c;
   }
-  return out + '"';
+  out += '"';
+}
+
+bool digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+// Digits from `i`: where they end.
+size_t skip_digits(std::string_view text, size_t i) {
+  while (i < text.size() && digit(text[i])) ++i;
+  return i;
+}
+
+// -?(0|[1-9][0-9]*) from the start: where it ends, or npos.
+size_t integer_part_end(std::string_view text) {
+  size_t i = !text.empty() && text[0] == '-' ? 1 : 0;
+  if (i == text.size() || !digit(text[i])) return std::string_view::npos;
+  if (text[i] == '0') return i + 1;
+  return skip_digits(text, i);
+}
+
+// A cell's value in JSON.
+void append_json_value(std::string& out, const DbValue& value) {
+  if (!value) {
+    out += "null";
+    return;
+  }
+  if (is_canonical_integer(*value)) {
+    fmt::format_to(std::back_inserter(out), "{}", std::stoll(*value));
+    return;
+  }
+  if (is_canonical_real(*value)) {
+    const double number = std::strtod(value->c_str(), nullptr);
+    if (std::isfinite(number)) {
+      out += Json(number).dump();
+      return;
+    }
+  }
+  out += Json(*value).dump();
+}
+
+Json json_value(const DbValue& value) {
+  std::string text;
+  append_json_value(text, value);
+  return Json::parse(text);
 }
 
 }  // namespace
 
-std::string format_table(const ResultTable& table) {
-  const size_t columns = table.columns.size();
-  std::vector<size_t> width(columns);
-  std::vector<bool> numeric(columns, true);
-  for (size_t c = 0; c < columns; ++c) width[c] = table.columns[c].size();
-  for (const auto& row : table.rows)
-    for (size_t c = 0; c < columns; ++c)
-      if (row[c]) {
-        width[c] = std::max(width[c], row[c]->size());
-        if (!is_number(*row[c])) numeric[c] = false;
+bool is_canonical_integer(std::string_view text) {
+  const size_t end = integer_part_end(text);
+  return end == text.size() && end - (text[0] == '-' ? 1 : 0) <= 18;
+}
+
+bool is_canonical_real(std::string_view text) {
+  size_t i = integer_part_end(text);
+  if (i == std::string_view::npos) return false;
+  if (i < text.size() && text[i] == '.') {
+    const size_t fraction = skip_digits(text, i + 1);
+    if (fraction == i + 1) return false;
+    i = fraction;
+  }
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    const size_t exponent = skip_digits(text, i);
+    if (exponent == i) return false;
+    i = exponent;
+  }
+  return i == text.size();
+}
+
+TableWriter::TableWriter(TableFormat format, std::function<void(std::string_view)> write)
+    : m_format(format), m_write(std::move(write)) {}
+
+Status TableWriter::columns(std::span<const std::string> names) {
+  m_columns.assign(names.begin(), names.end());
+  switch (m_format) {
+    case TableFormat::Text:
+      m_width.clear();
+      for (const std::string& name : names) m_width.push_back(name.size());
+      m_numeric.assign(names.size(), true);
+      break;
+    case TableFormat::Csv:
+      for (size_t c = 0; c < names.size(); ++c) {
+        if (c) m_line += ',';
+        append_csv_field(m_line, names[c]);
       }
-  std::string out;
-  auto cell = [&](const std::string& text, size_t c) {
-    if (c) out += "  ";
-    const std::string pad(width[c] - text.size(), ' ');
-    if (numeric[c])
-      out += pad + text;
-    else if (c + 1 < columns)
-      out += text + pad;
-    else
-      out += text;  // no trailing blanks
+      m_line += '\n';
+      m_write(m_line);
+      m_line.clear();
+      break;
+    case TableFormat::Json:
+    case TableFormat::Jsonl:
+      for (size_t c = 0; c < names.size(); ++c) {
+        m_json_keys.push_back(Json(names[c]).dump() + ":");
+        for (size_t before = 0; before < c; ++before) m_repeated_names |= names[before] == names[c];
+      }
+      break;
+  }
+  return {};
+}
+
+void TableWriter::json_row(const std::vector<DbValue>& row) {
+  if (m_format == TableFormat::Json) m_line += m_rows == 0 ? "[\n  " : ",\n  ";
+  if (m_repeated_names) {
+    Json object = Json::object();
+    for (size_t c = 0; c < m_columns.size() && c < row.size(); ++c) object[m_columns[c]] = json_value(row[c]);
+    m_line += object.dump();
+  } else {
+    m_line += '{';
+    for (size_t c = 0; c < m_columns.size() && c < row.size(); ++c) {
+      if (c) m_line += ',';
+      m_line += m_json_keys[c];
+      append_json_value(m_line, row[c]);
+    }
+    m_line += '}';
+  }
+  if (m_format == TableFormat::Jsonl) m_line += '\n';
+}
+
+void TableWriter::held_row(const std::vector<DbValue>& row) {
+  for (size_t c = 0; c < m_columns.size(); ++c) {
+    const DbValue& cell = c < row.size() ? row[c] : DbValue();
+    if (!cell) {
+      m_held += static_cast<char>(kNullCell);
+      continue;
+    }
+    m_width[c] = std::max(m_width[c], cell->size());
+    if (!is_number(*cell)) m_numeric[c] = false;
+    if (cell->size() < kLongCell) {
+      m_held += static_cast<char>(cell->size());
+    } else {
+      m_held += static_cast<char>(kLongCell);
+      const auto length = static_cast<uint32_t>(cell->size());
+      m_held.append(reinterpret_cast<const char*>(&length), sizeof length);
+    }
+    m_held += *cell;
+  }
+}
+
+Status TableWriter::rows(std::span<const std::vector<DbValue>> batch) {
+  for (const std::vector<DbValue>& row : batch) {
+    switch (m_format) {
+      case TableFormat::Text:
+        held_row(row);
+        break;
+      case TableFormat::Csv:
+        for (size_t c = 0; c < row.size(); ++c) {
+          if (c) m_line += ',';
+          if (row[c]) append_csv_field(m_line, *row[c]);
+        }
+        m_line += '\n';
+        break;
+      case TableFormat::Json:
+      case TableFormat::Jsonl:
+        json_row(row);
+        break;
+    }
+    ++m_rows;
+  }
+  if (!m_line.empty()) m_write(m_line);
+  m_line.clear();
+  return {};
+}
+
+void TableWriter::write_text_table() {
+  const size_t columns = m_columns.size();
+  auto cell = [&](std::string_view text, size_t c) {
+    if (c) m_line += "  ";
+    const size_t pad = m_width[c] - text.size();
+    if (m_numeric[c]) {
+      m_line.append(pad, ' ');
+      m_line += text;
+    } else {
+      m_line += text;
+      if (c + 1 < columns) m_line.append(pad, ' ');  // no trailing blanks
+    }
   };
-  for (size_t c = 0; c < columns; ++c) cell(table.columns[c], c);
-  out += '\n';
+  for (size_t c = 0; c < columns; ++c) cell(m_columns[c], c);
+  m_line += '\n';
   for (size_t c = 0; c < columns; ++c) {
-    if (c) out += "  ";
-    out += std::string(width[c], '-');
+    if (c) m_line += "  ";
+    m_line.append(m_width[c], '-');
   }
-  out += '\n';
-  for (const auto& row : table.rows) {
-    for (size_t c = 0; c < columns; ++c) cell(row[c].value_or(""), c);
-    while (!out.empty() && out.back() == ' ') out.pop_back();  // a NULL in the last column
-    out += '\n';
+  m_line += '\n';
+  size_t at = 0;
+  for (size_t r = 0; r < m_rows; ++r) {
+    for (size_t c = 0; c < columns; ++c) {
+      const auto mark = static_cast<unsigned char>(m_held[at++]);
+      size_t length = mark;
+      if (mark == kNullCell) {
+        length = 0;
+      } else if (mark == kLongCell) {
+        uint32_t long_length = 0;
+        std::memcpy(&long_length, m_held.data() + at, sizeof long_length);
+        at += sizeof long_length;
+        length = long_length;
+      }
+      cell(std::string_view(m_held).substr(at, length), c);
+      at += length;
+    }
+    while (!m_line.empty() && m_line.back() == ' ') m_line.pop_back();  // a NULL in the last column
+    m_line += '\n';
+    if (m_line.size() >= (size_t{1} << 16)) {
+      m_write(m_line);
+      m_line.clear();
+    }
   }
-  out += "(" + std::to_string(table.rows.size()) + (table.rows.size() == 1 ? " row)\n" : " rows)\n");
+  m_line += "(" + std::to_string(m_rows) + (m_rows == 1 ? " row)\n" : " rows)\n");
+}
+
+void TableWriter::finish() {
+  if (m_format == TableFormat::Text) write_text_table();
+  if (m_format == TableFormat::Json) m_line += m_rows == 0 ? "[]\n" : "\n]\n";
+  if (!m_line.empty()) m_write(m_line);
+  m_line.clear();
+}
+
+std::string render_table(const ResultTable& table, TableFormat format) {
+  std::string out;
+  TableWriter writer(format, [&out](std::string_view text) { out += text; });
+  (void)writer.columns(table.columns);
+  (void)writer.rows(table.rows);
+  writer.finish();
   return out;
 }
 
+std::string format_table(const ResultTable& table) {
+  return render_table(table, TableFormat::Text);
+}
+
 std::string format_csv(const ResultTable& table) {
-  std::string out;
-  for (size_t c = 0; c < table.columns.size(); ++c) out += (c ? "," : "") + csv_field(table.columns[c]);
-  out += '\n';
-  for (const auto& row : table.rows) {
-    for (size_t c = 0; c < row.size(); ++c)
-      out += (c ? "," : "") + (row[c] ? csv_field(*row[c]) : std::string());
-    out += '\n';
-  }
-  return out;
+  return render_table(table, TableFormat::Csv);
 }
 
 }  // namespace ett::host

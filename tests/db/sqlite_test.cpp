@@ -450,6 +450,46 @@ TEST(DbUrl, EnginesAndErrors) {
   EXPECT_FALSE(parse_db_url("mysql://x"));
 }
 
+// A RowSink that counts the batches it is handed and keeps the rows.
+struct CountedRows final : RowSink {
+  Status columns(std::span<const std::string> names) override { return all.columns(names); }
+  Status rows(std::span<const std::vector<DbValue>> batch) override {
+    ++batches;
+    return all.rows(batch);
+  }
+  CollectRows all;
+  size_t batches = 0;
+};
+
+// query_rows hands a big result over in batches, the rows query() gives; an error stops it.
+TEST(SqliteQueryRows, ABigResultComesInBatchesWithTheRowsOfQuery) {
+  ett::test::TempDir dir;
+  auto db = open_database("sqlite:" + dir.file("rows.db"));
+  ASSERT_TRUE(db) << db.error().message;
+  const std::string sql =
+      "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1) SELECT i, i * 2 AS "
+      "twice, "
+      "CASE WHEN i % 3 = 0 THEN NULL ELSE 'r' || i END AS text FROM n";
+  const SqlValue count[] = {int64_t{10'000}};
+  CountedRows streamed;
+  ASSERT_TRUE((*db)->query_rows(sql, count, streamed));
+  auto whole = (*db)->query(sql, count);
+  ASSERT_TRUE(whole) << whole.error().message;
+  EXPECT_EQ(streamed.all.table.columns, (std::vector<std::string>{"i", "twice", "text"}));
+  EXPECT_EQ(streamed.all.table.rows, whole->rows);
+  EXPECT_EQ(whole->rows.size(), 10'000u);
+  EXPECT_GE(streamed.batches, 3u);
+  struct Refusing final : RowSink {
+    Status columns(std::span<const std::string>) override { return {}; }
+    Status rows(std::span<const std::vector<DbValue>>) override {
+      return make_error(ErrorKind::Io, "no room");
+    }
+  } refusing;
+  auto refused = (*db)->query_rows(sql, count, refusing);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message, "no room");
+}
+
 TEST(DbOutput, AlignedTableAndCsv) {
   ResultTable table;
   table.columns = {"seq", "label"};
@@ -681,6 +721,9 @@ class RestartingReads final : public Database {
   Status ensure_schema() override { return m_inner.ensure_schema(); }
   Expected<ResultTable> query(const std::string& sql, std::span<const SqlValue> params) override {
     return m_inner.query(sql, params);
+  }
+  Status query_rows(const std::string& sql, std::span<const SqlValue> params, RowSink& sink) override {
+    return m_inner.query_rows(sql, params, sink);
   }
   Expected<ResultTable> run_script(const std::string& sql) override { return m_inner.run_script(sql); }
   Status read_event_parts(int64_t trace_id, const EventColumns& columns, EventPartSink& sink) override {
