@@ -91,7 +91,7 @@ int run_report(const ReportOptions& o) {
     if (!paired) return report(paired.error());
     paired->pi_trace_id = pi->trace_id;
     mark_stalls(*paired, StallMarks(capture.stalls, capture.events), capture.info.stall_count);
-    durations = *paired;
+    durations = std::move(*paired);  // 4.7 M actions at 10 M events: 300 MB not to copy
     if (!o.size_of_code.empty()) {
       auto sizes = parse_size_of_code(o.size_of_code);
       if (!sizes) return report(sizes.error());
