@@ -183,11 +183,13 @@ std::string intervals_with_utc(const std::string& out, const IntervalsResult& r,
 }
 
 host::Status TimeUtcColumn::columns(std::span<const std::string> names) {
-  m_tsc = static_cast<size_t>(std::find(names.begin(), names.end(), "tsc") - names.begin());
-  if (m_tsc == names.size())
+  // The last column named tsc.
+  const auto last = std::find(names.rbegin(), names.rend(), "tsc");
+  if (last == names.rend())
     return make_error(
         ErrorKind::Usage,
         fmt::format("--time utc: query {} lists no events (event, window and probe do)", m_query));
+  m_tsc = static_cast<size_t>(names.rend() - last) - 1;
   std::vector<std::string> with_utc(names.begin(), names.end());
   with_utc.push_back("time_utc");
   return m_next.columns(with_utc);

@@ -393,10 +393,12 @@ class SqliteDatabase final : public Database {
       std::vector<DbValue>& row = batch[filled++];
       for (int c = 0; c < columns; ++c) {
         const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(statement, c));
-        if (text)
-          row[c].emplace(text);  // up to a NUL inside, as C text
-        else
+        if (!text)
           row[c].reset();
+        else if (row[c])
+          row[c]->assign(text);  // the string of the batch before reused; up to a NUL inside, as C text
+        else
+          row[c].emplace(text);
       }
       if (filled == kRowBatch) {
         ETT_TRY(sink.rows(batch));
