@@ -617,12 +617,16 @@ std::string format_histogram(const HistogramResult& r, OutputFormat format) {
 }
 
 void write_merged_row(fmt::memory_buffer& out, int64_t trace_id, const AnalysisEvent& event,
-                      LinearClock clock) {
+                      LinearClock clock, const UtcNs* utc, IsoUtcWriter& iso) {
   fmt::format_to(std::back_inserter(out), FMT_COMPILE("{},{},{},{},{},"), trace_id, event.seq, event.probe,
                  event.code, event.lines);
   put_tenths(out, event.time_ns);
   put(out, ",");
   put_tenths(out, clock.reference_ns(event.time_ns));
+  char tail[kIsoUtcLength + 2] = {','};
+  char* last = utc ? iso.write(*utc, tail + 1) : tail;
+  *last++ = '\n';
+  out.append(utc ? tail : last - 1, last);
 }
 
 Report align_report(const AlignResult& r, std::span<const Capture> captures,
@@ -639,12 +643,12 @@ Report align_report(const AlignResult& r, std::span<const Capture> captures,
       for (const MergedRef& merged : std::span(r.timeline).subspan(begin, end - begin)) {
         const AnalysisEvent& event = captures[merged.capture].events[merged.event];
         const LinearClock clock = r.clock(merged.capture);
-        write_merged_row(out, trace(merged.capture), event, clock);
-        char tail[kIsoUtcLength + 2] = {','};
-        char* last = tail + 1;
-        if (utc) last = iso.write((*utc)(merged.capture, event, clock.reference_ns(event.time_ns)), last);
-        *last++ = '\n';
-        out.append(utc ? tail : tail + 1, last);
+        if (!utc) {
+          write_merged_row(out, trace(merged.capture), event, clock, nullptr, iso);
+          continue;
+        }
+        const UtcNs at = (*utc)(merged.capture, event, clock.reference_ns(event.time_ns));
+        write_merged_row(out, trace(merged.capture), event, clock, &at, iso);
       }
     };
     return {std::move(rows)};

@@ -69,10 +69,10 @@ Report align_report(const AlignResult& result, std::span<const Capture> captures
 std::string format_align(const AlignResult& result, std::span<const Capture> captures,
                          std::span<const int64_t> trace_ids, OutputFormat format,
                          const MergedUtc* utc = nullptr);
-// A row of a merged timeline's CSV without its line end: trace id, seq, probe, code, lines, time_ns and
-// its time on the reference clock (ns, one decimal).
+// A line of a merged timeline's CSV: trace id, seq, probe, code, lines, time_ns, its time on the reference
+// clock (ns, one decimal), and its time_utc when `utc` is given (written by `iso`).
 void write_merged_row(fmt::memory_buffer& out, int64_t trace_id, const AnalysisEvent& event,
-                      LinearClock clock);
+                      LinearClock clock, const UtcNs* utc, IsoUtcWriter& iso);
 // Text and JSON: the rate, jitter and UTC label; CSV: one row per pulse and per rejected edge.
 std::string format_pps(const PpsResult& result, OutputFormat format);
 

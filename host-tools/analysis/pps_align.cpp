@@ -102,7 +102,7 @@ Expected<PpsAlignResult> align_by_pps(std::span<const Capture> captures,
     result.maps.push_back(map);
   }
   std::vector<LinearClock> clocks;
-  for (const PpsClockMap& map : result.maps) clocks.push_back({map.offset_ns, map.slope});
+  for (const PpsClockMap& map : result.maps) clocks.push_back(map.clock());
   ETT_TRY_ASSIGN(result.timeline, merge_timeline(captures, clocks));
   return result;
 }
@@ -116,12 +116,8 @@ Report pps_align_report(const PpsAlignResult& r, std::span<const Capture> captur
       IsoUtcWriter iso;
       for (const MergedRef& merged : std::span(r.timeline).subspan(begin, end - begin)) {
         const AnalysisEvent& event = captures[merged.capture].events[merged.event];
-        const PpsClockMap& map = r.maps[merged.capture];
-        write_merged_row(out, ids[merged.capture], event, LinearClock{map.offset_ns, map.slope});
-        char utc[kIsoUtcLength + 2] = {','};
-        char* last = iso.write(mappings[merged.capture].utc_of_tsc(event.tsc), utc + 1);
-        *last++ = '\n';
-        out.append(utc, last);
+        const UtcNs utc = mappings[merged.capture].utc_of_tsc(event.tsc);
+        write_merged_row(out, ids[merged.capture], event, r.maps[merged.capture].clock(), &utc, iso);
       }
     };
     return {std::move(rows)};

@@ -28,6 +28,8 @@ struct PpsClockMap {
   double p99_abs_ns = 0;
   double max_abs_ns = 0;
   double uncertainty_ns = 0;  // from the two fits' rate uncertainties over the common span
+
+  LinearClock clock() const { return {offset_ns, slope}; }
 };
 
 struct PpsAlignResult {

@@ -1,13 +1,8 @@
-// data_output.cpp: the one --format / -o FILE / --force convention of every verb that prints data, and the
-// text, CSV, JSON and JSON Lines forms of a result table (JSON through nlohmann-json).
+// data_output.cpp: the one --format / -o FILE / --force convention of every verb that prints data, and query
+// results written in it (host::TableWriter).
 #include "data_output.h"
 
-#include <fmt/format.h>
 #include <unistd.h>
-
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
 
 #include "db/table_output.h"
 #include "export/output_file.h"

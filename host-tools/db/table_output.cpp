@@ -66,30 +66,26 @@ size_t integer_part_end(std::string_view text) {
   return skip_digits(text, i);
 }
 
-// A cell's value in JSON.
-void append_json_value(std::string& out, const DbValue& value) {
-  if (!value) {
-    out += "null";
-    return;
-  }
-  if (is_canonical_integer(*value)) {
-    fmt::format_to(std::back_inserter(out), "{}", std::stoll(*value));
-    return;
-  }
+// A cell's value in JSON: SQL results come back as text; numbers in their canonical form become JSON numbers,
+// NULL null, the rest strings.
+Json json_value(const DbValue& value) {
+  if (!value) return nullptr;
+  if (is_canonical_integer(*value)) return std::stoll(*value);
   if (is_canonical_real(*value)) {
     const double number = std::strtod(value->c_str(), nullptr);
-    if (std::isfinite(number)) {
-      out += Json(number).dump();
-      return;
-    }
+    if (std::isfinite(number)) return number;
   }
-  out += Json(*value).dump();
+  return *value;
 }
 
-Json json_value(const DbValue& value) {
-  std::string text;
-  append_json_value(text, value);
-  return Json::parse(text);
+// The same, written: integers (most cells) without a Json value.
+void append_json_value(std::string& out, const DbValue& value) {
+  if (!value)
+    out += "null";
+  else if (is_canonical_integer(*value))
+    fmt::format_to(std::back_inserter(out), "{}", std::stoll(*value));
+  else
+    out += json_value(value).dump();
 }
 
 }  // namespace
