@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "common/decimals.h"
+#include "common/row_cursor.h"
 
 namespace ett::host {
 
@@ -213,29 +214,35 @@ std::string format_precision(const PrecisionResult& r, OutputFormat format) {
 
 namespace {
 
-// fmt::memory_buffer appends.
-void put(fmt::memory_buffer& out, std::string_view text) {
+// Appends to a fmt::memory_buffer.
+void add(fmt::memory_buffer& out, std::string_view text) {
   out.append(text.data(), text.data() + text.size());
 }
 
-void put_tenths(fmt::memory_buffer& out, double value) {
+void add_tenths(fmt::memory_buffer& out, double value) {
   char field[400];  // any double with one decimal fits (DBL_MAX is 309 digits)
-  put(out, {field, write_tenths(field, value)});
+  add(out, {field, write_tenths(field, value)});
 }
 
-// A number as jnum() gives it and nlohmann-json writes it (its own shortest round-trip form, "0.0" for a
-// whole number): rows written by hand are byte for byte what a JSON document of them would dump.
-void put_jnum(fmt::memory_buffer& out, double value) {
+// The fields of RowCursor rows. A number with one decimal (kDecimalMax: any double fits, DBL_MAX is 309
+// digits); a number as jnum() gives it and nlohmann-json writes it (its own shortest round-trip form, "0.0"
+// for a whole number; at most kJsonNumberMax): rows written by hand are byte for byte what a JSON document of
+// them would dump; a text of any length.
+constexpr size_t kDecimalMax = 400;
+constexpr size_t kJsonNumberMax = 64;  // nlohmann's own number buffer size
+char* put_jnum(char* at, double value) {
   const Json number = jnum(value);
-  if (number.is_null()) return put(out, "null");
-  char field[64];  // nlohmann's own number buffer size
-  put(out, {field, nlohmann::detail::to_chars(field, field + sizeof field, number.get<double>())});
+  if (number.is_null()) return put(at, "null");
+  return nlohmann::detail::to_chars(at, at + kJsonNumberMax, number.get<double>());
+}
+char* put_text(RowCursor& rows, char* at, std::string_view text) {
+  return put(rows.room(at, text.size()), text);
 }
 
 // Right-aligned in `width` columns; `columns` is the text's display width (± takes one column, two bytes).
-void put_right(fmt::memory_buffer& out, size_t width, size_t columns, std::string_view text) {
+void add_right(fmt::memory_buffer& out, size_t width, size_t columns, std::string_view text) {
   if (columns < width) out.append(std::string(width - columns, ' '));
-  put(out, text);
+  add(out, text);
 }
 
 // CSV: one row per action (pairing: in-order or out-of-order), then one per unmatched start or end (the other
@@ -250,25 +257,34 @@ Report durations_csv(const DurationsResult& r, const UtcLabels* utc) {
       utc ? ",start_utc,end_utc" : "");
   actions.rows = r.actions.size();
   actions.format_rows = [&r, utc](size_t begin, size_t end, fmt::memory_buffer& out) {
+    RowCursor rows(out, end - begin, 80, 120 + 4 * kDecimalMax);
     for (size_t i = begin; i < end; ++i) {
       const Action& a = r.actions[i];
-      fmt::format_to(std::back_inserter(out), FMT_COMPILE("{},{},{},{},"), a.start_seq, a.end_seq,
-                     a.start_code, a.end_code);
-      put_tenths(out, a.start_ns);
-      put(out, ",");
-      put_tenths(out, a.end_ns);
-      put(out, ",");
-      put_tenths(out, a.duration_ns);
-      put(out, a.out_of_order ? ",out-of-order," : ",in-order,");
-      if (a.bound_ns > 0) put_tenths(out, a.bound_ns);
-      put(out, a.stall_ns > 0 ? ",1" : ",0");
+      char* at = rows.next();
+      at = put_int(at, a.start_seq);
+      *at++ = ',';
+      at = put_int(at, a.end_seq);
+      *at++ = ',';
+      at = put_int(at, a.start_code);
+      *at++ = ',';
+      at = put_int(at, a.end_code);
+      *at++ = ',';
+      at = write_tenths(at, a.start_ns);
+      *at++ = ',';
+      at = write_tenths(at, a.end_ns);
+      *at++ = ',';
+      at = write_tenths(at, a.duration_ns);
+      at = a.out_of_order ? put(at, ",out-of-order,") : put(at, ",in-order,");
+      if (a.bound_ns > 0) at = write_tenths(at, a.bound_ns);
+      at = a.stall_ns > 0 ? put(at, ",1") : put(at, ",0");
       if (utc) {
-        put(out, ",");
-        put(out, utc->at(a.start_ns));
-        put(out, ",");
-        put(out, utc->at(a.end_ns));
+        *at++ = ',';
+        at = put_text(rows, at, utc->at(a.start_ns));
+        *at++ = ',';
+        at = put_text(rows, at, utc->at(a.end_ns));
       }
-      put(out, "\n");
+      *at++ = '\n';
+      rows.done(at);
     }
   };
   report.push_back(std::move(actions));
@@ -299,12 +315,12 @@ Report durations_json(const DurationsResult& r, PendingFit* fit, const UtcLabels
   fmt::memory_buffer members;
   const std::string first = before.dump();
   members.append(first.data(), first.data() + first.size() - 1);  // all but the closing brace
-  put(members, ",\"out_of_order\":[");
+  add(members, ",\"out_of_order\":[");
   const char* comma = "";
   for (const Action& a : r.actions)
     if (a.out_of_order)
       fmt::format_to(std::back_inserter(members), FMT_COMPILE("{}{}"), std::exchange(comma, ","), a.end_seq);
-  put(members, "],");
+  add(members, "],");
   const std::string last = after.dump();
   members.append(last.data() + 1, last.data() + last.size());  // all but the opening brace
   std::string text(members.data(), members.size());
@@ -314,28 +330,35 @@ Report durations_json(const DurationsResult& r, PendingFit* fit, const UtcLabels
   actions.text = text + ",\"actions\":[";
   actions.rows = r.actions.size();
   actions.format_rows = [&r, utc](size_t begin, size_t end, fmt::memory_buffer& out) {
+    RowCursor rows(out, end - begin, 150, 200 + 3 * kJsonNumberMax);
     for (size_t i = begin; i < end; ++i) {
       const Action& a = r.actions[i];
-      fmt::format_to(std::back_inserter(out),
-                     FMT_COMPILE("{}{{\"start_seq\":{},\"end_seq\":{},\"start_code\":{},\"end_code\":{},"
-                                 "\"duration_ns\":"),
-                     i ? "," : "", a.start_seq, a.end_seq, a.start_code, a.end_code);
-      put_jnum(out, a.duration_ns);
-      put(out, ",\"bound_ns\":");
-      if (a.bound_ns > 0)
-        put_jnum(out, a.bound_ns);
-      else
-        put(out, "null");
-      put(out, a.stall_ns > 0 ? ",\"stall\":true,\"stall_ns\":" : ",\"stall\":false,\"stall_ns\":");
-      put_jnum(out, a.stall_ns);
+      char* at = rows.next();
+      if (i) *at++ = ',';
+      at = put(at, "{\"start_seq\":");
+      at = put_int(at, a.start_seq);
+      at = put(at, ",\"end_seq\":");
+      at = put_int(at, a.end_seq);
+      at = put(at, ",\"start_code\":");
+      at = put_int(at, a.start_code);
+      at = put(at, ",\"end_code\":");
+      at = put_int(at, a.end_code);
+      at = put(at, ",\"duration_ns\":");
+      at = put_jnum(at, a.duration_ns);
+      at = put(at, ",\"bound_ns\":");
+      at = a.bound_ns > 0 ? put_jnum(at, a.bound_ns) : put(at, "null");
+      at = a.stall_ns > 0 ? put(at, ",\"stall\":true,\"stall_ns\":")
+                          : put(at, ",\"stall\":false,\"stall_ns\":");
+      at = put_jnum(at, a.stall_ns);
       if (utc) {
-        put(out, ",\"start_utc\":\"");
-        put(out, utc->at(a.start_ns));
-        put(out, "\",\"end_utc\":\"");
-        put(out, utc->at(a.end_ns));
-        put(out, "\"");
+        at = put(at, ",\"start_utc\":\"");
+        at = put_text(rows, at, utc->at(a.start_ns));
+        at = put(at, "\",\"end_utc\":\"");
+        at = put_text(rows, at, utc->at(a.end_ns));
+        *at++ = '"';
       }
-      put(out, "}");
+      *at++ = '}';
+      rows.done(at);
     }
   };
   report.push_back(std::move(actions));
@@ -421,33 +444,33 @@ Report durations_text(const DurationsResult& r, PendingFit* fit, const UtcLabels
       char field[400];  // any double with one decimal fits (DBL_MAX is 309 digits)
       auto integer = [&](size_t width, uint64_t value) {
         const char* last = fmt::format_to(field, FMT_COMPILE("{}"), value);
-        put_right(out, width, static_cast<size_t>(last - field), {field, last});
+        add_right(out, width, static_cast<size_t>(last - field), {field, last});
       };
       // `sign` ("±" or empty) goes before the number, in one column.
       auto decimal = [&](size_t width, double value, std::string_view sign) {
         const char* last = write_tenths(field, value);
         const size_t length = static_cast<size_t>(last - field);
-        put_right(out, width, length + (sign.empty() ? 0 : 1), sign);
-        put(out, {field, length});
+        add_right(out, width, length + (sign.empty() ? 0 : 1), sign);
+        add(out, {field, length});
       };
       for (size_t i = begin; i < end; ++i) {
         const Action& a = r.actions[i];
         integer(10, a.start_seq);
-        put(out, "  ");
+        add(out, "  ");
         integer(10, a.end_seq);
-        put(out, "  ");
+        add(out, "  ");
         decimal(16, a.duration_ns, {});
-        put(out, "  ");
+        add(out, "  ");
         if (a.bound_ns > 0)
           decimal(14, a.bound_ns, "±");
         else
-          put_right(out, 14, 7, "unknown");
+          add_right(out, 14, 7, "unknown");
         if (a.stall_ns > 0) {
-          put(out, "  STALL ");
-          put_tenths(out, a.stall_ns);
-          put(out, " ns");
+          add(out, "  STALL ");
+          add_tenths(out, a.stall_ns);
+          add(out, " ns");
         }
-        put(out, "\n");
+        add(out, "\n");
       }
     };
   }
@@ -476,8 +499,8 @@ Report durations_text(const DurationsResult& r, PendingFit* fit, const UtcLabels
 std::string report_text(const Report& report) {
   fmt::memory_buffer out;
   for (const ReportPart& part : report) {
-    put(out, part.text);
-    if (part.late_text) put(out, part.late_text());
+    add(out, part.text);
+    if (part.late_text) add(out, part.late_text());
     if (part.rows) part.format_rows(0, part.rows, out);
   }
   return fmt::to_string(out);
@@ -616,17 +639,27 @@ std::string format_histogram(const HistogramResult& r, OutputFormat format) {
   return out;
 }
 
-void write_merged_row(fmt::memory_buffer& out, int64_t trace_id, const AnalysisEvent& event,
-                      LinearClock clock, const UtcNs* utc, IsoUtcWriter& iso) {
-  fmt::format_to(std::back_inserter(out), FMT_COMPILE("{},{},{},{},{},"), trace_id, event.seq, event.probe,
-                 event.code, event.lines);
-  put_tenths(out, event.time_ns);
-  put(out, ",");
-  put_tenths(out, clock.reference_ns(event.time_ns));
-  char tail[kIsoUtcLength + 2] = {','};
-  char* last = utc ? iso.write(*utc, tail + 1) : tail;
-  *last++ = '\n';
-  out.append(utc ? tail : last - 1, last);
+char* write_merged_row(char* at, int64_t trace_id, const AnalysisEvent& event, LinearClock clock,
+                       const UtcNs* utc, IsoUtcWriter& iso) {
+  at = put_int(at, trace_id);
+  *at++ = ',';
+  at = put_int(at, event.seq);
+  *at++ = ',';
+  at = put_int(at, event.probe);
+  *at++ = ',';
+  at = put_int(at, event.code);
+  *at++ = ',';
+  at = put_int(at, event.lines);
+  *at++ = ',';
+  at = write_tenths(at, event.time_ns);
+  *at++ = ',';
+  at = write_tenths(at, clock.reference_ns(event.time_ns));
+  if (utc) {
+    *at++ = ',';
+    at = iso.write(*utc, at);
+  }
+  *at++ = '\n';
+  return at;
 }
 
 Report align_report(const AlignResult& r, std::span<const Capture> captures,
@@ -640,15 +673,16 @@ Report align_report(const AlignResult& r, std::span<const Capture> captures,
                     r.timeline.size()};
     rows.format_rows = [&r, captures, trace, utc](size_t begin, size_t end, fmt::memory_buffer& out) {
       IsoUtcWriter iso;
+      RowCursor rows(out, end - begin, utc ? 96 : 64, kMergedRowMax);
       for (const MergedRef& merged : std::span(r.timeline).subspan(begin, end - begin)) {
         const AnalysisEvent& event = captures[merged.capture].events[merged.event];
         const LinearClock clock = r.clock(merged.capture);
         if (!utc) {
-          write_merged_row(out, trace(merged.capture), event, clock, nullptr, iso);
+          rows.done(write_merged_row(rows.next(), trace(merged.capture), event, clock, nullptr, iso));
           continue;
         }
         const UtcNs at = (*utc)(merged.capture, event, clock.reference_ns(event.time_ns));
-        write_merged_row(out, trace(merged.capture), event, clock, &at, iso);
+        rows.done(write_merged_row(rows.next(), trace(merged.capture), event, clock, &at, iso));
       }
     };
     return {std::move(rows)};
@@ -684,25 +718,35 @@ Report align_report(const AlignResult& r, std::span<const Capture> captures,
     ReportPart rows{head + ",\"timeline\":[", r.timeline.size()};
     rows.format_rows = [&r, captures, trace, utc](size_t begin, size_t end, fmt::memory_buffer& out) {
       IsoUtcWriter iso;
+      RowCursor rows(out, end - begin, utc ? 170 : 130, 200 + 6 * 20 + 2 * kJsonNumberMax + kIsoUtcLength);
       for (size_t i = begin; i < end; ++i) {
         const MergedRef merged = r.timeline[i];
         const AnalysisEvent& e = captures[merged.capture].events[merged.event];
         const LinearClock clock = r.clock(merged.capture);
-        fmt::format_to(std::back_inserter(out),
-                       FMT_COMPILE("{}{{\"trace_id\":{},\"seq\":{},\"probe\":{},\"code\":{},\"lines\":{},"
-                                   "\"time_ns\":"),
-                       i ? "," : "", trace(merged.capture), e.seq, e.probe, e.code, e.lines);
-        put_jnum(out, e.time_ns);
-        put(out, ",\"ref_time_ns\":");
+        char* at = rows.next();
+        if (i) *at++ = ',';
+        at = put(at, "{\"trace_id\":");
+        at = put_int(at, trace(merged.capture));
+        at = put(at, ",\"seq\":");
+        at = put_int(at, e.seq);
+        at = put(at, ",\"probe\":");
+        at = put_int(at, e.probe);
+        at = put(at, ",\"code\":");
+        at = put_int(at, e.code);
+        at = put(at, ",\"lines\":");
+        at = put_int(at, e.lines);
+        at = put(at, ",\"time_ns\":");
+        at = put_jnum(at, e.time_ns);
+        at = put(at, ",\"ref_time_ns\":");
         const double reference_ns = clock.reference_ns(e.time_ns);
-        put_jnum(out, reference_ns);
+        at = put_jnum(at, reference_ns);
         if (utc) {
-          char text[kIsoUtcLength];
-          put(out, ",\"time_utc\":\"");
-          put(out, {text, iso.write((*utc)(merged.capture, e, reference_ns), text)});
-          put(out, "\"");
+          at = put(at, ",\"time_utc\":\"");
+          at = iso.write((*utc)(merged.capture, e, reference_ns), at);
+          *at++ = '"';
         }
-        put(out, "}");
+        *at++ = '}';
+        rows.done(at);
       }
     };
     return {std::move(rows), {"]}\n"}};

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/stats.h"
+#include "common/row_cursor.h"
 
 namespace ett::host {
 
@@ -114,10 +115,12 @@ Report pps_align_report(const PpsAlignResult& r, std::span<const Capture> captur
     ReportPart rows{"trace_id,seq,probe,code,lines,time_ns,ref_time_ns,time_utc\n", r.timeline.size()};
     rows.format_rows = [&r, captures, mappings, ids](size_t begin, size_t end, fmt::memory_buffer& out) {
       IsoUtcWriter iso;
+      RowCursor rows(out, end - begin, 96, kMergedRowMax);
       for (const MergedRef& merged : std::span(r.timeline).subspan(begin, end - begin)) {
         const AnalysisEvent& event = captures[merged.capture].events[merged.event];
         const UtcNs utc = mappings[merged.capture].utc_of_tsc(event.tsc);
-        write_merged_row(out, ids[merged.capture], event, r.maps[merged.capture].clock(), &utc, iso);
+        rows.done(write_merged_row(rows.next(), ids[merged.capture], event, r.maps[merged.capture].clock(),
+                                   &utc, iso));
       }
     };
     return {std::move(rows)};

@@ -40,8 +40,13 @@ char* write_fixed(char* out, double value) {
     const u128 rest = product - (units << shift);
     const u128 half = u128{1} << (shift - 1);
     if (rest > half || (rest == half && (units & 1) != 0)) ++units;
-    whole = static_cast<uint64_t>(units / kScale);
-    fraction = static_cast<uint64_t>(units % kScale);
+    if (units >> 64 == 0) {  // most values: a 64-bit division, not a call to the 128-bit one
+      whole = static_cast<uint64_t>(units) / kScale;
+      fraction = static_cast<uint64_t>(units) % kScale;
+    } else {
+      whole = static_cast<uint64_t>(units / kScale);
+      fraction = static_cast<uint64_t>(units % kScale);
+    }
   }
   if (bits >> 63) *out++ = '-';
   out = fmt::format_to(out, FMT_COMPILE("{}"), whole);

@@ -1,14 +1,13 @@
-// csv.cpp: writes a capture's events as CSV, a row at a time into a buffer with std::to_chars (no
-// formatting library per field: this is most of an export's work).
+// csv.cpp: writes a capture's events as CSV, a row at a time into a buffer through a RowCursor.
 #include "export/csv.h"
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <cmath>
 #include <span>
 
 #include "common/decimals.h"
+#include "common/row_cursor.h"
 
 namespace ett::host {
 
@@ -21,37 +20,29 @@ void CsvWriter::add(std::span<const AnalysisEvent> events) {
       events.size(),
       [events, utc = m_utc](size_t begin, size_t end, fmt::memory_buffer& buffer) {
         IsoUtcWriter iso;
-        // Room for the longest row: 20 + 3 + 3 + 20 + 400 (a double: far more than a TSC time needs) + 3 +
-        // 30 + 7 separators. Rows are about 50 bytes: the room is made for many rows at once.
-        constexpr size_t kRow = 490, kTypicalRow = 64;
-        size_t size = buffer.size();
-        buffer.resize(size + kRow + (end - begin) * kTypicalRow);
-        char* at = buffer.data() + size;
+        // The longest row: 20 + 3 + 3 + 20 + 400 (a double: far more than a TSC time needs) + 3 + 30 + 7
+        // separators; rows are about 50 bytes.
+        RowCursor rows(buffer, end - begin, 64, 490);
         for (const AnalysisEvent& e : events.subspan(begin, end - begin)) {
-          if (buffer.data() + buffer.size() - at < static_cast<std::ptrdiff_t>(kRow)) {
-            size = static_cast<size_t>(at - buffer.data());
-            buffer.resize(size + kRow + (end - begin) * kTypicalRow);
-            at = buffer.data() + size;
-          }
-          char* const row_end = at + kRow;
-          at = std::to_chars(at, row_end, e.seq).ptr;
+          char* at = rows.next();
+          at = put_int(at, e.seq);
           *at++ = ',';
-          at = std::to_chars(at, row_end, e.probe).ptr;
+          at = put_int(at, e.probe);
           *at++ = ',';
-          at = std::to_chars(at, row_end, e.code).ptr;
+          at = put_int(at, e.code);
           *at++ = ',';
-          at = std::to_chars(at, row_end, e.tsc).ptr;
+          at = put_int(at, e.tsc);
           *at++ = ',';
           at = write_tenths(at, e.time_ns);
           *at++ = ',';
-          at = std::to_chars(at, row_end, e.lines).ptr;
+          at = put_int(at, e.lines);
           if (utc) {
             *at++ = ',';
             at = iso.write(utc->at(e.tsc), at);
           }
           *at++ = '\n';
+          rows.done(at);
         }
-        buffer.resize(static_cast<size_t>(at - buffer.data()));
       },
       *m_out);
 }
