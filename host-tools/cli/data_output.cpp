@@ -73,10 +73,6 @@ host::TableFormat table_format(DataFormat format) {
 
 }  // namespace
 
-std::string render_table(const host::ResultTable& table, DataFormat format) {
-  return host::render_table(table, table_format(format));
-}
-
 RowOutput::~RowOutput() {
   if (m_created.empty()) return;
   m_writer.reset();

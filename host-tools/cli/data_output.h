@@ -31,9 +31,6 @@ bool to_stdout(const DataOutput& out);
 // Writes `text` to -o FILE (never over an existing file without --force) or standard output.
 host::Status emit(const DataOutput& out, const std::string& text);
 
-// A query result as an aligned table, CSV, a JSON array of objects or JSON Lines (host::TableWriter).
-std::string render_table(const host::ResultTable& table, DataFormat format);
-
 // A query's rows written to -o FILE or standard output as they are read (host::TableWriter). The output is
 // opened when the columns arrive, so that a query that fails to start writes nothing; a file it creates is
 // removed again unless finish() is reached.

@@ -7,7 +7,6 @@
 
 #include "commands.h"
 #include "data_output.h"
-#include "db/table_output.h"
 
 namespace ett::cli {
 
@@ -35,10 +34,12 @@ int run_sql(SqlOptions& options) {
   if (!exists) return report(exists.error());
   auto db = open_database(options.db);
   if (!db) return report(db.error());
-  auto table = (*db)->run_script(options.sql);
-  if (!table) return report(table.error());
-  if (table->columns.empty()) return 0;  // a statement without results (CREATE INDEX, UPDATE, ...)
-  auto written = emit(options.out, render_table(*table, *format));
+  // Written as the rows are read (a SELECT of 10 M events is never held whole); nothing for statements
+  // without results (CREATE INDEX, UPDATE, ...).
+  RowOutput out(options.out, *format);
+  auto ran = (*db)->run_script_rows(options.sql, out);
+  if (!ran) return report(ran.error());
+  auto written = out.finish();
   return written ? 0 : report(written.error());
 }
 

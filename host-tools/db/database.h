@@ -114,6 +114,10 @@ class Database {
   virtual Status query_rows(const std::string& sql, std::span<const SqlValue> params, RowSink& sink) = 0;
   // Runs ad-hoc SQL (possibly several statements); returns the last statement's rows.
   virtual Expected<ResultTable> run_script(const std::string& sql) = 0;
+  // The same for `ett sql`, the rows handed to `sink` (not called when no statement returns rows): SQLite,
+  // those of the last statement that returns rows, streamed when it is the script's last; PostgreSQL, those
+  // of the script's last statement, streamed when the script is one statement.
+  virtual Status run_script_rows(const std::string& sql, RowSink& sink) = 0;
 
   // Reads the events of one trace typed, as parts at once, each part in seq order (db/event_reader.h).
   virtual Status read_event_parts(int64_t trace_id, const EventColumns& columns, EventPartSink& sink) = 0;

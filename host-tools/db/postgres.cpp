@@ -10,6 +10,8 @@
 #include <cstring>
 #include <functional>
 #include <optional>
+#include <span>
+#include <string_view>
 #include <thread>
 
 #include "db/schema.h"
@@ -266,6 +268,68 @@ class PostgresDatabase final : public Database {
     return fetch(result.get());
   }
 
+  // One statement goes through the extended protocol in single-row mode, its rows handed over kRowBatch at
+  // a time. The extended protocol refuses a script of several statements when it parses it, before any runs
+  // (a syntax error, as a real one is): that script then runs as one simple query, its last result whole.
+  Status run_script_rows(const std::string& sql, RowSink& sink) override {
+    constexpr size_t kRowBatch = 4096;
+    PGconn* conn = m_conn.get();
+    if (PQsendQueryParams(conn, sql.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0) != 1)
+      return result_status(nullptr);
+    PQsetSingleRowMode(conn);
+    Status status;
+    bool parse_refused = false;
+    std::vector<std::vector<DbValue>> batch;  // grows to kRowBatch rows, then reused
+    size_t filled = 0;
+    auto hand_over = [&] {
+      if (filled > 0 && status) status = sink.rows(std::span(batch).first(filled));
+      filled = 0;
+    };
+    bool began = false;
+    while (PGresult* raw = PQgetResult(conn)) {
+      PgResult result(raw);
+      const ExecStatusType kind = PQresultStatus(raw);
+      if (kind == PGRES_COPY_IN || kind == PGRES_COPY_OUT || kind == PGRES_COPY_BOTH)
+        return make_error(ErrorKind::Usage, "PostgreSQL: ett sql cannot run COPY FROM STDIN or TO STDOUT");
+      if (!status) continue;  // the rest of a query that failed or was cancelled
+      if (kind == PGRES_SINGLE_TUPLE || kind == PGRES_TUPLES_OK) {
+        const int columns = PQnfields(raw);
+        if (columns == 0) continue;  // rows without columns print nothing, as a command
+        if (!began) {
+          began = true;
+          std::vector<std::string> names;
+          for (int c = 0; c < columns; ++c) names.emplace_back(PQfname(raw, c));
+          status = sink.columns(names);
+        }
+        if (status && kind == PGRES_SINGLE_TUPLE) {
+          if (filled == batch.size()) batch.emplace_back(static_cast<size_t>(columns));
+          std::vector<DbValue>& row = batch[filled++];
+          for (int c = 0; c < columns; ++c) {
+            if (PQgetisnull(raw, 0, c))
+              row[c].reset();
+            else
+              row[c].emplace(PQgetvalue(raw, 0, c), static_cast<size_t>(PQgetlength(raw, 0, c)));
+          }
+        }
+        if (kind == PGRES_TUPLES_OK || filled == kRowBatch) hand_over();
+        if (!status) cancel();
+      } else if (kind != PGRES_COMMAND_OK && kind != PGRES_EMPTY_QUERY) {
+        const char* code = PQresultErrorField(raw, PG_DIAG_SQLSTATE);
+        const std::string_view state = code ? code : "";
+        parse_refused = !began && state == "42601";  // syntax_error
+        // protocol_violation: the statement has $N parameters, and none are bound
+        status = state == "08P01" ? make_error(ErrorKind::Usage,
+                                               "PostgreSQL: ett sql takes no parameters; use literal values")
+                                  : result_status(raw);
+      }
+    }
+    if (!parse_refused) return status;
+    PgResult result(PQexec(conn, sql.c_str()));
+    ETT_TRY(result_status(result.get()));
+    if (PQnfields(result.get()) == 0) return {};
+    return each_row(result.get(), sink, true);
+  }
+
   Status read_event_parts(int64_t trace_id, const EventColumns& columns, EventPartSink& sink) override {
     return read_postgres_events(m_conn.get(), trace_id, columns, sink);
   }
@@ -478,6 +542,15 @@ class PostgresDatabase final : public Database {
     std::string message = result ? PQresultErrorMessage(result) : PQerrorMessage(m_conn.get());
     while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
     return make_error(ErrorKind::Usage, "PostgreSQL: " + message);
+  }
+
+  // Asks the server to stop the running query (its results are still read to their end).
+  void cancel() {
+    if (PGcancel* request = PQgetCancel(m_conn.get())) {
+      char message[256];
+      PQcancel(request, message, sizeof message);
+      PQfreeCancel(request);
+    }
   }
 
   // The rows of `result` as text into `sink`, after its column names when `with_columns`.

@@ -214,7 +214,15 @@ class SqliteDatabase final : public Database {
   }
 
   Expected<ResultTable> run_script(const std::string& sql) override {
-    ResultTable last;
+    CollectRows collected;
+    ETT_TRY(run_script_rows(sql, collected));
+    return std::move(collected.table);
+  }
+
+  // A statement with rows that ends the script streams them; one that a later statement may still supersede
+  // is kept whole.
+  Status run_script_rows(const std::string& sql, RowSink& sink) override {
+    CollectRows last;
     const char* rest = sql.c_str();
     while (*rest) {
       sqlite3_stmt* raw = nullptr;
@@ -225,10 +233,14 @@ class SqliteDatabase final : public Database {
       if (!statement) continue;  // whitespace or a comment
       if (sqlite3_bind_parameter_count(raw) > 0)
         return make_error(ErrorKind::Usage, "ett sql takes no parameters; use literal values");
-      ETT_TRY_ASSIGN(ResultTable table, fetch(raw));
-      if (!table.columns.empty() || last.columns.empty()) last = std::move(table);
+      if (sqlite3_column_count(raw) > 0 && no_statement_in(rest)) return each_row(raw, sink);
+      CollectRows rows;
+      ETT_TRY(each_row(raw, rows));
+      if (!rows.table.columns.empty() || last.table.columns.empty()) last = std::move(rows);
     }
-    return last;
+    if (last.table.columns.empty()) return {};
+    ETT_TRY(sink.columns(last.table.columns));
+    return sink.rows(last.table.rows);
   }
 
   Status read_event_parts(int64_t trace_id, const EventColumns& columns, EventPartSink& sink) override {
@@ -407,6 +419,20 @@ class SqliteDatabase final : public Database {
     }
     if (filled) ETT_TRY(sink.rows(std::span(batch).first(filled)));
     return {};
+  }
+
+  // Whether `sql` holds nothing but whitespace, comments and empty statements (as SQLite parses it; a
+  // statement that cannot be prepared yet, say on a table an earlier one creates, counts as one).
+  bool no_statement_in(const char* sql) {
+    while (*sql) {
+      sqlite3_stmt* raw = nullptr;
+      const char* tail = nullptr;
+      const int prepared = sqlite3_prepare_v2(m_db.get(), sql, -1, &raw, &tail);
+      SqliteStatement statement(raw);
+      if (prepared != SQLITE_OK || statement) return false;
+      sql = tail;
+    }
+    return true;
   }
 
   Expected<ResultTable> fetch(sqlite3_stmt* statement) {

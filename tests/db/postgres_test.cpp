@@ -308,6 +308,55 @@ TEST_F(PostgresLoad, CommandsOnBothEngines) {
   }
 }
 
+// `ett sql` on PostgreSQL: one statement streams its rows (single-row mode, in batches); a script of several
+// runs whole and gives its last statement's rows; errors name the problem, and a sink that fails stops the
+// query and leaves the connection usable.
+TEST_F(PostgresLoad, ScriptRowsStreamOneStatementAndRunAScriptWhole) {
+  auto db = open_database(fresh_database("script_rows"));
+  ASSERT_TRUE(db) << db.error().message;
+  const std::string select =
+      "SELECT i, CASE WHEN i % 3 = 0 THEN NULL ELSE 'r' || i END AS text FROM generate_series(1, 10000) i";
+  ett::test::CountedRows streamed;
+  ASSERT_TRUE((*db)->run_script_rows(select, streamed));
+  auto whole = (*db)->query(select, {});
+  ASSERT_TRUE(whole) << whole.error().message;
+  EXPECT_EQ(streamed.all.table.columns, (std::vector<std::string>{"i", "text"}));
+  EXPECT_EQ(streamed.all.table.rows, whole->rows);
+  EXPECT_GE(streamed.batches, 3u);
+
+  ett::test::CountedRows script;
+  ASSERT_TRUE((*db)->run_script_rows(
+      "CREATE TEMP TABLE t AS SELECT generate_series(1, 3) AS a; SELECT a, ';' AS b FROM t", script));
+  EXPECT_EQ(script.all.table.columns, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(script.all.table.rows, (std::vector<std::vector<DbValue>>{{"1", ";"}, {"2", ";"}, {"3", ";"}}));
+
+  ett::test::CountedRows none;
+  ASSERT_TRUE((*db)->run_script_rows("SELECT 1 AS a; CREATE TEMP TABLE u (a int)", none));
+  ASSERT_TRUE((*db)->run_script_rows("VACUUM probes", none));
+  EXPECT_TRUE(none.all.table.columns.empty());
+  EXPECT_EQ(none.batches, 0u);
+
+  auto syntax = (*db)->run_script_rows("SELEC 1", none);
+  ASSERT_FALSE(syntax);
+  EXPECT_NE(syntax.error().message.find("syntax error"), std::string::npos) << syntax.error().message;
+  auto parameter = (*db)->run_script_rows("SELECT $1", none);
+  ASSERT_FALSE(parameter);
+  EXPECT_NE(parameter.error().message.find("takes no parameters"), std::string::npos);
+  auto copy = (*db)->run_script_rows("COPY probes TO STDOUT", none);
+  ASSERT_FALSE(copy);
+  EXPECT_NE(copy.error().message.find("COPY"), std::string::npos);
+
+  auto again = open_database(fresh_database("script_rows_refused"));
+  ASSERT_TRUE(again);
+  ett::test::RefusingRows refusing;
+  auto refused = (*again)->run_script_rows("SELECT generate_series(1, 100000000) AS i", refusing);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message, "no room");
+  auto after = (*again)->query("SELECT 2 + 2", {});
+  ASSERT_TRUE(after) << after.error().message;
+  EXPECT_EQ(*after->rows.at(0).at(0), "4");
+}
+
 // mode=hwlat gap lengths and mode=calibrate step lengths are in aux; flags too. Both stay on PostgreSQL.
 TEST_F(PostgresLoad, HwlatAndCalibrateCapturesKeepAuxAndFlags) {
   const std::string modes = dir.file("modes.img");

@@ -20,6 +20,7 @@
 #include "image/event_writer.h"
 #include "image/synth.h"
 #include "image/trace_image.h"
+#include "support/db_fixtures.h"
 #include "support/test_disk_writer.h"
 
 namespace {
@@ -450,16 +451,8 @@ TEST(DbUrl, EnginesAndErrors) {
   EXPECT_FALSE(parse_db_url("mysql://x"));
 }
 
-// A RowSink that counts the batches it is handed and keeps the rows.
-struct CountedRows final : RowSink {
-  Status columns(std::span<const std::string> names) override { return all.columns(names); }
-  Status rows(std::span<const std::vector<DbValue>> batch) override {
-    ++batches;
-    return all.rows(batch);
-  }
-  CollectRows all;
-  size_t batches = 0;
-};
+using ett::test::CountedRows;
+using ett::test::RefusingRows;
 
 // query_rows hands a big result over in batches, the rows query() gives; an error stops it.
 TEST(SqliteQueryRows, ABigResultComesInBatchesWithTheRowsOfQuery) {
@@ -479,15 +472,53 @@ TEST(SqliteQueryRows, ABigResultComesInBatchesWithTheRowsOfQuery) {
   EXPECT_EQ(streamed.all.table.rows, whole->rows);
   EXPECT_EQ(whole->rows.size(), 10'000u);
   EXPECT_GE(streamed.batches, 3u);
-  struct Refusing final : RowSink {
-    Status columns(std::span<const std::string>) override { return {}; }
-    Status rows(std::span<const std::vector<DbValue>>) override {
-      return make_error(ErrorKind::Io, "no room");
-    }
-  } refusing;
+  RefusingRows refusing;
   auto refused = (*db)->query_rows(sql, count, refusing);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().message, "no room");
+}
+
+// `ett sql`: the rows of the last statement that returns any; streamed when it ends the script (comments and
+// empty statements after it aside), kept whole when a later statement might still have rows of its own.
+TEST(SqliteScriptRows, TheLastStatementsRowsStreamAndAnEarlierOnesAreKeptWhole) {
+  ett::test::TempDir dir;
+  auto db = open_database("sqlite:" + dir.file("script.db"));
+  ASSERT_TRUE(db) << db.error().message;
+  const std::string make =
+      "CREATE TEMP TABLE t AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < "
+      "10000) "
+      "SELECT i, CASE WHEN i % 3 = 0 THEN NULL ELSE 'r' || i END AS text FROM n; ";
+  CountedRows last;
+  ASSERT_TRUE((*db)->run_script_rows(make + "SELECT * FROM t; -- the end\n ;", last));
+  auto whole = (*db)->query("SELECT * FROM t", {});
+  ASSERT_TRUE(whole) << whole.error().message;
+  EXPECT_EQ(last.all.table.columns, (std::vector<std::string>{"i", "text"}));
+  EXPECT_EQ(last.all.table.rows, whole->rows);
+  EXPECT_GE(last.batches, 3u);
+
+  CountedRows kept;
+  ASSERT_TRUE((*db)->run_script_rows("SELECT * FROM t; CREATE TEMP TABLE u (a)", kept));
+  EXPECT_EQ(kept.all.table.rows, whole->rows);
+  EXPECT_EQ(kept.batches, 1u);
+  EXPECT_TRUE((*db)->query("SELECT * FROM u", {}));
+
+  CountedRows later;
+  ASSERT_TRUE((*db)->run_script_rows("SELECT * FROM t; SELECT 7 AS seven /* c */", later));
+  EXPECT_EQ(later.all.table.columns, std::vector<std::string>{"seven"});
+  EXPECT_EQ(later.all.table.rows, (std::vector<std::vector<DbValue>>{{"7"}}));
+
+  CountedRows none;
+  ASSERT_TRUE((*db)->run_script_rows("CREATE TEMP TABLE v (a); INSERT INTO v VALUES (1)", none));
+  EXPECT_TRUE(none.all.table.columns.empty());
+  EXPECT_EQ(none.batches, 0u);
+
+  RefusingRows refusing;
+  auto refused = (*db)->run_script_rows("SELECT * FROM t", refusing);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message, "no room");
+  auto parameter = (*db)->run_script_rows("SELECT ?1", none);
+  ASSERT_FALSE(parameter);
+  EXPECT_NE(parameter.error().message.find("takes no parameters"), std::string::npos);
 }
 
 TEST(DbOutput, AlignedTableAndCsv) {
@@ -726,6 +757,9 @@ class RestartingReads final : public Database {
     return m_inner.query_rows(sql, params, sink);
   }
   Expected<ResultTable> run_script(const std::string& sql) override { return m_inner.run_script(sql); }
+  Status run_script_rows(const std::string& sql, RowSink& sink) override {
+    return m_inner.run_script_rows(sql, sink);
+  }
   Status read_event_parts(int64_t trace_id, const EventColumns& columns, EventPartSink& sink) override {
     Once once(sink, restarts);
     return m_inner.read_event_parts(trace_id, columns, once);

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdio>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -34,6 +35,25 @@ inline CommandResult ett(const std::string& args) {
   result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
 }
+
+// A RowSink that counts the batches it is handed and keeps the rows.
+struct CountedRows final : host::RowSink {
+  host::Status columns(std::span<const std::string> names) override { return all.columns(names); }
+  host::Status rows(std::span<const std::vector<host::DbValue>> batch) override {
+    ++batches;
+    return all.rows(batch);
+  }
+  host::CollectRows all;
+  size_t batches = 0;
+};
+
+// A RowSink whose every batch of rows fails ("no room").
+struct RefusingRows final : host::RowSink {
+  host::Status columns(std::span<const std::string>) override { return {}; }
+  host::Status rows(std::span<const std::vector<host::DbValue>>) override {
+    return host::make_error(host::ErrorKind::Io, "no room");
+  }
+};
 
 // The tables of schema version 1 (no ett_schema, events without flags and aux, no events indexes). traces has
 // not changed since, so its DDL is today's.
