@@ -73,7 +73,8 @@ void write_perfetto(const Capture& capture, ActionList actions, TextOut& out,
   for (const std::string& probe : names) longest_name = std::max(longest_name, probe.size());
   const std::span<const AnalysisEvent> events = capture.events;
   // Each event: an instant on its probe's track and the probe's code on its counter track ("NAME code"), both
-  // at the same time, written once. About 230 bytes; at most 150 of text, 4 integers and 2 times.
+  // at the same time, written once. About 230 bytes; room for 150 of fixed text, the longest probe
+  // name, 80 of integers (seq and tsc, 20 digits each; probe, code twice and lines, 3 each) and 2 times.
   write_independent_lines(
       events.size(),
       [events, &names, &stamps, longest_name](size_t begin, size_t end, fmt::memory_buffer& buffer) {
@@ -106,7 +107,7 @@ void write_perfetto(const Capture& capture, ActionList actions, TextOut& out,
       },
       out);
   // An action's id is its place in the list, from 1; its name "action code N" needs no JSON escaping. About
-  // 250 bytes; at most 230 of text, 6 integers and 3 times.
+  // 250 bytes; room for 230 of fixed text, 6 integers and 3 times.
   write_independent_lines(
       actions.size(),
       [actions, &stamps](size_t begin, size_t end, fmt::memory_buffer& buffer) {
