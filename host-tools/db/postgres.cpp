@@ -305,14 +305,18 @@ class PostgresDatabase final : public Database {
           if (filled == batch.size()) batch.emplace_back(static_cast<size_t>(columns));
           std::vector<DbValue>& row = batch[filled++];
           for (int c = 0; c < columns; ++c) {
+            const char* value = PQgetvalue(raw, 0, c);
+            const auto length = static_cast<size_t>(PQgetlength(raw, 0, c));
             if (PQgetisnull(raw, 0, c))
               row[c].reset();
+            else if (row[c])
+              row[c]->assign(value, length);  // the string of the batch before reused
             else
-              row[c].emplace(PQgetvalue(raw, 0, c), static_cast<size_t>(PQgetlength(raw, 0, c)));
+              row[c].emplace(value, length);
           }
         }
         if (kind == PGRES_TUPLES_OK || filled == kRowBatch) hand_over();
-        if (!status) cancel();
+        if (!status && kind == PGRES_SINGLE_TUPLE) cancel();  // rows still to come: stop them
       } else if (kind != PGRES_COMMAND_OK && kind != PGRES_EMPTY_QUERY) {
         const char* code = PQresultErrorField(raw, PG_DIAG_SQLSTATE);
         const std::string_view state = code ? code : "";

@@ -485,9 +485,8 @@ TEST(SqliteScriptRows, TheLastStatementsRowsStreamAndAnEarlierOnesAreKeptWhole) 
   auto db = open_database("sqlite:" + dir.file("script.db"));
   ASSERT_TRUE(db) << db.error().message;
   const std::string make =
-      "CREATE TEMP TABLE t AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < "
-      "10000) "
-      "SELECT i, CASE WHEN i % 3 = 0 THEN NULL ELSE 'r' || i END AS text FROM n; ";
+      "CREATE TEMP TABLE t AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+      "WHERE i < 10000) SELECT i, CASE WHEN i % 3 = 0 THEN NULL ELSE 'r' || i END AS text FROM n; ";
   CountedRows last;
   ASSERT_TRUE((*db)->run_script_rows(make + "SELECT * FROM t; -- the end\n ;", last));
   auto whole = (*db)->query("SELECT * FROM t", {});
