@@ -220,15 +220,14 @@ void add(fmt::memory_buffer& out, std::string_view text) {
 }
 
 void add_tenths(fmt::memory_buffer& out, double value) {
-  char field[400];  // any double with one decimal fits (DBL_MAX is 309 digits)
+  char field[kFixedRoom];
   add(out, {field, write_tenths(field, value)});
 }
 
-// The fields of RowCursor rows. A number with one decimal (kDecimalMax: any double fits, DBL_MAX is 309
-// digits); a number as jnum() gives it and nlohmann-json writes it (its own shortest round-trip form, "0.0"
-// for a whole number; at most kJsonNumberMax): rows written by hand are byte for byte what a JSON document of
-// them would dump; a text of any length.
-constexpr size_t kDecimalMax = 400;
+// The fields of RowCursor rows. A number with one decimal (write_tenths, at most kFixedRoom); a number as
+// jnum() gives it and nlohmann-json writes it (its own shortest round-trip form, "0.0" for a whole number; at
+// most kJsonNumberMax): rows written by hand are byte for byte what a JSON document of them would dump; a
+// text of any length.
 constexpr size_t kJsonNumberMax = 64;  // nlohmann's own number buffer size
 char* put_jnum(char* at, double value) {
   const Json number = jnum(value);
@@ -257,7 +256,7 @@ Report durations_csv(const DurationsResult& r, const UtcLabels* utc) {
       utc ? ",start_utc,end_utc" : "");
   actions.rows = r.actions.size();
   actions.format_rows = [&r, utc](size_t begin, size_t end, fmt::memory_buffer& out) {
-    RowCursor rows(out, end - begin, 80, 120 + 4 * kDecimalMax);
+    RowCursor rows(out, end - begin, 80, 120 + 4 * kFixedRoom);
     for (size_t i = begin; i < end; ++i) {
       const Action& a = r.actions[i];
       char* at = rows.next();
@@ -441,7 +440,7 @@ Report durations_text(const DurationsResult& r, PendingFit* fit, const UtcLabels
     // column): fmt's width handling measured every field's display width, and a row per action is millions
     // of rows at 10 M events.
     actions.format_rows = [&r](size_t begin, size_t end, fmt::memory_buffer& out) {
-      char field[400];  // any double with one decimal fits (DBL_MAX is 309 digits)
+      char field[kFixedRoom];
       auto integer = [&](size_t width, uint64_t value) {
         const char* last = fmt::format_to(field, FMT_COMPILE("{}"), value);
         add_right(out, width, static_cast<size_t>(last - field), {field, last});

@@ -16,6 +16,7 @@
 #include "analysis/intervals.h"
 #include "analysis/pps.h"
 #include "analysis/precision.h"
+#include "common/decimals.h"
 #include "common/status.h"
 #include "common/utc_time.h"
 
@@ -72,7 +73,7 @@ std::string format_align(const AlignResult& result, std::span<const Capture> cap
 // A line of a merged timeline's CSV: trace id, seq, probe, code, lines, time_ns, its time on the reference
 // clock (ns, one decimal), and its time_utc when `utc` is given (written by `iso`). Writes at most
 // kMergedRowMax characters at `at` (a RowCursor row) and returns the end.
-constexpr size_t kMergedRowMax = 5 * 20 + 2 * 400 + kIsoUtcLength + 8;
+constexpr size_t kMergedRowMax = 5 * 20 + 2 * kFixedRoom + kIsoUtcLength + 8;
 char* write_merged_row(char* at, int64_t trace_id, const AnalysisEvent& event, LinearClock clock,
                        const UtcNs* utc, IsoUtcWriter& iso);
 // Text and JSON: the rate, jitter and UTC label; CSV: one row per pulse and per rejected edge.

@@ -6,11 +6,15 @@
 #include <fmt/format.h>
 
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 
 namespace ett::host {
 
-// Writes `value` as "{:.<Decimals>f}" would at `out` (room for any double: 400 chars) and returns the end.
+// The room write_fixed needs for any double (DBL_MAX has 309 digits before the point).
+constexpr size_t kFixedRoom = 400;
+
+// Writes `value` as "{:.<Decimals>f}" would at `out` (kFixedRoom characters of room) and returns the end.
 // A finite, normal double below 2^63 is mantissa * 2^-shift exactly, so value * 10^Decimals is the 128-bit
 // product mantissa * 10^Decimals shifted right by `shift`: its integer part and the bits shifted out round
 // it exactly (an exact half to even, as fmt does). Zero, subnormals, infinities, NaN and bigger values go to

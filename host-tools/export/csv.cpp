@@ -20,9 +20,9 @@ void CsvWriter::add(std::span<const AnalysisEvent> events) {
       events.size(),
       [events, utc = m_utc](size_t begin, size_t end, fmt::memory_buffer& buffer) {
         IsoUtcWriter iso;
-        // The longest row: 20 + 3 + 3 + 20 + 400 (a double: far more than a TSC time needs) + 3 + 30 + 7
+        // The longest row: 20 + 3 + 3 + 20 + a double (far less than kFixedRoom for a TSC time) + 3 + 30 + 7
         // separators; rows are about 50 bytes.
-        RowCursor rows(buffer, end - begin, 64, 490);
+        RowCursor rows(buffer, end - begin, 64, 86 + kFixedRoom);
         for (const AnalysisEvent& e : events.subspan(begin, end - begin)) {
           char* at = rows.next();
           at = put_int(at, e.seq);

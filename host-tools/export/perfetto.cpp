@@ -44,7 +44,7 @@ class Timestamps {
     const int64_t ns = m_utc->unix_ns(m_start_tsc + static_cast<uint64_t>(std::llround(ticks)));
     return fmt::format_to(at, FMT_COMPILE("{}.{:03}"), ns / 1000, static_cast<int>(ns % 1000));
   }
-  static constexpr size_t kMaxBytes = 400;  // write_fixed's room for any double
+  static constexpr size_t kMaxBytes = kFixedRoom;
 
  private:
   const TscUtcClock* m_utc;
@@ -114,26 +114,26 @@ void write_perfetto(const Capture& capture, ActionList actions, TextOut& out,
         RowCursor rows(buffer, end - begin, 260, 230 + 6 * 20 + 3 * Timestamps::kMaxBytes);
         for (size_t i = begin; i < end; ++i) {
           const Action action = actions[i];
-          const uint64_t id = i + 1;
-          char* at = rows.next();
-          at = put(at, ",\n{\"ph\":\"b\",\"cat\":\"action\",\"id\":");
-          at = put_int(at, id);
-          at = put(at, ",\"pid\":1,\"tid\":0,\"ts\":");
-          at = stamps.write(at, action.start_ns);
-          at = put(at, ",\"name\":\"action code ");
-          at = put_int(at, action.start_code);
+          // The slice's begin ('b') or end ('e') event up to its name, which the begin's args follow.
+          auto slice_event = [&](char* at, char phase, double time_ns) {
+            at = put(at, ",\n{\"ph\":\"");
+            *at++ = phase;
+            at = put(at, "\",\"cat\":\"action\",\"id\":");
+            at = put_int(at, i + 1);
+            at = put(at, ",\"pid\":1,\"tid\":0,\"ts\":");
+            at = stamps.write(at, time_ns);
+            at = put(at, ",\"name\":\"action code ");
+            return put_int(at, action.start_code);
+          };
+          char* at = slice_event(rows.next(), 'b', action.start_ns);
           at = put(at, "\",\"args\":{\"start_seq\":");
           at = put_int(at, action.start_seq);
           at = put(at, ",\"end_seq\":");
           at = put_int(at, action.end_seq);
           at = put(at, ",\"duration_ns\":");
           at = write_tenths(at, action.duration_ns);
-          at = put(at, "}},\n{\"ph\":\"e\",\"cat\":\"action\",\"id\":");
-          at = put_int(at, id);
-          at = put(at, ",\"pid\":1,\"tid\":0,\"ts\":");
-          at = stamps.write(at, action.end_ns);
-          at = put(at, ",\"name\":\"action code ");
-          at = put_int(at, action.start_code);
+          at = put(at, "}}");
+          at = slice_event(at, 'e', action.end_ns);
           at = put(at, "\"}");
           rows.done(at);
         }
