@@ -57,12 +57,15 @@ TextOut::TextOut(TextOut&& other) noexcept
       m_name(std::move(other.m_name)),
       m_owns(other.m_owns),
       m_regular_file(other.m_regular_file),
-      m_status(std::move(other.m_status)) {
+      m_status(std::move(other.m_status)),
+      m_file_bytes(other.m_file_bytes),
+      m_write_behind(std::move(other.m_write_behind)) {
   other.m_fd = -1;
   other.m_owns = false;
 }
 
 TextOut::~TextOut() {
+  m_write_behind.reset();  // its thread uses the descriptor
   if (m_owns) ::close(m_fd);
 }
 
@@ -73,6 +76,7 @@ Expected<TextOut> TextOut::open(const std::string& path, bool force) {
   TextOut out(fd, target_name(path), fd != STDOUT_FILENO);
   struct stat status {};
   out.m_regular_file = out.m_owns && ::fstat(fd, &status) == 0 && S_ISREG(status.st_mode);
+  if (out.m_regular_file) out.m_write_behind = std::make_unique<WriteBehind>(fd);
   return out;
 }
 
@@ -80,6 +84,8 @@ Status TextOut::rewind() {
   m_buffer.clear();
   if (m_fd < 0) return {};
   if (!m_regular_file) return make_error(ErrorKind::Io, m_name + ": cannot take back what was written to it");
+  if (m_write_behind) m_write_behind->restart();
+  m_file_bytes = 0;
   if (::ftruncate(m_fd, 0) != 0 || ::lseek(m_fd, 0, SEEK_SET) != 0)
     return make_error(ErrorKind::Io, errno_message(m_name, errno));
   return {};
@@ -87,17 +93,25 @@ Status TextOut::rewind() {
 
 void TextOut::flush() {
   if (m_fd < 0) return;  // in memory: the buffer is the text
-  if (m_status) m_status = write_all(m_fd, m_buffer.data(), m_buffer.size(), m_name);
+  write_to_file(std::string_view(m_buffer.data(), m_buffer.size()));
   m_buffer.clear();
 }
 
 void TextOut::write_through(std::string_view text) {
   flush();
-  if (m_status) m_status = write_all(m_fd, text.data(), text.size(), m_name);
+  write_to_file(text);
+}
+
+void TextOut::write_to_file(std::string_view text) {
+  if (!m_status || text.empty()) return;
+  m_status = write_all(m_fd, text.data(), text.size(), m_name);
+  m_file_bytes += text.size();
+  if (m_write_behind) m_write_behind->wrote(m_file_bytes);
 }
 
 Status TextOut::finish() {
   flush();
+  m_write_behind.reset();  // what the disk has not taken yet stays in the page cache
   if (m_owns) {
     const int fd = m_fd;
     m_owns = false;

@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <functional>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include "common/status.h"
+#include "common/write_behind.h"
 
 namespace ett::host {
 
@@ -21,7 +23,8 @@ Status write_output(const std::string& path, const std::string& text, bool force
 // Text written in pieces: gathered in a buffer that goes to the file whenever it passes a megabyte, so that a
 // 10 M-event export never holds its whole text; or kept whole in memory (the default constructor, for the
 // string forms of the exporters). A write error is remembered, later writes are dropped, and finish() says
-// what it was.
+// what it was. A file of its own (not standard output) is written behind (WriteBehind): past its first 64 MB
+// it does not take more of the page cache than that.
 class TextOut {
  public:
   TextOut() = default;  // into memory: take() returns the text
@@ -62,6 +65,7 @@ class TextOut {
   TextOut(int fd, std::string name, bool owns) : m_fd(fd), m_name(std::move(name)), m_owns(owns) {}
   void flush();
   void write_through(std::string_view text);  // the buffer, then `text` without copying it
+  void write_to_file(std::string_view text);
 
   fmt::memory_buffer m_buffer;
   int m_fd = -1;  // -1: in memory
@@ -69,6 +73,8 @@ class TextOut {
   bool m_owns = false;          // a file of ours to close (not standard output)
   bool m_regular_file = false;  // of ours, and a regular file (not a device such as /dev/null)
   Status m_status;
+  uint64_t m_file_bytes = 0;                    // written to m_fd so far
+  std::unique_ptr<WriteBehind> m_write_behind;  // a regular file of ours
 };
 
 // Appends the lines of items [begin, end) to a buffer.

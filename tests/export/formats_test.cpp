@@ -297,6 +297,37 @@ TEST(TextOut, StreamsToAFileTheTextOfTheWholeExportAndKeepsExistingFiles) {
   std::filesystem::remove_all(dir);
 }
 
+// A file past the 64 MB that TextOut keeps in the page cache (WriteBehind), taken back after the write-behind
+// thread started and written again: the file is the second writer's text, byte for byte.
+TEST(TextOut, PastItsWriteBehindWindowAndRewoundHoldsItsText) {
+  constexpr uint64_t kMiB = uint64_t{1} << 20;
+  auto text = [](uint64_t size, char salt) {
+    std::string all;
+    all.reserve(size);
+    for (uint64_t line = 0; all.size() < size; ++line) all += std::to_string(line * 7919 + salt) + ",x\n";
+    return all;
+  };
+  const std::string first = text(80 * kMiB, 1), second = text(72 * kMiB, 2);
+  char dir[] = "/tmp/ett-textout-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/out.csv";
+  {
+    auto out = TextOut::open(path, false);
+    ASSERT_TRUE(out) << out.error().message;
+    for (size_t at = 0; at < first.size(); at += 300000)
+      out->append(std::string_view(first).substr(at, 300000));
+    ASSERT_TRUE(out->rewind());
+    for (size_t at = 0; at < second.size(); at += 5000)
+      out->append(std::string_view(second).substr(at, 5000));
+    ASSERT_TRUE(out->finish());
+  }
+  std::ifstream in(path, std::ios::binary);
+  const std::string read((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(read.size(), second.size());
+  EXPECT_TRUE(read == second);
+  std::filesystem::remove_all(dir);
+}
+
 // Items formatted on two threads and written by whichever formatted them, in turn: the text of one loop, for
 // counts around the chunk size (4096 items) and lines of uneven length; a format that throws, on either
 // thread, stops the writing and the exception comes out (no hang, nothing from the failed chunk on).
