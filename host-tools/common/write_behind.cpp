@@ -78,12 +78,16 @@ void WriteBehind::run() {
     if (m_stop) return;
     const uint64_t end = m_end;
     lock.unlock();
-    bool ok = ::sync_file_range(m_fd, static_cast<off64_t>(started), static_cast<off64_t>(end - started),
-                                SYNC_FILE_RANGE_WRITE) == 0;
-    started = end;
+    // A step at a time, the write-out started and the pages dropped alike, so that stop() waits for one call
+    // about one step at most, however far behind a slow disk has left this thread.
+    bool ok = true;
+    while (ok && started < end && !stopping()) {
+      const uint64_t until = std::min(end, started + m_window.step_bytes);
+      ok = ::sync_file_range(m_fd, static_cast<off64_t>(started), static_cast<off64_t>(until - started),
+                             SYNC_FILE_RANGE_WRITE) == 0;
+      started = until;
+    }
     const uint64_t drop_end = started > m_window.keep_bytes ? started - m_window.keep_bytes : 0;
-    // A step at a time, so that stop() waits for one step's write at most, however far behind a slow disk
-    // has left this thread.
     while (ok && dropped < drop_end && !stopping()) {
       const uint64_t until = std::min(drop_end, dropped + m_window.step_bytes);
       const auto offset = static_cast<off64_t>(dropped), length = static_cast<off64_t>(until - dropped);
@@ -94,7 +98,7 @@ void WriteBehind::run() {
       dropped = until;
     }
     lock.lock();
-    m_done = end;
+    m_done = started;
     if (!ok) m_failed = true;
     m_handled.notify_all();
     if (m_failed) return;
