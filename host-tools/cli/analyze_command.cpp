@@ -456,6 +456,7 @@ Command add_analyze_command(CLI::App& app) {
             if (!format) return report(format.error());
             auto exists = require_database(o->db);
             if (!exists) return report(exists.error());
+            if (auto free = refuse_existing_output(o->output, o->force); !free) return report(free.error());
             if (precision->parsed()) return run_precision(*o, *format);
             if (durations->parsed()) return run_durations(*o, *format);
             if (intervals->parsed()) return run_intervals(*o, *format);

@@ -278,6 +278,7 @@ int run_compare(const CompareCommandOptions& o) {
   }
   auto exists = require_database(o.db);
   if (!exists) return fail(exists.error());
+  if (auto free = refuse_existing_output(o.output, o.force); !free) return fail(free.error());
   auto db = open_database(o.db);
   if (!db) return fail(db.error());
   double pi_ns = 0;

@@ -92,6 +92,8 @@ host::Expected<MachineInput> assess(const FidelityOptions& options, unsigned mac
 int run_fidelity(const FidelityOptions& options) {
   auto format = data_format(options.out);
   if (!format) return report(format.error());
+  if (auto free = host::refuse_existing_output(options.out.path, options.out.force); !free)
+    return report(free.error());
   std::vector<MachineInput> inputs;
   for (unsigned k = 1; k <= options.machines; ++k) {
     auto input = assess(options, k);

@@ -81,6 +81,8 @@ int run_ls(LsOptions& options) {
   if (options.json) options.out.format = "json";
   auto format = data_format(options.out);
   if (!format) return report(format.error());
+  if (auto free = refuse_existing_output(options.out.path, options.out.force); !free)
+    return report(free.error());
   auto image = TraceImage::open(options.image);
   if (!image) return report(image.error());
   if (!image->size_warning().empty()) warn(image->size_warning());

@@ -41,6 +41,7 @@ int run_report(const ReportOptions& o) {
   if (!utc) return report(utc.error());
   auto exists = require_database(o.db);
   if (!exists) return report(exists.error());
+  if (auto free = refuse_existing_output(o.output, o.force); !free) return report(free.error());
   // Ctrl-C ends the run at once and removes the file this run was creating.
   Progress bar("report");
   if (o.output == "-") bar.data_to_stdout();

@@ -16,13 +16,16 @@ namespace ett::host {
 
 namespace {
 
+ett::Failure<HostError> already_exists(const std::string& path) {
+  return make_error(ErrorKind::Usage, path + ": already exists; use --force to overwrite it");
+}
+
 // Standard output or a new file (an existing one only when forced); the name is for messages.
 Expected<int> open_target(const std::string& path, bool force) {
   if (path.empty() || path == "-") return STDOUT_FILENO;
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
   if (fd < 0) {
-    if (errno == EEXIST)
-      return make_error(ErrorKind::Usage, path + ": already exists; use --force to overwrite it");
+    if (errno == EEXIST) return already_exists(path);
     return make_error(ErrorKind::Io, errno_message(path, errno));
   }
   return fd;
@@ -44,6 +47,12 @@ Status write_all(int fd, const char* data, size_t size, const std::string& name)
 }
 
 }  // namespace
+
+Status refuse_existing_output(const std::string& path, bool force) {
+  struct stat status {};
+  if (force || path.empty() || path == "-" || ::lstat(path.c_str(), &status) != 0) return {};
+  return already_exists(path);
+}
 
 Status write_output(const std::string& path, const std::string& text, bool force) {
   ETT_TRY_ASSIGN(TextOut out, TextOut::open(path, force));

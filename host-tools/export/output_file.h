@@ -20,11 +20,15 @@ namespace ett::host {
 // path "" or "-": standard output.
 Status write_output(const std::string& path, const std::string& text, bool force);
 
+// The refusal TextOut::open gives an existing `path` without `force`, for a command to give before it spends
+// seconds on an analysis whose output it could not write. TextOut::open still refuses a file made meanwhile.
+Status refuse_existing_output(const std::string& path, bool force);
+
 // Text written in pieces: gathered in a buffer that goes to the file whenever it passes a megabyte, so that a
 // 10 M-event export never holds its whole text; or kept whole in memory (the default constructor, for the
 // string forms of the exporters). A write error is remembered, later writes are dropped, and finish() says
-// what it was. A file of its own (not standard output) is written behind (WriteBehind): past its first 64 MB
-// it does not take more of the page cache than that.
+// what it was. A regular file it opened (not standard output) is written behind (WriteBehind): what lies more
+// than 64 MB behind its end leaves the page cache as soon as the disk has it.
 class TextOut {
  public:
   TextOut() = default;  // into memory: take() returns the text

@@ -204,5 +204,35 @@ TEST_F(AnalysisGolden, ExportKeepsAnExistingFile) {
   EXPECT_EQ(slurp(path).rfind("seq,probe,code", 0), 0u);
 }
 
+// A command that writes a file refuses an existing one before it reads the trace, rather than after an
+// analysis of seconds: each of these would fail on its input (no trace 99, trace 1 is not a calibration, no
+// such disk), and the file's refusal is the message it gives. The file is left as it was.
+TEST_F(AnalysisGolden, AnExistingOutputFileIsRefusedBeforeTheAnalysis) {
+  const std::string path = s_dir->file("taken.txt");
+  std::ofstream(path) << "precious\n";
+  auto expect_refused = [&](const golden::Run& run, const std::string& command) {
+    EXPECT_NE(run.status, 0) << command;
+    EXPECT_NE(run.err.find("taken.txt: already exists; use --force"), std::string::npos)
+        << command << ": " << run.err;
+    EXPECT_EQ(slurp(path), "precious\n");
+  };
+  const std::vector<std::vector<std::string>> on_the_database = {
+      {"analyze", "precision", "--trace", "1"},
+      {"analyze", "histogram", "--trace", "99"},
+      {"analyze", "align", "--traces", "99,98", "--sync", "1"},
+      {"report", "--trace", "99"},
+      {"compare", "--baseline", "99", "--candidate", "98", "--from", "1", "--to", "2"},
+  };
+  for (std::vector<std::string> args : on_the_database) {
+    args.insert(args.end(), {"-o", path});
+    expect_refused(ett(args), args[0] + " " + args[1]);
+  }
+  // Verbs that read a trace disk.
+  expect_refused(golden::ett({"ls", s_dir->file("no-such.img"), "-o", path}), "ls");
+  expect_refused(golden::ett({"fidelity", s_dir->file("no-such.img"), "--sent-log",
+                              s_dir->file("no-such.csv"), "-o", path}),
+                 "fidelity");
+}
+
 }  // namespace
 }  // namespace ett::test
