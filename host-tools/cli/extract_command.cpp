@@ -1,7 +1,6 @@
 // extract_command.cpp: `ett extract IMAGE`: one session's events as CSV, JSON, JSON Lines or a table.
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -102,18 +101,13 @@ int run_extract(const ExtractOptions& options) {
   // Written behind as every output file of `ett` (TextOut): what lies more than 64 MB behind the end goes to
   // the disk and out of the page cache. Where the stream is now (what stdio still buffers included) is near
   // enough.
-  std::optional<WriteBehind> behind;
-  struct stat status {};
-  if (::fstat(fd, &status) == 0 && S_ISREG(status.st_mode)) behind.emplace(fd);
+  auto behind = std::make_unique<WriteBehind>(fd);
   const WriteProgress file_progress = [&](uint64_t done) {
-    if (behind) {
-      const off_t at = ::ftello(out);
-      if (at > 0) behind->wrote(static_cast<uint64_t>(at));
-    }
+    if (const off_t at = ::ftello(out); at > 0) behind->wrote(static_cast<uint64_t>(at));
     return progress(done);
   };
   auto wrote = write_events(data->events, *format, timing, out, output, file_progress);
-  behind.reset();
+  behind.reset();  // its thread stops before the descriptor closes
   const bool closed = std::fclose(out) == 0;
   if (!wrote || !closed) {
     const HostError error =

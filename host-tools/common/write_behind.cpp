@@ -3,13 +3,17 @@
 #include "common/write_behind.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <system_error>
 
 namespace ett::host {
 
-WriteBehind::WriteBehind(int fd, Window window) : m_fd(fd), m_window(window) {}
+WriteBehind::WriteBehind(int fd, Window window) : m_fd(fd), m_window(window) {
+  struct stat status {};
+  m_failed = ::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode);  // a pipe or a device: nothing to drop
+}
 
 WriteBehind::~WriteBehind() {
   stop();

@@ -9,16 +9,16 @@
 
 namespace ett::host {
 
-// For a new regular file written front to back. The writer calls wrote(end) after each write(2); once the
-// file holds `keep_bytes` the thread starts: it hands each new `step_bytes` of the file to the disk
-// (sync_file_range, SYNC_FILE_RANGE_WRITE) and, for what lies more than `keep_bytes` behind the end, waits
-// for that write and drops the pages (POSIX_FADV_DONTNEED). Page-cache pages freed this way are the ones the
-// next writes get; without it a 3 GB export takes 3 GB of memory the kernel has to find, which on a virtual
-// machine whose host takes back its guest's free memory costs seconds per GB (the kernel's copy into new
-// pages; the `fresh memory` line of ett_e2e_bench measures it), and on any machine pushes out of the cache
-// what was in it. Only the thread waits for the disk: on a disk slower than the writer the pages not yet
-// dropped stay cached, as without it. A file system that cannot do this makes the thread stop; the writes go
-// on as before. The file's contents do not depend on any of it.
+// For a new file written front to back (any other descriptor, a pipe or a device, gets no thread). The writer
+// calls wrote(end) after each write(2); once the file holds `keep_bytes` the thread starts: it hands each new
+// `step_bytes` of the file to the disk (sync_file_range, SYNC_FILE_RANGE_WRITE) and, for what lies more than
+// `keep_bytes` behind the end, waits for that write and drops the pages (POSIX_FADV_DONTNEED). Page-cache
+// pages freed this way are the ones the next writes get; without it a 3 GB export takes 3 GB of memory the
+// kernel has to find, which on a virtual machine whose host takes back its guest's free memory costs seconds
+// per GB (the kernel's copy into new pages; the `fresh memory` line of ett_e2e_bench measures it), and on any
+// machine pushes out of the cache what was in it. Only the thread waits for the disk: on a disk slower than
+// the writer the pages not yet dropped stay cached, as without it. A file system that cannot do this makes
+// the thread stop; the writes go on as before. The file's contents do not depend on any of it.
 class WriteBehind {
  public:
   struct Window {
@@ -58,7 +58,7 @@ class WriteBehind {
   uint64_t m_done = 0;                // the thread has handled [0, m_done)
   bool m_settle = false;              // handle the last partial step too
   bool m_stop = false;
-  bool m_failed = false;  // the file system refused, or no thread could start: no more thread for this file
+  bool m_failed = false;  // not a regular file, the file system refused, or no thread could start: no thread
   std::thread m_thread;
 };
 
