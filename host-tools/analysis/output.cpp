@@ -31,7 +31,8 @@ using Json = nlohmann::ordered_json;
 // can back); null when it is not finite.
 Json jnum(double value, int decimals = 4) {
   if (!std::isfinite(value)) return nullptr;
-  const double scale = std::pow(10.0, decimals);
+  double scale = 1;  // 10^decimals, exactly
+  for (int i = 0; i < decimals; ++i) scale *= 10;
   const double rounded = std::round(value * scale) / scale;
   return rounded == 0 ? 0.0 : rounded;  // no -0
 }
@@ -227,12 +228,16 @@ void add_tenths(fmt::memory_buffer& out, double value) {
 // The fields of RowCursor rows. A number with one decimal (write_tenths, at most kFixedRoom); a number as
 // jnum() gives it and nlohmann-json writes it (its own shortest round-trip form, "0.0" for a whole number; at
 // most kJsonNumberMax): rows written by hand are byte for byte what a JSON document of them would dump; a
-// text of any length.
+// text of any length. put_jnum computes jnum's rounding itself and writes most numbers from their count of
+// ten-thousandths (write_json_tenthousandths), the rest through nlohmann's grisu2.
 constexpr size_t kJsonNumberMax = 64;  // nlohmann's own number buffer size
 char* put_jnum(char* at, double value) {
-  const Json number = jnum(value);
-  if (number.is_null()) return put(at, "null");
-  return nlohmann::detail::to_chars(at, at + kJsonNumberMax, number.get<double>());
+  if (!std::isfinite(value)) return put(at, "null");
+  const double units = std::round(value * 10000.0);
+  const double rounded = units / 10000.0;
+  if (rounded == 0) return put(at, "0.0");  // jnum's 0.0, never -0.0
+  if (char* end = write_json_tenthousandths(at, units, rounded)) return end;
+  return nlohmann::detail::to_chars(at, at + kJsonNumberMax, rounded);
 }
 char* put_text(RowCursor& rows, char* at, std::string_view text) {
   return put(rows.room(at, text.size()), text);
@@ -687,34 +692,47 @@ Report align_report(const AlignResult& r, std::span<const Capture> captures,
     return {std::move(rows)};
   }
   if (format == OutputFormat::Json) {
-    Json fits = Json::array();
-    for (const ClockFit& f : r.fits) {
-      Json residuals = Json::array();
-      for (double residual : f.residuals_ns) residuals.push_back(jnum(residual));
+    // Written in parts as nlohmann-json would dump the document: each fit's residuals (an array of one per
+    // sync edge) and the merged timeline are rows written by hand, the rest comes from nlohmann.
+    Json doc{{"sync_probe", r.sync_probe}, {"reference_trace", trace(0)}};
+    if (utc) doc["time"] = "utc";
+    std::string text = doc.dump();
+    text.pop_back();  // its closing brace
+    text += ",\"fits\":[";
+    Report report;
+    for (size_t fit = 0; fit < r.fits.size(); ++fit) {
+      const ClockFit& f = r.fits[fit];
+      Json fields{{"trace_id", trace(f.capture)},
+                  {"edges", f.edges},
+                  {"offset_ns", jnum(f.offset_ns)},
+                  {"offset_stderr_ns", jnum(f.offset_stderr_ns)},
+                  {"slope", jnum(f.slope, 12)},
+                  {"drift_ppm", jnum(f.drift_ppm)},
+                  {"rms_residual_ns", jnum(f.rms_residual_ns)},
+                  {"max_abs_residual_ns", jnum(f.max_abs_residual_ns)},
+                  {"stalled_edges", f.stalled_edges},
+                  {"bound_holds", f.edges - f.stalled_edges}};
+      if (fit) text += ',';
+      text += fields.dump();
+      text.pop_back();
+      text += ",\"residuals_ns\":[";
+      ReportPart residuals{std::move(text), f.residuals_ns.size()};
+      residuals.format_rows = [&f](size_t begin, size_t end, fmt::memory_buffer& out) {
+        RowCursor rows(out, end - begin, 12, 1 + kJsonNumberMax);
+        for (size_t i = begin; i < end; ++i) {
+          char* at = rows.next();
+          if (i) *at++ = ',';
+          rows.done(put_jnum(at, f.residuals_ns[i]));
+        }
+      };
+      report.push_back(std::move(residuals));
       Json stalled = Json::array();
       for (size_t k = 0; k < f.edge_stalled.size(); ++k)
         if (f.edge_stalled[k]) stalled.push_back(k);
-      fits.push_back(Json{{"trace_id", trace(f.capture)},
-                          {"edges", f.edges},
-                          {"offset_ns", jnum(f.offset_ns)},
-                          {"offset_stderr_ns", jnum(f.offset_stderr_ns)},
-                          {"slope", jnum(f.slope, 12)},
-                          {"drift_ppm", jnum(f.drift_ppm)},
-                          {"rms_residual_ns", jnum(f.rms_residual_ns)},
-                          {"max_abs_residual_ns", jnum(f.max_abs_residual_ns)},
-                          {"stalled_edges", f.stalled_edges},
-                          {"bound_holds", f.edges - f.stalled_edges},
-                          {"residuals_ns", std::move(residuals)},
-                          {"stalled_edge_indexes", std::move(stalled)}});
+      text = "],\"stalled_edge_indexes\":" + stalled.dump() + "}";
     }
-    Json doc{{"sync_probe", r.sync_probe}, {"reference_trace", trace(0)}};
-    if (utc) doc["time"] = "utc";
-    doc["fits"] = std::move(fits);
-    doc["merged_events"] = r.timeline.size();
-    // The document up to the timeline, whose events are written by hand as nlohmann-json writes them.
-    std::string head = doc.dump();
-    head.pop_back();  // its closing brace
-    ReportPart rows{head + ",\"timeline\":[", r.timeline.size()};
+    text += fmt::format("],\"merged_events\":{}", r.timeline.size());
+    ReportPart rows{std::move(text) + ",\"timeline\":[", r.timeline.size()};
     rows.format_rows = [&r, captures, trace, utc](size_t begin, size_t end, fmt::memory_buffer& out) {
       IsoUtcWriter iso;
       RowCursor rows(out, end - begin, utc ? 170 : 130, 200 + 6 * 20 + 2 * kJsonNumberMax + kIsoUtcLength);
@@ -748,7 +766,9 @@ Report align_report(const AlignResult& r, std::span<const Capture> captures,
         rows.done(at);
       }
     };
-    return {std::move(rows), {"]}\n"}};
+    report.push_back(std::move(rows));
+    report.push_back({"]}\n"});
+    return report;
   }
   std::string out =
       fmt::format("sync probe {}; reference: trace {}; t_ref = offset + slope x t\n", r.sync_probe, trace(0));

@@ -1,13 +1,15 @@
-// decimals.h: a number with a fixed count of decimals, as fmt's "{:.Nf}" writes it, for tables and exports of
-// millions of rows.
+// decimals.h: a number with a fixed count of decimals, as fmt's "{:.Nf}" writes it, and a number rounded to
+// four decimals as nlohmann-json writes it, for tables and exports of millions of rows.
 #pragma once
 
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <bit>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace ett::host {
 
@@ -64,6 +66,57 @@ char* write_fixed(char* out, double value) {
 
 inline char* write_tenths(char* out, double value) {
   return write_fixed<1>(out, value);
+}
+
+// Writes what nlohmann-json writes for `rounded`, the double nearest to units / 10^4 (`units` a whole number,
+// as std::round(value * 10^4) gives it), from `units` instead of by nlohmann's grisu2, where the two are
+// provably the same text, and returns the end (at most 24 characters); returns nullptr where they may not be
+// (the caller then asks nlohmann).
+//
+// Why they are the same: grisu2 writes the digits of the coarsest power of ten that has a multiple inside
+// [M-, M+], the rounding interval of `rounded` (half an ulp either side; a quarter below a power of two,
+// whose lower neighbour is half as far) narrowed by grisu2's own arithmetic, by less than 2^-58 of the value,
+// which is under 1/32 ulp. Below 2^38 an ulp is at most 2^-15, less than 10^-4, so the interval holds at most
+// one multiple of 10^-4, and the multiples of every coarser power of ten are among them: when units / 10^4 is
+// inside the narrowed interval, it is the number grisu2 writes. It is when it lies less than 15/32 ulp from
+// `rounded` (7/32 below a power of two), a test on integers: |units * 2^shift - mantissa * 10^4| against
+// 10^4 ulps. nlohmann writes such a number without an exponent (it has at most 12 digits before the point,
+// nlohmann's limit is 15), its shortest digits after the point, and ".0" after a whole number.
+inline char* write_json_tenthousandths(char* out, double units, double rounded) {
+  const double magnitude = std::fabs(rounded);
+  if (!(magnitude >= 1e-4 && magnitude < 0x1p38)) return nullptr;  // also NaN
+  const double whole_units = std::fabs(units);
+  if (!(whole_units < 0x1p52)) return nullptr;
+  const auto units_abs = static_cast<uint64_t>(whole_units);
+  if (static_cast<double>(units_abs) != whole_units) return nullptr;  // not a whole number
+  const auto bits = std::bit_cast<uint64_t>(magnitude);
+  constexpr uint64_t kFractionMask = (uint64_t{1} << 52) - 1;
+  const uint64_t mantissa = (bits & kFractionMask) | (uint64_t{1} << 52);
+  const int shift = 1075 - static_cast<int>(bits >> 52);  // 16..66: magnitude = mantissa * 2^-shift
+  // units / 10^4 - magnitude in ulps (2^-shift) is gap / 10^4; both terms below 2^119.
+  using i128 = __int128;
+  const i128 gap = (static_cast<i128>(units_abs) << shift) - static_cast<i128>(mantissa) * 10000;
+  const bool below = gap < 0;
+  const i128 distance = below ? -gap : gap;
+  const bool power_of_two = (bits & kFractionMask) == 0;
+  if (32 * distance >= (below && power_of_two ? 7 : 15) * i128{10000}) return nullptr;
+  if (rounded < 0) *out++ = '-';
+  out = fmt::format_to(out, FMT_COMPILE("{}"), units_abs / 10000);
+  *out++ = '.';
+  uint64_t fraction = units_abs % 10000;
+  if (fraction == 0) {
+    *out++ = '0';
+    return out;
+  }
+  char digits[4];
+  for (int i = 3; i >= 0; --i) {
+    digits[i] = static_cast<char>('0' + fraction % 10);
+    fraction /= 10;
+  }
+  size_t length = 4;
+  while (digits[length - 1] == '0') --length;
+  std::memcpy(out, digits, length);
+  return out + length;
 }
 
 }  // namespace ett::host

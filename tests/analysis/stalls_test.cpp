@@ -193,6 +193,40 @@ TEST(AnalysisStalls, AlignFlagsTheSyncEdgesAStallOfEitherCaptureTouches) {
       << text;
 }
 
+// align's JSON is written in parts (each fit's residuals and the timeline by hand): the text is what nlohmann
+// dumps for the document it parses into, with the stalled edges and the residuals of the fits.
+TEST(AnalysisStalls, AlignJsonIsTheDocumentNlohmannWouldWrite) {
+  Capture reference, other;
+  for (int k = 0; k < 6; ++k) {
+    reference.events.push_back(ev(k, 1, static_cast<uint8_t>(k % 2), 1000.0 * k));
+    other.events.push_back(ev(k, 1, static_cast<uint8_t>(k % 2), 1000.0 * k + 50 + 0.123457 * (k * k % 7)));
+    other.events.push_back(ev(100 + k, 2, 3, 1000.0 * k + 333.33333));
+  }
+  reference.stalls = {{1500, 100}};
+  other.stalls = {{4040, 100}};
+  const std::vector<Capture> captures = {reference, other};
+  auto result = align_captures(captures, 1);
+  ASSERT_TRUE(result);
+  mark_stalls(*result, captures);
+  const std::vector<int64_t> ids{1, 2};
+  const std::string text = format_align(*result, captures, ids, OutputFormat::Json);
+  const auto doc = nlohmann::ordered_json::parse(text);
+  EXPECT_EQ(doc.dump() + "\n", text);
+  ASSERT_EQ(doc.at("fits").size(), 2u);
+  const auto& fit = doc.at("fits")[1];
+  std::vector<size_t> stalled;
+  for (size_t k = 0; k < result->fits[1].edge_stalled.size(); ++k)
+    if (result->fits[1].edge_stalled[k]) stalled.push_back(k);
+  EXPECT_EQ(stalled, (std::vector<size_t>{2, 4}));  // edge 5 is no longer the first event after the stall
+  EXPECT_EQ(fit.at("stalled_edge_indexes").get<std::vector<size_t>>(), stalled);
+  ASSERT_EQ(fit.at("residuals_ns").size(), result->fits[1].residuals_ns.size());
+  for (size_t k = 0; k < result->fits[1].residuals_ns.size(); ++k)
+    EXPECT_NEAR(fit.at("residuals_ns")[k].get<double>(), result->fits[1].residuals_ns[k], 5e-5) << k;
+  EXPECT_GT(result->fits[1].max_abs_residual_ns, 0.05);  // residuals that are not all 0.0
+  EXPECT_EQ(doc.at("merged_events"), 18);
+  EXPECT_EQ(doc.at("timeline").size(), 18u);
+}
+
 // A capture-time tau from the check intervals: the longest interval less 1023 typical polls.
 TEST(AnalysisStalls, PrecisionOfAnOrdinaryCaptureComesFromItsCheckIntervals) {
   Capture capture;
