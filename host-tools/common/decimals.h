@@ -40,6 +40,18 @@ char* write_fixed(char* out, double value) {
   uint64_t whole = 0, fraction = 0;
   if (shift <= 0) {
     whole = mantissa << -shift;  // an integer below 2^63
+  } else if constexpr (kScale < 1024) {
+    // The product is below 2^63: 64-bit arithmetic. Past a shift of 63 it is below half a unit.
+    const uint64_t product = mantissa * kScale;
+    uint64_t units = 0;
+    if (shift < 64) {
+      units = product >> shift;
+      const uint64_t rest = product - (units << shift);
+      const uint64_t half = uint64_t{1} << (shift - 1);
+      if (rest > half || (rest == half && (units & 1) != 0)) ++units;
+    }
+    whole = units / kScale;
+    fraction = units % kScale;
   } else {
     const u128 product = static_cast<u128>(mantissa) * kScale;  // below 2^73
     u128 units = product >> shift;
