@@ -97,6 +97,7 @@ inline char* write_tenths(char* out, double value) {
 inline char* write_json_tenthousandths(char* out, double units, double rounded) {
   const double magnitude = std::fabs(rounded);
   if (!(magnitude >= 1e-4 && magnitude < 0x1p38)) return nullptr;  // also NaN
+  if ((units < 0) != (rounded < 0)) return nullptr;
   const double whole_units = std::fabs(units);
   if (!(whole_units < 0x1p52)) return nullptr;
   const auto units_abs = static_cast<uint64_t>(whole_units);
@@ -104,7 +105,7 @@ inline char* write_json_tenthousandths(char* out, double units, double rounded) 
   const auto bits = std::bit_cast<uint64_t>(magnitude);
   constexpr uint64_t kFractionMask = (uint64_t{1} << 52) - 1;
   const uint64_t mantissa = (bits & kFractionMask) | (uint64_t{1} << 52);
-  const int shift = 1075 - static_cast<int>(bits >> 52);  // 16..66: magnitude = mantissa * 2^-shift
+  const int shift = 1075 - static_cast<int>(bits >> 52);  // 15..66: magnitude = mantissa * 2^-shift
   // units / 10^4 - magnitude in ulps (2^-shift) is gap / 10^4; both terms below 2^119.
   using i128 = __int128;
   const i128 gap = (static_cast<i128>(units_abs) << shift) - static_cast<i128>(mantissa) * 10000;

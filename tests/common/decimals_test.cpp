@@ -176,7 +176,8 @@ TEST(Decimals, TenThousandthsOfTheFormsNlohmannWrites) {
   EXPECT_EQ(text(1), "0.0001");
   EXPECT_EQ(text(1424195955343894), "142419595534.3894");
   EXPECT_EQ(text(0), "(nlohmann)");
-  EXPECT_EQ(text(std::ldexp(1.0, 52)), "(nlohmann)");  // 2^52 units: past 2^38
+  EXPECT_EQ(text(std::ldexp(1.0, 52)), "(nlohmann)");               // 2^52 units: past 2^38
+  EXPECT_EQ(write_json_tenthousandths(out, 15, -0.0015), nullptr);  // signs that disagree
 }
 
 }  // namespace
