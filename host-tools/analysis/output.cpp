@@ -27,14 +27,32 @@ std::string num(double value) {
 
 using Json = nlohmann::ordered_json;
 
+// A finite value rounded to `decimals` places: the whole number of units of the last place, and the double
+// it gives back (0.0 for any zero, never -0.0).
+struct RoundedNumber {
+  double units;
+  double value;
+};
+RoundedNumber round_decimals(double value, int decimals) {
+  double scale = 1;  // 10^decimals, exactly
+  for (int i = 0; i < decimals; ++i) scale *= 10;
+  const double units = std::round(value * scale);
+  const double rounded = units / scale;
+  return {units, rounded == 0 ? 0.0 : rounded};
+}
+
 // A number in JSON: rounded to `decimals` places (what the text form shows, and no more digits than the TSC
 // can back); null when it is not finite.
 Json jnum(double value, int decimals = 4) {
   if (!std::isfinite(value)) return nullptr;
-  double scale = 1;  // 10^decimals, exactly
-  for (int i = 0; i < decimals; ++i) scale *= 10;
-  const double rounded = std::round(value * scale) / scale;
-  return rounded == 0 ? 0.0 : rounded;  // no -0
+  return round_decimals(value, decimals).value;
+}
+
+// An object's JSON text without its closing brace, for members written after it.
+std::string open_object(const Json& object) {
+  std::string text = object.dump();
+  text.pop_back();
+  return text;
 }
 
 // `digits` significant digits (a slope of 1e-7 ns per byte keeps its digits).
@@ -228,16 +246,15 @@ void add_tenths(fmt::memory_buffer& out, double value) {
 // The fields of RowCursor rows. A number with one decimal (write_tenths, at most kFixedRoom); a number as
 // jnum() gives it and nlohmann-json writes it (its own shortest round-trip form, "0.0" for a whole number; at
 // most kJsonNumberMax): rows written by hand are byte for byte what a JSON document of them would dump; a
-// text of any length. put_jnum computes jnum's rounding itself and writes most numbers from their count of
-// ten-thousandths (write_json_tenthousandths), the rest through nlohmann's grisu2.
+// text of any length. put_jnum writes most numbers from their count of ten-thousandths
+// (write_json_tenthousandths), the rest through nlohmann's grisu2.
 constexpr size_t kJsonNumberMax = 64;  // nlohmann's own number buffer size
 char* put_jnum(char* at, double value) {
   if (!std::isfinite(value)) return put(at, "null");
-  const double units = std::round(value * 10000.0);
-  const double rounded = units / 10000.0;
-  if (rounded == 0) return put(at, "0.0");  // jnum's 0.0, never -0.0
-  if (char* end = write_json_tenthousandths(at, units, rounded)) return end;
-  return nlohmann::detail::to_chars(at, at + kJsonNumberMax, rounded);
+  const RoundedNumber number = round_decimals(value, 4);
+  if (number.value == 0) return put(at, "0.0");
+  if (char* end = write_json_tenthousandths(at, number.units, number.value)) return end;
+  return nlohmann::detail::to_chars(at, at + kJsonNumberMax, number.value);
 }
 char* put_text(RowCursor& rows, char* at, std::string_view text) {
   return put(rows.room(at, text.size()), text);
@@ -696,9 +713,7 @@ Report align_report(const AlignResult& r, std::span<const Capture> captures,
     // sync edge) and the merged timeline are rows written by hand, the rest comes from nlohmann.
     Json doc{{"sync_probe", r.sync_probe}, {"reference_trace", trace(0)}};
     if (utc) doc["time"] = "utc";
-    std::string text = doc.dump();
-    text.pop_back();  // its closing brace
-    text += ",\"fits\":[";
+    std::string text = open_object(doc) + ",\"fits\":[";
     Report report;
     for (size_t fit = 0; fit < r.fits.size(); ++fit) {
       const ClockFit& f = r.fits[fit];
@@ -713,9 +728,7 @@ Report align_report(const AlignResult& r, std::span<const Capture> captures,
                   {"stalled_edges", f.stalled_edges},
                   {"bound_holds", f.edges - f.stalled_edges}};
       if (fit) text += ',';
-      text += fields.dump();
-      text.pop_back();
-      text += ",\"residuals_ns\":[";
+      text += open_object(fields) + ",\"residuals_ns\":[";
       ReportPart residuals{std::move(text), f.residuals_ns.size()};
       residuals.format_rows = [&f](size_t begin, size_t end, fmt::memory_buffer& out) {
         RowCursor rows(out, end - begin, 12, 1 + kJsonNumberMax);
