@@ -178,8 +178,8 @@ int main(int argc, char** argv) {
   std::printf("%-50s %7.2f s\n", "synth (write the trace disk)", seconds_since(start));
 
   // ett load into SQLite: the `ett` binary end to end (a new file: decode, bulk insert, event_codes,
-  // event_blocks), in process for the database part alone (another new file), and a second trace into the
-  // first file (its events table already holds the first trace).
+  // event_blocks), in process for the database part (another new file; the decoding runs beside the insert),
+  // and a second trace into the first file (its events table already holds the first trace).
   const std::string db_url = "sqlite:" + (dir / "ett.db").string();
   double ett_load_cpu = 0;
   const double ett_load =
@@ -220,6 +220,8 @@ int main(int argc, char** argv) {
 
   row("ett load -> SQLite, the ett binary (end to end)", events, ett_load, ett_load_cpu);
   row("ett load -> SQLite, a second trace into that file", events, second_load, second_cpu);
+  // SQLite takes a complete session's events as they are decoded: its database part has the decoding beside
+  // it.
   row("ett load -> SQLite (database part, in process)", events, sqlite.database.wall, sqlite.database.cpu);
   row("ett load -> SQLite (decode + load, in process)", events, sqlite.total.wall, sqlite.total.cpu);
   row("ett load -> PostgreSQL COPY binary (database part)", events, pg.database.wall, pg.server_cpu);

@@ -39,84 +39,105 @@ Expected<std::unique_ptr<Database>> open_database(const std::string& url) {
   return db;
 }
 
-namespace {
+Expected<std::optional<LoadOutcome>> Database::in_load(const LoadBody& body) {
+  ETT_TRY(begin_load());
+  Expected<std::optional<LoadOutcome>> outcome = body();
+  if (!outcome || !*outcome) {
+    (void)end_load(false);
+    return outcome;
+  }
+  ETT_TRY(end_load(true));
+  return outcome;
+}
 
-// The trace's rows of event_codes, counted from the decoded events.
-Status insert_event_codes(Database& db, int64_t trace_id, std::span<const Event> events) {
-  std::vector<uint64_t> counts(256 * 256);
-  for (const Event& event : events) ++counts[event.probe * 256u + event.code];
-  for (size_t key = 0; key < counts.size(); ++key) {
-    if (!counts[key]) continue;
-    const SqlValue row[] = {trace_id, static_cast<int64_t>(key / 256), static_cast<int64_t>(key % 256),
-                            static_cast<int64_t>(counts[key])};
-    ETT_TRY(db.query("INSERT INTO event_codes (trace_id, probe, code, events) VALUES ($1, $2, $3, $4)", row));
+Status Database::insert_trace_contents(int64_t trace_id, const TraceRow& trace, uint64_t tsc_hz) {
+  for (int p = 1; p <= trace.probe_count; ++p) {
+    const SqlValue probe[] = {trace_id, int64_t{p}};
+    ETT_TRY(query("INSERT INTO probes (trace_id, probe) VALUES ($1, $2) ON CONFLICT DO NOTHING", probe));
+  }
+  ETT_TRY(insert_event_codes(*this, trace_id, trace.tallies));
+  ETT_TRY(insert_event_blocks(*this, trace_id, trace.tallies, tsc_hz));
+  for (const TraceRow::Stall& stall : trace.stalls) {
+    const SqlValue stall_params[] = {trace_id, stall.start_ns, stall.length_ns, stall.start_tsc,
+                                     stall.length_ticks};
+    ETT_TRY(query(insert_stall_sql(), stall_params));
   }
   return {};
 }
 
-}  // namespace
-
 Expected<LoadOutcome> Database::load_trace(const TraceRow& trace, std::span<const Event> events,
                                            uint64_t capture_start_tsc, uint64_t tsc_hz,
                                            const LoadProgress& progress) {
-  ETT_TRY(begin_load());
-  bool open = true;
-  struct RollBack {
-    Database& db;
-    bool& open;
-    ~RollBack() {
-      if (open) (void)db.end_load(false);
-    }
-  } roll_back{*this, open};
-  auto commit = [&]() -> Status {
-    open = false;
-    return end_load(true);
-  };
-  // The rest of a trace after its traces row: events, probes (those missing), event_codes, event_blocks.
+  // The rest of a trace after its traces row: events, then the rest.
   auto insert_contents = [&](int64_t trace_id) -> Status {
     ETT_TRY(insert_events(trace_id, events, capture_start_tsc, tsc_hz, progress));
     if (progress && !progress(events.size(), events.size()))
       return make_error(ErrorKind::Interrupted, "load abandoned; nothing of it was kept");
-    for (int p = 1; p <= trace.probe_count; ++p) {
-      const SqlValue probe[] = {trace_id, int64_t{p}};
-      ETT_TRY(query("INSERT INTO probes (trace_id, probe) VALUES ($1, $2) ON CONFLICT DO NOTHING", probe));
-    }
-    ETT_TRY(insert_event_codes(*this, trace_id, events));
-    ETT_TRY(insert_event_blocks(*this, trace_id, events, capture_start_tsc, tsc_hz));
-    for (const TraceRow::Stall& stall : trace.stalls) {
-      const SqlValue stall_params[] = {trace_id, stall.start_ns, stall.length_ns, stall.start_tsc,
-                                       stall.length_ticks};
-      ETT_TRY(query(insert_stall_sql(), stall_params));
-    }
-    return {};
+    return insert_trace_contents(trace_id, trace, tsc_hz);
   };
-
-  const SqlValue identity[] = {trace.disk_uuid, int64_t{trace.session}, trace.content_hash};
   ETT_TRY_ASSIGN(
-      ResultTable found,
-      query("SELECT trace_id FROM traces WHERE disk_uuid = $1 AND session = $2 AND content_hash = $3",
-            identity));
-  if (!found.rows.empty() && found.rows[0][0]) {
-    const int64_t trace_id = std::stoll(*found.rows[0][0]);
-    ETT_TRY_ASSIGN(std::string wrong, check_events(trace_id, trace, events.size()));
-    if (!wrong.empty()) {
-      const SqlValue id[] = {trace_id};
-      ETT_TRY(query("DELETE FROM events WHERE trace_id = $1", id));
-      ETT_TRY(query("DELETE FROM event_codes WHERE trace_id = $1", id));
-      ETT_TRY(query("DELETE FROM event_blocks WHERE trace_id = $1", id));
-      ETT_TRY(query("DELETE FROM stalls WHERE trace_id = $1", id));
-      ETT_TRY(insert_contents(trace_id));
-    }
-    ETT_TRY(commit());
-    return LoadOutcome{trace_id, true, wrong};
-  }
-  ETT_TRY_ASSIGN(ResultTable inserted, query(insert_trace_sql(), trace.values));
-  if (inserted.rows.empty() || !inserted.rows[0][0])
-    return make_error(ErrorKind::Io, "INSERT INTO traces returned no trace_id");
-  const int64_t trace_id = std::stoll(*inserted.rows[0][0]);
-  ETT_TRY(insert_contents(trace_id));
-  ETT_TRY(commit());
-  return LoadOutcome{trace_id, false, {}};
+      std::optional<LoadOutcome> loaded, in_load([&]() -> Expected<std::optional<LoadOutcome>> {
+        const SqlValue identity[] = {trace.disk_uuid, int64_t{trace.session}, trace.content_hash};
+        ETT_TRY_ASSIGN(
+            ResultTable found,
+            query("SELECT trace_id FROM traces WHERE disk_uuid = $1 AND session = $2 AND content_hash = $3",
+                  identity));
+        if (!found.rows.empty() && found.rows[0][0]) {
+          const int64_t trace_id = std::stoll(*found.rows[0][0]);
+          ETT_TRY_ASSIGN(std::string wrong, check_events(trace_id, trace, events.size()));
+          if (!wrong.empty()) {
+            const SqlValue id[] = {trace_id};
+            ETT_TRY(query("DELETE FROM events WHERE trace_id = $1", id));
+            ETT_TRY(query("DELETE FROM event_codes WHERE trace_id = $1", id));
+            ETT_TRY(query("DELETE FROM event_blocks WHERE trace_id = $1", id));
+            ETT_TRY(query("DELETE FROM stalls WHERE trace_id = $1", id));
+            ETT_TRY(insert_contents(trace_id));
+          }
+          return std::optional(LoadOutcome{trace_id, true, wrong});
+        }
+        ETT_TRY_ASSIGN(ResultTable inserted, query(insert_trace_sql(), trace.values));
+        if (inserted.rows.empty() || !inserted.rows[0][0])
+          return make_error(ErrorKind::Io, "INSERT INTO traces returned no trace_id");
+        const int64_t trace_id = std::stoll(*inserted.rows[0][0]);
+        ETT_TRY(insert_contents(trace_id));
+        return std::optional(LoadOutcome{trace_id, false, {}});
+      }));
+  if (!loaded)
+    return make_error(ErrorKind::Io, "the load ended without an outcome");  // the body always has one
+  return std::move(*loaded);
+}
+
+Expected<std::optional<LoadOutcome>> Database::load_fed_trace(const format::SessionHeader& header,
+                                                              uint64_t expected_events, const EventFeed& feed,
+                                                              const FedTraceRow& finish,
+                                                              const LoadProgress& progress) {
+  if (!takes_event_feed()) return std::optional<LoadOutcome>();
+  return in_load([&]() -> Expected<std::optional<LoadOutcome>> {
+    const SqlValue disk_session[] = {format_uuid(header.disk_uuid), int64_t{header.session_number}};
+    ETT_TRY_ASSIGN(ResultTable found,
+                   query("SELECT 1 FROM traces WHERE disk_uuid = $1 AND session = $2 LIMIT 1", disk_session));
+    if (!found.rows.empty()) return std::optional<LoadOutcome>();
+    ETT_TRY_ASSIGN(const int64_t trace_id, next_trace_id());
+    ETT_TRY(insert_event_feed(trace_id, feed, expected_events, header.capture_start_tsc, header.tsc_hz,
+                              progress));
+    ETT_TRY_ASSIGN(TraceRow trace, finish());
+    if (progress && !progress(trace.tallies.events(), trace.tallies.events()))
+      return make_error(ErrorKind::Interrupted, "load abandoned; nothing of it was kept");
+    std::vector<SqlValue> values{trace_id};
+    values.insert(values.end(), trace.values.begin(), trace.values.end());
+    ETT_TRY(query(insert_trace_sql(true), values));
+    ETT_TRY(insert_trace_contents(trace_id, trace, header.tsc_hz));
+    return std::optional(LoadOutcome{trace_id, false, {}});
+  });
+}
+
+Expected<int64_t> Database::next_trace_id() {
+  return make_error(ErrorKind::Usage, "this database gives trace ids only as it inserts traces rows");
+}
+
+Status Database::insert_event_feed(int64_t, const EventFeed&, uint64_t, uint64_t, uint64_t,
+                                   const LoadProgress&) {
+  return make_error(ErrorKind::Usage, "this database takes a load's events whole, not from a feed");
 }
 
 Expected<std::string> Database::check_events(int64_t trace_id, const TraceRow& trace, uint64_t expected) {

@@ -13,6 +13,7 @@
 
 #include "common/status.h"
 #include "db/event_reader.h"
+#include "db/tallies.h"
 #include "image/trace_image.h"
 
 namespace ett::host {
@@ -80,6 +81,8 @@ struct TraceRow {
     SqlValue length_ns;
   };
   std::vector<Stall> stalls;
+  // The hash above and the rows of event_codes and event_blocks, from the events.
+  EventTallies tallies;
 };
 
 // Called as a load goes on; returning false abandons the load (nothing of it stays in the database).
@@ -136,6 +139,21 @@ class Database {
   Expected<LoadOutcome> load_trace(const TraceRow& trace, std::span<const Event> events,
                                    uint64_t capture_start_tsc, uint64_t tsc_hz, const LoadProgress& progress);
 
+  // A new trace's events handed to the load a block at a time (a session decoded as it is inserted, in
+  // constant memory), in seq order; an empty span ends them. An error abandons the load.
+  using EventFeed = std::function<Expected<std::span<const Event>>()>;
+  // The traces row of the events fed, once they have all been (their content hash and tallies).
+  using FedTraceRow = std::function<Expected<TraceRow>()>;
+  // The same in one transaction for a session of `expected_events` (`header`'s disk and session) whose events
+  // come from `feed`: the events rows first, then the traces row from `finish`, then the rest. Only where the
+  // engine takes a feed (SQLite) and the database holds no trace of that disk and session: otherwise nothing
+  // is done and nullopt returned, and the session is for load_trace (whose already-loaded check needs the
+  // content hash first). An error from `feed` or `finish` rolls the load back and is returned.
+  Expected<std::optional<LoadOutcome>> load_fed_trace(const format::SessionHeader& header,
+                                                      uint64_t expected_events, const EventFeed& feed,
+                                                      const FedTraceRow& finish,
+                                                      const LoadProgress& progress);
+
  protected:
   // The engine's part of a load. begin_load starts its transaction (and takes what lock it needs);
   // end_load commits it (or rolls it back when `commit` is false, which cannot fail).
@@ -146,8 +164,21 @@ class Database {
                                uint64_t tsc_hz, const LoadProgress& progress) = 0;
   // Streams the events rows of trace_id in seq order.
   virtual Status scan_events(int64_t trace_id, const StoredEventSink& sink) = 0;
+  // An engine that takes a load's events from a feed (load_fed_trace) says so, gives the id of the next
+  // trace (inside the load's transaction) and inserts the rows as insert_events does.
+  virtual bool takes_event_feed() const { return false; }
+  virtual Expected<int64_t> next_trace_id();
+  virtual Status insert_event_feed(int64_t trace_id, const EventFeed& feed, uint64_t expected_events,
+                                   uint64_t capture_start_tsc, uint64_t tsc_hz, const LoadProgress& progress);
 
  private:
+  // Everything of a trace after its traces row and events rows: probes (those missing), event_codes,
+  // event_blocks, stalls.
+  Status insert_trace_contents(int64_t trace_id, const TraceRow& trace, uint64_t tsc_hz);
+  // Runs `body` inside begin_load/end_load: committed when it returns a value, rolled back when it returns
+  // nullopt or an error.
+  using LoadBody = std::function<Expected<std::optional<LoadOutcome>>()>;
+  Expected<std::optional<LoadOutcome>> in_load(const LoadBody& body);
   // Why trace_id's events rows are not the `expected` events that hash to trace.content_hash; "" when they
   // are.
   Expected<std::string> check_events(int64_t trace_id, const TraceRow& trace, uint64_t expected);

@@ -1,12 +1,14 @@
 // loader.cpp: image -> decoded session -> traces row + events, one transaction per session.
 #include "db/loader.h"
 
+#include <fmt/format.h>
 #include <sys/resource.h>
 
 #include <chrono>
 #include <filesystem>
 
 #include "db/schema.h"
+#include "image/session_stream.h"
 #include "image/trace_image.h"
 
 namespace ett::host {
@@ -18,6 +20,37 @@ double thread_cpu_seconds() {
   ::getrusage(RUSAGE_THREAD, &usage);
   return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
          static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+// A session marked complete whose events can go to the database as they are decoded (SessionStream), when
+// the engine takes them so and the database has no trace of that disk and session (Database::load_fed_trace):
+// nullopt when it cannot, and the session is loaded whole. A complete session is usable only when every chunk
+// is good, so its events number header.event_count, which the content hash covers from its start; any
+// problem the scan finds abandons the load with require_usable's error (`unusable` set: --all skips it).
+Expected<std::optional<LoadOutcome>> load_streamed(Database& db, const TraceImage& image, size_t index,
+                                                   const LoadProgress& progress, bool& unusable) {
+  const format::SessionHeader& header = image.sessions()[index];
+  if (header.status != static_cast<uint32_t>(format::SessionStatus::Complete))
+    return std::optional<LoadOutcome>();
+  EventTallies tallies(header, header.event_count);
+  SessionStream stream(image, index, [&tallies](std::span<const Event> block) { tallies.add(block); });
+  const Database::EventFeed feed = [&]() -> Expected<std::span<const Event>> {
+    auto block = stream.next();
+    if (!block) unusable = true;
+    return block;
+  };
+  const Database::FedTraceRow finish = [&]() -> Expected<TraceRow> {
+    if (Status usable = require_usable(image.path(), stream.summary()); !usable) {
+      unusable = true;
+      return usable.failure();
+    }
+    if (tallies.events() != header.event_count)  // every chunk was good, so this cannot be
+      return make_error(ErrorKind::Io,
+                        fmt::format("{}: session {} decoded {} of its {} events", image.path(),
+                                    header.session_number, tallies.events(), header.event_count));
+    return make_trace_row(image.label(), stream.summary(), std::move(tallies));
+  };
+  return db.load_fed_trace(header, header.event_count, feed, finish, progress);
 }
 
 }  // namespace
@@ -38,6 +71,35 @@ Expected<std::vector<LoadedSession>> load_image(Database& db, const LoadRequest&
   for (size_t index : indexes) {
     LoadedSession result;
     result.session = image.sessions()[index].session_number;
+    LoadProgress on_progress;
+    if (progress)
+      on_progress = [&](uint64_t done, uint64_t total) { return progress(result.session, done, total); };
+    auto start = std::chrono::steady_clock::now();
+    double cpu_start = thread_cpu_seconds();
+    auto record = [&](const LoadOutcome& outcome, uint64_t events, SessionHealth health) {
+      result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      result.cpu_seconds = thread_cpu_seconds() - cpu_start;
+      result.trace_id = outcome.trace_id;
+      result.already_loaded = outcome.already_loaded;
+      result.repaired = outcome.repaired;
+      result.events = events;
+      result.health = health_name(health);
+      loaded.push_back(result);
+    };
+
+    bool unusable = false;
+    auto streamed = load_streamed(db, image, index, on_progress, unusable);
+    if (!streamed) {
+      if (!request.all || !unusable) return streamed.failure();
+      result.skipped = streamed.error().message;
+      loaded.push_back(result);
+      continue;
+    }
+    if (*streamed) {
+      record(**streamed, image.sessions()[index].event_count, SessionHealth::Ok);
+      continue;
+    }
+
     auto data = image.read_session(index);
     if (!data) {
       if (!request.all) return data.failure();
@@ -54,21 +116,11 @@ Expected<std::vector<LoadedSession>> load_image(Database& db, const LoadRequest&
     }
     const SessionSummary& summary = data->summary;
     const TraceRow row = make_trace_row(image.label(), summary, data->events);
-    LoadProgress on_progress;
-    if (progress)
-      on_progress = [&](uint64_t done, uint64_t total) { return progress(result.session, done, total); };
-    const auto start = std::chrono::steady_clock::now();
-    const double cpu_start = thread_cpu_seconds();
+    start = std::chrono::steady_clock::now();  // the database part only, the decoding before it
+    cpu_start = thread_cpu_seconds();
     ETT_TRY_ASSIGN(LoadOutcome outcome, db.load_trace(row, data->events, summary.header.capture_start_tsc,
                                                       summary.header.tsc_hz, on_progress));
-    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    result.cpu_seconds = thread_cpu_seconds() - cpu_start;
-    result.trace_id = outcome.trace_id;
-    result.already_loaded = outcome.already_loaded;
-    result.repaired = outcome.repaired;
-    result.events = data->events.size();
-    result.health = health_name(summary.health);
-    loaded.push_back(result);
+    record(outcome, data->events.size(), summary.health);
   }
   return loaded;
 }

@@ -21,11 +21,13 @@ struct LoadedSession {
   int64_t trace_id = 0;
   uint64_t events = 0;
   bool already_loaded = false;
-  std::string repaired;    // already loaded, but its events rows were not all there: why (they were reloaded)
-  std::string health;      // "ok", "partial"
-  std::string skipped;     // why the session was not loaded (--all only; "" when it was)
-  double seconds = 0;      // time spent in the database
-  double cpu_seconds = 0;  // CPU time of this thread in the database part (user + system)
+  std::string repaired;  // already loaded, but its events rows were not all there: why (they were reloaded)
+  std::string health;    // "ok", "partial"
+  std::string skipped;   // why the session was not loaded (--all only; "" when it was)
+  // Time spent in the database (a session loaded as it is decoded: with the decoding, which runs beside it)
+  // and this thread's CPU time in it (user + system).
+  double seconds = 0;
+  double cpu_seconds = 0;
 };
 
 // Called with the session being loaded and the load's progress; returning false abandons the load.

@@ -138,15 +138,6 @@ const std::vector<TraceColumn>& columns() {
 #undef ETT_INT
 #undef ETT_TEXT
 
-uint64_t mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  x ^= x >> 33;
-  return x;
-}
-
 }  // namespace
 
 const std::vector<ColumnDef>& trace_columns() {
@@ -337,8 +328,7 @@ std::vector<std::string> schema_statements(DbEngine engine) {
   return out;
 }
 
-Status insert_event_blocks(Database& db, int64_t trace_id, std::span<const Event> events,
-                           uint64_t capture_start_tsc, uint64_t tsc_hz) {
+Status insert_event_blocks(Database& db, int64_t trace_id, const EventTallies& tallies, uint64_t tsc_hz) {
   // Rows go in a few hundred per statement: a 10 M-event trace has about 2,400 blocks.
   constexpr size_t kRowsPerStatement = 256;
   std::vector<SqlValue> params;
@@ -355,26 +345,26 @@ Status insert_event_blocks(Database& db, int64_t trace_id, std::span<const Event
     if (!tsc_hz) return std::monostate{};
     return ticks_to_ns_exact(ticks, tsc_hz);
   };
-  for (size_t begin = 0; begin < events.size();) {
-    const uint64_t block = events[begin].seq >> kEventBlockShift;
-    // Ticks from the capture start, signed (pretrigger events come before it): time_ns grows with them.
-    int64_t least = static_cast<int64_t>(events[begin].tsc - capture_start_tsc);
-    int64_t greatest = least;
-    size_t end = begin + 1;
-    for (; end < events.size() && events[end].seq >> kEventBlockShift == block; ++end) {
-      const auto ticks = static_cast<int64_t>(events[end].tsc - capture_start_tsc);
-      least = std::min(least, ticks);
-      greatest = std::max(greatest, ticks);
-    }
+  for (const EventTallies::Block& block : tallies.blocks()) {
     const size_t n = params.size();
     values += fmt::format("{}(${}, ${}, ${}, ${}, ${})", n ? ", " : "", n + 1, n + 2, n + 3, n + 4, n + 5);
     params.insert(params.end(),
-                  {trace_id, static_cast<int64_t>(events[begin].seq),
-                   static_cast<int64_t>(events[end - 1].seq), time_ns(least), time_ns(greatest)});
+                  {trace_id, static_cast<int64_t>(block.first_seq), static_cast<int64_t>(block.last_seq),
+                   time_ns(block.least_ticks), time_ns(block.greatest_ticks)});
     if (params.size() >= kRowsPerStatement * 5) ETT_TRY(flush());
-    begin = end;
   }
   return flush();
+}
+
+Status insert_event_codes(Database& db, int64_t trace_id, const EventTallies& tallies) {
+  const std::vector<uint64_t>& counts = tallies.codes();
+  for (size_t key = 0; key < counts.size(); ++key) {
+    if (!counts[key]) continue;
+    const SqlValue row[] = {trace_id, static_cast<int64_t>(key / 256), static_cast<int64_t>(key % 256),
+                            static_cast<int64_t>(counts[key])};
+    ETT_TRY(db.query("INSERT INTO event_codes (trace_id, probe, code, events) VALUES ($1, $2, $3, $4)", row));
+  }
+  return {};
 }
 
 Status apply_schema(Database& db) {
@@ -430,9 +420,10 @@ Status add_missing_trace_columns(Database& db) {
   return {};
 }
 
-std::string insert_trace_sql() {
-  std::string names, params;
-  int n = 0;
+std::string insert_trace_sql(bool with_id) {
+  std::string names = with_id ? "trace_id" : "";
+  std::string params = with_id ? "$1" : "";
+  int n = with_id ? 1 : 0;
   for (const ColumnDef& column : trace_columns()) {
     if (n) {
       names += ", ";
@@ -441,34 +432,8 @@ std::string insert_trace_sql() {
     names += column.name;
     params += fmt::format("${}", ++n);
   }
-  return fmt::format("INSERT INTO traces ({}) VALUES ({}) RETURNING trace_id", names, params);
-}
-
-ContentHasher::ContentHasher(const format::SessionHeader& header, uint64_t event_count)
-    : m_hash(mix(0x6574742d74726163ull ^ event_count)) {
-  const auto* words = reinterpret_cast<const uint8_t*>(&header);
-  for (size_t i = 0; i + 8 <= sizeof(header); i += 8) {
-    uint64_t word;
-    std::memcpy(&word, words + i, 8);
-    m_hash = mix(m_hash ^ word) + i;
-  }
-}
-
-void ContentHasher::add(const Event& event) {
-  m_hash = mix(m_hash ^ event.seq);
-  m_hash = mix(m_hash ^ event.tsc);
-  m_hash = mix(m_hash ^ (uint64_t{event.probe} | uint64_t{event.code} << 8 | uint64_t{event.lines} << 16 |
-                         uint64_t{event.flags} << 24 | uint64_t{event.aux} << 32));
-}
-
-std::string ContentHasher::hex() const {
-  return fmt::format("{:016x}", m_hash);
-}
-
-std::string content_hash(const format::SessionHeader& header, std::span<const Event> events) {
-  ContentHasher hasher(header, events.size());
-  for (const Event& event : events) hasher.add(event);
-  return hasher.hex();
+  return fmt::format("INSERT INTO traces ({}) VALUES ({}){}", names, params,
+                     with_id ? "" : " RETURNING trace_id");
 }
 
 std::string format_uuid(const uint8_t (&uuid)[16]) {
@@ -493,14 +458,13 @@ std::vector<std::pair<ColumnDef, SqlValue>> session_fields(const format::DiskLab
   return fields;
 }
 
-TraceRow make_trace_row(const format::DiskLabel& label, const SessionSummary& summary,
-                        std::span<const Event> events) {
+TraceRow make_trace_row(const format::DiskLabel& label, const SessionSummary& summary, EventTallies tallies) {
   TraceRow row;
   row.header = summary.header;
   row.disk_uuid = format_uuid(summary.header.disk_uuid);
   row.session = summary.header.session_number;
-  row.content_hash = content_hash(summary.header, events);
-  const TraceSource source{label, summary, events.size(), row.content_hash};
+  row.content_hash = tallies.content_hash();
+  const TraceSource source{label, summary, tallies.events(), row.content_hash};
   for (const TraceColumn& column : columns()) row.values.push_back(column.value(source));
   const f::SessionHeader& h = summary.header;
   for (const f::StallRecord& stall : summary.stalls) {
@@ -517,8 +481,16 @@ TraceRow make_trace_row(const format::DiskLabel& label, const SessionSummary& su
   if (f::layout_bits_per_probe(summary.header.layout) != 0)
     row.probe_count = ProbeLayout(static_cast<f::Layout>(summary.header.layout)).probe_count();
   else
-    for (const Event& event : events) row.probe_count = std::max<int>(row.probe_count, event.probe);
+    row.probe_count = tallies.highest_probe();
+  row.tallies = std::move(tallies);
   return row;
+}
+
+TraceRow make_trace_row(const format::DiskLabel& label, const SessionSummary& summary,
+                        std::span<const Event> events) {
+  EventTallies tallies(summary.header, events.size());
+  tallies.add(events);
+  return make_trace_row(label, summary, std::move(tallies));
 }
 
 std::string precision_table_sql(DbEngine engine) {

@@ -32,32 +32,18 @@ const std::vector<ColumnDef>& trace_columns();
 // A newer version adds a step to the migrations in schema.cpp and bumps this.
 inline constexpr int kSchemaVersion = 4;
 
-// event_blocks groups a trace's events by seq >> kEventBlockShift: 4096 seqs a block, so that `window` reads
-// at most a few thousand events beyond the ones it returns, and a 10 M-event trace has about 2,400 blocks.
-inline constexpr int kEventBlockShift = 12;
-
 // CREATE TABLE / INDEX statements of the current schema for an engine, run in order (IF NOT EXISTS).
 std::vector<std::string> schema_statements(DbEngine engine);
 
-// The trace's rows of event_blocks, from its decoded events (in seq order): per block of seqs, the first and
-// last seq present and the least and greatest time_ns (NULL without a TSC rate).
-Status insert_event_blocks(Database& db, int64_t trace_id, std::span<const Event> events,
-                           uint64_t capture_start_tsc, uint64_t tsc_hz);
+// The trace's rows of event_blocks, from its tallies: per block of seqs, the first and last seq present and
+// the least and greatest time_ns (NULL without a TSC rate).
+Status insert_event_blocks(Database& db, int64_t trace_id, const EventTallies& tallies, uint64_t tsc_hz);
+// The trace's rows of event_codes, from its tallies.
+Status insert_event_codes(Database& db, int64_t trace_id, const EventTallies& tallies);
 
 // Brings the database to kSchemaVersion: creates what is missing, migrates an older schema in one
 // transaction, and refuses (with a message saying so) a database made by a newer ett.
 Status apply_schema(Database& db);
-
-// Incremental content_hash: the session header, then every event in seq order.
-class ContentHasher {
- public:
-  ContentHasher(const format::SessionHeader& header, uint64_t event_count);
-  void add(const Event& event);
-  std::string hex() const;
-
- private:
-  uint64_t m_hash;
-};
 
 // The table of measured precision per trace and coverage (`ett analyze precision` stores, `durations` and the
 // report look up), created on first use: CREATE TABLE IF NOT EXISTS analysis_precision.
@@ -67,8 +53,9 @@ std::string precision_table_sql(DbEngine engine);
 // EXISTS pps_mapping. UTC(tsc) = utc_second + (tsc - anchor_tsc) / tsc_hz.
 std::string pps_table_sql(DbEngine engine);
 
-// INSERT INTO traces (...) VALUES ($1, ...) RETURNING trace_id
-std::string insert_trace_sql();
+// INSERT INTO traces (...) VALUES ($1, ...) RETURNING trace_id; with_id: INSERT INTO traces (trace_id, ...)
+// VALUES ($1, $2, ...), the id the first value.
+std::string insert_trace_sql(bool with_id = false);
 
 // INSERT INTO stalls (trace_id, start_ns, length_ns, start_tsc, length_ticks) VALUES ($1, ...)
 std::string insert_stall_sql();
@@ -78,9 +65,6 @@ std::string insert_stall_sql();
 // reading.
 Status add_missing_trace_columns(Database& db);
 
-// A 64-bit hash of the session header and every decoded event, as 16 hex digits.
-std::string content_hash(const format::SessionHeader& header, std::span<const Event> events);
-
 // "01234567-89ab-cdef-0123-456789abcdef"
 std::string format_uuid(const uint8_t (&uuid)[16]);
 
@@ -89,7 +73,9 @@ std::string format_uuid(const uint8_t (&uuid)[16]);
 std::vector<std::pair<ColumnDef, SqlValue>> session_fields(const format::DiskLabel& label,
                                                            const SessionSummary& summary);
 
-// The traces row for a decoded session of a disk.
+// The traces row for a decoded session of a disk, from the tallies of its events.
+TraceRow make_trace_row(const format::DiskLabel& label, const SessionSummary& summary, EventTallies tallies);
+// The same from its events.
 TraceRow make_trace_row(const format::DiskLabel& label, const SessionSummary& summary,
                         std::span<const Event> events);
 

@@ -279,32 +279,52 @@ class SqliteDatabase final : public Database {
 
   Status insert_events(int64_t trace_id, std::span<const Event> events, uint64_t start_tsc, uint64_t tsc_hz,
                        const LoadProgress& progress) override {
-    // INSERT ... SELECT from the virtual table over `events`, a chunk per step: the rows go from the decoded
-    // array into the b-tree inside one statement (no bind/step/reset per row), and the progress callback runs
-    // between chunks.
-    constexpr size_t kChunkRows = size_t{1} << 16;
+    // The events a statement step at a time: the progress callback runs between steps.
+    constexpr size_t kStepRows = size_t{1} << 16;
+    size_t begin = 0;
+    const EventFeed slices = [&]() -> Expected<std::span<const Event>> {
+      const std::span<const Event> slice = events.subspan(begin, std::min(kStepRows, events.size() - begin));
+      begin += slice.size();
+      return slice;
+    };
+    return insert_event_feed(trace_id, slices, events.size(), start_tsc, tsc_hz, progress);
+  }
+
+  bool takes_event_feed() const override { return true; }
+
+  // The id SQLite gives a new row's INTEGER PRIMARY KEY: one above the highest.
+  Expected<int64_t> next_trace_id() override {
+    ETT_TRY_ASSIGN(ResultTable top, query("SELECT coalesce(max(trace_id), 0) + 1 FROM traces", {}));
+    if (top.rows.empty() || !top.rows[0][0]) return make_error(ErrorKind::Io, m_path + ": no next trace_id");
+    return static_cast<int64_t>(std::stoll(*top.rows[0][0]));
+  }
+
+  Status insert_event_feed(int64_t trace_id, const EventFeed& feed, uint64_t expected_events,
+                           uint64_t start_tsc, uint64_t tsc_hz, const LoadProgress& progress) override {
+    // INSERT ... SELECT from the virtual table over each block of the feed, one statement step per block: the
+    // rows go from the decoded events into the b-tree inside one statement (no bind/step/reset per row), and
+    // the progress callback runs between blocks.
     ETT_TRY_ASSIGN(SqliteStatement insert,
                    prepare("INSERT INTO events (trace_id, seq, probe, code, tsc, time_ns, lines, flags, aux) "
                            "SELECT trace_id, seq, probe, code, tsc, time_ns, lines, flags, aux "
                            "FROM ett_load_events"));
-    m_source = LoadSource{events, 0, 0, trace_id, EventTiming{start_tsc, tsc_hz}};
-    for (size_t begin = 0; begin < events.size(); begin += kChunkRows) {
-      const size_t end = std::min(events.size(), begin + kChunkRows);
-      m_source.begin = begin;
-      m_source.end = end;
+    struct Clear {
+      LoadSource& source;
+      ~Clear() { source = {}; }
+    } clear{m_source};
+    uint64_t done = 0;
+    for (;;) {
+      ETT_TRY_ASSIGN(std::span<const Event> block, feed());
+      if (block.empty()) return {};
+      m_source = LoadSource{block, 0, block.size(), trace_id, EventTiming{start_tsc, tsc_hz}};
       const int step = sqlite3_step(insert.get());
       sqlite3_reset(insert.get());
-      if (step != SQLITE_DONE) {
-        m_source = {};
-        return error(fmt::format("inserting events {}..{}", events[begin].seq, events[end - 1].seq));
-      }
-      if (progress && end < events.size() && !progress(end, events.size())) {
-        m_source = {};
+      if (step != SQLITE_DONE)
+        return error(fmt::format("inserting events {}..{}", block.front().seq, block.back().seq));
+      done += block.size();
+      if (progress && done < expected_events && !progress(done, expected_events))
         return make_error(ErrorKind::Interrupted, "load abandoned; nothing of it was kept");
-      }
     }
-    m_source = {};
-    return {};
   }
 
   Status scan_events(int64_t trace_id, const StoredEventSink& sink) override {

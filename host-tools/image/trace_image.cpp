@@ -304,19 +304,24 @@ Expected<size_t> TraceImage::find_session(std::optional<uint32_t> number) const 
 
 Expected<SessionSummary> TraceImage::check_session(size_t index) const {
   SessionSummary summary;
-  auto scan = scan_session(index, summary, nullptr);
+  auto scan = scan_session(index, summary, nullptr, nullptr);
   if (!scan) return scan.failure();
   return summary;
 }
 
 Expected<SessionData> TraceImage::read_session(size_t index) const {
   SessionData data;
-  auto scan = scan_session(index, data.summary, &data.events);
+  auto scan = scan_session(index, data.summary, &data.events, nullptr);
   if (!scan) return scan.failure();
   return Expected<SessionData>(std::move(data));
 }
 
-Status TraceImage::scan_session(size_t index, SessionSummary& summary, std::vector<Event>* events) const {
+Status TraceImage::stream_session(size_t index, SessionSummary& summary, const EventChunkSink& sink) const {
+  return scan_session(index, summary, nullptr, &sink);
+}
+
+Status TraceImage::scan_session(size_t index, SessionSummary& summary, std::vector<Event>* events,
+                                const EventChunkSink* sink) const {
   if (index >= m_sessions.size())
     return make_error(ErrorKind::NoSuchSession, fmt::format("{}: no session at index {}", m_path, index));
   const f::SessionHeader& header = m_sessions[index];
@@ -383,6 +388,7 @@ Status TraceImage::scan_session(size_t index, SessionSummary& summary, std::vect
   }
 
   std::vector<uint8_t> block;
+  std::vector<Event> chunk_events;  // one chunk's, for the sink
   bool truncated = false;
   for (uint64_t first = 0; first < header.chunk_count && !truncated; first += kChunksPerRead) {
     const uint64_t count = std::min<uint64_t>(kChunksPerRead, header.chunk_count - first);
@@ -431,14 +437,19 @@ Status TraceImage::scan_session(size_t index, SessionSummary& summary, std::vect
       } else {
         ++summary.good_chunks;
         summary.recovered_events += chunk_header.record_count;
-        if (events) {
+        std::vector<Event>* out = events ? events : sink ? &chunk_events : nullptr;
+        if (out) {
+          if (sink) chunk_events.clear();
           const uint8_t* record_bytes = chunk + sizeof(f::ChunkHeader);
           for (uint32_t r = 0; r < chunk_header.record_count; ++r) {
             f::EventRecord record;
             std::memcpy(&record, record_bytes + r * sizeof(record), sizeof(record));
-            events->push_back(Event{expected_first_seq + r, record.tsc, record.probe, record.code,
-                                    record.lines, record.flags, record.aux});
+            out->push_back(Event{expected_first_seq + r, record.tsc, record.probe, record.code, record.lines,
+                                 record.flags, record.aux});
           }
+          if (sink && !(*sink)(chunk_events))
+            return make_error(ErrorKind::Interrupted,
+                              fmt::format("{}: reading session {} stopped", m_path, header.session_number));
         }
       }
     }

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -54,6 +56,9 @@ struct SessionSummary {
   std::string describe() const;
 };
 
+// Takes one chunk's events; false stops the scan.
+using EventChunkSink = std::function<bool(std::span<const Event>)>;
+
 struct SessionData {
   SessionSummary summary;
   std::vector<Event> events;  // in sequence order
@@ -85,13 +90,19 @@ class TraceImage {
   // Reads and checks every chunk of sessions()[index]; the events are kept only by read_session.
   Expected<SessionSummary> check_session(size_t index) const;
   Expected<SessionData> read_session(size_t index) const;
+  // The same, each good chunk's events handed to `sink` as they are decoded (in seq order) and kept by no
+  // one: a session of any size in a chunk's memory. A sink that returns false stops the scan, which then
+  // returns an Interrupted error.
+  Status stream_session(size_t index, SessionSummary& summary, const EventChunkSink& sink) const;
 
  private:
   TraceImage() = default;
   Status read_label();
   Status walk_sessions();
   Status read_exact(void* buffer, size_t size, uint64_t offset) const;
-  Status scan_session(size_t index, SessionSummary& summary, std::vector<Event>* events) const;
+  // Keeps the events in `events`, hands them to `sink`, or neither (when both are null).
+  Status scan_session(size_t index, SessionSummary& summary, std::vector<Event>* events,
+                      const EventChunkSink* sink) const;
 
   std::string m_path;
   UniqueFd m_fd;

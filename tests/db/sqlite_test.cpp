@@ -1,5 +1,6 @@
 // sqlite_test.cpp: the trace database on real SQLite files: synth -> load -> queries, idempotence,
 // atomicity (abandoned and killed loads), output formats.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include "db/table_output.h"
 #include "image/disk_maker.h"
 #include "image/event_writer.h"
+#include "image/session_stream.h"
 #include "image/synth.h"
 #include "image/trace_image.h"
 #include "support/db_fixtures.h"
@@ -369,7 +371,9 @@ TEST(SqliteBulkLoad, ChunksJoinWithoutGapsAndNoRateGivesNullTimes) {
   });
   ASSERT_FALSE(abandoned);
   EXPECT_EQ(abandoned.error().kind, ErrorKind::Interrupted);
-  EXPECT_EQ(reported, std::vector<uint64_t>{65'536});
+  // A complete session goes to SQLite as it is decoded, a block of the stream per statement step.
+  constexpr uint64_t kBlock = SessionStream::kBlockEvents;
+  EXPECT_EQ(reported, std::vector<uint64_t>{kBlock});
   auto db = open_db(url);
   EXPECT_EQ(count(*db, "SELECT count(*) FROM traces"), 0);
   EXPECT_EQ(count(*db, "SELECT count(*) FROM events"), 0);
@@ -381,7 +385,7 @@ TEST(SqliteBulkLoad, ChunksJoinWithoutGapsAndNoRateGivesNullTimes) {
   });
   ASSERT_TRUE(loaded) << loaded.error().message;
   ASSERT_EQ(loaded->size(), 2u);
-  EXPECT_EQ(reported, (std::vector<uint64_t>{65'536, 131'072, 150'000}));
+  EXPECT_EQ(reported, (std::vector<uint64_t>{kBlock, 2 * kBlock, 150'000}));
   // The load turns SECURE_DELETE off for itself only: the connection gets its own setting back.
   EXPECT_EQ(count(*db, "PRAGMA secure_delete"), count(*open_db(url), "PRAGMA secure_delete"));
   ASSERT_TRUE(db->query("PRAGMA secure_delete = 1", {}));
@@ -416,7 +420,7 @@ TEST(SqliteBulkLoad, ChunksJoinWithoutGapsAndNoRateGivesNullTimes) {
   EXPECT_EQ(*s[5], std::to_string(field_sum));
   EXPECT_EQ(*s[6], std::to_string(ns_sum));
   EXPECT_EQ(*s[7], "150000");
-  for (size_t i : {size_t{65'535}, size_t{65'536}, size_t{131'072}}) {
+  for (size_t i : {size_t{kBlock - 1}, size_t{kBlock}, size_t{2 * kBlock}}) {
     auto at = db->query("SELECT tsc, code FROM events WHERE trace_id = " + trace + " AND seq = $1",
                         std::vector<SqlValue>{static_cast<int64_t>(data.events[i].seq)});
     ASSERT_TRUE(at);
@@ -435,6 +439,136 @@ TEST(SqliteBulkLoad, ChunksJoinWithoutGapsAndNoRateGivesNullTimes) {
   auto refused = open_database(url);
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("reserves"), std::string::npos) << refused.error().message;
+}
+
+// Every table a load writes, as text, in key order (traces without loaded_at, the time of the load).
+std::vector<std::vector<DbValue>> everything_loaded(Database& db) {
+  std::string columns;
+  for (const ColumnDef& column : trace_columns())
+    if (std::string_view(column.name) != "loaded_at")
+      columns += std::string(columns.empty() ? "" : ", ") + column.name;
+  std::vector<std::vector<DbValue>> rows;
+  for (const std::string& sql : {"SELECT trace_id, " + columns + " FROM traces ORDER BY trace_id",
+                                 std::string("SELECT * FROM events ORDER BY trace_id, seq"),
+                                 std::string("SELECT * FROM event_codes ORDER BY trace_id, probe, code"),
+                                 std::string("SELECT * FROM event_blocks ORDER BY trace_id, first_seq"),
+                                 std::string("SELECT * FROM probes ORDER BY trace_id, probe"),
+                                 std::string("SELECT * FROM stalls ORDER BY trace_id, start_tsc")}) {
+    auto table = db.query(sql, {});
+    if (!table) throw std::runtime_error(table.error().message);
+    rows.push_back({DbValue(sql)});
+    rows.insert(rows.end(), table->rows.begin(), table->rows.end());
+  }
+  return rows;
+}
+
+// `ett load` of a complete session inserts its events as they are decoded (SessionStream): what it writes is
+// what loading the whole decoded session writes, and loading it again finds it by the same content hash.
+TEST(SqliteStreamedLoad, WritesWhatALoadOfTheWholeSessionWrites) {
+  ett::test::TempDir dir;
+  const std::string image = dir.file("trace.img");
+  const uint64_t events = 3 * SessionStream::kBlockEvents + 12'345;
+  ASSERT_TRUE(write_synth_capture(image, {events, 21, f::Layout::Double2x4}));
+  ASSERT_TRUE(write_synth_capture(image, {5'000, 22, f::Layout::Quad4x2}));
+
+  auto streamed = open_db("sqlite:" + dir.file("streamed.db"));
+  auto loaded = load_image(*streamed, {image, std::nullopt, true});
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  ASSERT_EQ(loaded->size(), 2u);
+  EXPECT_EQ((*loaded)[0].events, events);
+  EXPECT_EQ((*loaded)[0].health, "ok");
+
+  auto whole = open_db("sqlite:" + dir.file("whole.db"));
+  auto opened = TraceImage::open(image);
+  ASSERT_TRUE(opened);
+  for (size_t index = 0; index < 2; ++index) {
+    const SessionData data = *opened->read_session(index);
+    const TraceRow row = make_trace_row(opened->label(), data.summary, data.events);
+    auto outcome = whole->load_trace(row, data.events, data.summary.header.capture_start_tsc,
+                                     data.summary.header.tsc_hz, {});
+    ASSERT_TRUE(outcome) << outcome.error().message;
+    EXPECT_EQ(outcome->trace_id, (*loaded)[index].trace_id);
+  }
+  const auto expected = everything_loaded(*whole);
+  const auto got = everything_loaded(*streamed);
+  ASSERT_EQ(got.size(), expected.size());
+  EXPECT_GT(got.size(), events);
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], expected[i]) << "row " << i;
+
+  auto again = load_image(*streamed, {image, std::nullopt, true});
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_TRUE((*again)[0].already_loaded);
+  EXPECT_TRUE((*again)[0].repaired.empty()) << (*again)[0].repaired;
+  EXPECT_TRUE((*again)[1].already_loaded);
+}
+
+// A bad chunk past the first block is found after rows went in: the load is rolled back and says why, and
+// --all skips the session and loads the others.
+TEST(SqliteStreamedLoad, ABadChunkFoundMidwayLeavesNothingAndAllSkipsTheSession) {
+  ett::test::TempDir dir;
+  const std::string image = dir.file("trace.img");
+  ASSERT_TRUE(write_synth_capture(image, {3 * SessionStream::kBlockEvents, 31, f::Layout::Double2x4}));
+  ASSERT_TRUE(write_synth_capture(image, {4'000, 32, f::Layout::Double2x4}));
+  const uint64_t bad_chunk = 2 * SessionStream::kBlockEvents / f::kRecordsPerChunk + 3;
+  {
+    const uint64_t header_lba = TraceImage::open(image)->sessions()[0].start_lba;
+    ett::test::TestDiskWriter writer(image);
+    writer.xor_byte(ett::test::TestDiskWriter::chunk_lba(header_lba, bad_chunk) * f::kSectorSize + 999, 0x10);
+  }
+  const std::string url = "sqlite:" + dir.file("traces.db");
+  auto db = open_db(url);
+  std::vector<uint64_t> reported;
+  auto refused = load_image(*db, {image, 1, false}, [&](uint32_t, uint64_t done, uint64_t) {
+    reported.push_back(done);
+    return true;
+  });
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, ErrorKind::BadCrc);
+  EXPECT_NE(refused.error().message.find(fmt::format("chunk {} (LBA", bad_chunk)), std::string::npos)
+      << refused.error().message;
+  ASSERT_FALSE(reported.empty());
+  EXPECT_GE(reported.back(), 2 * SessionStream::kBlockEvents) << "rows went in before the bad chunk";
+  for (const char* table : {"traces", "events", "event_codes", "event_blocks", "probes", "stalls"})
+    EXPECT_EQ(count(*db, fmt::format("SELECT count(*) FROM {}", table)), 0) << table;
+
+  auto all = load_image(*db, {image, std::nullopt, true});
+  ASSERT_TRUE(all) << all.error().message;
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_NE((*all)[0].skipped.find("bad CRC"), std::string::npos) << (*all)[0].skipped;
+  EXPECT_TRUE((*all)[1].skipped.empty());
+  EXPECT_EQ((*all)[1].trace_id, 1);
+  EXPECT_EQ(count(*db, "SELECT count(*) FROM events"), 4'000);
+  EXPECT_EQ(count(*db, "SELECT count(*) FROM traces"), 1);
+}
+
+// A session whose dump was cut off (status writing) is decoded whole first: the events its good chunks hold,
+// health partial, and found again by its content hash.
+TEST(SqliteStreamedLoad, APartialSessionLoadsWhatItsGoodChunksHold) {
+  ett::test::TempDir dir;
+  const std::string image = dir.file("cut.img");
+  MakeDiskOptions options;
+  options.path = image;
+  options.size_bytes = 8 << 20;
+  options.size_given = true;
+  ASSERT_TRUE(make_disk(options).ok());
+  ett::test::SessionSpec cut;
+  cut.records = ett::test::make_records(3 * f::kRecordsPerChunk);
+  cut.status = f::SessionStatus::Writing;
+  cut.skip_chunk = {false, true, false};
+  ett::test::TestDiskWriter(image).append(cut);
+  auto db = open_db("sqlite:" + dir.file("t.db"));
+  auto loaded = load_image(*db, {image, std::nullopt, false});
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_EQ((*loaded)[0].health, "partial");
+  EXPECT_EQ((*loaded)[0].events, 2 * f::kRecordsPerChunk);
+  EXPECT_EQ(count(*db, "SELECT count(*) FROM events"), 2 * f::kRecordsPerChunk);
+  EXPECT_EQ(count(*db, "SELECT sum(events) FROM event_codes"), 2 * f::kRecordsPerChunk);
+  EXPECT_EQ(count(*db, fmt::format("SELECT count(*) FROM events WHERE seq BETWEEN {} AND {}",
+                                   f::kRecordsPerChunk, 2 * f::kRecordsPerChunk - 1)),
+            0);
+  auto again = load_image(*db, {image, std::nullopt, false});
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_TRUE((*again)[0].already_loaded);
 }
 
 TEST(DbUrl, EnginesAndErrors) {
