@@ -303,11 +303,13 @@ class SqliteDatabase final : public Database {
                            uint64_t start_tsc, uint64_t tsc_hz, const LoadProgress& progress) override {
     // INSERT ... SELECT from the virtual table over each block of the feed, one statement step per block: the
     // rows go from the decoded events into the b-tree inside one statement (no bind/step/reset per row), and
-    // the progress callback runs between blocks.
+    // the progress callback runs between blocks. The trace_id is a parameter, which SQLite reads once per
+    // statement step, not a column of the virtual table read for every row.
     ETT_TRY_ASSIGN(SqliteStatement insert,
                    prepare("INSERT INTO events (trace_id, seq, probe, code, tsc, time_ns, lines, flags, aux) "
-                           "SELECT trace_id, seq, probe, code, tsc, time_ns, lines, flags, aux "
+                           "SELECT ?1, seq, probe, code, tsc, time_ns, lines, flags, aux "
                            "FROM ett_load_events"));
+    sqlite3_bind_int64(insert.get(), 1, trace_id);
     struct Clear {
       LoadSource& source;
       ~Clear() { source = {}; }
