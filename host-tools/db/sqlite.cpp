@@ -37,16 +37,26 @@ struct LoadSource {
   EventTiming timing;
 };
 
-// tsc_to_ns, with the same rounding, in 64-bit arithmetic while ticks * 1e9 + hz / 2 fits (up to 1.8e10 ticks
-// from the capture start, seconds of capture, for any rate up to 1 THz); a 128-bit division otherwise.
+// tsc_to_ns, with the same rounding, in 64-bit arithmetic: in one division while ticks * 1e9 + hz / 2 fits
+// (up to 1.8e10 ticks from the capture start, seconds of capture, for any rate up to 1 THz); beyond, split at
+// whole seconds (ticks = q * hz + r, so the quotient is q * 1e9 + (r * 1e9 + hz / 2) / hz), while r * 1e9 +
+// hz / 2 fits (rates up to 2^34 Hz, 17 GHz) and q * 1e9 does; a 128-bit division otherwise.
 int64_t load_time_ns(uint64_t tsc, const EventTiming& timing) {
   const auto ticks = static_cast<int64_t>(tsc - timing.capture_start_tsc);
   const uint64_t magnitude = ticks < 0 ? 0 - static_cast<uint64_t>(ticks) : static_cast<uint64_t>(ticks);
+  const uint64_t hz = timing.hz;
   constexpr uint64_t kMaxHz = uint64_t{1} << 40;
   constexpr uint64_t kMaxTicks = (UINT64_MAX - kMaxHz / 2) / 1'000'000'000;
-  if (magnitude > kMaxTicks || timing.hz > kMaxHz) return tsc_to_ns(tsc, timing);
-  const auto ns = static_cast<int64_t>((magnitude * 1'000'000'000 + timing.hz / 2) / timing.hz);
-  return ticks < 0 ? -ns : ns;
+  constexpr uint64_t kMaxSplitHz = uint64_t{1} << 34;
+  constexpr uint64_t kMaxSeconds = 9'000'000'000;  // q * 1e9 + 1e9 < 2^63
+  uint64_t ns;
+  if (magnitude <= kMaxTicks && hz <= kMaxHz)
+    ns = (magnitude * 1'000'000'000 + hz / 2) / hz;
+  else if (hz <= kMaxSplitHz && magnitude / hz <= kMaxSeconds)
+    ns = magnitude / hz * 1'000'000'000 + (magnitude % hz * 1'000'000'000 + hz / 2) / hz;
+  else
+    return tsc_to_ns(tsc, timing);
+  return ticks < 0 ? -static_cast<int64_t>(ns) : static_cast<int64_t>(ns);
 }
 
 // An eponymous, read-only virtual table over the LoadSource given to sqlite3_create_module as its client

@@ -571,6 +571,66 @@ TEST(SqliteStreamedLoad, APartialSessionLoadsWhatItsGoodChunksHold) {
   EXPECT_TRUE((*again)[0].already_loaded);
 }
 
+// The load computes time_ns in 64-bit arithmetic where it can (sqlite.cpp): every way it takes gives what
+// tsc_to_ns gives, for events long before and after the capture start, at rates from 1 kHz to past 2^34 Hz.
+TEST(SqliteBulkLoad, TimesFarFromTheCaptureStartAreThoseOfTscToNs) {
+  ett::test::TempDir dir;
+  const std::string image = dir.file("far.img");
+  MakeDiskOptions options;
+  options.path = image;
+  options.size_bytes = 8 << 20;
+  options.size_given = true;
+  ASSERT_TRUE(make_disk(options).ok());
+  const std::vector<uint64_t> rates = {1'000,
+                                       2'999'999'999,
+                                       3'811'528'000,
+                                       uint64_t{1} << 34,
+                                       (uint64_t{1} << 34) + 1,
+                                       uint64_t{1} << 40,
+                                       (uint64_t{1} << 40) + 7};
+  {
+    ett::test::TestDiskWriter writer(image);
+    for (uint64_t hz : rates) {
+      ett::test::SessionSpec spec;
+      spec.tsc_hz = hz;
+      spec.capture_start_tsc = uint64_t{1} << 50;
+      // From 2^45 ticks before the start to about 2^45 after in uneven steps, one of which lands just after
+      // the start (4e9 ticks): every way of the computation is taken.
+      uint64_t tsc = spec.capture_start_tsc - (uint64_t{1} << 45);
+      for (int i = 0; i < 2'000; ++i) {
+        f::EventRecord record{};
+        record.tsc = tsc;
+        record.probe = 1;
+        record.code = static_cast<uint8_t>(1 + i % 2);
+        spec.records.push_back(record);
+        tsc += i == 999 ? (uint64_t{1} << 45) - 999 * 35'184'372'089ull - 3 : 35'184'372'089ull + i * 7'919;
+      }
+      writer.append(spec);
+    }
+  }
+  auto db = open_db("sqlite:" + dir.file("t.db"));
+  auto loaded = load_image(*db, {image, std::nullopt, true});
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  ASSERT_EQ(loaded->size(), rates.size());
+  auto opened = TraceImage::open(image);
+  ASSERT_TRUE(opened);
+  for (size_t s = 0; s < rates.size(); ++s) {
+    const SessionData data = *opened->read_session(s);
+    const EventTiming timing{data.summary.header.capture_start_tsc, data.summary.header.tsc_hz};
+    auto rows = db->query("SELECT tsc, time_ns FROM events WHERE trace_id = $1 ORDER BY seq",
+                          std::vector<SqlValue>{(*loaded)[s].trace_id});
+    ASSERT_TRUE(rows);
+    ASSERT_EQ(rows->rows.size(), data.events.size());
+    int negative = 0;
+    for (size_t i = 0; i < data.events.size(); ++i) {
+      const int64_t expected = tsc_to_ns(data.events[i].tsc, timing);
+      negative += expected < 0;
+      ASSERT_EQ(*rows->rows[i][1], std::to_string(expected)) << "rate " << rates[s] << ", event " << i;
+    }
+    EXPECT_GT(negative, 900) << "rate " << rates[s];
+  }
+}
+
 TEST(DbUrl, EnginesAndErrors) {
   auto sqlite = parse_db_url("sqlite:traces.db");
   ASSERT_TRUE(sqlite);
