@@ -19,7 +19,6 @@
 #include "db/queries.h"
 #include "db/schema.h"
 #include "export/csv.h"
-#include "image/disk_maker.h"
 #include "image/session_writer.h"
 #include "image/synth.h"
 #include "image/trace_image.h"
@@ -141,11 +140,7 @@ TEST_F(PostgresLoad, BinaryCopyLoadsTheSameRowsAsSqlite) {
 // The stall table lands in `stalls` on PostgreSQL as on SQLite (same rows).
 TEST_F(PostgresLoad, StallsTableHoldsTheSameRowsAsSqlite) {
   const std::string stalled = dir.file("stalled.img");
-  MakeDiskOptions options;
-  options.path = stalled;
-  options.size_bytes = 8 << 20;
-  options.size_given = true;
-  ASSERT_TRUE(make_disk(options).ok());
+  ett::test::make_blank_disk(stalled);
   {
     ett::test::TestDiskWriter writer(stalled);
     ett::test::SessionSpec spec;

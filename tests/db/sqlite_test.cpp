@@ -17,7 +17,6 @@
 #include "db/queries.h"
 #include "db/schema.h"
 #include "db/table_output.h"
-#include "image/disk_maker.h"
 #include "image/event_writer.h"
 #include "image/session_stream.h"
 #include "image/synth.h"
@@ -153,11 +152,7 @@ TEST_F(SqliteLoad, LoadsEveryEventWithItsTimeAndEveryHeaderField) {
 TEST(SqliteStalls, TheStallTableIsLoadedWithTheEvents) {
   ett::test::TempDir dir;
   const std::string image = dir.file("stalls.img");
-  MakeDiskOptions options;
-  options.path = image;
-  options.size_bytes = 8 << 20;
-  options.size_given = true;
-  ASSERT_TRUE(make_disk(options).ok());
+  ett::test::make_blank_disk(image);
   const auto records = ett::test::make_records(50);
   {
     ett::test::TestDiskWriter writer(image);
@@ -546,11 +541,7 @@ TEST(SqliteStreamedLoad, ABadChunkFoundMidwayLeavesNothingAndAllSkipsTheSession)
 TEST(SqliteStreamedLoad, APartialSessionLoadsWhatItsGoodChunksHold) {
   ett::test::TempDir dir;
   const std::string image = dir.file("cut.img");
-  MakeDiskOptions options;
-  options.path = image;
-  options.size_bytes = 8 << 20;
-  options.size_given = true;
-  ASSERT_TRUE(make_disk(options).ok());
+  ett::test::make_blank_disk(image);
   ett::test::SessionSpec cut;
   cut.records = ett::test::make_records(3 * f::kRecordsPerChunk);
   cut.status = f::SessionStatus::Writing;
@@ -576,11 +567,7 @@ TEST(SqliteStreamedLoad, APartialSessionLoadsWhatItsGoodChunksHold) {
 TEST(SqliteBulkLoad, TimesFarFromTheCaptureStartAreThoseOfTscToNs) {
   ett::test::TempDir dir;
   const std::string image = dir.file("far.img");
-  MakeDiskOptions options;
-  options.path = image;
-  options.size_bytes = 8 << 20;
-  options.size_given = true;
-  ASSERT_TRUE(make_disk(options).ok());
+  ett::test::make_blank_disk(image);
   const std::vector<uint64_t> rates = {1'000,
                                        2'999'999'999,
                                        3'811'528'000,

@@ -8,7 +8,6 @@
 #include <cstring>
 #include <vector>
 
-#include "image/disk_maker.h"
 #include "support/test_disk_writer.h"
 
 namespace ett::host {
@@ -23,13 +22,7 @@ class SessionStreamTest : public ::testing::Test {
  protected:
   // A disk with one complete session of `records` events; returns the session header's LBA.
   uint64_t write_session(size_t records) {
-    MakeDiskOptions options;
-    options.path = path();
-    options.size_bytes = 64ull << 20;
-    options.size_given = true;
-    options.name = "stream";
-    auto made = make_disk(options);
-    EXPECT_TRUE(made.ok()) << (made.ok() ? "" : made.error().message);
+    ett::test::make_blank_disk(path(), 64ull << 20, "stream");
     TestDiskWriter writer(path());
     SessionSpec spec;
     spec.records = make_records(records);

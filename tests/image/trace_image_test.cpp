@@ -22,14 +22,9 @@ using ett::test::TestDiskWriter;
 class TraceImageTest : public ::testing::Test {
  protected:
   std::string make(uint64_t size = 8ull << 20) {
-    MakeDiskOptions options;
-    options.path = m_dir.file("disk.img");
-    options.size_bytes = size;
-    options.size_given = true;
-    options.name = "unit";
-    auto made = make_disk(options);
-    EXPECT_TRUE(made.ok()) << (made.ok() ? "" : made.error().message);
-    return options.path;
+    const std::string path = m_dir.file("disk.img");
+    ett::test::make_blank_disk(path, size, "unit");
+    return path;
   }
   ett::test::TempDir m_dir;
 };

@@ -14,11 +14,23 @@
 
 #include "ett/crc32c.h"
 #include "ett/trace_format.h"
+#include "image/disk_maker.h"
 #include "image/session_writer.h"
 
 namespace ett::test {
 
 namespace f = ett::format;
+
+// A new, empty trace disk image of `size_bytes` at `path`, as `ett mkdisk` makes it; throws when it cannot.
+inline void make_blank_disk(const std::string& path, uint64_t size_bytes = 8ull << 20,
+                            const std::string& name = "") {
+  host::MakeDiskOptions options;
+  options.path = path;
+  options.size_bytes = size_bytes;
+  options.size_given = true;
+  options.name = name;
+  if (auto made = host::make_disk(options); !made) throw std::runtime_error(made.error().message);
+}
 
 struct SessionSpec {
   std::vector<f::EventRecord> records;
