@@ -65,7 +65,7 @@ Status Database::insert_trace_contents(int64_t trace_id, const TraceRow& trace, 
   return {};
 }
 
-Expected<LoadOutcome> Database::load_trace(const TraceRow& trace, std::span<const Event> events,
+Expected<LoadOutcome> Database::load_trace(const TraceRow& trace, const EventSource& events,
                                            uint64_t capture_start_tsc, uint64_t tsc_hz,
                                            const LoadProgress& progress) {
   // The rest of a trace after its traces row: events, then the rest.

@@ -14,6 +14,7 @@
 #include "common/status.h"
 #include "db/event_reader.h"
 #include "db/tallies.h"
+#include "image/event_source.h"
 #include "image/trace_image.h"
 
 namespace ett::host {
@@ -136,12 +137,17 @@ class Database {
   // its events, its event_codes rows and one probes row per probe. Either all of it is committed or none of
   // it. When the trace is there, checks that its events rows are (count and content hash) and loads them
   // again if not (LoadOutcome::repaired). Shared by both engines (database.cpp).
-  Expected<LoadOutcome> load_trace(const TraceRow& trace, std::span<const Event> events,
+  // `events` are read once, or (repaired) twice, through their feeds (image/event_source.h).
+  Expected<LoadOutcome> load_trace(const TraceRow& trace, const EventSource& events,
                                    uint64_t capture_start_tsc, uint64_t tsc_hz, const LoadProgress& progress);
+  Expected<LoadOutcome> load_trace(const TraceRow& trace, std::span<const Event> events,
+                                   uint64_t capture_start_tsc, uint64_t tsc_hz,
+                                   const LoadProgress& progress) {
+    return load_trace(trace, EventSpan(events), capture_start_tsc, tsc_hz, progress);
+  }
 
   // A new trace's events handed to the load a block at a time (a session decoded as it is inserted, in
-  // constant memory), in seq order; an empty span ends them. An error abandons the load.
-  using EventFeed = std::function<Expected<std::span<const Event>>()>;
+  // constant memory), in seq order (EventFeed); an empty span ends them. An error abandons the load.
   // The traces row of the events fed, once they have all been (their content hash and tallies).
   using FedTraceRow = std::function<Expected<TraceRow>()>;
   // The same in one transaction for a session of `expected_events` (`header`'s disk and session) whose events
@@ -160,7 +166,7 @@ class Database {
   virtual Status begin_load() = 0;
   virtual Status end_load(bool commit) = 0;
   // Bulk-inserts `events` as rows of trace_id; progress may abandon it (an Interrupted error).
-  virtual Status insert_events(int64_t trace_id, std::span<const Event> events, uint64_t capture_start_tsc,
+  virtual Status insert_events(int64_t trace_id, const EventSource& events, uint64_t capture_start_tsc,
                                uint64_t tsc_hz, const LoadProgress& progress) = 0;
   // Streams the events rows of trace_id in seq order.
   virtual Status scan_events(int64_t trace_id, const StoredEventSink& sink) = 0;

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "db/schema.h"
+#include "image/event_source.h"
 #include "image/session_stream.h"
 #include "image/trace_image.h"
 
@@ -34,7 +35,7 @@ Expected<std::optional<LoadOutcome>> load_streamed(Database& db, const TraceImag
     return std::optional<LoadOutcome>();
   EventTallies tallies(header, header.event_count);
   SessionStream stream(image, index, [&tallies](std::span<const Event> block) { tallies.add(block); });
-  const Database::EventFeed feed = [&]() -> Expected<std::span<const Event>> {
+  const EventFeed feed = [&]() -> Expected<std::span<const Event>> {
     auto block = stream.next();
     if (!block) unusable = true;
     return block;
@@ -100,27 +101,35 @@ Expected<std::vector<LoadedSession>> load_image(Database& db, const LoadRequest&
       continue;
     }
 
-    auto data = image.read_session(index);
-    if (!data) {
-      if (!request.all) return data.failure();
-      result.skipped = data.error().message;
+    // The other sessions: checked, counted and hashed first (the already-loaded check needs the content
+    // hash), then decoded again as they are inserted (SessionEvents), in constant memory too.
+    SessionEvents source(image, index);
+    auto read = [&]() -> Expected<TraceRow> {
+      ETT_TRY_ASSIGN(SessionSummary checked, image.check_session(index));
+      ETT_TRY(require_usable(request.image, checked));
+      EventTallies tallies(checked.header, checked.recovered_events);
+      ETT_TRY(source.scan([&tallies](std::span<const Event> events) { tallies.add(events); }));
+      ETT_TRY(require_usable(request.image, source.summary()));
+      if (tallies.events() != checked.recovered_events)
+        return make_error(
+            ErrorKind::Io,
+            fmt::format("{}: session {} changed while it was read ({} events, then {})", request.image,
+                        result.session, checked.recovered_events, tallies.events()));
+      return make_trace_row(image.label(), source.summary(), std::move(tallies));
+    };
+    Expected<TraceRow> row = read();
+    if (!row) {
+      if (!request.all) return row.failure();
+      result.skipped = row.error().message;
       loaded.push_back(result);
       continue;
     }
-    auto usable = require_usable(request.image, data->summary);
-    if (!usable) {
-      if (!request.all) return usable.failure();
-      result.skipped = usable.error().message;
-      loaded.push_back(result);
-      continue;
-    }
-    const SessionSummary& summary = data->summary;
-    const TraceRow row = make_trace_row(image.label(), summary, data->events);
-    start = std::chrono::steady_clock::now();  // the database part only, the decoding before it
+    const SessionSummary& summary = source.summary();
+    start = std::chrono::steady_clock::now();  // the database part only, the counting before it
     cpu_start = thread_cpu_seconds();
-    ETT_TRY_ASSIGN(LoadOutcome outcome, db.load_trace(row, data->events, summary.header.capture_start_tsc,
+    ETT_TRY_ASSIGN(LoadOutcome outcome, db.load_trace(*row, source, summary.header.capture_start_tsc,
                                                       summary.header.tsc_hz, on_progress));
-    record(outcome, data->events.size(), summary.health);
+    record(outcome, source.size(), summary.health);
   }
   return loaded;
 }

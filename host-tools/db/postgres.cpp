@@ -131,8 +131,9 @@ Status pg_exec(PGconn* conn, const std::string& sql) {
 // Called after each buffer a COPY sends with the events sent so far; false abandons the COPY.
 using CopyProgress = std::function<bool(uint64_t sent)>;
 
-// COPY `table` FROM STDIN (FORMAT binary) with `events` as rows of trace_id, in 256 KiB messages.
-Status copy_events(PGconn* conn, const std::string& table, int64_t trace_id, std::span<const Event> events,
+// COPY `table` FROM STDIN (FORMAT binary) with the events of `feed` as rows of trace_id, in 256 KiB messages.
+// An error from the feed, or a progress callback that returns false, abandons the COPY.
+Status copy_events(PGconn* conn, const std::string& table, int64_t trace_id, const EventFeed& feed,
                    const EventTiming& timing, bool freeze, const CopyProgress& progress) {
   PgResult copy(
       PQexec(conn, fmt::format("COPY {} (trace_id, seq, probe, code, tsc, time_ns, lines, flags, aux) "
@@ -146,33 +147,41 @@ Status copy_events(PGconn* conn, const std::string& table, int64_t trace_id, std
     buffer.clear();
     return {};
   };
+  auto abandon = [&](ErrorKind kind, std::string message) -> Status {
+    PQputCopyEnd(conn, "load abandoned");
+    while (PGresult* ignored = PQgetResult(conn)) PQclear(ignored);
+    return make_error(kind, std::move(message));
+  };
   CopyBuffer buffer;
   constexpr size_t kSendBytes = 256 << 10;
   buffer.reserve(kSendBytes + 256);
   buffer.bytes(kCopySignature, sizeof(kCopySignature));
   buffer.i32(0);  // flags
   buffer.i32(0);  // header extension length
-  for (size_t i = 0; i < events.size(); ++i) {
-    const Event& event = events[i];
-    buffer.i16(9);
-    buffer.field8(trace_id);
-    buffer.field8(static_cast<int64_t>(event.seq));
-    buffer.field2(event.probe);
-    buffer.field2(event.code);
-    buffer.field8(static_cast<int64_t>(event.tsc));
-    if (timing.hz)
-      buffer.field8(tsc_to_ns(event.tsc, timing));
-    else
-      buffer.null_field();
-    buffer.field2(event.lines);
-    buffer.field2(event.flags);
-    buffer.field8(event.aux);
-    if (buffer.size() >= kSendBytes) {
-      ETT_TRY(send(buffer));
-      if (progress && !progress(i + 1)) {
-        PQputCopyEnd(conn, "load abandoned");
-        while (PGresult* ignored = PQgetResult(conn)) PQclear(ignored);
-        return make_error(ErrorKind::Interrupted, "load abandoned; nothing of it was kept");
+  uint64_t encoded = 0;
+  for (;;) {
+    Expected<std::span<const Event>> block = feed();
+    if (!block) return abandon(block.error().kind, block.error().message);
+    if (block->empty()) break;
+    for (const Event& event : *block) {
+      buffer.i16(9);
+      buffer.field8(trace_id);
+      buffer.field8(static_cast<int64_t>(event.seq));
+      buffer.field2(event.probe);
+      buffer.field2(event.code);
+      buffer.field8(static_cast<int64_t>(event.tsc));
+      if (timing.hz)
+        buffer.field8(tsc_to_ns(event.tsc, timing));
+      else
+        buffer.null_field();
+      buffer.field2(event.lines);
+      buffer.field2(event.flags);
+      buffer.field8(event.aux);
+      ++encoded;
+      if (buffer.size() >= kSendBytes) {
+        ETT_TRY(send(buffer));
+        if (progress && !progress(encoded))
+          return abandon(ErrorKind::Interrupted, "load abandoned; nothing of it was kept");
       }
     }
   }
@@ -186,10 +195,11 @@ Status copy_events(PGconn* conn, const std::string& table, int64_t trace_id, std
   return {};
 }
 
-// One partition of a trace's events: rows with seq in [from, to) (nullopt: unbounded on that side).
+// One partition of a trace's events: events [begin, end) of the load, rows with seq in [from, to) (nullopt:
+// unbounded on that side).
 struct EventPart {
   std::string table;
-  std::span<const Event> events;
+  uint64_t begin = 0, end = 0;
   std::optional<uint64_t> from, to;
 };
 
@@ -198,15 +208,15 @@ struct EventPart {
 // or freezing left for later), then builds its primary key (cheaper than keeping it up row by row) and its
 // statistics (without them the planner reads a trace by bitmap scan and sort). An index a user added to
 // events is built when the part is attached.
-Status fill_part(PGconn* conn, int64_t trace_id, const EventPart& part, const EventTiming& timing,
-                 const CopyProgress& progress) {
+Status fill_part(PGconn* conn, int64_t trace_id, const EventPart& part, const EventFeed& feed,
+                 const EventTiming& timing, const CopyProgress& progress) {
   std::string check = fmt::format("trace_id = {}", trace_id);
   if (part.from) check += fmt::format(" AND seq >= {}", *part.from);
   if (part.to) check += fmt::format(" AND seq < {}", *part.to);
   ETT_TRY(pg_exec(conn, fmt::format("CREATE TABLE {0} (LIKE events INCLUDING DEFAULTS, CONSTRAINT {0}_bound "
                                     "CHECK ({1}))",
                                     part.table, check)));
-  ETT_TRY(copy_events(conn, part.table, trace_id, part.events, timing, true, progress));
+  ETT_TRY(copy_events(conn, part.table, trace_id, feed, timing, true, progress));
   ETT_TRY(pg_exec(conn,
                   fmt::format("ALTER TABLE {0} ADD PRIMARY KEY (trace_id, seq); ANALYZE {0} (trace_id, seq, "
                               "time_ns)",
@@ -374,34 +384,33 @@ class PostgresDatabase final : public Database {
     return {};
   }
 
-  Status insert_events(int64_t trace_id, std::span<const Event> events, uint64_t start_tsc, uint64_t tsc_hz,
+  Status insert_events(int64_t trace_id, const EventSource& events, uint64_t start_tsc, uint64_t tsc_hz,
                        const LoadProgress& progress) override {
     const EventTiming timing{start_tsc, tsc_hz};
+    const uint64_t total = events.size();
     ETT_TRY_ASSIGN(bool covered, partition_covers(trace_id));
-    if (covered || events.empty()) {
+    if (covered || total == 0) {
       // A reload of a trace that has its partitions (or is in events_legacy): through events, whose
       // partitions' indexes are kept up row by row.
-      return copy_events(m_conn.get(), "events", trace_id, events, timing, false,
-                         [&](uint64_t sent) { return !progress || progress(sent, events.size()); });
+      return copy_events(m_conn.get(), "events", trace_id, events.feed(0, total), timing, false,
+                         [&](uint64_t sent) { return !progress || progress(sent, total); });
     }
     // A trace of its own: one partition, or two filled at once by two connections (two server processes:
-    // the server's per-row work is most of a load) when the trace is big and its seqs rise.
-    const bool in_order =
-        std::adjacent_find(events.begin(), events.end(),
-                           [](const Event& a, const Event& b) { return a.seq >= b.seq; }) == events.end();
+    // the server's per-row work is most of a load) when the trace is big and its seqs rise, each part read
+    // from a feed of its own.
+    const std::optional<EventSource::Cut> cut = events.middle();
     PgConn second;
-    if (in_order && events.size() >= kSplitEvents) second = second_connection();
+    if (cut && total >= kSplitEvents) second = second_connection();
     std::vector<EventPart> parts;
     const std::string name = fmt::format("events_t{}_", trace_id);
     if (!second) {
-      parts.push_back({name + "0", events, std::nullopt, std::nullopt});
+      parts.push_back({name + "0", 0, total, std::nullopt, std::nullopt});
     } else {
-      // The seqs rise, so the middle event's seq splits them exactly.
-      const size_t middle = events.size() / 2;
-      const uint64_t split = events[middle].seq;
-      parts.push_back({name + "0", events.first(middle), std::nullopt, split});
-      parts.push_back({name + "1", events.subspan(middle), split, std::nullopt});
+      parts.push_back({name + "0", 0, cut->index, std::nullopt, cut->seq});
+      parts.push_back({name + "1", cut->index, total, cut->seq, std::nullopt});
     }
+    std::vector<EventFeed> feeds;
+    for (const EventPart& part : parts) feeds.push_back(events.feed(part.begin, part.end));
     std::atomic<uint64_t> second_sent{0};
     std::atomic<bool> abandon{false};
     Status second_done;
@@ -411,7 +420,7 @@ class PostgresDatabase final : public Database {
       helper = std::thread([&] {
         second_done = [&]() -> Status {
           ETT_TRY(pg_exec(second.get(), "BEGIN"));
-          ETT_TRY(fill_part(second.get(), trace_id, parts[1], timing, [&](uint64_t sent) {
+          ETT_TRY(fill_part(second.get(), trace_id, parts[1], feeds[1], timing, [&](uint64_t sent) {
             second_sent.store(sent, std::memory_order_relaxed);
             return !abandon.load(std::memory_order_relaxed);
           }));
@@ -423,9 +432,9 @@ class PostgresDatabase final : public Database {
         }
       });
     }
-    Status first_done = fill_part(m_conn.get(), trace_id, parts[0], timing, [&](uint64_t sent) {
+    Status first_done = fill_part(m_conn.get(), trace_id, parts[0], feeds[0], timing, [&](uint64_t sent) {
       if (abandon.load(std::memory_order_relaxed)) return false;
-      if (progress && !progress(sent + second_sent.load(std::memory_order_relaxed), events.size())) {
+      if (progress && !progress(sent + second_sent.load(std::memory_order_relaxed), total)) {
         abandon.store(true, std::memory_order_relaxed);
         return false;
       }
@@ -433,9 +442,11 @@ class PostgresDatabase final : public Database {
     });
     if (!first_done) abandon.store(true, std::memory_order_relaxed);
     if (helper.joinable()) helper.join();
-    if (!first_done && first_done.error().kind == ErrorKind::Interrupted) return first_done;
-    ETT_TRY(second_done);
+    // What stopped one part stopped the other, which then says it was abandoned: the cause comes first.
+    for (const Status* done : {&first_done, &second_done})
+      if (!*done && done->error().kind != ErrorKind::Interrupted) return *done;
     ETT_TRY(first_done);
+    ETT_TRY(second_done);
     for (const EventPart& part : parts)
       ETT_TRY(exec(
           fmt::format("ALTER TABLE events ATTACH PARTITION {} {}", part.table, part_bounds(trace_id, part))));

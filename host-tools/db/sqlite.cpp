@@ -287,17 +287,11 @@ class SqliteDatabase final : public Database {
     return done;
   }
 
-  Status insert_events(int64_t trace_id, std::span<const Event> events, uint64_t start_tsc, uint64_t tsc_hz,
+  // The events a block of their feed at a time: the progress callback runs between statement steps.
+  Status insert_events(int64_t trace_id, const EventSource& events, uint64_t start_tsc, uint64_t tsc_hz,
                        const LoadProgress& progress) override {
-    // The events a statement step at a time: the progress callback runs between steps.
-    constexpr size_t kStepRows = size_t{1} << 16;
-    size_t begin = 0;
-    const EventFeed slices = [&]() -> Expected<std::span<const Event>> {
-      const std::span<const Event> slice = events.subspan(begin, std::min(kStepRows, events.size() - begin));
-      begin += slice.size();
-      return slice;
-    };
-    return insert_event_feed(trace_id, slices, events.size(), start_tsc, tsc_hz, progress);
+    return insert_event_feed(trace_id, events.feed(0, events.size()), events.size(), start_tsc, tsc_hz,
+                             progress);
   }
 
   bool takes_event_feed() const override { return true; }

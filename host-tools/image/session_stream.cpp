@@ -3,8 +3,8 @@
 
 namespace ett::host {
 
-SessionStream::SessionStream(const TraceImage& image, size_t index, Observer observe)
-    : m_image(image), m_index(index), m_observe(std::move(observe)) {}
+SessionStream::SessionStream(const TraceImage& image, size_t index, Observer observe, ChunkRange chunks)
+    : m_image(image), m_index(index), m_observe(std::move(observe)), m_chunks(chunks) {}
 
 SessionStream::~SessionStream() {
   {
@@ -42,7 +42,7 @@ void SessionStream::decode() {
     m_blocks[m_filled % kBlocks].clear();
     return true;
   };
-  Status status = stopped ? Status{} : m_image.stream_session(m_index, m_summary, sink);
+  Status status = stopped ? Status{} : m_image.stream_session(m_index, m_summary, sink, m_chunks);
   if (!stopped && status && !m_blocks[m_filled % kBlocks].empty()) hand_over();
   {
     std::lock_guard lock(m_mutex);

@@ -27,8 +27,9 @@ class SessionStream {
   // reader's thread need not spend its time on.
   using Observer = std::function<void(std::span<const Event>)>;
 
-  // Decodes sessions()[index] of `image`, which must outlive the stream; nothing is read before next().
-  SessionStream(const TraceImage& image, size_t index, Observer observe = {});
+  // Decodes sessions()[index] of `image` (those of its chunks in `chunks`), which must outlive the stream;
+  // nothing is read before next().
+  SessionStream(const TraceImage& image, size_t index, Observer observe = {}, ChunkRange chunks = {});
   // Stops the decoding where it is and waits for its thread.
   ~SessionStream();
   SessionStream(const SessionStream&) = delete;
@@ -51,6 +52,7 @@ class SessionStream {
   const TraceImage& m_image;
   const size_t m_index;
   const Observer m_observe;
+  const ChunkRange m_chunks;
   SessionSummary m_summary;
   Status m_status;
   std::array<std::vector<Event>, kBlocks> m_blocks;

@@ -316,12 +316,13 @@ Expected<SessionData> TraceImage::read_session(size_t index) const {
   return Expected<SessionData>(std::move(data));
 }
 
-Status TraceImage::stream_session(size_t index, SessionSummary& summary, const EventChunkSink& sink) const {
-  return scan_session(index, summary, nullptr, &sink);
+Status TraceImage::stream_session(size_t index, SessionSummary& summary, const EventChunkSink& sink,
+                                  ChunkRange chunks) const {
+  return scan_session(index, summary, nullptr, &sink, chunks);
 }
 
 Status TraceImage::scan_session(size_t index, SessionSummary& summary, std::vector<Event>* events,
-                                const EventChunkSink* sink) const {
+                                const EventChunkSink* sink, ChunkRange chunks) const {
   if (index >= m_sessions.size())
     return make_error(ErrorKind::NoSuchSession, fmt::format("{}: no session at index {}", m_path, index));
   const f::SessionHeader& header = m_sessions[index];
@@ -390,8 +391,9 @@ Status TraceImage::scan_session(size_t index, SessionSummary& summary, std::vect
   std::vector<uint8_t> block;
   std::vector<Event> chunk_events;  // one chunk's, for the sink
   bool truncated = false;
-  for (uint64_t first = 0; first < header.chunk_count && !truncated; first += kChunksPerRead) {
-    const uint64_t count = std::min<uint64_t>(kChunksPerRead, header.chunk_count - first);
+  const uint64_t end_chunk = std::min(chunks.end, header.chunk_count);
+  for (uint64_t first = chunks.begin; first < end_chunk && !truncated; first += kChunksPerRead) {
+    const uint64_t count = std::min<uint64_t>(kChunksPerRead, end_chunk - first);
     const uint64_t readable = first >= chunks_in_image ? 0 : std::min(count, chunks_in_image - first);
     if (readable > 0) {
       block.resize(readable * f::kChunkBytes);

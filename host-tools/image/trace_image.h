@@ -59,6 +59,12 @@ struct SessionSummary {
 // Takes one chunk's events; false stops the scan.
 using EventChunkSink = std::function<bool(std::span<const Event>)>;
 
+// Chunks [begin, end) of a session (end past its last chunk: to the end).
+struct ChunkRange {
+  uint64_t begin = 0;
+  uint64_t end = UINT64_MAX;
+};
+
 struct SessionData {
   SessionSummary summary;
   std::vector<Event> events;  // in sequence order
@@ -92,8 +98,10 @@ class TraceImage {
   Expected<SessionData> read_session(size_t index) const;
   // The same, each good chunk's events handed to `sink` as they are decoded (in seq order) and kept by no
   // one: a session of any size in a chunk's memory. A sink that returns false stops the scan, which then
-  // returns an Interrupted error.
-  Status stream_session(size_t index, SessionSummary& summary, const EventChunkSink& sink) const;
+  // returns an Interrupted error. `chunks` limits the scan to some of the session's chunks; the summary then
+  // counts and reports those alone.
+  Status stream_session(size_t index, SessionSummary& summary, const EventChunkSink& sink,
+                        ChunkRange chunks = {}) const;
 
  private:
   TraceImage() = default;
@@ -102,7 +110,7 @@ class TraceImage {
   Status read_exact(void* buffer, size_t size, uint64_t offset) const;
   // Keeps the events in `events`, hands them to `sink`, or neither (when both are null).
   Status scan_session(size_t index, SessionSummary& summary, std::vector<Event>* events,
-                      const EventChunkSink* sink) const;
+                      const EventChunkSink* sink, ChunkRange chunks = {}) const;
 
   std::string m_path;
   UniqueFd m_fd;

@@ -566,6 +566,57 @@ TEST_F(PostgresLoad, AKilledTwoPartLoadLeavesNothing) {
   EXPECT_EQ(count(**db, "SELECT count(*) FROM events"), 200'000);
 }
 
+// Events in memory whose feed of one part fails after its first block, as a session whose image changed
+// after it was scanned.
+class SourceFailingAt final : public EventSource {
+ public:
+  SourceFailingAt(std::span<const Event> events, uint64_t failing_part)
+      : m_span(events), m_failing(failing_part) {}
+  uint64_t size() const override { return m_span.size(); }
+  std::optional<Cut> middle() const override { return m_span.middle(); }
+  EventFeed feed(uint64_t begin, uint64_t end) const override {
+    EventFeed inner = m_span.feed(begin, end);
+    if (begin != m_failing) return inner;
+    auto blocks = std::make_shared<int>(0);
+    return [inner, blocks]() -> Expected<std::span<const Event>> {
+      if (++*blocks > 1) return make_error(ErrorKind::Io, "the image changed (test)");
+      return inner();
+    };
+  }
+
+ private:
+  EventSpan m_span;
+  uint64_t m_failing;
+};
+
+TEST_F(PostgresLoad, APartThatCannotBeReadLeavesNothingAndSaysWhy) {
+  const std::string big = dir.file("big.img");
+  ASSERT_TRUE(write_synth_capture(big, {200'000, 25, f::Layout::Double2x4}));
+  auto image_read = TraceImage::open(big);
+  ASSERT_TRUE(image_read);
+  auto data = image_read->read_session(0);
+  ASSERT_TRUE(data);
+  const TraceRow row = make_trace_row(image_read->label(), data->summary, data->events);
+  const auto cut = EventSpan(data->events).middle();
+  ASSERT_TRUE(cut);
+  // Either part: the other part's connection stops too, and the cause is what the load says.
+  for (const uint64_t failing : {uint64_t{0}, cut->index}) {
+    auto db = open_database(fresh_database("failing_part"));
+    ASSERT_TRUE(db);
+    auto loaded = (*db)->load_trace(row, SourceFailingAt(data->events, failing),
+                                    data->summary.header.capture_start_tsc, data->summary.header.tsc_hz, {});
+    ASSERT_FALSE(loaded) << failing;
+    EXPECT_EQ(loaded.error().message, "the image changed (test)");
+    EXPECT_EQ(count(**db, "SELECT count(*) FROM traces"), 0);
+    EXPECT_EQ(count(**db, "SELECT count(*) FROM events"), 0);
+    EXPECT_EQ(count(**db, "SELECT count(*) FROM pg_class WHERE relname ~ '^events_t[0-9]+_[0-9]+$'"), 0);
+    auto whole = (*db)->load_trace(row, data->events, data->summary.header.capture_start_tsc,
+                                   data->summary.header.tsc_hz, {});
+    ASSERT_TRUE(whole) << whole.error().message;
+    EXPECT_EQ(count(**db, "SELECT count(*) FROM events"), 200'000);
+  }
+}
+
 // A database of the schema before ett_schema (events without flags and aux; DDL as it was) is migrated when
 // opened; a reload of its trace fills in flags and aux; after DROP TABLE events a reload puts them back.
 TEST_F(PostgresLoad, AnOldSchemaIsMigratedAndReloadsRepairMissingRows) {

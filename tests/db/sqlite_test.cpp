@@ -949,7 +949,7 @@ class RestartingReads final : public Database {
  protected:
   Status begin_load() override { return make_error(ErrorKind::Usage, "no loads here"); }
   Status end_load(bool) override { return {}; }
-  Status insert_events(int64_t, std::span<const Event>, uint64_t, uint64_t, const LoadProgress&) override {
+  Status insert_events(int64_t, const EventSource&, uint64_t, uint64_t, const LoadProgress&) override {
     return make_error(ErrorKind::Usage, "no loads here");
   }
   Status scan_events(int64_t, const StoredEventSink&) override {
