@@ -2,6 +2,7 @@
 // (load, query, sql, label, synth) on both engines. Label `db`.
 #include "db/postgres.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -564,6 +565,42 @@ TEST_F(PostgresLoad, AKilledTwoPartLoadLeavesNothing) {
                   "relispartition"),
             0);
   EXPECT_EQ(count(**db, "SELECT count(*) FROM events"), 200'000);
+}
+
+// A big partial session (a chunk missing before its middle) loads as two parts cut at its middle chunk, each
+// fed by a decoder of its own: every good chunk's rows, in the right part, none in events_default.
+TEST_F(PostgresLoad, APartialSessionLoadsAsTwoPartsCutAtItsMiddleChunk) {
+  const std::string cut_image = dir.file("cut.img");
+  ett::test::make_blank_disk(cut_image, 64ull << 20);
+  const uint64_t chunks = 80;
+  ett::test::SessionSpec spec;
+  spec.records = ett::test::make_records(chunks * f::kRecordsPerChunk - 100);
+  spec.status = f::SessionStatus::Writing;
+  spec.skip_chunk.assign(chunks, false);
+  spec.skip_chunk[3] = true;
+  ett::test::TestDiskWriter(cut_image).append(spec);
+  const uint64_t good = spec.records.size() - f::kRecordsPerChunk;
+  ASSERT_GE(good, 131'072u);  // big enough for two parts
+  auto db = open_database(fresh_database("partial_parts"));
+  ASSERT_TRUE(db);
+  auto loaded = load_image(**db, {cut_image, std::nullopt, false});
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_EQ((*loaded)[0].health, "partial");
+  EXPECT_EQ((*loaded)[0].events, good);
+  const int64_t trace = (*loaded)[0].trace_id;
+  const uint64_t cut_seq = chunks / 2 * f::kRecordsPerChunk;
+  const std::string part = "events_t" + std::to_string(trace) + "_";
+  EXPECT_EQ(count(**db, "SELECT count(*) FROM " + part + "0"), cut_seq - f::kRecordsPerChunk);
+  EXPECT_EQ(count(**db, "SELECT count(*) FROM " + part + "1"), spec.records.size() - cut_seq);
+  EXPECT_EQ(count(**db, "SELECT min(seq) FROM " + part + "1"), cut_seq);
+  EXPECT_EQ(count(**db, "SELECT count(*) FROM events_default"), 0);
+  EXPECT_EQ(count(**db, fmt::format("SELECT count(*) FROM events WHERE seq BETWEEN {} AND {}",
+                                    3 * f::kRecordsPerChunk, 4 * f::kRecordsPerChunk - 1)),
+            0);
+  auto again = load_image(**db, {cut_image, std::nullopt, false});
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_TRUE((*again)[0].already_loaded);
+  EXPECT_EQ((*again)[0].repaired, "");
 }
 
 // Events in memory whose feed of one part fails after its first block, as a session whose image changed
