@@ -12,7 +12,9 @@
 #include "common/units.h"
 #include "common/write_behind.h"
 #include "data_output.h"
+#include "image/event_source.h"
 #include "image/event_writer.h"
+#include "image/session_stream.h"
 #include "image/trace_image.h"
 #include "progress.h"
 
@@ -54,9 +56,11 @@ int run_extract(const ExtractOptions& options) {
   if (!image->size_warning().empty()) warn(image->size_warning());
   auto index = image->find_session(options.session);
   if (!index) return report(index.error());
-  auto data = image->read_session(*index);
-  if (!data) return report(data.error());
-  const SessionSummary& summary = data->summary;
+  // Checked first (whether it is usable, what a partial one holds), then decoded a block at a time as it is
+  // written: a session of any size in constant memory, the decoding on a thread of its own.
+  auto checked_session = image->check_session(*index);
+  if (!checked_session) return report(checked_session.error());
+  const SessionSummary& summary = *checked_session;
   auto usable = require_usable(options.image, summary);
   if (!usable) return report(usable.error());
   const uint32_t number = summary.header.session_number;
@@ -72,13 +76,15 @@ int run_extract(const ExtractOptions& options) {
         {ErrorKind::Usage, fmt::format("session {} has no TSC frequency: give one with --cpu-hz", number)});
 
   bar.phase(fmt::format("writing session {}", number));
-  const uint64_t total = data->events.size();
+  const uint64_t total = summary.recovered_events;
+  const EventFeed feed =
+      checked_feed(std::make_shared<SessionStream>(*image, *index), total, options.image, number);
   const WriteProgress progress = [&bar, total](uint64_t done) {
     bar.count(done, total);
     return true;
   };
   if (to_stdout) {
-    auto wrote = write_events(data->events, *format, timing, stdout, "standard output", progress);
+    auto wrote = write_events(feed, *format, timing, stdout, "standard output", progress);
     bar.erase();
     return wrote ? 0 : report(wrote.error());
   }
@@ -106,7 +112,7 @@ int run_extract(const ExtractOptions& options) {
     if (const off_t at = ::ftello(out); at > 0) behind->wrote(static_cast<uint64_t>(at));
     return progress(done);
   };
-  auto wrote = write_events(data->events, *format, timing, out, output, file_progress);
+  auto wrote = write_events(feed, *format, timing, out, output, file_progress);
   behind.reset();  // its thread stops before the descriptor closes
   const bool closed = std::fclose(out) == 0;
   if (!wrote || !closed) {
@@ -117,7 +123,7 @@ int run_extract(const ExtractOptions& options) {
   }
   bar.keep();
   bar.erase();
-  note(fmt::format("wrote {} events of session {} to {}", data->events.size(), number, output));
+  note(fmt::format("wrote {} events of session {} to {}", total, number, output));
   return 0;
 }
 

@@ -75,17 +75,23 @@ EventFeed SessionEvents::feed(uint64_t begin, uint64_t end) const {
     return failing_feed(
         {ErrorKind::Usage, fmt::format("{}: session {} cannot be fed from event {} to event {}",
                                        m_image.path(), number, begin, end)});
-  auto stream =
-      std::make_shared<SessionStream>(m_image, m_index, SessionStream::Observer{}, ChunkRange{*first, *last});
+  return checked_feed(
+      std::make_shared<SessionStream>(m_image, m_index, SessionStream::Observer{}, ChunkRange{*first, *last}),
+      end - begin, m_image.path(), number);
+}
+
+EventFeed checked_feed(std::shared_ptr<SessionStream> stream, uint64_t expected, std::string path,
+                       uint32_t session) {
   auto fed = std::make_shared<uint64_t>(0);
-  const uint64_t expected = end - begin;
-  return [stream, fed, expected, path = m_image.path(), number]() -> Expected<std::span<const Event>> {
+  return [stream = std::move(stream), fed, expected, path = std::move(path),
+          session]() -> Expected<std::span<const Event>> {
     ETT_TRY_ASSIGN(std::span<const Event> block, stream->next());
     *fed += block.size();
     if (*fed > expected || (block.empty() && *fed != expected))
       return make_error(ErrorKind::Io,
-                        fmt::format("{}: session {} changed while it was loaded ({} events where it had {})",
-                                    path, number, *fed, expected));
+                        fmt::format("{}: session {} changed while it was read ({} events where "
+                                    "it had {})",
+                                    path, session, *fed, expected));
     return block;
   };
 }

@@ -6,8 +6,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
+#include <string>
 
 #include "common/status.h"
 #include "image/trace_image.h"
@@ -48,6 +50,13 @@ class EventSpan final : public EventSource {
  private:
   std::span<const Event> m_events;
 };
+
+class SessionStream;
+
+// A feed of `stream`'s blocks that ends in an error unless they hold `expected` events: the session (number
+// `session` of the image at `path`) changed since it was checked.
+EventFeed checked_feed(std::shared_ptr<SessionStream> stream, uint64_t expected, std::string path,
+                       uint32_t session);
 
 // One session of a trace disk, read once by scan() for what the load counts and checks, and then once more,
 // a block at a time, by each feed (SessionStream: the whole session, or the chunks of each half), in seq

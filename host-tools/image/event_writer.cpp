@@ -25,6 +25,11 @@ int64_t tsc_to_ns(uint64_t tsc, const EventTiming& timing) {
 
 Status write_events(std::span<const Event> events, EventFormat format, const EventTiming& timing,
                     std::FILE* out, const std::string& out_name, const WriteProgress& progress) {
+  return write_events(EventSpan(events).feed(0, events.size()), format, timing, out, out_name, progress);
+}
+
+Status write_events(const EventFeed& feed, EventFormat format, const EventTiming& timing, std::FILE* out,
+                    const std::string& out_name, const WriteProgress& progress) {
   if (timing.hz == 0)
     return make_error(ErrorKind::Usage, "the TSC frequency is 0: give the CPU frequency with --cpu-hz");
   fmt::memory_buffer buffer;
@@ -42,39 +47,43 @@ Status write_events(std::span<const Event> events, EventFormat format, const Eve
   // JSON: hand-written (millions of events; numbers only, nothing to escape), one object a line.
   if (format == EventFormat::Json) fmt::format_to(out_it, "[");
   uint64_t done = 0;
-  for (const Event& event : events) {
-    const int64_t ns = tsc_to_ns(event.tsc, timing);
-    switch (format) {
-      case EventFormat::Csv:
-        fmt::format_to(out_it, FMT_COMPILE("{},{},{},{},{}\n"), event.seq, event.probe, event.code, event.tsc,
-                       ns);
-        break;
-      case EventFormat::Jsonl:
-        fmt::format_to(
-            out_it,
-            FMT_COMPILE("{{\"seq\":{},\"probe\":{},\"code\":{},\"tsc\":{},\"time_ns\":{},\"lines\":{}}}\n"),
-            event.seq, event.probe, event.code, event.tsc, ns, event.lines);
-        break;
-      case EventFormat::Json:
-        fmt::format_to(
-            out_it,
-            FMT_COMPILE(
-                "{}\n  {{\"seq\":{},\"probe\":{},\"code\":{},\"tsc\":{},\"time_ns\":{},\"lines\":{}}}"),
-            done == 0 ? "" : ",", event.seq, event.probe, event.code, event.tsc, ns, event.lines);
-        break;
-      case EventFormat::Text:
-        fmt::format_to(out_it, FMT_COMPILE("{:>10}  {:>5}  {:>4}  {:>20}  {:>16}  {:>5}\n"), event.seq,
-                       event.probe, event.code, event.tsc, ns, event.lines);
-        break;
+  for (;;) {
+    ETT_TRY_ASSIGN(std::span<const Event> events, feed());
+    if (events.empty()) break;
+    for (const Event& event : events) {
+      const int64_t ns = tsc_to_ns(event.tsc, timing);
+      switch (format) {
+        case EventFormat::Csv:
+          fmt::format_to(out_it, FMT_COMPILE("{},{},{},{},{}\n"), event.seq, event.probe, event.code,
+                         event.tsc, ns);
+          break;
+        case EventFormat::Jsonl:
+          fmt::format_to(
+              out_it,
+              FMT_COMPILE("{{\"seq\":{},\"probe\":{},\"code\":{},\"tsc\":{},\"time_ns\":{},\"lines\":{}}}\n"),
+              event.seq, event.probe, event.code, event.tsc, ns, event.lines);
+          break;
+        case EventFormat::Json:
+          fmt::format_to(
+              out_it,
+              FMT_COMPILE(
+                  "{}\n  {{\"seq\":{},\"probe\":{},\"code\":{},\"tsc\":{},\"time_ns\":{},\"lines\":{}}}"),
+              done == 0 ? "" : ",", event.seq, event.probe, event.code, event.tsc, ns, event.lines);
+          break;
+        case EventFormat::Text:
+          fmt::format_to(out_it, FMT_COMPILE("{:>10}  {:>5}  {:>4}  {:>20}  {:>16}  {:>5}\n"), event.seq,
+                         event.probe, event.code, event.tsc, ns, event.lines);
+          break;
+      }
+      if (buffer.size() >= (1u << 16)) {
+        auto flushed = flush();
+        if (!flushed) return flushed;
+      }
+      if (++done % (1u << 16) == 0 && progress && !progress(done))
+        return make_error(ErrorKind::Interrupted, "interrupted: " + out_name + " is incomplete");
     }
-    if (buffer.size() >= (1u << 16)) {
-      auto flushed = flush();
-      if (!flushed) return flushed;
-    }
-    if (++done % (1u << 16) == 0 && progress && !progress(done))
-      return make_error(ErrorKind::Interrupted, "interrupted: " + out_name + " is incomplete");
   }
-  if (format == EventFormat::Json) fmt::format_to(out_it, "{}]\n", events.empty() ? "" : "\n");
+  if (format == EventFormat::Json) fmt::format_to(out_it, "{}]\n", done == 0 ? "" : "\n");
   auto flushed = flush();
   if (!flushed) return flushed;
   if (std::fflush(out) != 0)

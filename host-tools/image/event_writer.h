@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "common/status.h"
+#include "image/event_source.h"
 #include "image/trace_image.h"
 
 namespace ett::host {
@@ -39,5 +40,9 @@ using WriteProgress = std::function<bool(uint64_t done)>;
 // Writes the header (CSV, text) and one line per event to `out`; fails on a write error or hz == 0.
 Status write_events(std::span<const Event> events, EventFormat format, const EventTiming& timing,
                     std::FILE* out, const std::string& out_name, const WriteProgress& progress = {});
+// The same for events fed a block at a time (a session written as it is decoded); an error from the feed
+// ends the writing with it.
+Status write_events(const EventFeed& feed, EventFormat format, const EventTiming& timing, std::FILE* out,
+                    const std::string& out_name, const WriteProgress& progress = {});
 
 }  // namespace ett::host

@@ -3,6 +3,7 @@
 // the conventions (--format, -o -, sql -, help, completion, man, -q, --version, progress on a terminal and
 // Ctrl-C) hold on every verb. JSON is parsed, never searched as text.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <pty.h>
@@ -28,6 +29,8 @@
 #include "db/database.h"
 #include "ett/trace_format.h"
 #include "ett/virtual_probe.h"
+#include "image/event_writer.h"
+#include "image/trace_image.h"
 #include "support/ett_command.h"
 #include "support/test_disk_writer.h"
 
@@ -270,6 +273,50 @@ TEST_F(CliTest, LsFormatsAllCarryTheSameSessions) {
   EXPECT_EQ(json::parse(slurp(path("ls.json"))), array);
   expect_one_line_error(ett({"ls", path("t.img"), "-o", path("ls.json")}), "already exists");
   expect_one_line_error(ett({"ls", path("t.img"), "--format", "xml"}), "--format 'xml'");
+}
+
+// `ett extract` writes a session as it decodes it, several blocks of a big one, and of a partial one the
+// events of its good chunks: what the decoded events of the whole session give, byte for byte.
+TEST_F(CliTest, ExtractWritesWhatTheWholeSessionHolds) {
+  namespace f = ett::format;
+  using namespace ett::host;
+  const std::string image = path("big.img");
+  ett::test::make_blank_disk(image, 64ull << 20);
+  ett::test::SessionSpec complete;
+  complete.records = ett::test::make_records(3 * 65'472 + 100);
+  ett::test::SessionSpec partial = complete;
+  partial.status = f::SessionStatus::Writing;
+  partial.skip_chunk.assign(f::chunks_for(partial.records.size()), false);
+  partial.skip_chunk[40] = true;
+  {
+    ett::test::TestDiskWriter writer(image);
+    writer.append(complete);
+    writer.append(partial);
+  }
+  auto opened = TraceImage::open(image);
+  ASSERT_TRUE(opened);
+  for (uint32_t session : {1u, 2u}) {
+    auto data = opened->read_session(session - 1);
+    ASSERT_TRUE(data);
+    for (const char* format : {"csv", "json"}) {
+      const std::string out = path(fmt::format("s{}.{}", session, format));
+      const EttRun run =
+          ett({"extract", image, "--session", std::to_string(session), "--format", format, "-o", out});
+      ASSERT_EQ(run.status, 0) << run.err;
+      std::FILE* expected = std::tmpfile();
+      ASSERT_TRUE(write_events(data->events, *event_format_from_name(format),
+                               {data->summary.header.capture_start_tsc, data->summary.header.tsc_hz},
+                               expected, "expected"));
+      std::string text(static_cast<size_t>(std::ftell(expected)), '\0');
+      std::rewind(expected);
+      ASSERT_EQ(std::fread(text.data(), 1, text.size(), expected), text.size());
+      std::fclose(expected);
+      EXPECT_TRUE(slurp(out) == text) << session << " " << format;
+      if (session == 2) {
+        EXPECT_NE(run.err.find("is partial"), std::string::npos) << run.err;
+      }
+    }
+  }
 }
 
 TEST_F(CliTest, DashMeansStandardOutputAndStandardInput) {

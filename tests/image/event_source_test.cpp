@@ -144,9 +144,9 @@ TEST_F(SessionEventsTest, AFeedOfAnImageChangedSinceTheScanEndsInAnError) {
   EXPECT_EQ(first.error, "");
   EXPECT_EQ(first.events.size(), cut->index);
   const Drained second = drain(source.feed(cut->index, source.size()));
-  EXPECT_NE(second.error.find("session 1 changed while it was loaded"), std::string::npos) << second.error;
+  EXPECT_NE(second.error.find("session 1 changed while it was read"), std::string::npos) << second.error;
   const Drained all = drain(source.feed(0, source.size()));
-  EXPECT_NE(all.error.find("changed while it was loaded"), std::string::npos) << all.error;
+  EXPECT_NE(all.error.find("changed while it was read"), std::string::npos) << all.error;
 }
 
 TEST_F(SessionEventsTest, FeedsStartAndEndOnlyAtTheEndsAndTheCut) {

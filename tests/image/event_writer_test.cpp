@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <vector>
@@ -11,16 +12,21 @@
 namespace ett::host {
 namespace {
 
-std::string render(const std::vector<Event>& events, EventFormat format, EventTiming timing) {
+// What write_events writes for the events of `feed`.
+std::string render_feed(const EventFeed& feed, EventFormat format, EventTiming timing) {
   std::FILE* file = std::tmpfile();
   EXPECT_NE(file, nullptr);
-  auto wrote = write_events(events, format, timing, file, "tmp");
+  auto wrote = write_events(feed, format, timing, file, "tmp");
   EXPECT_TRUE(wrote.ok()) << (wrote.ok() ? "" : wrote.error().message);
   std::string text(static_cast<size_t>(std::ftell(file)), '\0');
   std::rewind(file);
   EXPECT_EQ(std::fread(text.data(), 1, text.size(), file), text.size());
   std::fclose(file);
   return text;
+}
+
+std::string render(const std::vector<Event>& events, EventFormat format, EventTiming timing) {
+  return render_feed(EventSpan(events).feed(0, events.size()), format, timing);
 }
 
 const std::vector<Event> kEvents = {
@@ -112,6 +118,59 @@ TEST(EventWriter, ProgressCanStopTheWriting) {
   ASSERT_FALSE(wrote);
   EXPECT_EQ(wrote.error().kind, ErrorKind::Interrupted);
   EXPECT_EQ(seen, (std::vector<uint64_t>{65536, 131072}));
+}
+
+// Events fed in blocks of any size write what one block of all of them writes, in every format (the JSON
+// array's commas across the blocks' seams too); an error from the feed ends the writing with it.
+TEST(EventWriter, FedBlocksWriteWhatOneBlockWrites) {
+  std::vector<Event> events(70'000);
+  for (size_t i = 0; i < events.size(); ++i)
+    events[i] = Event{i,
+                      1000 + 7 * i,
+                      static_cast<uint8_t>(1 + i % 3),
+                      static_cast<uint8_t>(i % 16),
+                      static_cast<uint8_t>(i * 13),
+                      0,
+                      0};
+  const std::vector<size_t> sizes = {1, 2, 5, 65'536, 1};  // the rest after these
+  auto blocks = [&]() {
+    auto at = std::make_shared<size_t>(0);
+    auto next = std::make_shared<size_t>(0);
+    return EventFeed([&events, &sizes, at, next]() -> Expected<std::span<const Event>> {
+      const size_t size = *next < sizes.size() ? sizes[(*next)++] : events.size() - *at;
+      const std::span<const Event> block =
+          std::span(events).subspan(*at, std::min(size, events.size() - *at));
+      *at += block.size();
+      return block;
+    });
+  };
+  auto one_block = [&]() {
+    auto done = std::make_shared<bool>(false);
+    return EventFeed([&events, done]() -> Expected<std::span<const Event>> {
+      if (*done) return std::span<const Event>();
+      *done = true;
+      return std::span<const Event>(events);
+    });
+  };
+  const EventTiming timing{1000, 3'000'000'000};
+  for (EventFormat format : {EventFormat::Csv, EventFormat::Jsonl, EventFormat::Json, EventFormat::Text}) {
+    const std::string whole = render_feed(one_block(), format, timing);
+    EXPECT_TRUE(render_feed(blocks(), format, timing) == whole) << static_cast<int>(format);
+    if (format == EventFormat::Json) {
+      EXPECT_EQ(nlohmann::json::parse(whole).size(), events.size());
+    }
+  }
+
+  auto calls = std::make_shared<int>(0);
+  const EventFeed failing = [&events, calls]() -> Expected<std::span<const Event>> {
+    if (++*calls > 1) return make_error(ErrorKind::Io, "disk.img: session 1 changed while it was read");
+    return std::span<const Event>(events).first(10);
+  };
+  std::FILE* file = std::tmpfile();
+  auto wrote = write_events(failing, EventFormat::Csv, {0, 1}, file, "tmp");
+  std::fclose(file);
+  ASSERT_FALSE(wrote);
+  EXPECT_EQ(wrote.error().message, "disk.img: session 1 changed while it was read");
 }
 
 }  // namespace
