@@ -10,6 +10,14 @@
 
 namespace ett::test {
 
+// Under AddressSanitizer a process's resident set also holds the freed memory it quarantines (up to 256 MB),
+// so its peak says nothing about what the code keeps.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kPeaksAreMeaningful = false;
+#else
+inline constexpr bool kPeaksAreMeaningful = true;
+#endif
+
 // Runs `body` in a forked child and returns the child's peak resident set in KiB; -1 when `body` returned
 // false or the child did not exit normally. The child starts with the parent's pages, so compare two children
 // forked one after the other, not a child with a constant.
