@@ -1,7 +1,7 @@
-// event_source.h: the events a load inserts, in seq order, read through feeds a block at a time: from memory,
-// or from a trace disk's session decoded as it is read, so that a session of any size loads in constant
-// memory. The two halves of the events can be read at once by two feeds (PostgreSQL fills a trace's two
-// partitions at once).
+// event_source.h: the events a load inserts (or `ett extract` writes), in seq order, read through feeds a
+// block at a time: from memory, or from a trace disk's session decoded as it is read, so that a session of
+// any size goes through in constant memory. The two halves of the events can be read at once by two feeds
+// (PostgreSQL fills a trace's two partitions at once).
 #pragma once
 
 #include <cstdint>
