@@ -53,7 +53,8 @@ Expected<PairRule> parse_pair_rule(std::string_view text) {
   return make_error(ErrorKind::Usage, fmt::format("--pair '{}': expected same-code or fifo", text));
 }
 
-Expected<ActionPairer> ActionPairer::make(const Endpoint& from, const Endpoint& to, PairRule rule) {
+Expected<ActionPairer> ActionPairer::make(const Endpoint& from, const Endpoint& to, PairRule rule,
+                                          Keep keep) {
   if (from.probe == to.probe && (!from.code || !to.code || *from.code == *to.code))
     return make_error(ErrorKind::Usage,
                       fmt::format("--from {} and --to {} select the same events: give different probes, or "
@@ -63,11 +64,15 @@ Expected<ActionPairer> ActionPairer::make(const Endpoint& from, const Endpoint& 
   pairer.m_result.from = from;
   pairer.m_result.to = to;
   pairer.m_same_code = !to.code && rule == PairRule::SameCode;
+  pairer.m_keep_ends = keep == Keep::Ends;
   return pairer;
 }
 
 void ActionPairer::reserve(size_t starts, size_t actions) {
-  m_result.actions.reserve(actions);
+  if (m_keep_ends)
+    m_ends.reserve(actions);
+  else
+    m_result.actions.reserve(actions);
   // Address space too: compact() keeps the pages touched to the starts held at once.
   m_starts.reserve(std::min(starts, kMaxStarts));
 }
@@ -108,12 +113,15 @@ void ActionPairer::compact() {
 }
 
 void ActionPairer::add(std::span<const AnalysisEvent> events) {
-  add_events<false>(events);
+  if (m_keep_ends)
+    add_events<Kept::Ends>(events);
+  else
+    add_events<Kept::Action>(events);
 }
 
-// The pairing; with kLinks, each action is kept as a link (starts hold their place among the events added,
-// not their seq) instead of an Action.
-template <bool kLinks>
+// The pairing; each action kept as kKept says. Kept::Link: starts hold their place among the events added,
+// not their seq.
+template <ActionPairer::Kept kKept>
 void ActionPairer::add_events(std::span<const AnalysisEvent> events) {
   const Endpoint& from = m_result.from;
   const Endpoint& to = m_result.to;
@@ -132,8 +140,10 @@ void ActionPairer::add_events(std::span<const AnalysisEvent> events) {
         const bool reordered = index != first_open;
         if (reordered) ++m_result.out_of_order;
         Start& start = m_starts[index];
-        if constexpr (kLinks)
+        if constexpr (kKept == Kept::Link)
           m_links.push_back({static_cast<uint32_t>(start.seq), static_cast<uint32_t>(place)});
+        else if constexpr (kKept == Kept::Ends)
+          m_ends.push_back({start.seq, event.seq, start.time_ns, event.time_ns, start.code, event.code});
         else
           m_result.actions.push_back({start.seq, event.seq, start.code, event.code, reordered, start.time_ns,
                                       event.time_ns, event.time_ns - start.time_ns});
@@ -158,7 +168,7 @@ void ActionPairer::add_events(std::span<const AnalysisEvent> events) {
       else
         m_starts[queue.tail].next_same_code = index;
       queue.tail = index;
-      m_starts.push_back({kLinks ? place : event.seq, event.time_ns, kNone, event.code, false});
+      m_starts.push_back({kKept == Kept::Link ? place : event.seq, event.time_ns, kNone, event.code, false});
     }
   }
 }
@@ -178,6 +188,11 @@ Expected<DurationsResult> ActionPairer::finish(double pi_ns, Summarize summarize
     result.summary = ett::host::summarize(std::move(durations));
   }
   return result;
+}
+
+Expected<std::vector<ActionEnds>> ActionPairer::finish_ends() && {
+  ETT_TRY(overflow());
+  return std::move(m_ends);
 }
 
 namespace {
@@ -222,7 +237,7 @@ Expected<std::vector<ActionLink>> pair_links(std::span<const AnalysisEvent> even
   pairer.reserve(counts.first, 0);
   pairer.m_links.reserve(counts.second);
   fault_in_on_two_threads(pairer.m_links.data(), pairer.m_links.capacity() * sizeof(ActionLink));
-  pairer.add_events<true>(events);
+  pairer.add_events<ActionPairer::Kept::Link>(events);
   ETT_TRY(pairer.overflow());
   return std::move(pairer.m_links);
 }

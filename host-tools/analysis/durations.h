@@ -55,9 +55,20 @@ struct ActionLink {
   uint32_t end = 0;
 };
 
-// The actions an export writes: paired actions, or links into the events they were paired from. An action
-// made from a link has what pair_actions gives (seqs, codes, times, duration = end - start), no stall, no
-// bound and no out-of-order flag.
+// An action as an export writes it, held without its events (an export that streams them): 40 bytes where
+// an Action takes 64 (5 M actions: 200 MB, not 320).
+struct ActionEnds {
+  uint64_t start_seq = 0;
+  uint64_t end_seq = 0;
+  double start_ns = 0;
+  double end_ns = 0;
+  uint8_t start_code = 0;
+  uint8_t end_code = 0;
+};
+
+// The actions an export writes: paired actions, links into the events they were paired from, or their ends.
+// An action made from a link or its ends has what pair_actions gives (seqs, codes, times, duration = end -
+// start), no stall, no bound and no out-of-order flag.
 class ActionList {
  public:
   ActionList() = default;
@@ -65,10 +76,18 @@ class ActionList {
   ActionList(const std::vector<Action>& actions) : m_actions(actions) {}
   ActionList(std::span<const ActionLink> links, std::span<const AnalysisEvent> events)
       : m_links(links), m_events(events) {}
-  size_t size() const { return m_actions.size() + m_links.size(); }  // one of them is empty
+  ActionList(std::span<const ActionEnds> ends) : m_ends(ends) {}
+  ActionList(const std::vector<ActionEnds>& ends) : m_ends(ends) {}
+  // One of them is not empty.
+  size_t size() const { return m_actions.size() + m_links.size() + m_ends.size(); }
   bool empty() const { return size() == 0; }
   Action operator[](size_t i) const {
-    if (m_links.empty()) return m_actions[i];
+    if (!m_actions.empty()) return m_actions[i];
+    if (!m_ends.empty()) {
+      const ActionEnds& ends = m_ends[i];
+      return {ends.start_seq, ends.end_seq,  ends.start_code, ends.end_code,
+              false,          ends.start_ns, ends.end_ns,     ends.end_ns - ends.start_ns};
+    }
     const AnalysisEvent& start = m_events[m_links[i].start];
     const AnalysisEvent& end = m_events[m_links[i].end];
     return {start.seq, end.seq,       start.code,  end.code,
@@ -78,6 +97,7 @@ class ActionList {
  private:
   std::span<const Action> m_actions;
   std::span<const ActionLink> m_links;
+  std::span<const ActionEnds> m_ends;
   std::span<const AnalysisEvent> m_events;
 };
 
@@ -126,9 +146,11 @@ Expected<std::vector<ActionLink>> pair_links(std::span<const AnalysisEvent> even
 // the trace need not hold its events.
 class ActionPairer {
  public:
+  // What the pairing keeps of each action: an Action (finish), or its ends only (finish_ends, for an export).
+  enum class Keep { Actions, Ends };
   // Errors: from and to describe the same events.
   static Expected<ActionPairer> make(const Endpoint& from, const Endpoint& to,
-                                     PairRule rule = PairRule::SameCode);
+                                     PairRule rule = PairRule::SameCode, Keep keep = Keep::Actions);
   // Room for this many starts and actions (address space: pages are touched as they fill).
   void reserve(size_t starts, size_t actions);
   // The actions reserved faulted in at once on two threads (when the reservation is their count, not a
@@ -138,6 +160,8 @@ class ActionPairer {
   // The actions and the unmatched starts and ends, every action's bound pi_ns; its summary (unless told
   // not to). Errors: more starts open at once than a pairing can hold.
   Expected<DurationsResult> finish(double pi_ns, Summarize summarize = Summarize::Yes) &&;
+  // Keep::Ends: the actions' ends, in the order finish gives the actions. Errors: those of finish.
+  Expected<std::vector<ActionEnds>> finish_ends() &&;
 
   // The most start events a pairing holds (open, or closed after the oldest open one).
   static constexpr uint32_t kNone = UINT32_MAX;
@@ -163,16 +187,20 @@ class ActionPairer {
   size_t oldest_open();
   void compact();
   Status overflow() const;  // the error of a start that came when kMaxStarts were held
-  template <bool kLinks>
+  // What add_events keeps of an action: an Action, a link, or its ends.
+  enum class Kept { Action, Link, Ends };
+  template <Kept kKept>
   void add_events(std::span<const AnalysisEvent> events);
   friend Expected<std::vector<ActionLink>> pair_links(std::span<const AnalysisEvent>, const Endpoint&,
                                                       const Endpoint&, PairRule);
 
   DurationsResult m_result;
   std::vector<ActionLink> m_links;  // pair_links: the actions kept as links, not in m_result
-  uint64_t m_added = 0;             // events added so far
-  bool m_same_code = false;         // an end closes the oldest open start of its code
-  bool m_overflow = false;          // a start came when kMaxStarts were held
+  std::vector<ActionEnds> m_ends;   // Keep::Ends: the actions' ends, not in m_result
+  bool m_keep_ends = false;
+  uint64_t m_added = 0;      // events added so far
+  bool m_same_code = false;  // an end closes the oldest open start of its code
+  bool m_overflow = false;   // a start came when kMaxStarts were held
   std::vector<Start> m_starts;
   std::array<Queue, 256> m_open_by_code;
   size_t m_oldest = 0;

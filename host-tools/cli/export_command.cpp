@@ -2,9 +2,12 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <exception>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -57,29 +60,86 @@ Expected<std::vector<std::string>> probe_labels(Database& db, int64_t trace) {
   return labels;
 }
 
+// The trace's events per probe and code (event_codes, which the load writes): the highest probe, and how many
+// events each endpoint of the actions selects.
+struct CodeCount {
+  int probe = 0;
+  int code = 0;
+  uint64_t events = 0;
+};
+Expected<std::vector<CodeCount>> code_counts(Database& db, int64_t trace) {
+  const SqlValue params[] = {trace};
+  ETT_TRY_ASSIGN(auto rows,
+                 db.query("SELECT probe, code, events FROM event_codes WHERE trace_id = $1", params));
+  std::vector<CodeCount> counts;
+  for (const auto& row : rows.rows)
+    counts.push_back({row[0] ? std::atoi(row[0]->c_str()) : 0, row[1] ? std::atoi(row[1]->c_str()) : 0,
+                      row[2] ? std::strtoull(row[2]->c_str(), nullptr, 10) : 0});
+  return counts;
+}
+
+uint64_t selected(std::span<const CodeCount> counts, const Endpoint& endpoint) {
+  uint64_t events = 0;
+  for (const CodeCount& count : counts)
+    if (count.probe == endpoint.probe && (!endpoint.code || count.code == *endpoint.code))
+      events += count.events;
+  return events;
+}
+
 // A format that takes each event once in order (Exporter::stream) is written as the trace is read: its events
-// are never all in memory.
+// are never all in memory. The actions (--from/--to) are paired as the events pass, kept as their ends, and
+// written after them.
 host::Status stream_export(const ExportOptions& o, const Exporter& exporter, const TscUtcClock* utc,
-                           TextOut& out, Progress& bar) {
+                           const std::optional<Endpoint>& from, const std::optional<Endpoint>& to,
+                           PairRule rule, TextOut& out, Progress& bar) {
   bar.phase("reading the trace");
   ETT_TRY_ASSIGN(LoadedTrace head, open_trace_head(o.db, o.trace));
-  const int64_t trace = head.capture.info.trace_id;
-  ETT_TRY_ASSIGN(const std::vector<std::string> labels, probe_labels(*head.db, trace));
-  const ExportInput input{head.capture, {}, labels, utc};
-  bar.phase(fmt::format("reading trace {} and writing it as {}", trace, exporter.name));
-  EventSink sink;  // made with the first events: a trace without any writes nothing
-  auto take = [&](std::span<const AnalysisEvent> events) {
-    if (!sink) sink = exporter.stream(input, out);
-    return sink(events);
+  const CaptureInfo& info = head.capture.info;
+  if (from) ETT_TRY(check_endpoints(info, *from, *to));
+  ETT_TRY_ASSIGN(const std::vector<std::string> labels, probe_labels(*head.db, info.trace_id));
+  ETT_TRY_ASSIGN(const std::vector<CodeCount> counts, code_counts(*head.db, info.trace_id));
+  ExportInput input{head.capture, {}, labels, utc};
+  input.probes = info.probe_count;
+  for (const CodeCount& count : counts) input.probes = std::max(input.probes, count.probe);
+  std::optional<ActionPairer> pairer;
+  auto start_pairing = [&]() -> host::Status {
+    if (!from) return {};
+    ETT_TRY_ASSIGN(ActionPairer made, ActionPairer::make(*from, *to, rule, ActionPairer::Keep::Ends));
+    // Room for as many actions as the endpoints' events allow (address space: pages are touched as actions
+    // come), so that 5 M of them are not copied at every doubling. A count that cannot be reserved (a
+    // database whose event_codes lie) leaves the vectors to grow.
+    const uint64_t starts = selected(counts, *from), ends = selected(counts, *to);
+    try {
+      made.reserve(starts, std::min(starts, ends));
+    } catch (const std::exception&) {
+    }
+    pairer.emplace(std::move(made));
+    return {};
+  };
+  ETT_TRY(start_pairing());
+  bar.phase(fmt::format("reading trace {} and writing it as {}", info.trace_id, exporter.name));
+  std::unique_ptr<StreamedExport> writer;  // made with the first events: a trace without any writes nothing
+  auto take = [&](std::span<const AnalysisEvent> events) -> host::Status {
+    if (!writer) writer = exporter.stream(input, out);
+    writer->add(events);
+    if (pairer) pairer->add(events);
+    return {};
   };
   // Into a file, the export can start again should the database hand rows back (PostgreSQL then reads the
   // trace in its plain scan's order, not through the index).
   auto again = [&]() -> host::Status {
-    sink = nullptr;
+    writer.reset();
+    ETT_TRY(start_pairing());
     return out.rewind();
   };
-  return stream_trace_events(*head.db, head.capture, take,
-                             out.can_rewind() ? StreamRestart(again) : StreamRestart());
+  ETT_TRY(stream_trace_events(*head.db, head.capture, take,
+                              out.can_rewind() ? StreamRestart(again) : StreamRestart()));
+  std::vector<ActionEnds> actions;
+  if (pairer) {
+    ETT_TRY_ASSIGN(actions, std::move(*pairer).finish_ends());
+  }
+  writer->finish(ActionList(actions));
+  return {};
 }
 
 // Any other format: the trace loaded, the actions paired when asked for (--from/--to), then written.
@@ -170,9 +230,10 @@ int run_export(const ExportOptions& o) {
   if (!to_file) bar.data_to_stdout();
   if (created) bar.remove_on_interrupt(o.output);
   if (to_file) bar.watch_file(o.output);
-  auto exported = exporter->stream && !from ? stream_export(o, *exporter, utc ? &*utc : nullptr, *out, bar)
-                                            : load_and_export(o, *exporter, utc ? &*utc : nullptr, from, to,
-                                                              *rule, timescale_ps, *out, bar);
+  const TscUtcClock* const clock = utc ? &*utc : nullptr;
+  auto exported = exporter->stream
+                      ? stream_export(o, *exporter, clock, from, to, *rule, *out, bar)
+                      : load_and_export(o, *exporter, clock, from, to, *rule, timescale_ps, *out, bar);
   if (!exported) return report(exported.error());
   auto written = out->finish();
   if (!written) return report(written.error());

@@ -1,6 +1,8 @@
 // exporters.cpp: the one place that lists the export formats; adding a format adds a file and a line here.
 #include "export/exporters.h"
 
+#include <utility>
+
 #include "export/csv.h"
 #include "export/perfetto.h"
 #include "export/vcd.h"
@@ -12,6 +14,21 @@ namespace {
 PerfettoOptions perfetto_options(const ExportInput& input) {
   return {input.probe_labels, input.utc};
 }
+
+// A format's streaming writer (add, and finish when it has one) as a StreamedExport.
+template <typename Writer>
+class Streamed final : public StreamedExport {
+ public:
+  template <typename... Args>
+  explicit Streamed(Args&&... args) : m_writer(std::forward<Args>(args)...) {}
+  void add(std::span<const AnalysisEvent> events) override { m_writer.add(events); }
+  void finish(ActionList actions) override {
+    if constexpr (requires { m_writer.finish(actions); }) m_writer.finish(actions);
+  }
+
+ private:
+  Writer m_writer;
+};
 
 constexpr Exporter kExporters[] = {
     {"vcd", "vcd",
@@ -26,6 +43,10 @@ constexpr Exporter kExporters[] = {
      "Perfetto / Chrome trace JSON: a track and a code counter per probe, actions as slices", true,
      [](const ExportInput& input, TextOut& out) {
        write_perfetto(input.capture, input.actions, out, perfetto_options(input));
+     },
+     [](const ExportInput& input, TextOut& out) -> std::unique_ptr<StreamedExport> {
+       return std::make_unique<Streamed<PerfettoWriter>>(input.capture.info, input.probes, out,
+                                                         perfetto_options(input));
      }},
     {"perfetto-proto", "pftrace",
      "Perfetto's protobuf trace (for captures too large for JSON): the same tracks, written as a stream",
@@ -35,11 +56,8 @@ constexpr Exporter kExporters[] = {
      }},
     {"csv", "csv", "one row per event: seq, probe, code, tsc, time_ns, lines (and utc with --time utc)",
      false, [](const ExportInput& input, TextOut& out) { write_csv(input.capture, out, input.utc); },
-     [](const ExportInput& input, TextOut& out) -> EventSink {
-       return [writer = CsvWriter(out, input.utc)](std::span<const AnalysisEvent> events) mutable -> Status {
-         writer.add(events);
-         return {};
-       };
+     [](const ExportInput& input, TextOut& out) -> std::unique_ptr<StreamedExport> {
+       return std::make_unique<Streamed<CsvWriter>>(out, input.utc);
      }},
 };
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -23,6 +24,18 @@ struct ExportInput {
   const TscUtcClock* utc = nullptr;                // --time utc: the trace's PPS mapping
   int64_t vcd_timescale_ps = 1000;                 // --timescale
   bool vcd_bus = true;                             // not --no-bus
+  int probes = 0;  // streamed (capture has no events): the highest probe among them, from event_codes
+};
+
+// An export written from events handed over a batch at a time in seq order, so that `ett export` streams the
+// trace instead of loading it (Exporter::stream).
+class StreamedExport {
+ public:
+  virtual ~StreamedExport() = default;
+  virtual void add(std::span<const AnalysisEvent> events) = 0;
+  // After the last events: the actions paired from them (empty unless the format takes actions and --from and
+  // --to were given), then the export's end.
+  virtual void finish(ActionList actions) = 0;
 };
 
 struct Exporter {
@@ -32,10 +45,10 @@ struct Exporter {
   bool takes_actions;       // accepts --from/--to
   // Writes the export into `out` as it goes (never the whole text at once: 10 M events make gigabytes).
   void (*write)(const ExportInput& input, TextOut& out);
-  // For a format that takes each event once, in seq order, and nothing else of the events (no actions): the
-  // sink that writes the export from events handed over a batch at a time, so that `ett export` streams the
-  // trace instead of loading it (`input.capture` has no events then). nullptr: only `write`.
-  EventSink (*stream)(const ExportInput& input, TextOut& out) = nullptr;
+  // For a format that takes each event once, in seq order, and then its actions: the writer of the export
+  // from events handed over a batch at a time (`input.capture` has no events then, `input.actions` none).
+  // nullptr: only `write`.
+  std::unique_ptr<StreamedExport> (*stream)(const ExportInput& input, TextOut& out) = nullptr;
 };
 
 // Every exporter, in the order `ett export --help` lists them.

@@ -5,8 +5,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
 #include <span>
+#include <thread>
+#include <utility>
 
 #include "common/decimals.h"
 #include "common/row_cursor.h"
@@ -33,8 +39,8 @@ std::string json_string(const std::string& text) {
 // integer ns (a double of µs since 1970 keeps only about a quarter of a µs).
 class Timestamps {
  public:
-  Timestamps(const Capture& capture, const TscUtcClock* utc)
-      : m_utc(utc), m_start_tsc(capture.info.capture_start_tsc), m_tsc_hz(capture.info.tsc_hz) {}
+  Timestamps(const CaptureInfo& info, const TscUtcClock* utc)
+      : m_utc(utc), m_start_tsc(info.capture_start_tsc), m_tsc_hz(info.tsc_hz) {}
 
   // Writes at most kMaxBytes characters at `at` and returns the end.
   char* write(char* at, double time_ns) const {
@@ -54,38 +60,133 @@ class Timestamps {
 
 }  // namespace
 
-void write_perfetto(const Capture& capture, ActionList actions, TextOut& out,
-                    const PerfettoOptions& options) {
+// What formatting a line takes: the probes' names as JSON strings and the times.
+struct PerfettoWriter::Format {
+  Format(const CaptureInfo& info, const PerfettoOptions& options) : stamps(info, options.utc) {
+    for (size_t probe = 0; probe < names.size(); ++probe) {
+      names[probe] = json_string(probe_name(static_cast<int>(probe), options.probe_labels));
+      longest_name = std::max(longest_name, names[probe].size());
+    }
+  }
+  std::array<std::string, 256> names;  // [probe]
+  size_t longest_name = 0;
+  Timestamps stamps;
+};
+
+PerfettoWriter::PerfettoWriter(const CaptureInfo& info, int probes, TextOut& out,
+                               const PerfettoOptions& options)
+    : m_out(out), m_format(std::make_unique<const Format>(info, options)) {
   out.append("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
-  const std::string name = capture.info.name.empty() ? "ETT capture" : capture.info.name;
+  const std::string name = info.name.empty() ? "ETT capture" : info.name;
   out.print("{{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\",\"args\":{{\"name\":{}}}}}",
             json_string(name));
-  int probes = capture.info.probe_count;
-  for (const AnalysisEvent& event : capture.events) probes = std::max<int>(probes, event.probe);
-  std::vector<std::string> names(static_cast<size_t>(probes) + 1);
-  for (int probe = 1; probe <= probes; ++probe) {
-    names[probe] = json_string(probe_name(probe, options.probe_labels));
+  probes = std::clamp(probes, 0, 255);
+  for (int probe = 1; probe <= probes; ++probe)
     out.print(",\n{{\"ph\":\"M\",\"pid\":1,\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":{}}}}}",
-              probe, names[probe]);
+              probe, m_format->names[static_cast<size_t>(probe)]);
+}
+
+// The thread that writes the blocks of events: one block at a time, while the caller gathers the next. An
+// exception of the writing is thrown to the caller at its next hand-over or wait.
+class PerfettoWriter::Behind {
+ public:
+  explicit Behind(PerfettoWriter& writer) : m_writer(writer), m_thread([this] { run(); }) {}
+  ~Behind() {
+    {
+      std::lock_guard lock(m_mutex);
+      m_stop = true;
+    }
+    m_changed.notify_all();
+    m_thread.join();
   }
-  const Timestamps stamps(capture, options.utc);
-  size_t longest_name = 0;
-  for (const std::string& probe : names) longest_name = std::max(longest_name, probe.size());
-  const std::span<const AnalysisEvent> events = capture.events;
+  // Waits for the block before, then takes `block` (swapped with the one written before, for reuse).
+  void hand_over(std::vector<AnalysisEvent>& block) {
+    std::unique_lock lock(m_mutex);
+    wait_idle(lock);
+    std::swap(block, m_block);
+    m_busy = true;
+    lock.unlock();
+    m_changed.notify_all();
+  }
+  // Returns when every block handed over is written.
+  void wait() {
+    std::unique_lock lock(m_mutex);
+    wait_idle(lock);
+  }
+
+ private:
+  void wait_idle(std::unique_lock<std::mutex>& lock) {
+    m_changed.wait(lock, [this] { return !m_busy; });
+    if (m_failure) std::rethrow_exception(std::exchange(m_failure, nullptr));
+  }
+  void run() {
+    std::unique_lock lock(m_mutex);
+    for (;;) {
+      m_changed.wait(lock, [this] { return m_busy || m_stop; });
+      if (!m_busy) return;
+      lock.unlock();
+      std::exception_ptr failure;
+      try {
+        m_writer.write(m_block);
+      } catch (...) {
+        failure = std::current_exception();
+      }
+      lock.lock();
+      m_failure = failure;
+      m_busy = false;
+      m_changed.notify_all();
+    }
+  }
+
+  PerfettoWriter& m_writer;
+  std::mutex m_mutex;
+  std::condition_variable m_changed;
+  std::vector<AnalysisEvent> m_block;  // being written while m_busy
+  bool m_busy = false;
+  bool m_stop = false;
+  std::exception_ptr m_failure;
+  std::thread m_thread;  // last: started when the rest is ready
+};
+
+PerfettoWriter::~PerfettoWriter() = default;
+
+void PerfettoWriter::add(std::span<const AnalysisEvent> events) {
+  // A block of events held by the caller (a capture in memory) is written as it is, after those before.
+  if (events.size() >= kBlockEvents) {
+    if (m_behind) m_behind->wait();
+    write(m_pending);
+    m_pending.clear();
+    return write(events);
+  }
+  while (!events.empty()) {
+    if (m_pending.capacity() < kBlockEvents) m_pending.reserve(kBlockEvents);
+    const size_t now = std::min(kBlockEvents - m_pending.size(), events.size());
+    m_pending.insert(m_pending.end(), events.begin(), events.begin() + static_cast<std::ptrdiff_t>(now));
+    events = events.subspan(now);
+    if (m_pending.size() < kBlockEvents) return;
+    if (!m_behind) m_behind = std::make_unique<Behind>(*this);
+    m_behind->hand_over(m_pending);
+    m_pending.clear();
+  }
+}
+
+void PerfettoWriter::write(std::span<const AnalysisEvent> events) {
   // Each event: an instant on its probe's track and the probe's code on its counter track ("NAME code"), both
   // at the same time, written once. About 230 bytes; room for 150 of fixed text, the longest probe
   // name, 80 of integers (seq and tsc, 20 digits each; probe, code twice and lines, 3 each) and 2 times.
+  const Format& format = *m_format;
   write_independent_lines(
       events.size(),
-      [events, &names, &stamps, longest_name](size_t begin, size_t end, fmt::memory_buffer& buffer) {
-        RowCursor rows(buffer, end - begin, 240, 150 + 4 * 20 + 2 * Timestamps::kMaxBytes + longest_name);
+      [events, &format](size_t begin, size_t end, fmt::memory_buffer& buffer) {
+        RowCursor rows(buffer, end - begin, 240,
+                       150 + 4 * 20 + 2 * Timestamps::kMaxBytes + format.longest_name);
         for (const AnalysisEvent& event : events.subspan(begin, end - begin)) {
           char* at = rows.next();
           at = put(at, ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":");
           at = put_int(at, event.probe);
           at = put(at, ",\"ts\":");
           const char* const ts = at;
-          at = stamps.write(at, event.time_ns);
+          at = format.stamps.write(at, event.time_ns);
           const std::string_view time(ts, static_cast<size_t>(at - ts));
           at = put(at, ",\"name\":\"code ");
           at = put_int(at, event.code);
@@ -96,7 +197,7 @@ void write_perfetto(const Capture& capture, ActionList actions, TextOut& out,
           at = put(at, ",\"tsc\":");
           at = put_int(at, event.tsc);
           at = put(at, "}},\n{\"ph\":\"C\",\"pid\":1,\"name\":");
-          at = put(at, event.probe < names.size() ? names[event.probe] : names[0]);
+          at = put(at, format.names[event.probe]);
           at = put(at, ",\"ts\":");
           at = put(at, time);
           at = put(at, ",\"args\":{\"code\":");
@@ -105,9 +206,17 @@ void write_perfetto(const Capture& capture, ActionList actions, TextOut& out,
           rows.done(at);
         }
       },
-      out);
+      m_out);
+}
+
+void PerfettoWriter::finish(ActionList actions) {
+  if (m_behind) m_behind->wait();
+  m_behind.reset();
+  write(m_pending);
+  std::vector<AnalysisEvent>().swap(m_pending);
   // An action's id is its place in the list, from 1; its name "action code N" needs no JSON escaping. About
   // 250 bytes; room for 230 of fixed text, 6 integers and 3 times.
+  const Timestamps& stamps = m_format->stamps;
   write_independent_lines(
       actions.size(),
       [actions, &stamps](size_t begin, size_t end, fmt::memory_buffer& buffer) {
@@ -138,8 +247,17 @@ void write_perfetto(const Capture& capture, ActionList actions, TextOut& out,
           rows.done(at);
         }
       },
-      out);
-  out.append("\n]}\n");
+      m_out);
+  m_out.append("\n]}\n");
+}
+
+void write_perfetto(const Capture& capture, ActionList actions, TextOut& out,
+                    const PerfettoOptions& options) {
+  int probes = capture.info.probe_count;
+  for (const AnalysisEvent& event : capture.events) probes = std::max<int>(probes, event.probe);
+  PerfettoWriter writer(capture.info, probes, out, options);
+  writer.add(capture.events);
+  writer.finish(actions);
 }
 
 std::string export_perfetto(const Capture& capture, ActionList actions, const PerfettoOptions& options) {

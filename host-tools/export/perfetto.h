@@ -13,6 +13,7 @@
 // PPS mapping. Written a packet at a time, so memory does not grow with the capture.
 #pragma once
 
+#include <memory>
 #include <span>
 #include <string>
 #include <utility>
@@ -32,6 +33,33 @@ struct PerfettoOptions {
 
 void write_perfetto(const Capture& capture, ActionList actions, TextOut& out,
                     const PerfettoOptions& options = {});
+
+// The same JSON from events handed over a batch at a time in seq order (`ett export` streams the trace):
+// the head when made, the events' lines as they come, the actions and the end in finish(). Events gather
+// into blocks of a quarter million, each written by a thread of the writer's own (formatted on two,
+// write_independent_lines) while the caller reads the next: the read and the writing overlap.
+class PerfettoWriter {
+ public:
+  // Names the capture and probes 1..probes (the highest probe of the events; an event of a higher one still
+  // names its probe).
+  PerfettoWriter(const CaptureInfo& info, int probes, TextOut& out, const PerfettoOptions& options);
+  PerfettoWriter(const PerfettoWriter&) = delete;
+  PerfettoWriter& operator=(const PerfettoWriter&) = delete;
+  ~PerfettoWriter();
+  void add(std::span<const AnalysisEvent> events);
+  void finish(ActionList actions);
+
+ private:
+  struct Format;
+  class Behind;
+  void write(std::span<const AnalysisEvent> events);
+
+  static constexpr size_t kBlockEvents = size_t{1} << 18;
+  TextOut& m_out;
+  std::unique_ptr<const Format> m_format;
+  std::vector<AnalysisEvent> m_pending;  // events not yet handed on, up to kBlockEvents
+  std::unique_ptr<Behind> m_behind;      // the thread writing the blocks (made with the first)
+};
 std::string export_perfetto(const Capture& capture, ActionList actions,
                             const PerfettoOptions& options = {});  // the same, whole
 

@@ -357,8 +357,9 @@ TEST(AnalysisDurations, RefusesEndpointsThatSelectTheSameEvents) {
 }
 
 // Links point at the events' places, not at their seqs (here far apart: seqs with gaps, starting high), and
-// the actions made from them are those pair_actions gives, field for field, whichever rule pairs them.
-TEST(AnalysisDurations, LinksMakeTheActionsOfPairActions) {
+// the actions made from them are those pair_actions gives, field for field, whichever rule pairs them; so are
+// the ends a streamed pairing keeps (ActionPairer::Keep::Ends).
+TEST(AnalysisDurations, LinksAndEndsMakeTheActionsOfPairActions) {
   std::mt19937_64 random(17);
   std::vector<AnalysisEvent> events;
   double time = -3000;
@@ -379,16 +380,24 @@ TEST(AnalysisDurations, LinksMakeTheActionsOfPairActions) {
       if (rule == PairRule::SameCode && !to.code) {
         ASSERT_GT(paired->out_of_order, 100u);  // links that cross
       }
-      const ActionList linked(*links, events), held(paired->actions);
+      // The ends a pairer keeps for an export that streams, fed in batches of uneven sizes.
+      auto pairer = ActionPairer::make({1, {}}, to, rule, ActionPairer::Keep::Ends);
+      ASSERT_TRUE(pairer);
+      for (size_t begin = 0, size = 1; begin < events.size(); begin += size, size = size * 3 + 1)
+        pairer->add(std::span(events).subspan(begin, std::min(size, events.size() - begin)));
+      auto ends = std::move(*pairer).finish_ends();
+      ASSERT_TRUE(ends) << ends.error().message;
+      const ActionList linked(*links, events), held(paired->actions), streamed(*ends);
       ASSERT_EQ(linked.size(), paired->actions.size());
       ASSERT_EQ(held.size(), paired->actions.size());
+      ASSERT_EQ(streamed.size(), paired->actions.size());
       for (size_t i = 0; i < linked.size(); ++i) {
-        const Action a = linked[i];
         const Action& b = paired->actions[i];
-        ASSERT_TRUE(a.start_seq == b.start_seq && a.end_seq == b.end_seq && a.start_code == b.start_code &&
-                    a.end_code == b.end_code && a.start_ns == b.start_ns && a.end_ns == b.end_ns &&
-                    a.duration_ns == b.duration_ns)
-            << "action " << i;
+        for (const Action& a : {linked[i], streamed[i]})
+          ASSERT_TRUE(a.start_seq == b.start_seq && a.end_seq == b.end_seq && a.start_code == b.start_code &&
+                      a.end_code == b.end_code && a.start_ns == b.start_ns && a.end_ns == b.end_ns &&
+                      a.duration_ns == b.duration_ns)
+              << "action " << i;
         EXPECT_EQ(held[i].end_seq, b.end_seq);
       }
     }

@@ -20,6 +20,7 @@
 #include "db/queries.h"
 #include "db/schema.h"
 #include "export/csv.h"
+#include "export/perfetto.h"
 #include "image/session_writer.h"
 #include "image/synth.h"
 #include "image/trace_image.h"
@@ -394,7 +395,8 @@ TEST_F(PostgresLoad, HwlatAndCalibrateCapturesKeepAuxAndFlags) {
 TEST_F(PostgresLoad, ABigTraceLoadsAsTwoAttachedPartitions) {
   const std::string big = dir.file("big.img");
   ASSERT_TRUE(write_synth_capture(big, {200'000, 23, f::Layout::Double2x4}));
-  auto db = open_database(fresh_database("parts"));
+  const std::string url = fresh_database("parts");
+  auto db = open_database(url);
   ASSERT_TRUE(db) << db.error().message;
   auto loaded = load_image(**db, {big, std::nullopt, false});
   ASSERT_TRUE(loaded) << loaded.error().message;
@@ -543,6 +545,18 @@ TEST_F(PostgresLoad, ABigTraceLoadsAsTwoAttachedPartitions) {
   std::ifstream csv(csv_path, std::ios::binary);
   const std::string streamed_csv{std::istreambuf_iterator<char>(csv), {}};
   EXPECT_TRUE(streamed_csv == export_csv(*capture)) << "streamed CSV of " << streamed_csv.size() << " bytes";
+  // `ett export --format perfetto` with actions streams the same way, pairing them as the events pass (and
+  // again when the stream starts again): the Perfetto JSON of the whole capture and its paired actions.
+  const std::string json_path = dir.file("streamed.json");
+  const auto exported =
+      ett("export --format perfetto --from 1 --to 2 -o '" + json_path + "' --db '" + url + "'");
+  ASSERT_EQ(exported.status, 0) << exported.out;
+  auto links = pair_links(capture->events, {1, {}}, {2, {}});
+  ASSERT_TRUE(links) << links.error().message;
+  std::ifstream json(json_path, std::ios::binary);
+  const std::string streamed_json{std::istreambuf_iterator<char>(json), {}};
+  EXPECT_TRUE(streamed_json == export_perfetto(*capture, ActionList(*links, capture->events)))
+      << "streamed Perfetto JSON of " << streamed_json.size() << " bytes";
 }
 
 // A two-connection load killed half way leaves no rows and no partition; a part table that a dead load's

@@ -11,12 +11,17 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "analysis/durations.h"
+#include "analysis/input.h"
+#include "export/perfetto.h"
 #include "golden/golden_cases.h"
 #include "support/test_disk_writer.h"
 
@@ -195,6 +200,46 @@ std::vector<std::string> fields(const std::string& row) {
   std::istringstream in(row);
   for (std::string field; std::getline(in, field, ',');) out.push_back(field);
   return out;
+}
+
+// `ett export --format perfetto` streams the trace (read as two halves at once, the second held and handed on
+// after the first) and pairs the actions as the events pass: the file is what the exporter writes from the
+// whole capture in memory and its actions paired there, with and without actions, by either rule.
+TEST(ExportStreamed, PerfettoOfATraceReadInTwoPartsIsWhatTheLoadedTraceGives) {
+  TempDir dir;
+  const std::string db = "sqlite:" + dir.file("big.db");
+  ASSERT_EQ(golden::ett({"synth", dir.file("big.img"), "--events", "300000", "--seed", "9"}).status, 0);
+  const golden::Run load = golden::ett({"load", dir.file("big.img"), "--db", db});
+  ASSERT_EQ(load.status, 0) << load.err;
+  ASSERT_EQ(golden::ett({"label", "--probe", "2", "node B", "--db", db}).status, 0);
+  auto loaded = host::open_trace(db, std::nullopt);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  const host::Capture& capture = loaded->capture;
+  const std::vector<std::string> labels = {"", "node B"};
+  auto read = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  for (const char* pair : {"", "same-code", "fifo"}) {
+    SCOPED_TRACE(pair);
+    const std::string file = dir.file(fmt::format("out-{}.json", pair));
+    std::vector<std::string> args = {"export", "--format", "perfetto", "-o", file, "--db", db};
+    std::vector<host::ActionLink> links;
+    if (*pair) {
+      args.insert(args.end(), {"--from", "1", "--to", "2", "--pair", pair});
+      auto paired = host::pair_links(capture.events, {1, {}}, {2, {}}, *host::parse_pair_rule(pair));
+      ASSERT_TRUE(paired) << paired.error().message;
+      links = std::move(*paired);
+      ASSERT_GT(links.size(), 10'000u);
+    }
+    const golden::Run exported = golden::ett(args);
+    ASSERT_EQ(exported.status, 0) << exported.err;
+    const std::string expected =
+        host::export_perfetto(capture, host::ActionList(links, capture.events), {labels, nullptr});
+    const std::string written = read(file);
+    EXPECT_EQ(written.size(), expected.size());
+    EXPECT_TRUE(written == expected);
+  }
 }
 
 TEST_F(ExportCommand, UtcTimesComeFromThePpsMappingAndItsAbsenceIsNamed) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <queue>
 #include <random>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 
@@ -207,6 +208,55 @@ TEST(ExportPerfetto, EachProbeHasACodeCounterTrackNamedByItsLabel) {
   EXPECT_EQ(perfetto_events(json, {{"name", "thread_name"}, {"args", {{"name", labels[0]}}}}).size(), 1u)
       << json;
   EXPECT_FALSE(perfetto_events(json, {{"ph", "C"}, {"name", labels[0]}}).empty()) << json;
+}
+
+// Events handed to a PerfettoWriter in batches of any size (blocks written behind by its thread, more than
+// two of them) write what the whole capture writes, actions and all; so do actions kept as their ends.
+TEST(ExportPerfetto, EventsInBatchesWriteWhatTheWholeCaptureWrites) {
+  Capture capture = small_capture();
+  capture.events.clear();
+  std::mt19937_64 random(3);
+  double time = -500;
+  for (uint64_t seq = 0; seq < 600'000; ++seq) {
+    time += static_cast<double>(random() % 4000) / 7;
+    const auto probe = static_cast<uint8_t>(seq == 444'444 ? 9 : 1 + random() % 3);  // 9: past the layout
+    const auto code = static_cast<uint8_t>(random() % 16);
+    capture.events.push_back({seq, probe, code, static_cast<uint8_t>(code * 3), 1000 + seq * 11, time});
+  }
+  std::vector<ActionEnds> ends;
+  for (size_t i = 0; i + 5 < capture.events.size(); i += 7) {
+    const AnalysisEvent &start = capture.events[i], &end = capture.events[i + 5];
+    ends.push_back({start.seq, end.seq, start.time_ns, end.time_ns, start.code, end.code});
+  }
+  const std::vector<std::string> labels = {"node \"A\""};
+  const PerfettoOptions options{labels, nullptr};
+  const std::string whole = export_perfetto(capture, ActionList(ends), options);
+
+  TextOut out;
+  {
+    PerfettoWriter writer(capture.info, 9, out, options);
+    const std::span<const AnalysisEvent> events = capture.events;
+    size_t at = 0;
+    for (size_t size : {size_t{1}, size_t{2}, size_t{4095}, size_t{300'000}, size_t{7}}) {
+      writer.add(events.subspan(at, size));
+      at += size;
+    }
+    for (; at < events.size(); at += 4096)
+      writer.add(events.subspan(at, std::min<size_t>(4096, events.size() - at)));
+    writer.finish(ActionList(ends));
+  }
+  const std::string batched = out.take();
+  EXPECT_EQ(batched.size(), whole.size());
+  EXPECT_TRUE(batched == whole);
+  auto count = [&batched](std::string_view word) {
+    size_t n = 0;
+    for (size_t at = batched.find(word); at != std::string::npos; at = batched.find(word, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("{\"ph\":\"i\""), capture.events.size());
+  EXPECT_EQ(count("{\"ph\":\"C\",\"pid\":1,\"name\":\"probe 9\""), 1u);
+  EXPECT_EQ(count("{\"ph\":\"b\""), ends.size());
+  EXPECT_EQ(count("\"tid\":9,\"name\":\"thread_name\""), 1u);
 }
 
 // With a PPS mapping the CSV gains an ISO-8601 UTC column: at 1 GHz with pulse 0 (UTC second S) at TSC 1000,
