@@ -111,10 +111,7 @@ Expected<std::vector<LoadedSession>> load_image(Database& db, const LoadRequest&
       ETT_TRY(source.scan([&tallies](std::span<const Event> events) { tallies.add(events); }));
       ETT_TRY(require_usable(request.image, source.summary()));
       if (tallies.events() != checked.recovered_events)
-        return make_error(
-            ErrorKind::Io,
-            fmt::format("{}: session {} changed while it was read ({} events, then {})", request.image,
-                        result.session, checked.recovered_events, tallies.events()));
+        return session_changed(request.image, result.session, tallies.events(), checked.recovered_events);
       return make_trace_row(image.label(), source.summary(), std::move(tallies));
     };
     Expected<TraceRow> row = read();

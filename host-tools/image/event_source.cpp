@@ -80,6 +80,13 @@ EventFeed SessionEvents::feed(uint64_t begin, uint64_t end) const {
       end - begin, m_image.path(), number);
 }
 
+ett::Failure<HostError> session_changed(const std::string& path, uint32_t session, uint64_t found,
+                                        uint64_t expected) {
+  return make_error(ErrorKind::Io, fmt::format("{}: session {} changed while it was read ({} events where it "
+                                               "had {})",
+                                               path, session, found, expected));
+}
+
 EventFeed checked_feed(std::shared_ptr<SessionStream> stream, uint64_t expected, std::string path,
                        uint32_t session) {
   auto fed = std::make_shared<uint64_t>(0);
@@ -88,10 +95,7 @@ EventFeed checked_feed(std::shared_ptr<SessionStream> stream, uint64_t expected,
     ETT_TRY_ASSIGN(std::span<const Event> block, stream->next());
     *fed += block.size();
     if (*fed > expected || (block.empty() && *fed != expected))
-      return make_error(ErrorKind::Io,
-                        fmt::format("{}: session {} changed while it was read ({} events where "
-                                    "it had {})",
-                                    path, session, *fed, expected));
+      return session_changed(path, session, *fed, expected);
     return block;
   };
 }

@@ -53,8 +53,12 @@ class EventSpan final : public EventSource {
 
 class SessionStream;
 
-// A feed of `stream`'s blocks that ends in an error unless they hold `expected` events: the session (number
-// `session` of the image at `path`) changed since it was checked.
+// The error of a session (number `session` of the image at `path`) that held `expected` events when it was
+// checked and `found` when it was read again: the image changed in between.
+ett::Failure<HostError> session_changed(const std::string& path, uint32_t session, uint64_t found,
+                                        uint64_t expected);
+
+// A feed of `stream`'s blocks that ends in session_changed's error unless they hold `expected` events.
 EventFeed checked_feed(std::shared_ptr<SessionStream> stream, uint64_t expected, std::string path,
                        uint32_t session);
 
