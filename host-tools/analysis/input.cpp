@@ -10,6 +10,7 @@
 #include "common/probe_layout.h"
 #include "common/tsc_time.h"
 #include "db/schema.h"
+#include "db/tallies.h"
 
 namespace ett::host {
 
@@ -583,6 +584,43 @@ Status stream_trace_events(Database& db, const Capture& capture, const EventSink
   ETT_TRY_ASSIGN(const size_t events, read_converted(db, capture.info, sink, restart));
   if (events == 0) return no_events(capture.info);
   return {};
+}
+
+Expected<double> earliest_event_ns(Database& db, const CaptureInfo& info) {
+  // The first column of each row, as integers (NULL is none).
+  auto integers = [&db](const std::string& sql,
+                        std::span<const SqlValue> params) -> Expected<std::vector<int64_t>> {
+    ETT_TRY_ASSIGN(const ResultTable table, db.query(sql, params));
+    std::vector<int64_t> values;
+    for (const auto& row : table.rows)
+      if (row[0]) values.push_back(std::strtoll(row[0]->c_str(), nullptr, 10));
+    return values;
+  };
+  const SqlValue trace[] = {info.trace_id};
+  if (info.tsc_hz == 0) {
+    // The loader's column, NULL read as 0 (convert_rows).
+    ETT_TRY_ASSIGN(const auto least,
+                   integers("SELECT min(coalesce(time_ns, 0)) FROM events WHERE trace_id = $1", trace));
+    return least.empty() ? 0.0 : static_cast<double>(least[0]);
+  }
+  ETT_TRY_ASSIGN(const auto blocks,
+                 integers("SELECT first_seq FROM event_blocks WHERE trace_id = $1 AND min_ns = (SELECT "
+                          "min(min_ns) FROM event_blocks WHERE trace_id = $1)",
+                          trace));
+  std::vector<int64_t> least;
+  if (blocks.empty()) {
+    ETT_TRY_ASSIGN(least, integers("SELECT min(tsc) FROM events WHERE trace_id = $1", trace));
+  }
+  for (const int64_t first_seq : blocks) {
+    const SqlValue range[] = {info.trace_id, first_seq, first_seq | ((int64_t{1} << kEventBlockShift) - 1)};
+    ETT_TRY_ASSIGN(
+        const auto block,
+        integers("SELECT min(tsc) FROM events WHERE trace_id = $1 AND seq BETWEEN $2 AND $3", range));
+    if (!block.empty() && (least.empty() || block[0] < least[0])) least = block;
+  }
+  if (least.empty()) return 0.0;
+  const uint64_t tsc = static_cast<uint64_t>(least[0]);
+  return ticks_to_ns(static_cast<double>(static_cast<int64_t>(tsc - info.capture_start_tsc)), info.tsc_hz);
 }
 
 Expected<QuotedPi> resolve_pi(Database& db, int64_t trace_id, std::optional<double> override_ns) {

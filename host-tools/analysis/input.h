@@ -68,6 +68,12 @@ Expected<LoadedTrace> open_trace_head(const std::string& db_url, std::optional<i
 Status stream_trace_events(Database& db, const Capture& capture, const EventSink& sink,
                            const StreamRestart& restart = {});
 
+// The earliest time of the trace's events as stream_trace_events hands them over (time_ns as load_capture
+// computes it), 0 for a trace without events. With a TSC rate, the least TSC of the event_blocks blocks whose
+// least time is the trace's (time only grows with the TSC): a few thousand events read, not the trace.
+// Without a rate, or without event_blocks rows, from all the events.
+Expected<double> earliest_event_ns(Database& db, const CaptureInfo& info);
+
 // The histogram of the trace `info` heads, counted as its events are read: the parts of the read at once,
 // each on its own thread into its own counters, merged at the end (a count needs no order; no event held). By
 // code or probe on PostgreSQL, the server groups the rows itself. A trace without events is refused as

@@ -101,6 +101,9 @@ host::Status stream_export(const ExportOptions& o, const Exporter& exporter, con
   ExportInput input{head.capture, {}, labels, utc};
   input.probes = info.probe_count;
   for (const CodeCount& count : counts) input.probes = std::max(input.probes, count.probe);
+  if (exporter.stream_needs_earliest) {
+    ETT_TRY_ASSIGN(input.earliest_ns, earliest_event_ns(*head.db, info));
+  }
   std::optional<ActionPairer> pairer;
   auto start_pairing = [&]() -> host::Status {
     if (!from) return {};
@@ -120,6 +123,15 @@ host::Status stream_export(const ExportOptions& o, const Exporter& exporter, con
   bar.phase(fmt::format("reading trace {} and writing it as {}", info.trace_id, exporter.name));
   std::unique_ptr<StreamedExport> writer;  // made with the first events: a trace without any writes nothing
   auto take = [&](std::span<const AnalysisEvent> events) -> host::Status {
+    if (exporter.stream_needs_earliest)
+      for (const AnalysisEvent& event : events)
+        if (event.time_ns < input.earliest_ns)
+          return make_error(
+              ErrorKind::Usage,
+              fmt::format("trace {}: event seq {} at {:.1f} ns is earlier than the earliest time "
+                          "that event_blocks gives ({:.1f} ns): the two tables do not match "
+                          "(changed by hand?)",
+                          info.trace_id, event.seq, event.time_ns, input.earliest_ns));
     if (!writer) writer = exporter.stream(input, out);
     writer->add(events);
     if (pairer) pairer->add(events);

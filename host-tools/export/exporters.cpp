@@ -53,7 +53,12 @@ constexpr Exporter kExporters[] = {
      true,
      [](const ExportInput& input, TextOut& out) {
        write_perfetto_proto(input.capture, input.actions, out, perfetto_options(input));
-     }},
+     },
+     [](const ExportInput& input, TextOut& out) -> std::unique_ptr<StreamedExport> {
+       return std::make_unique<Streamed<PerfettoProtoWriter>>(
+           input.capture.info, input.probes, input.earliest_ns, out, perfetto_options(input));
+     },
+     true},
     {"csv", "csv", "one row per event: seq, probe, code, tsc, time_ns, lines (and utc with --time utc)",
      false, [](const ExportInput& input, TextOut& out) { write_csv(input.capture, out, input.utc); },
      [](const ExportInput& input, TextOut& out) -> std::unique_ptr<StreamedExport> {

@@ -24,7 +24,8 @@ struct ExportInput {
   const TscUtcClock* utc = nullptr;                // --time utc: the trace's PPS mapping
   int64_t vcd_timescale_ps = 1000;                 // --timescale
   bool vcd_bus = true;                             // not --no-bus
-  int probes = 0;  // streamed (capture has no events): the highest probe among them, from event_codes
+  int probes = 0;          // streamed (capture has no events): the highest probe among them, from event_codes
+  double earliest_ns = 0;  // streamed, for a format that needs it: the earliest time of the events
 };
 
 // An export written from events handed over a batch at a time in seq order, so that `ett export` streams the
@@ -49,6 +50,8 @@ struct Exporter {
   // from events handed over a batch at a time (`input.capture` has no events then, `input.actions` none).
   // nullptr: only `write`.
   std::unique_ptr<StreamedExport> (*stream)(const ExportInput& input, TextOut& out) = nullptr;
+  // Whether `stream` needs input.earliest_ns (the events' times are written from there).
+  bool stream_needs_earliest = false;
 };
 
 // Every exporter, in the order `ett export --help` lists them.

@@ -7,11 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <condition_variable>
-#include <exception>
-#include <mutex>
 #include <span>
-#include <thread>
 #include <utility>
 
 #include "common/decimals.h"
@@ -75,7 +71,9 @@ struct PerfettoWriter::Format {
 
 PerfettoWriter::PerfettoWriter(const CaptureInfo& info, int probes, TextOut& out,
                                const PerfettoOptions& options)
-    : m_out(out), m_format(std::make_unique<const Format>(info, options)) {
+    : m_out(out),
+      m_format(std::make_unique<const Format>(info, options)),
+      m_blocks([this](std::span<const AnalysisEvent> events) { write(events); }) {
   out.append("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
   const std::string name = info.name.empty() ? "ETT capture" : info.name;
   out.print("{{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\",\"args\":{{\"name\":{}}}}}",
@@ -86,89 +84,7 @@ PerfettoWriter::PerfettoWriter(const CaptureInfo& info, int probes, TextOut& out
               probe, m_format->names[static_cast<size_t>(probe)]);
 }
 
-// The thread that writes the blocks of events: one block at a time, while the caller gathers the next. An
-// exception of the writing is thrown to the caller at its next hand-over or wait.
-class PerfettoWriter::Behind {
- public:
-  explicit Behind(PerfettoWriter& writer) : m_writer(writer), m_thread([this] { run(); }) {}
-  ~Behind() {
-    {
-      std::lock_guard lock(m_mutex);
-      m_stop = true;
-    }
-    m_changed.notify_all();
-    m_thread.join();
-  }
-  // Waits for the block before, then takes `block` (swapped with the one written before, for reuse).
-  void hand_over(std::vector<AnalysisEvent>& block) {
-    std::unique_lock lock(m_mutex);
-    wait_idle(lock);
-    std::swap(block, m_block);
-    m_busy = true;
-    lock.unlock();
-    m_changed.notify_all();
-  }
-  // Returns when every block handed over is written.
-  void wait() {
-    std::unique_lock lock(m_mutex);
-    wait_idle(lock);
-  }
-
- private:
-  void wait_idle(std::unique_lock<std::mutex>& lock) {
-    m_changed.wait(lock, [this] { return !m_busy; });
-    if (m_failure) std::rethrow_exception(std::exchange(m_failure, nullptr));
-  }
-  void run() {
-    std::unique_lock lock(m_mutex);
-    for (;;) {
-      m_changed.wait(lock, [this] { return m_busy || m_stop; });
-      if (!m_busy) return;
-      lock.unlock();
-      std::exception_ptr failure;
-      try {
-        m_writer.write(m_block);
-      } catch (...) {
-        failure = std::current_exception();
-      }
-      lock.lock();
-      m_failure = failure;
-      m_busy = false;
-      m_changed.notify_all();
-    }
-  }
-
-  PerfettoWriter& m_writer;
-  std::mutex m_mutex;
-  std::condition_variable m_changed;
-  std::vector<AnalysisEvent> m_block;  // being written while m_busy
-  bool m_busy = false;
-  bool m_stop = false;
-  std::exception_ptr m_failure;
-  std::thread m_thread;  // last: started when the rest is ready
-};
-
 PerfettoWriter::~PerfettoWriter() = default;
-
-void PerfettoWriter::add(std::span<const AnalysisEvent> events) {
-  // A block of events held by the caller (a capture in memory) is written as it is, after those before.
-  if (events.size() >= kBlockEvents) {
-    if (m_behind) m_behind->wait();
-    write(m_pending);
-    m_pending.clear();
-    return write(events);
-  }
-  while (!events.empty()) {
-    if (m_pending.capacity() < kBlockEvents) m_pending.reserve(kBlockEvents);
-    const size_t now = std::min(kBlockEvents - m_pending.size(), events.size());
-    m_pending.insert(m_pending.end(), events.begin(), events.begin() + static_cast<std::ptrdiff_t>(now));
-    events = events.subspan(now);
-    if (m_pending.size() < kBlockEvents) return;
-    if (!m_behind) m_behind = std::make_unique<Behind>(*this);
-    m_behind->hand_over(m_pending);
-    m_pending.clear();
-  }
-}
 
 void PerfettoWriter::write(std::span<const AnalysisEvent> events) {
   // Each event: an instant on its probe's track and the probe's code on its counter track ("NAME code"), both
@@ -210,10 +126,7 @@ void PerfettoWriter::write(std::span<const AnalysisEvent> events) {
 }
 
 void PerfettoWriter::finish(ActionList actions) {
-  if (m_behind) m_behind->wait();
-  m_behind.reset();
-  write(m_pending);
-  std::vector<AnalysisEvent>().swap(m_pending);
+  m_blocks.flush();
   // An action's id is its place in the list, from 1; its name "action code N" needs no JSON escaping. About
   // 250 bytes; room for 230 of fixed text, 6 integers and 3 times.
   const Timestamps& stamps = m_format->stamps;

@@ -10,7 +10,7 @@
 // TrackEvent per event that also sets its probe's counter track (an extra counter value), and a slice per
 // action on "actions" tracks (one track per overlap level, as slices on one track must nest). Timestamps in
 // ns: from the capture start (shifted so that a pretrigger event is not negative), or Unix ns (UTC) with a
-// PPS mapping. Written a packet at a time, so memory does not grow with the capture.
+// PPS mapping. Written a packet at a time.
 #pragma once
 
 #include <memory>
@@ -23,6 +23,7 @@
 #include "analysis/durations.h"
 #include "common/utc_time.h"
 #include "export/output_file.h"
+#include "export/written_behind.h"
 
 namespace ett::host {
 
@@ -37,7 +38,7 @@ void write_perfetto(const Capture& capture, ActionList actions, TextOut& out,
 // The same JSON from events handed over a batch at a time in seq order (`ett export` streams the trace):
 // the head when made, the events' lines as they come, the actions and the end in finish(). Events gather
 // into blocks of a quarter million, each written by a thread of the writer's own (formatted on two,
-// write_independent_lines) while the caller reads the next: the read and the writing overlap.
+// write_independent_lines) while the caller reads the next (EventsWrittenBehind).
 class PerfettoWriter {
  public:
   // Names the capture and probes 1..probes (the highest probe of the events; an event of a higher one still
@@ -46,23 +47,43 @@ class PerfettoWriter {
   PerfettoWriter(const PerfettoWriter&) = delete;
   PerfettoWriter& operator=(const PerfettoWriter&) = delete;
   ~PerfettoWriter();
-  void add(std::span<const AnalysisEvent> events);
+  void add(std::span<const AnalysisEvent> events) { m_blocks.add(events); }
   void finish(ActionList actions);
 
  private:
   struct Format;
-  class Behind;
   void write(std::span<const AnalysisEvent> events);
 
-  static constexpr size_t kBlockEvents = size_t{1} << 18;
   TextOut& m_out;
   std::unique_ptr<const Format> m_format;
-  std::vector<AnalysisEvent> m_pending;  // events not yet handed on, up to kBlockEvents
-  std::unique_ptr<Behind> m_behind;      // the thread writing the blocks (made with the first)
+  EventsWrittenBehind m_blocks;  // last: its thread writes with the members above
 };
 std::string export_perfetto(const Capture& capture, ActionList actions,
                             const PerfettoOptions& options = {});  // the same, whole
 
+// The protobuf from events handed over a batch at a time in seq order, written as the JSON's writer writes
+// it (blocks on a thread of its own): the head (the interned names, the capture's and probes' tracks) when
+// made, a packet per event as they come, then in finish() the actions' tracks and slices. `earliest_ns`, the
+// earliest time of all the events, is time 0 when it is before the capture start (without a PPS mapping):
+// an event before it would be written at 0.
+class PerfettoProtoWriter {
+ public:
+  PerfettoProtoWriter(const CaptureInfo& info, int probes, double earliest_ns, TextOut& out,
+                      const PerfettoOptions& options);
+  PerfettoProtoWriter(const PerfettoProtoWriter&) = delete;
+  PerfettoProtoWriter& operator=(const PerfettoProtoWriter&) = delete;
+  ~PerfettoProtoWriter();
+  void add(std::span<const AnalysisEvent> events) { m_blocks.add(events); }
+  void finish(ActionList actions);
+
+ private:
+  class Clock;
+  void write(std::span<const AnalysisEvent> events);
+
+  TextOut& m_out;
+  std::unique_ptr<const Clock> m_clock;
+  EventsWrittenBehind m_blocks;  // last: its thread writes with the members above
+};
 void write_perfetto_proto(const Capture& capture, ActionList actions, TextOut& out,
                           const PerfettoOptions& options = {});
 std::string export_perfetto_proto(const Capture& capture, ActionList actions,

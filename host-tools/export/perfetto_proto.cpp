@@ -12,6 +12,7 @@
 #include <optional>
 #include <queue>
 #include <span>
+#include <tuple>
 #include <utility>
 
 #include "common/huge_pages.h"
@@ -145,36 +146,18 @@ void add_annotation(WireMessage& event, uint64_t name_iid, uint64_t value, WireM
   event.message(kEventDebugAnnotations, annotation);
 }
 
-// Timestamps in ns: Unix ns from the PPS mapping, or ns from the capture start shifted by `origin` (<= 0,
-// the earliest pretrigger event) so that none is negative.
-class Clock {
- public:
-  Clock(const Capture& capture, const TscUtcClock* utc, double origin)
-      : m_utc(utc),
-        m_start_tsc(capture.info.capture_start_tsc),
-        m_tsc_hz(capture.info.tsc_hz),
-        m_origin(origin) {}
-  uint64_t of_event(const AnalysisEvent& event) const {
-    return m_utc ? static_cast<uint64_t>(m_utc->unix_ns(event.tsc)) : relative(event.time_ns);
+// The event names "PREFIX N" of the 256 codes N, interned as iid(N).
+void intern_code_names(pb::InternedData& interned, uint64_t (*iid)(uint8_t), const char* prefix) {
+  for (unsigned code = 0; code < 256; ++code) {
+    pb::EventName* name = interned.add_event_names();
+    name->set_iid(iid(static_cast<uint8_t>(code)));
+    name->set_name(fmt::format("{} {}", prefix, code));
   }
-  uint64_t of_time(double time_ns) const {
-    if (!m_utc) return relative(time_ns);
-    const double ticks = time_ns * static_cast<double>(m_tsc_hz) / 1e9;
-    return static_cast<uint64_t>(m_utc->unix_ns(m_start_tsc + static_cast<uint64_t>(std::llround(ticks))));
-  }
+}
 
- private:
-  uint64_t relative(double time_ns) const {
-    return static_cast<uint64_t>(std::max<int64_t>(0, std::llround(time_ns - m_origin)));
-  }
-  const TscUtcClock* m_utc;
-  uint64_t m_start_tsc, m_tsc_hz;
-  double m_origin;
-};
-
+// A track of the capture in its own packet (`packet`: what else that packet carries).
 void describe_track(TextOut& out, fmt::memory_buffer& buffer, uint64_t uuid, const std::string& name,
-                    int rank, bool counter) {
-  pb::TracePacket packet;
+                    int rank, bool counter, pb::TracePacket packet = {}) {
   packet.set_trusted_packet_sequence_id(kSequence);
   pb::TrackDescriptor* track = packet.mutable_track_descriptor();
   track->set_uuid(uuid);
@@ -185,19 +168,6 @@ void describe_track(TextOut& out, fmt::memory_buffer& buffer, uint64_t uuid, con
   buffer.clear();
   append_packet(packet, buffer);
   out.append(buffer);
-}
-
-// Actions as slices: slices on one track must nest, so each goes to its level (track); see slice_levels.
-std::pair<std::vector<uint32_t>, size_t> action_levels(ActionList actions, const Clock& clock) {
-  // Faulted in on two threads, as are the arrays of slice_levels: at 10 M events they are about 200 MB of
-  // fresh memory, filled by one thread.
-  auto starts = faulted_in_vector<uint64_t>(actions.size());
-  auto ends = faulted_in_vector<uint64_t>(actions.size());
-  for (size_t i = 0; i < actions.size(); ++i) {
-    starts[i] = clock.of_time(actions[i].start_ns);
-    ends[i] = clock.of_time(actions[i].end_ns);
-  }
-  return slice_levels(starts, ends);
 }
 
 // The indexes of `keys` in ascending order of key, ties in index order: what a stable sort of the indexes
@@ -300,34 +270,44 @@ std::pair<std::vector<uint32_t>, size_t> slice_levels(std::span<const uint64_t> 
   return {std::move(level), levels};
 }
 
-void write_perfetto_proto(const Capture& capture, ActionList actions, TextOut& out,
-                          const PerfettoOptions& options) {
-  double origin = 0;
-  int probes = capture.info.probe_count;
-  for (const AnalysisEvent& event : capture.events) {
-    origin = std::min(origin, event.time_ns);
-    probes = std::max<int>(probes, event.probe);
+// Timestamps in ns: Unix ns from the PPS mapping, or ns from the capture start shifted by `origin` (<= 0,
+// the earliest pretrigger event) so that none is negative.
+class PerfettoProtoWriter::Clock {
+ public:
+  Clock(const CaptureInfo& info, const TscUtcClock* utc, double origin)
+      : m_utc(utc), m_start_tsc(info.capture_start_tsc), m_tsc_hz(info.tsc_hz), m_origin(origin) {}
+  uint64_t of_event(const AnalysisEvent& event) const {
+    return m_utc ? static_cast<uint64_t>(m_utc->unix_ns(event.tsc)) : relative(event.time_ns);
   }
-  const Clock clock(capture, options.utc, origin);
-  fmt::memory_buffer buffer;
+  uint64_t of_time(double time_ns) const {
+    if (!m_utc) return relative(time_ns);
+    const double ticks = time_ns * static_cast<double>(m_tsc_hz) / 1e9;
+    return static_cast<uint64_t>(m_utc->unix_ns(m_start_tsc + static_cast<uint64_t>(std::llround(ticks))));
+  }
 
-  // First packet: clears the sequence's incremental state and defines the interned names.
+ private:
+  uint64_t relative(double time_ns) const {
+    return static_cast<uint64_t>(std::max<int64_t>(0, std::llround(time_ns - m_origin)));
+  }
+  const TscUtcClock* m_utc;
+  uint64_t m_start_tsc, m_tsc_hz;
+  double m_origin;
+};
+
+PerfettoProtoWriter::PerfettoProtoWriter(const CaptureInfo& info, int probes, double earliest_ns,
+                                         TextOut& out, const PerfettoOptions& options)
+    : m_out(out),
+      m_clock(std::make_unique<const Clock>(info, options.utc, std::min(0.0, earliest_ns))),
+      m_blocks([this](std::span<const AnalysisEvent> events) { write(events); }) {
+  fmt::memory_buffer buffer;
+  // First packet: clears the sequence's incremental state and defines the interned names (the actions' in
+  // finish, with their tracks).
   {
     pb::TracePacket packet;
     packet.set_trusted_packet_sequence_id(kSequence);
     packet.set_sequence_flags(pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
     pb::InternedData* interned = packet.mutable_interned_data();
-    for (unsigned code = 0; code < 256; ++code) {
-      pb::EventName* name = interned->add_event_names();
-      name->set_iid(code_name(static_cast<uint8_t>(code)));
-      name->set_name(fmt::format("code {}", code));
-    }
-    if (!actions.empty())
-      for (unsigned code = 0; code < 256; ++code) {
-        pb::EventName* name = interned->add_event_names();
-        name->set_iid(action_name(static_cast<uint8_t>(code)));
-        name->set_name(fmt::format("action code {}", code));
-      }
+    intern_code_names(*interned, code_name, "code");
     for (const auto& [iid, text] : {std::pair<uint64_t, const char*>{kSeq, "seq"},
                                     {kLines, "lines"},
                                     {kTsc, "tsc"},
@@ -341,25 +321,25 @@ void write_perfetto_proto(const Capture& capture, ActionList actions, TextOut& o
     pb::TrackDescriptor* track = packet.mutable_track_descriptor();
     track->set_uuid(kCaptureTrack);
     track->mutable_process()->set_pid(1);
-    track->mutable_process()->set_process_name(capture.info.name.empty() ? "ETT capture" : capture.info.name);
+    track->mutable_process()->set_process_name(info.name.empty() ? "ETT capture" : info.name);
     track->set_child_ordering(pb::TrackDescriptor::EXPLICIT);
     append_packet(packet, buffer);
     out.append(buffer);
   }
+  probes = std::clamp(probes, 0, 255);
   for (int probe = 1; probe <= probes; ++probe) {
     const std::string name = probe_name(probe, options.probe_labels);
     describe_track(out, buffer, probe_track(probe), name, 2 * probe, false);
     describe_track(out, buffer, counter_track(probe), name + " code", 2 * probe + 1, true);
   }
-  const auto [levels, level_count] = action_levels(actions, clock);
-  for (size_t level = 0; level < level_count; ++level)
-    describe_track(out, buffer, action_track(level),
-                   level == 0 ? "actions" : fmt::format("actions {}", level + 1), static_cast<int>(level),
-                   false);
+}
 
+PerfettoProtoWriter::~PerfettoProtoWriter() = default;
+
+void PerfettoProtoWriter::write(std::span<const AnalysisEvent> events) {
   // Each event: an instant on its probe's track (seq, lines and tsc as arguments) that also sets the probe's
   // counter track to its code (an extra counter value: one packet per event, not two).
-  const std::span<const AnalysisEvent> events = capture.events;
+  const Clock& clock = *m_clock;
   write_independent_lines(
       events.size(),
       [events, &clock](size_t begin, size_t end, fmt::memory_buffer& chunk) {
@@ -377,7 +357,39 @@ void write_perfetto_proto(const Capture& capture, ActionList actions, TextOut& o
           append_track_event(clock.of_event(event), instant, packet, chunk);
         }
       },
-      out);
+      m_out);
+}
+
+void PerfettoProtoWriter::finish(ActionList actions) {
+  m_blocks.flush();
+  if (actions.empty()) return;
+  const Clock& clock = *m_clock;
+  // Actions as slices: slices on one track must nest, so each goes to its level (track); see slice_levels.
+  // The arrays are faulted in on two threads, as are slice_levels': at 5 M actions they are about 100 MB of
+  // fresh memory, filled by one thread.
+  std::vector<uint32_t> levels;
+  size_t level_count = 0;
+  {
+    auto starts = faulted_in_vector<uint64_t>(actions.size());
+    auto ends = faulted_in_vector<uint64_t>(actions.size());
+    for (size_t i = 0; i < actions.size(); ++i) {
+      starts[i] = clock.of_time(actions[i].start_ns);
+      ends[i] = clock.of_time(actions[i].end_ns);
+    }
+    std::tie(levels, level_count) = slice_levels(starts, ends);
+  }
+  // The actions' names, interned in the packet of their first track (the sequence's interned names grow).
+  fmt::memory_buffer buffer;
+  for (size_t level = 0; level < level_count; ++level) {
+    pb::TracePacket packet;
+    if (level == 0) {
+      packet.set_sequence_flags(pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
+      intern_code_names(*packet.mutable_interned_data(), action_name, "action code");
+    }
+    describe_track(m_out, buffer, action_track(level),
+                   level == 0 ? "actions" : fmt::format("actions {}", level + 1), static_cast<int>(level),
+                   false, std::move(packet));
+  }
   // Each action: a slice begin and end on its level's track.
   write_independent_lines(
       actions.size(),
@@ -403,7 +415,20 @@ void write_perfetto_proto(const Capture& capture, ActionList actions, TextOut& o
           append_track_event(std::max(begin_time, clock.of_time(action.end_ns)), slice, packet, chunk);
         }
       },
-      out);
+      m_out);
+}
+
+void write_perfetto_proto(const Capture& capture, ActionList actions, TextOut& out,
+                          const PerfettoOptions& options) {
+  double earliest = 0;
+  int probes = capture.info.probe_count;
+  for (const AnalysisEvent& event : capture.events) {
+    earliest = std::min(earliest, event.time_ns);
+    probes = std::max<int>(probes, event.probe);
+  }
+  PerfettoProtoWriter writer(capture.info, probes, earliest, out, options);
+  writer.add(capture.events);
+  writer.finish(actions);
 }
 
 std::string export_perfetto_proto(const Capture& capture, ActionList actions,

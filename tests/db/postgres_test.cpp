@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -557,6 +558,21 @@ TEST_F(PostgresLoad, ABigTraceLoadsAsTwoAttachedPartitions) {
   const std::string streamed_json{std::istreambuf_iterator<char>(json), {}};
   EXPECT_TRUE(streamed_json == export_perfetto(*capture, ActionList(*links, capture->events)))
       << "streamed Perfetto JSON of " << streamed_json.size() << " bytes";
+  // So does the protobuf, whose times start at the earliest event (earliest_event_ns: event_blocks, then the
+  // least TSC of a block, here on the server).
+  auto earliest = earliest_event_ns(**db, capture->info);
+  ASSERT_TRUE(earliest) << earliest.error().message;
+  double least = capture->events.front().time_ns;
+  for (const AnalysisEvent& event : capture->events) least = std::min(least, event.time_ns);
+  EXPECT_EQ(*earliest, least);
+  const std::string proto_path = dir.file("streamed.pftrace");
+  const auto proto =
+      ett("export --format perfetto-proto --from 1 --to 2 -o '" + proto_path + "' --db '" + url + "'");
+  ASSERT_EQ(proto.status, 0) << proto.out;
+  std::ifstream proto_file(proto_path, std::ios::binary);
+  const std::string streamed_proto{std::istreambuf_iterator<char>(proto_file), {}};
+  EXPECT_TRUE(streamed_proto == export_perfetto_proto(*capture, ActionList(*links, capture->events)))
+      << "streamed Perfetto protobuf of " << streamed_proto.size() << " bytes";
 }
 
 // A two-connection load killed half way leaves no rows and no partition; a part table that a dead load's

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -17,10 +18,12 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/durations.h"
 #include "analysis/input.h"
+#include "common/tsc_time.h"
 #include "export/perfetto.h"
 #include "golden/golden_cases.h"
 #include "support/test_disk_writer.h"
@@ -202,9 +205,10 @@ std::vector<std::string> fields(const std::string& row) {
   return out;
 }
 
-// `ett export --format perfetto` streams the trace (read as two halves at once, the second held and handed on
-// after the first) and pairs the actions as the events pass: the file is what the exporter writes from the
-// whole capture in memory and its actions paired there, with and without actions, by either rule.
+// `ett export --format perfetto` (and perfetto-proto) streams the trace (read as two halves at once, the
+// second held and handed on after the first) and pairs the actions as the events pass: the file is what the
+// exporter writes from the whole capture in memory and its actions paired there, with and without actions, by
+// either rule.
 TEST(ExportStreamed, PerfettoOfATraceReadInTwoPartsIsWhatTheLoadedTraceGives) {
   TempDir dir;
   const std::string db = "sqlite:" + dir.file("big.db");
@@ -216,30 +220,84 @@ TEST(ExportStreamed, PerfettoOfATraceReadInTwoPartsIsWhatTheLoadedTraceGives) {
   ASSERT_TRUE(loaded) << loaded.error().message;
   const host::Capture& capture = loaded->capture;
   const std::vector<std::string> labels = {"", "node B"};
-  auto read = [](const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  };
-  for (const char* pair : {"", "same-code", "fifo"}) {
-    SCOPED_TRACE(pair);
-    const std::string file = dir.file(fmt::format("out-{}.json", pair));
-    std::vector<std::string> args = {"export", "--format", "perfetto", "-o", file, "--db", db};
-    std::vector<host::ActionLink> links;
-    if (*pair) {
-      args.insert(args.end(), {"--from", "1", "--to", "2", "--pair", pair});
-      auto paired = host::pair_links(capture.events, {1, {}}, {2, {}}, *host::parse_pair_rule(pair));
-      ASSERT_TRUE(paired) << paired.error().message;
-      links = std::move(*paired);
-      ASSERT_GT(links.size(), 10'000u);
+  for (const char* format : {"perfetto", "perfetto-proto"})
+    for (const char* pair : {"", "same-code", "fifo"}) {
+      SCOPED_TRACE(fmt::format("{} {}", format, pair));
+      const std::string file = dir.file(fmt::format("out-{}-{}", format, pair));
+      std::vector<std::string> args = {"export", "--format", format, "-o", file, "--db", db};
+      std::vector<host::ActionLink> links;
+      if (*pair) {
+        args.insert(args.end(), {"--from", "1", "--to", "2", "--pair", pair});
+        auto paired = host::pair_links(capture.events, {1, {}}, {2, {}}, *host::parse_pair_rule(pair));
+        ASSERT_TRUE(paired) << paired.error().message;
+        links = std::move(*paired);
+        ASSERT_GT(links.size(), 10'000u);
+      }
+      const golden::Run exported = golden::ett(args);
+      ASSERT_EQ(exported.status, 0) << exported.err;
+      const host::ActionList actions(links, capture.events);
+      const std::string expected = std::string_view(format) == "perfetto"
+                                       ? host::export_perfetto(capture, actions, {labels, nullptr})
+                                       : host::export_perfetto_proto(capture, actions, {labels, nullptr});
+      const std::string written = slurp(file);
+      EXPECT_EQ(written.size(), expected.size());
+      EXPECT_TRUE(written == expected);
     }
-    const golden::Run exported = golden::ett(args);
+}
+
+// The protobuf's times start at the trace's earliest event when it comes before the capture start, which the
+// streamed export finds before it reads the trace: from event_blocks (here an event in a middle block, its
+// TSC set before the start, its block's least time with it), from all the events when that table has no rows,
+// or from the loader's time_ns without a TSC rate. A table that does not match the events is named.
+TEST(ExportStreamed, PerfettoProtoStartsAtTheEarliestEventWhereverItIs) {
+  TempDir dir;
+  const std::string db = "sqlite:" + dir.file("t.db");
+  ASSERT_EQ(golden::ett({"synth", dir.file("t.img"), "--events", "30000", "--seed", "4"}).status, 0);
+  ASSERT_EQ(golden::ett({"load", dir.file("t.img"), "--db", db}).status, 0);
+  auto sql = [&db](const std::string& statement) {
+    const golden::Run run = golden::ett({"sql", statement, "--db", db});
+    ASSERT_EQ(run.status, 0) << statement << ": " << run.err;
+  };
+  auto head = host::open_trace(db, std::nullopt);
+  ASSERT_TRUE(head) << head.error().message;
+  const host::CaptureInfo info = head->capture.info;
+  const uint64_t early_tsc = info.capture_start_tsc - 777'777;
+  const int64_t early_ns = host::ticks_to_ns_exact(-777'777, info.tsc_hz);
+  sql(fmt::format("UPDATE events SET tsc = {} WHERE seq = 20000", early_tsc));
+  sql(fmt::format("UPDATE event_blocks SET min_ns = {} WHERE first_seq = {}", early_ns, (20000 >> 12) << 12));
+
+  auto export_matches = [&](const std::string& name) {
+    SCOPED_TRACE(name);
+    auto loaded = host::open_trace(db, std::nullopt);
+    ASSERT_TRUE(loaded) << loaded.error().message;
+    auto earliest = host::earliest_event_ns(*loaded->db, loaded->capture.info);
+    ASSERT_TRUE(earliest) << earliest.error().message;
+    double least = loaded->capture.events.front().time_ns;
+    for (const host::AnalysisEvent& event : loaded->capture.events) least = std::min(least, event.time_ns);
+    EXPECT_EQ(*earliest, least);
+    EXPECT_LT(least, 0);
+    const std::string file = dir.file(name + ".pftrace");
+    const golden::Run exported =
+        golden::ett({"export", "--format", "perfetto-proto", "-o", file, "--db", db});
     ASSERT_EQ(exported.status, 0) << exported.err;
-    const std::string expected =
-        host::export_perfetto(capture, host::ActionList(links, capture.events), {labels, nullptr});
-    const std::string written = read(file);
-    EXPECT_EQ(written.size(), expected.size());
-    EXPECT_TRUE(written == expected);
-  }
+    EXPECT_TRUE(slurp(file) == host::export_perfetto_proto(loaded->capture, {}, {}));
+  };
+  export_matches("middle block");
+
+  // Another event moved earlier still without its block: named, and no file is left.
+  sql(fmt::format("UPDATE events SET tsc = {} WHERE seq = 25000", early_tsc - 1000));
+  const std::string stale = dir.file("stale.pftrace");
+  const golden::Run refused = golden::ett({"export", "--format", "perfetto-proto", "-o", stale, "--db", db});
+  EXPECT_NE(refused.status, 0);
+  EXPECT_NE(refused.err.find("event seq 25000"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("event_blocks"), std::string::npos) << refused.err;
+  EXPECT_FALSE(std::filesystem::exists(stale));
+
+  sql("DELETE FROM event_blocks");
+  export_matches("no blocks");
+  sql("UPDATE traces SET tsc_hz = 0");
+  sql("UPDATE events SET time_ns = -5000 WHERE seq = 7");
+  export_matches("no TSC rate");
 }
 
 TEST_F(ExportCommand, UtcTimesComeFromThePpsMappingAndItsAbsenceIsNamed) {

@@ -18,6 +18,7 @@
 #include "export/csv.h"
 #include "export/perfetto.h"
 #include "export/vcd.h"
+#include "support/streamed_events.h"
 
 using namespace ett::host;
 
@@ -214,20 +215,8 @@ TEST(ExportPerfetto, EachProbeHasACodeCounterTrackNamedByItsLabel) {
 // two of them) write what the whole capture writes, actions and all; so do actions kept as their ends.
 TEST(ExportPerfetto, EventsInBatchesWriteWhatTheWholeCaptureWrites) {
   Capture capture = small_capture();
-  capture.events.clear();
-  std::mt19937_64 random(3);
-  double time = -500;
-  for (uint64_t seq = 0; seq < 600'000; ++seq) {
-    time += static_cast<double>(random() % 4000) / 7;
-    const auto probe = static_cast<uint8_t>(seq == 444'444 ? 9 : 1 + random() % 3);  // 9: past the layout
-    const auto code = static_cast<uint8_t>(random() % 16);
-    capture.events.push_back({seq, probe, code, static_cast<uint8_t>(code * 3), 1000 + seq * 11, time});
-  }
-  std::vector<ActionEnds> ends;
-  for (size_t i = 0; i + 5 < capture.events.size(); i += 7) {
-    const AnalysisEvent &start = capture.events[i], &end = capture.events[i + 5];
-    ends.push_back({start.seq, end.seq, start.time_ns, end.time_ns, start.code, end.code});
-  }
+  capture.events = ett::test::streamed_events(-500, 3);
+  const std::vector<ActionEnds> ends = ett::test::streamed_actions(capture.events);
   const std::vector<std::string> labels = {"node \"A\""};
   const PerfettoOptions options{labels, nullptr};
   const std::string whole = export_perfetto(capture, ActionList(ends), options);
@@ -235,14 +224,7 @@ TEST(ExportPerfetto, EventsInBatchesWriteWhatTheWholeCaptureWrites) {
   TextOut out;
   {
     PerfettoWriter writer(capture.info, 9, out, options);
-    const std::span<const AnalysisEvent> events = capture.events;
-    size_t at = 0;
-    for (size_t size : {size_t{1}, size_t{2}, size_t{4095}, size_t{300'000}, size_t{7}}) {
-      writer.add(events.subspan(at, size));
-      at += size;
-    }
-    for (; at < events.size(); at += 4096)
-      writer.add(events.subspan(at, std::min<size_t>(4096, events.size() - at)));
+    ett::test::add_in_batches(writer, capture.events);
     writer.finish(ActionList(ends));
   }
   const std::string batched = out.take();

@@ -3,13 +3,18 @@
 // writes for the same messages, and carry each event's and action's fields.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <span>
+#include <string>
+#include <vector>
 
 #include "export/perfetto.h"
 #include "export/perfetto_trace.pb.h"
+#include "support/streamed_events.h"
 
 using namespace ett::host;
 namespace pb = perfetto::protos;
@@ -141,4 +146,61 @@ TEST(ExportPerfettoProto, LinkedActionsWriteWhatPairedActionsWrite) {
     EXPECT_TRUE(export_perfetto_proto(capture, linked) == export_perfetto_proto(capture, paired->actions));
     EXPECT_EQ(export_perfetto(capture, linked), export_perfetto(capture, paired->actions));
   }
+}
+
+// `ett export` hands the writer the trace a batch at a time as it reads it (PerfettoProtoWriter, blocks
+// written behind by a thread), with the earliest time from the database: the bytes are what the whole capture
+// in memory writes. The events start before the capture (negative times), so time 0 is the earliest event's.
+TEST(ExportPerfettoProto, EventsInBatchesWriteWhatTheWholeCaptureWrites) {
+  Capture capture;
+  capture.info.name = "trace 2";
+  capture.info.tsc_hz = 1'000'000'000;
+  capture.events = ett::test::streamed_events(-80'000, 11);
+  std::vector<ActionEnds> ends = ett::test::streamed_actions(capture.events);
+  // Two that overlap the first one and each other: three action tracks.
+  ends.push_back({1, 9000, capture.events[1].time_ns, capture.events[9000].time_ns, 5, 6});
+  ends.push_back({2, 3, capture.events[2].time_ns, capture.events[3].time_ns, 7, 8});
+  const std::vector<std::string> labels = {"node A"};
+  const PerfettoOptions options{labels, nullptr};
+  const std::string whole = export_perfetto_proto(capture, ActionList(ends), options);
+
+  TextOut out;
+  {
+    PerfettoProtoWriter writer(capture.info, 9, capture.events.front().time_ns, out, options);
+    ett::test::add_in_batches(writer, capture.events);
+    writer.finish(ActionList(ends));
+  }
+  const std::string batched = out.take();
+  EXPECT_EQ(batched.size(), whole.size());
+  EXPECT_TRUE(batched == whole);
+
+  pb::Trace trace;
+  ASSERT_TRUE(trace.ParseFromString(batched));
+  size_t instants = 0, begins = 0, action_tracks = 0, action_names = 0;
+  uint64_t earliest = UINT64_MAX;
+  for (const pb::TracePacket& packet : trace.packet()) {
+    if (packet.has_interned_data())
+      for (const pb::EventName& name : packet.interned_data().event_names())
+        action_names += name.name().rfind("action code ", 0) == 0;
+    if (packet.has_track_descriptor() && packet.track_descriptor().uuid() >= 0x10000) {
+      EXPECT_EQ(instants, capture.events.size()) << "the action tracks come after the events";
+      EXPECT_EQ(begins, 0u) << "the action tracks come before the slices";
+      ++action_tracks;
+    }
+    if (!packet.has_track_event()) continue;
+    const pb::TrackEvent& event = packet.track_event();
+    if (event.type() == pb::TrackEvent::TYPE_INSTANT) {
+      earliest = std::min<uint64_t>(earliest, packet.timestamp());
+      ++instants;
+    }
+    if (event.type() == pb::TrackEvent::TYPE_SLICE_BEGIN) {
+      EXPECT_EQ(action_names, 256u) << "an action's name is interned before it";
+      ++begins;
+    }
+  }
+  EXPECT_EQ(instants, capture.events.size());
+  EXPECT_EQ(begins, ends.size());
+  EXPECT_EQ(action_tracks, 3u);
+  EXPECT_EQ(action_names, 256u);
+  EXPECT_EQ(earliest, 0u);  // the first event, 80 µs before the capture start
 }

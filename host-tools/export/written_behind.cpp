@@ -1,0 +1,103 @@
+// written_behind.cpp: one block written by the thread while the caller gathers the next.
+#include "export/written_behind.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+namespace ett::host {
+
+// The thread that writes the blocks: one at a time. An exception of the writing is thrown to the caller at
+// its next hand-over or wait.
+class EventsWrittenBehind::Thread {
+ public:
+  explicit Thread(const Write& write) : m_write(write), m_thread([this] { run(); }) {}
+  ~Thread() {
+    {
+      std::lock_guard lock(m_mutex);
+      m_stop = true;
+    }
+    m_changed.notify_all();
+    m_thread.join();
+  }
+  // Waits for the block before, then takes `block` (swapped with the one written before, for reuse).
+  void hand_over(std::vector<AnalysisEvent>& block) {
+    std::unique_lock lock(m_mutex);
+    wait_idle(lock);
+    std::swap(block, m_block);
+    m_busy = true;
+    lock.unlock();
+    m_changed.notify_all();
+  }
+  // Returns when every block handed over is written.
+  void wait() {
+    std::unique_lock lock(m_mutex);
+    wait_idle(lock);
+  }
+
+ private:
+  void wait_idle(std::unique_lock<std::mutex>& lock) {
+    m_changed.wait(lock, [this] { return !m_busy; });
+    if (m_failure) std::rethrow_exception(std::exchange(m_failure, nullptr));
+  }
+  void run() {
+    std::unique_lock lock(m_mutex);
+    for (;;) {
+      m_changed.wait(lock, [this] { return m_busy || m_stop; });
+      if (!m_busy) return;
+      lock.unlock();
+      std::exception_ptr failure;
+      try {
+        m_write(m_block);
+      } catch (...) {
+        failure = std::current_exception();
+      }
+      lock.lock();
+      m_failure = failure;
+      m_busy = false;
+      m_changed.notify_all();
+    }
+  }
+
+  const Write& m_write;
+  std::mutex m_mutex;
+  std::condition_variable m_changed;
+  std::vector<AnalysisEvent> m_block;  // being written while m_busy
+  bool m_busy = false;
+  bool m_stop = false;
+  std::exception_ptr m_failure;
+  std::thread m_thread;  // last: started when the rest is ready
+};
+
+EventsWrittenBehind::EventsWrittenBehind(Write write) : m_write(std::move(write)) {}
+
+EventsWrittenBehind::~EventsWrittenBehind() = default;
+
+void EventsWrittenBehind::add(std::span<const AnalysisEvent> events) {
+  if (events.size() >= kBlockEvents) {
+    flush();
+    return m_write(events);
+  }
+  while (!events.empty()) {
+    if (m_pending.capacity() < kBlockEvents) m_pending.reserve(kBlockEvents);
+    const size_t now = std::min(kBlockEvents - m_pending.size(), events.size());
+    m_pending.insert(m_pending.end(), events.begin(), events.begin() + static_cast<std::ptrdiff_t>(now));
+    events = events.subspan(now);
+    if (m_pending.size() < kBlockEvents) return;
+    if (!m_thread) m_thread = std::make_unique<Thread>(m_write);
+    m_thread->hand_over(m_pending);
+    m_pending.clear();
+  }
+}
+
+void EventsWrittenBehind::flush() {
+  if (m_thread) m_thread->wait();
+  m_thread.reset();
+  if (!m_pending.empty()) m_write(m_pending);
+  std::vector<AnalysisEvent>().swap(m_pending);
+}
+
+}  // namespace ett::host
