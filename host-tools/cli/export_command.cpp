@@ -101,7 +101,10 @@ host::Status stream_export(const ExportOptions& o, const Exporter& exporter, con
   ExportInput input{head.capture, {}, labels, utc};
   input.probes = info.probe_count;
   for (const CodeCount& count : counts) input.probes = std::max(input.probes, count.probe);
-  if (exporter.stream_needs_earliest) {
+  // The earliest event's time, where the format writes relative times from it: found before the read, and
+  // checked as the events pass (an event more than 1 ns earlier: event_blocks does not match the events).
+  const bool earliest_needed = exporter.stream_needs_earliest && !utc;
+  if (earliest_needed) {
     ETT_TRY_ASSIGN(input.earliest_ns, earliest_event_ns(*head.db, info));
   }
   std::optional<ActionPairer> pairer;
@@ -123,9 +126,9 @@ host::Status stream_export(const ExportOptions& o, const Exporter& exporter, con
   bar.phase(fmt::format("reading trace {} and writing it as {}", info.trace_id, exporter.name));
   std::unique_ptr<StreamedExport> writer;  // made with the first events: a trace without any writes nothing
   auto take = [&](std::span<const AnalysisEvent> events) -> host::Status {
-    if (exporter.stream_needs_earliest)
+    if (earliest_needed)
       for (const AnalysisEvent& event : events)
-        if (event.time_ns < input.earliest_ns)
+        if (event.time_ns < input.earliest_ns - 1)
           return make_error(
               ErrorKind::Usage,
               fmt::format("trace {}: event seq {} at {:.1f} ns is earlier than the earliest time "

@@ -50,7 +50,7 @@ struct Exporter {
   // from events handed over a batch at a time (`input.capture` has no events then, `input.actions` none).
   // nullptr: only `write`.
   std::unique_ptr<StreamedExport> (*stream)(const ExportInput& input, TextOut& out) = nullptr;
-  // Whether `stream` needs input.earliest_ns (the events' times are written from there).
+  // Whether `stream` needs input.earliest_ns (relative times are written from there; not with --time utc).
   bool stream_needs_earliest = false;
 };
 
