@@ -735,11 +735,27 @@ std::vector<std::array<int64_t, 6>> read_rows(Database& db, int64_t trace, size_
   return rows;
 }
 
+// The row of seq `seq` in EventReader.HeldPartsAreHandedOnWholeAndInOrder: every field set, with values from
+// all over their ranges (the TSC and time_ns jump by up to 2^64 from one row to the next), time_ns read or
+// not.
+EventRow held_test_row(int64_t seq) {
+  const auto n = static_cast<uint64_t>(seq);
+  EventRow row;
+  row.seq = n;
+  row.tsc = n % 7 == 0 ? UINT64_MAX - n : n * 3 + (n % 5 == 0 ? uint64_t{1} << 62 : 0);
+  row.time_ns = n % 3 == 0 ? INT64_MAX - seq : n % 3 == 1 ? INT64_MIN + seq : -seq * 1000;
+  row.has_time_ns = n % 2 == 0;
+  row.probe = static_cast<uint8_t>(n);
+  row.code = static_cast<uint8_t>(n * 7);
+  row.lines = static_cast<uint8_t>(n * 13);
+  return row;
+}
+
 }  // namespace
 
 // read_in_order over parts far bigger than what it holds per chunk, taken in batches of uneven sizes: the
-// sink gets every row once, in seq order (the first part as it came, then the others), never a batch bigger
-// than kEventBatchRows, and a restarted part's earlier rows are dropped.
+// sink gets every row once, with every field as it was read, in seq order (the first part as it came, then
+// the others), never a batch bigger than kEventBatchRows, and a restarted part's earlier rows are dropped.
 TEST(EventReader, HeldPartsAreHandedOnWholeAndInOrder) {
   const std::vector<SeqRange> parts = {{0, 99'999}, {100'000, 799'999}, {800'000, 1'299'999}};
   bool restarted = false;
@@ -752,12 +768,8 @@ TEST(EventReader, HeldPartsAreHandedOnWholeAndInOrder) {
       const int64_t last = half ? (parts[part].first + parts[part].last) / 2 : parts[part].last;
       for (int64_t seq = parts[part].first; seq <= last;) {
         batch.clear();
-        for (int64_t n = 1 + seq % 4096; n > 0 && seq <= last; --n, ++seq) {
-          EventRow row;
-          row.seq = static_cast<uint64_t>(seq);
-          row.tsc = static_cast<uint64_t>(seq * 3);
-          batch.push_back(row);
-        }
+        for (int64_t n = 1 + seq % 4096; n > 0 && seq <= last; --n, ++seq)
+          batch.push_back(held_test_row(seq));
         ETT_TRY(sink.take(part, batch));
       }
       if (half) {
@@ -772,7 +784,10 @@ TEST(EventReader, HeldPartsAreHandedOnWholeAndInOrder) {
   ASSERT_TRUE(read_in_order(read, [&](std::span<const EventRow> rows) -> Status {
     largest = std::max(largest, rows.size());
     for (const EventRow& row : rows) {
-      if (row.seq != next || row.tsc != next * 3)
+      const EventRow want = held_test_row(static_cast<int64_t>(next));
+      if (row.seq != want.seq || row.tsc != want.tsc || row.time_ns != want.time_ns ||
+          row.has_time_ns != want.has_time_ns || row.probe != want.probe || row.code != want.code ||
+          row.lines != want.lines)
         return make_error(ErrorKind::Io, "row " + std::to_string(row.seq) + " where " + std::to_string(next));
       ++next;
     }
