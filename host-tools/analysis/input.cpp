@@ -593,7 +593,7 @@ Expected<double> earliest_event_ns(Database& db, const CaptureInfo& info) {
     ETT_TRY_ASSIGN(const ResultTable table, db.query(sql, params));
     std::vector<int64_t> values;
     for (const auto& row : table.rows)
-      if (row[0]) values.push_back(std::strtoll(row[0]->c_str(), nullptr, 10));
+      if (row[0]) values.push_back(as_int(row[0]));
     return values;
   };
   const SqlValue trace[] = {info.trace_id};
