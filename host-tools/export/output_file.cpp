@@ -10,7 +10,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <exception>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 namespace ett::host {
 
@@ -44,6 +46,35 @@ Status write_all(int fd, const char* data, size_t size, const std::string& name)
     done += static_cast<size_t>(n);
   }
   return {};
+}
+
+// The chunk buffers of write_independent_lines, kept from one call to the next: a streamed export calls it
+// once per block of events, each time on a new second thread, and buffers made afresh (about 1 MB of Perfetto
+// JSON each) were memory first touched anew at every call, 4 KB page faults.
+class ChunkBuffers {
+ public:
+  fmt::memory_buffer take() {
+    std::lock_guard lock(m_mutex);
+    if (m_free.empty()) return fmt::memory_buffer();
+    fmt::memory_buffer buffer = std::move(m_free.back());
+    m_free.pop_back();
+    return buffer;
+  }
+  void give_back(fmt::memory_buffer&& buffer) {
+    std::lock_guard lock(m_mutex);
+    if (m_free.size() < kKept && buffer.capacity() <= kLargestKept) m_free.push_back(std::move(buffer));
+  }
+
+ private:
+  static constexpr size_t kKept = 4;
+  static constexpr size_t kLargestKept = size_t{16} << 20;
+  std::mutex m_mutex;
+  std::vector<fmt::memory_buffer> m_free;
+};
+
+ChunkBuffers& chunk_buffers() {
+  static ChunkBuffers buffers;
+  return buffers;
 }
 
 }  // namespace
@@ -143,7 +174,11 @@ void write_independent_lines(size_t count, const FormatLines& format, TextOut& o
   std::exception_ptr failure;      // of the first format that threw; read after both threads are done
   // Chunks first, first + 2, ...: each formatted, then written once its turn comes.
   auto run = [&](size_t first) {
-    fmt::memory_buffer buffer;  // kept from chunk to chunk: no regrowing
+    fmt::memory_buffer buffer = chunk_buffers().take();  // kept from chunk to chunk: no regrowing
+    struct GiveBack {
+      fmt::memory_buffer& buffer;
+      ~GiveBack() { chunk_buffers().give_back(std::move(buffer)); }
+    } give_back{buffer};
     try {
       for (size_t chunk = first; chunk < chunks; chunk += 2) {
         buffer.clear();

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "common/probe_layout.h"
+#include "common/tsc_time.h"
 
 namespace ett::host {
 
@@ -161,7 +162,7 @@ void write_vcd(const Capture& capture, TextOut& out, const VcdOptions& options) 
   // Ticks from the origin; at 1 ns or finer a poll is its own block, coarser ones merge the polls of a tick.
   const double per_ns = 1000.0 / static_cast<double>(options.timescale_ps);
   const bool merge = options.timescale_ps > 1000;
-  auto tick = [&](double ns) { return std::llround((ns - origin) * per_ns); };
+  auto tick = [&](double ns) { return round_to_int64((ns - origin) * per_ns); };
   const std::span<const AnalysisEvent> events = capture.events;
   int64_t last = 0;
   for (size_t i = 0; i < events.size();) {

@@ -434,7 +434,7 @@ std::pair<std::vector<uint32_t>, size_t> reference_levels(const std::vector<uint
 // Levels walk the slices in end order instead of a heap of busy ones: the same levels as the heap, for slices
 // in end order (as pair_actions gives them), in start order and neither, with ties, zero lengths and ends
 // before starts; over spans of times that take one radix pass, several, or none (too wide to pack with the
-// index: a stable sort).
+// index: a stable sort); and in the start order that the start events' seqs give, whether they do or not.
 TEST(ExportPerfetto, SliceLevelsAreTheBusyHeapsLevels) {
   std::mt19937_64 random(5);
   for (int round = 0; round < 300; ++round) {
@@ -461,7 +461,35 @@ TEST(ExportPerfetto, SliceLevelsAreTheBusyHeapsLevels) {
       starts = s;
       ends = e;
     }
-    ASSERT_EQ(slice_levels(starts, ends), reference_levels(starts, ends)) << "round " << round;
+    const auto reference = reference_levels(starts, ends);
+    ASSERT_EQ(slice_levels(starts, ends), reference) << "round " << round;
+    // With the seqs of the start events as a hint: seqs in start order (the events' order; equal starts in
+    // any order of seq), spread out or not; and hints that do not hold: a start earlier than the one before
+    // it along the seqs, a seq given twice, seqs too spread out to scatter.
+    std::vector<size_t> by_start(n);
+    for (size_t i = 0; i < n; ++i) by_start[i] = i;
+    std::shuffle(by_start.begin(), by_start.end(), random);
+    std::stable_sort(by_start.begin(), by_start.end(),
+                     [&](size_t a, size_t b) { return starts[a] < starts[b]; });
+    const uint64_t first_seq = random() % 1000;
+    std::vector<uint64_t> seqs(n), spread(n), wide(n);
+    for (size_t k = 0, seq = first_seq; k < n; ++k, seq += 1 + random() % 3) {
+      seqs[by_start[k]] = first_seq + k;
+      spread[by_start[k]] = seq;
+      wide[by_start[k]] = first_seq + k * 5;
+    }
+    ASSERT_EQ(slice_levels(starts, ends, seqs), reference) << "round " << round;
+    ASSERT_EQ(slice_levels(starts, ends, spread), reference) << "round " << round;
+    ASSERT_EQ(slice_levels(starts, ends, wide), reference) << "round " << round;
+    if (n >= 2) {
+      std::vector<uint64_t> swapped = seqs, twice = seqs;
+      const size_t a = random() % n, b = random() % n;
+      std::swap(swapped[a], swapped[b]);
+      twice[a] = twice[b];
+      ASSERT_EQ(slice_levels(starts, ends, swapped), reference) << "round " << round;
+      ASSERT_EQ(slice_levels(starts, ends, twice), reference) << "round " << round;
+    }
   }
   EXPECT_EQ(slice_levels({}, {}).second, 0u);
+  EXPECT_EQ(slice_levels({}, {}, {}).second, 0u);
 }
