@@ -13,8 +13,13 @@ namespace ett::host {
 
 namespace {
 
+// Counted first: millions of times pushed into a growing vector were copied at every doubling, and the
+// blocks under 8 MB were first touched in 4 KB pages.
 std::vector<double> sync_times(const Capture& capture, uint8_t probe) {
   std::vector<double> times;
+  times.reserve(static_cast<size_t>(
+      std::count_if(capture.events.begin(), capture.events.end(),
+                    [probe](const AnalysisEvent& event) { return event.probe == probe; })));
   for (const AnalysisEvent& event : capture.events)
     if (event.probe == probe) times.push_back(event.time_ns);
   return times;
@@ -122,6 +127,7 @@ Expected<AlignResult> align_captures(std::span<const Capture> captures, uint8_t 
       fit.offset_stderr_ns = line->intercept_stderr_ns;
       fit.slope_stderr = line->slope_stderr_ns;
       double squares = 0;
+      fit.residuals_ns.reserve(own.size());
       for (size_t k = 0; k < own.size(); ++k) {
         const double residual = reference[k] - (fit.offset_ns + fit.slope * own[k]);
         fit.residuals_ns.push_back(residual);
