@@ -34,6 +34,12 @@ inline int64_t round_to_int64(double x) {
   return whole;
 }
 
+// The TSC stamp `time_ns` after the capture start at `start_tsc` (ticks_to_ns undone, to the nearest tick):
+// a time kept in ns (an action's start or end) taken back to the stamp it came from, for the PPS mapping.
+inline uint64_t tsc_at(double time_ns, uint64_t start_tsc, uint64_t hz) {
+  return start_tsc + static_cast<uint64_t>(round_to_int64(time_ns * static_cast<double>(hz) / 1e9));
+}
+
 // One TSC tick in nanoseconds (the quantization step epsilon of a capture); 0 when `hz` is 0.
 inline double ns_per_tick(uint64_t hz) {
   return hz ? 1e9 / static_cast<double>(hz) : 0;

@@ -42,9 +42,8 @@ class Timestamps {
   // Writes at most kMaxBytes characters at `at` and returns the end.
   char* write(char* at, double time_ns) const {
     if (!m_utc) return write_fixed<3>(at, time_ns / 1000.0);
-    // The TSC of the instant (events and action ends are TSC stamps; time_ns came from them).
-    const double ticks = time_ns * static_cast<double>(m_tsc_hz) / 1e9;
-    const int64_t ns = m_utc->unix_ns(m_start_tsc + static_cast<uint64_t>(round_to_int64(ticks)));
+    // Through the TSC of the instant (events and action ends are TSC stamps; time_ns came from them).
+    const int64_t ns = m_utc->unix_ns(tsc_at(time_ns, m_start_tsc, m_tsc_hz));
     return fmt::format_to(at, FMT_COMPILE("{}.{:03}"), ns / 1000, static_cast<int>(ns % 1000));
   }
   static constexpr size_t kMaxBytes = kFixedRoom;

@@ -286,9 +286,9 @@ class StartOrder {
 
 // slice_levels, with the seqs of the slices' start events given by seq_of (none: nullptr). The slices are
 // walked in start order and in end order at once (an end before its start counts as the start): the slices
-// that have ended by a start are a prefix of the end order, which replaces a heap of the busy levels (of which
-// there can be thousands: 9,413 for the 5 M actions of a synthetic 10 M-event trace). pair_actions gives
-// actions in the order of their end events, so the end order is usually the index and needs no sort.
+// that have ended by a start are a prefix of the end order, which replaces a heap of the busy levels (of
+// which there can be thousands: 9,413 for the 5 M actions of a synthetic 10 M-event trace). pair_actions
+// gives actions in the order of their end events, so the end order is usually the index and needs no sort.
 template <typename SeqOf>
 std::pair<std::vector<uint32_t>, size_t> place_slices(std::span<const uint64_t> starts,
                                                       std::span<const uint64_t> ends, const SeqOf* seq_of) {
@@ -364,8 +364,7 @@ class PerfettoProtoWriter::Clock {
   }
   uint64_t of_time(double time_ns) const {
     if (!m_utc) return relative(time_ns);
-    const double ticks = time_ns * static_cast<double>(m_tsc_hz) / 1e9;
-    return static_cast<uint64_t>(m_utc->unix_ns(m_start_tsc + static_cast<uint64_t>(round_to_int64(ticks))));
+    return static_cast<uint64_t>(m_utc->unix_ns(tsc_at(time_ns, m_start_tsc, m_tsc_hz)));
   }
 
  private:
