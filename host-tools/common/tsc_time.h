@@ -22,9 +22,9 @@ inline double ticks_to_ns(double ticks, uint64_t hz) {
 }
 
 // std::llround(x) (the nearest integer, halves away from zero), computed inline: the exports round every
-// event's time, and the library call was a tenth of writing a protobuf's 10 M timestamps. x less its
-// truncation is exact in double arithmetic, so the comparison with one half is too. Outside the range of
-// int64_t (and NaN) it is std::llround's own result.
+// event's time, and the library call was 1.6 % of the CPU samples of a 10 M-event protobuf export (`perf
+// record`). x less its truncation is exact in double arithmetic, so the comparison with one half is too. From
+// 2^62 on (and for NaN) it is std::llround's own result.
 inline int64_t round_to_int64(double x) {
   if (!(std::fabs(x) < 0x1p62)) return std::llround(x);
   int64_t whole = static_cast<int64_t>(x);

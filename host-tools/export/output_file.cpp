@@ -73,7 +73,7 @@ class ChunkBuffers {
 };
 
 ChunkBuffers& chunk_buffers() {
-  static ChunkBuffers buffers;
+  static ChunkBuffers& buffers = *new ChunkBuffers;  // never destroyed: no thread meets it gone at exit
   return buffers;
 }
 
