@@ -216,7 +216,7 @@ class KeyOrder {
   uint64_t m_index_mask = UINT32_MAX;
 };
 
-// The slices [0, n) in ascending order of start_of(i), ties in index order, without a sort where it can:
+// The slices in ascending order of their starts, ties in index order, without a sort where it can:
 // slices that do not overlap come in start order already (the order is the index), and the seqs of the
 // slices' start events (seq_of, when given) usually are the start order, as events are in time order. The
 // seqs are scattered into an array indexed by seq, which is walked; the order is used only if no two slices
@@ -225,17 +225,11 @@ class KeyOrder {
 // instead of 16 per slice.
 class StartOrder {
  public:
-  template <typename StartOf, typename SeqOf>
-  StartOrder(size_t n, const StartOf& start_of, const SeqOf* seq_of) {
-    bool sorted = true;
-    for (uint64_t i = 1, last = n ? start_of(0) : 0; i < n && sorted; ++i) {
-      const uint64_t start = start_of(i);
-      sorted = last <= start;
-      last = start;
-    }
-    if (sorted) return;
-    if (seq_of && by_seq(n, start_of, *seq_of)) return;
-    m_sorted.emplace(n, start_of);
+  template <typename SeqOf>
+  StartOrder(std::span<const uint64_t> starts, const SeqOf* seq_of) {
+    if (std::is_sorted(starts.begin(), starts.end())) return;
+    if (seq_of && by_seq(starts, *seq_of)) return;
+    m_sorted.emplace(starts.size(), [starts](size_t i) { return starts[i]; });
   }
   uint32_t operator[](size_t k) const {
     if (m_sorted) return (*m_sorted)[k];
@@ -243,8 +237,9 @@ class StartOrder {
   }
 
  private:
-  template <typename StartOf, typename SeqOf>
-  bool by_seq(size_t n, const StartOf& start_of, const SeqOf& seq_of) {
+  template <typename SeqOf>
+  bool by_seq(std::span<const uint64_t> starts, const SeqOf& seq_of) {
+    const size_t n = starts.size();
     uint64_t low = seq_of(0), high = low;
     for (size_t i = 1; i < n; ++i) {
       low = std::min(low, seq_of(i));
@@ -264,7 +259,7 @@ class StartOrder {
     for (const uint32_t taken : slot) {
       if (taken == 0) continue;
       const uint32_t i = taken - 1;
-      const uint64_t start = start_of(i);
+      const uint64_t start = starts[i];
       if (k > 0 && start < last) return false;
       if (k == 0 || start != last) {
         std::sort(slot.begin() + static_cast<std::ptrdiff_t>(run),
@@ -293,8 +288,7 @@ template <typename SeqOf>
 std::pair<std::vector<uint32_t>, size_t> place_slices(std::span<const uint64_t> starts,
                                                       std::span<const uint64_t> ends, const SeqOf* seq_of) {
   const size_t n = starts.size();
-  auto start_of = [starts](size_t i) { return starts[i]; };
-  const StartOrder by_start(n, start_of, seq_of);
+  const StartOrder by_start(starts, seq_of);
   auto slice_end = [starts, ends](size_t i) { return std::max(starts[i], ends[i]); };
   bool in_order = true;
   for (uint64_t i = 1, last = n ? slice_end(0) : 0; i < n && in_order; ++i) {
