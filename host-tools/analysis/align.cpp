@@ -40,30 +40,21 @@ std::string capture_name(const Capture& capture, size_t index) {
 
 }  // namespace
 
-Expected<std::vector<MergedRef>> merge_timeline(std::span<const Capture> captures,
-                                                std::span<const LinearClock> clocks) {
+Expected<MergedTimeline> MergedTimeline::make(std::span<const Capture> captures,
+                                              std::span<const LinearClock> clocks) {
   // A stable sort of 10 million merged events took longer than the rest of align, and merging each capture
   // into the timeline so far needed a buffer of half of it.
   constexpr size_t kMaxIndex = UINT32_MAX;
   if (captures.size() > kMaxIndex || clocks.size() != captures.size())
     return make_error(ErrorKind::Usage, fmt::format("cannot merge {} captures", captures.size()));
-  struct Source {
-    std::span<const AnalysisEvent> events;
-    LinearClock clock;
-    std::vector<uint32_t> order;  // empty: the events' own order
-    size_t next = 0;
-    uint32_t at(size_t k) const { return order.empty() ? static_cast<uint32_t>(k) : order[k]; }
-    double time(size_t k) const { return clock.reference_ns(events[at(k)].time_ns); }
-  };
-  std::vector<Source> sources;
-  size_t total = 0;
+  MergedTimeline timeline;
   for (size_t i = 0; i < captures.size(); ++i) {
     Source source{captures[i].events, clocks[i], {}};
     const size_t n = source.events.size();
     if (n > kMaxIndex)
       return make_error(ErrorKind::Usage, fmt::format("{} has {} events: more than one merge can hold ({})",
                                                       capture_name(captures[i], i), n, kMaxIndex));
-    total += n;
+    timeline.m_size += n;
     for (size_t k = 1; k < n && source.order.empty(); ++k)
       if (source.time(k) < source.time(k - 1)) {
         source.order.resize(n);
@@ -73,28 +64,30 @@ Expected<std::vector<MergedRef>> merge_timeline(std::span<const Capture> capture
                  source.clock.reference_ns(source.events[b].time_ns);
         });
       }
-    sources.push_back(std::move(source));
+    timeline.m_sources.push_back(std::move(source));
   }
-  std::vector<MergedRef> timeline;
-  timeline.reserve(total);
-  for (;;) {
-    size_t best = sources.size();
-    double best_time = 0;
-    for (size_t i = 0; i < sources.size(); ++i) {
-      const Source& source = sources[i];
-      if (source.next == source.events.size()) continue;
-      const double time = source.time(source.next);
-      if (best == sources.size() || time < best_time) {
-        best = i;
-        best_time = time;
-      }
-    }
-    if (best == sources.size()) break;
-    Source& source = sources[best];
-    timeline.push_back({static_cast<uint32_t>(best), source.at(source.next)});
-    ++source.next;
+  // The marks: one merge of all of it, keeping where each capture stood every kStride events.
+  const size_t sources = timeline.m_sources.size();
+  std::vector<size_t> next(sources, 0);
+  timeline.m_marks.reserve((timeline.m_size / kStride + 1) * sources);
+  for (size_t at = 0; at < timeline.m_size; ++at) {
+    if (at % kStride == 0) timeline.m_marks.insert(timeline.m_marks.end(), next.begin(), next.end());
+    ++next[timeline.pick(next)];
   }
   return timeline;
+}
+
+std::vector<MergedRef> MergedTimeline::refs() const {
+  std::vector<MergedRef> all;
+  all.reserve(m_size);
+  walk(0, m_size, [&all](const MergedRef& ref) { all.push_back(ref); });
+  return all;
+}
+
+Expected<std::vector<MergedRef>> merge_timeline(std::span<const Capture> captures,
+                                                std::span<const LinearClock> clocks) {
+  ETT_TRY_ASSIGN(const MergedTimeline timeline, MergedTimeline::make(captures, clocks));
+  return timeline.refs();
 }
 
 Expected<AlignResult> align_captures(std::span<const Capture> captures, uint8_t sync_probe,
@@ -145,7 +138,7 @@ Expected<AlignResult> align_captures(std::span<const Capture> captures, uint8_t 
   if (keep_timeline) {
     std::vector<LinearClock> clocks;
     for (size_t i = 0; i < captures.size(); ++i) clocks.push_back(result.clock(i));
-    ETT_TRY_ASSIGN(result.timeline, merge_timeline(captures, clocks));
+    ETT_TRY_ASSIGN(result.timeline, MergedTimeline::make(captures, clocks));
   }
   return result;
 }

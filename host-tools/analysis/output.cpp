@@ -695,16 +695,16 @@ Report align_report(const AlignResult& r, std::span<const Capture> captures,
     rows.format_rows = [&r, captures, trace, utc](size_t begin, size_t end, fmt::memory_buffer& out) {
       IsoUtcWriter iso;
       RowCursor rows(out, end - begin, utc ? 96 : 64, kMergedRowMax);
-      for (const MergedRef& merged : std::span(r.timeline).subspan(begin, end - begin)) {
+      r.timeline.walk(begin, end, [&](const MergedRef& merged) {
         const AnalysisEvent& event = captures[merged.capture].events[merged.event];
         const LinearClock clock = r.clock(merged.capture);
         if (!utc) {
           rows.done(write_merged_row(rows.next(), trace(merged.capture), event, clock, nullptr, iso));
-          continue;
+          return;
         }
         const UtcNs at = (*utc)(merged.capture, event, clock.reference_ns(event.time_ns));
         rows.done(write_merged_row(rows.next(), trace(merged.capture), event, clock, &at, iso));
-      }
+      });
     };
     return {std::move(rows)};
   }
@@ -749,8 +749,8 @@ Report align_report(const AlignResult& r, std::span<const Capture> captures,
     rows.format_rows = [&r, captures, trace, utc](size_t begin, size_t end, fmt::memory_buffer& out) {
       IsoUtcWriter iso;
       RowCursor rows(out, end - begin, utc ? 170 : 130, 200 + 6 * 20 + 2 * kJsonNumberMax + kIsoUtcLength);
-      for (size_t i = begin; i < end; ++i) {
-        const MergedRef merged = r.timeline[i];
+      size_t i = begin;
+      r.timeline.walk(begin, end, [&](const MergedRef& merged) {
         const AnalysisEvent& e = captures[merged.capture].events[merged.event];
         const LinearClock clock = r.clock(merged.capture);
         char* at = rows.next();
@@ -777,7 +777,8 @@ Report align_report(const AlignResult& r, std::span<const Capture> captures,
         }
         *at++ = '}';
         rows.done(at);
-      }
+        ++i;
+      });
     };
     report.push_back(std::move(rows));
     report.push_back({"]}\n"});

@@ -104,7 +104,7 @@ Expected<PpsAlignResult> align_by_pps(std::span<const Capture> captures,
   }
   std::vector<LinearClock> clocks;
   for (const PpsClockMap& map : result.maps) clocks.push_back(map.clock());
-  ETT_TRY_ASSIGN(result.timeline, merge_timeline(captures, clocks));
+  ETT_TRY_ASSIGN(result.timeline, MergedTimeline::make(captures, clocks));
   return result;
 }
 
@@ -116,12 +116,12 @@ Report pps_align_report(const PpsAlignResult& r, std::span<const Capture> captur
     rows.format_rows = [&r, captures, mappings, ids](size_t begin, size_t end, fmt::memory_buffer& out) {
       IsoUtcWriter iso;
       RowCursor rows(out, end - begin, 96, kMergedRowMax);
-      for (const MergedRef& merged : std::span(r.timeline).subspan(begin, end - begin)) {
+      r.timeline.walk(begin, end, [&](const MergedRef& merged) {
         const AnalysisEvent& event = captures[merged.capture].events[merged.event];
         const UtcNs utc = mappings[merged.capture].utc_of_tsc(event.tsc);
         rows.done(write_merged_row(rows.next(), ids[merged.capture], event, r.maps[merged.capture].clock(),
                                    &utc, iso));
-      }
+      });
     };
     return {std::move(rows)};
   }

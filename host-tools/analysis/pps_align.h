@@ -33,8 +33,8 @@ struct PpsClockMap {
 };
 
 struct PpsAlignResult {
-  std::vector<PpsClockMap> maps;    // one per capture; the reference's is the identity
-  std::vector<MergedRef> timeline;  // every event of every capture, by reference time
+  std::vector<PpsClockMap> maps;  // one per capture; the reference's is the identity
+  MergedTimeline timeline;        // every event of every capture, by reference time
 };
 
 // `mappings[k]` is the stored mapping of `captures[k]`; each needs its UTC label. Errors: fewer than two

@@ -46,21 +46,23 @@ TEST(AnalysisAlign, RecoversOffsetAndDrift) {
   EXPECT_LT(fit.max_abs_residual_ns, 1e-3);
   EXPECT_EQ(fit.residuals_ns.size(), 10u);
   ASSERT_EQ(result->timeline.size(), 21u);
+  const std::vector<MergedRef> timeline = result->timeline.refs();
+  ASSERT_EQ(timeline.size(), 21u);
   auto reference_ns = [&](const MergedRef& merged) {
     return result->clock(merged.capture).reference_ns(captures[merged.capture].events[merged.event].time_ns);
   };
   // B's probe-1 event at 1.5 ms on its own clock is at 5000 + 1.00002 * 1.5e6 = 1505030 ns on the
   // reference's, between the reference's edges at 1007000 and 2007000.
-  auto it = std::find_if(result->timeline.begin(), result->timeline.end(), [&](const MergedRef& merged) {
+  auto it = std::find_if(timeline.begin(), timeline.end(), [&](const MergedRef& merged) {
     return merged.capture == 1 && captures[1].events[merged.event].probe == 1;
   });
-  ASSERT_NE(it, result->timeline.end());
+  ASSERT_NE(it, timeline.end());
   EXPECT_NEAR(reference_ns(*it), 1505030, 1e-3);
-  const size_t index = static_cast<size_t>(it - result->timeline.begin());
-  EXPECT_NEAR(reference_ns(result->timeline[index - 1]), 1007000, 1e-3);
-  EXPECT_NEAR(reference_ns(result->timeline[index + 1]), 2007000, 1e-3);
-  for (size_t i = 1; i < result->timeline.size(); ++i)
-    EXPECT_LE(reference_ns(result->timeline[i - 1]), reference_ns(result->timeline[i]));
+  const size_t index = static_cast<size_t>(it - timeline.begin());
+  EXPECT_NEAR(reference_ns(timeline[index - 1]), 1007000, 1e-3);
+  EXPECT_NEAR(reference_ns(timeline[index + 1]), 2007000, 1e-3);
+  for (size_t i = 1; i < timeline.size(); ++i)
+    EXPECT_LE(reference_ns(timeline[i - 1]), reference_ns(timeline[i]));
   EXPECT_EQ(result->merged_events, 21u);
 }
 
@@ -71,6 +73,7 @@ TEST(AnalysisAlign, WithoutTheTimelineTheFitsAndTheCountAreTheSame) {
   ASSERT_TRUE(kept && counted);
   EXPECT_TRUE(counted->timeline.empty());
   EXPECT_EQ(counted->merged_events, kept->timeline.size());
+  EXPECT_EQ(kept->timeline.refs().size(), kept->timeline.size());
   ASSERT_EQ(counted->fits.size(), kept->fits.size());
   for (size_t i = 0; i < kept->fits.size(); ++i) {
     EXPECT_EQ(counted->fits[i].offset_ns, kept->fits[i].offset_ns);
@@ -111,7 +114,9 @@ TEST(AnalysisAlign, TheMergeIsAStableSortByReferenceTime) {
       clocks.push_back(
           {static_cast<double>(random() % 5) * 10, k == 0 ? 1.0 : 0.5 * static_cast<double>(1 + k)});
       double time = 0;
-      for (uint64_t seq = 0; seq < 200 + random() % 200; ++seq) {
+      // The last rounds long enough for the timeline's marks (every MergedTimeline::kStride events).
+      const uint64_t count = round < 16 ? 200 + random() % 200 : 3000 + random() % 3000;
+      for (uint64_t seq = 0; seq < count; ++seq) {
         time += static_cast<double>(random() % 3) * 10;  // repeats: ties within a capture
         const bool backwards = round % 4 == 3 && k == 1 && random() % 10 == 0;
         captures[k].events.push_back({seq, 1, 0, 0, 0, backwards ? time - 25 : time});
@@ -132,6 +137,29 @@ TEST(AnalysisAlign, TheMergeIsAStableSortByReferenceTime) {
     for (size_t i = 0; i < sorted.size(); ++i) {
       ASSERT_EQ((*merged)[i].capture, sorted[i].capture) << "round " << round << ", place " << i;
       ASSERT_EQ((*merged)[i].event, sorted[i].event) << "round " << round << ", place " << i;
+    }
+    // Walked from anywhere (a mark, between marks, past the end), the same events.
+    auto timeline = MergedTimeline::make(captures, clocks);
+    ASSERT_TRUE(timeline);
+    const size_t size = sorted.size();
+    constexpr size_t kStride = MergedTimeline::kStride;
+    for (const auto& [begin, end] : std::vector<std::pair<size_t, size_t>>{{0, size},
+                                                                           {1, size / 2},
+                                                                           {size / 3, size + 5},
+                                                                           {size - 1, size},
+                                                                           {size, size + 1},
+                                                                           {7, 7},
+                                                                           {kStride, 2 * kStride},
+                                                                           {kStride - 1, kStride + 1},
+                                                                           {2 * kStride + 17, size}}) {
+      size_t at = begin;
+      timeline->walk(begin, end, [&](const MergedRef& ref) {
+        ASSERT_LT(at, size);
+        EXPECT_EQ(ref.capture, sorted[at].capture) << at;
+        EXPECT_EQ(ref.event, sorted[at].event) << at;
+        ++at;
+      });
+      EXPECT_EQ(at, std::max(begin, std::min(end, size))) << begin << " " << end;
     }
   }
   EXPECT_FALSE(merge_timeline(std::vector<Capture>(2), std::vector<LinearClock>(1)));

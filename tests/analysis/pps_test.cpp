@@ -528,8 +528,9 @@ TEST(Pps, AlignThroughUtcMappingsFindsTheTrueOffset) {
     const PpsClockMap& map = aligned->maps[merged.capture];
     return map.offset_ns + map.slope * captures[merged.capture].events[merged.event].time_ns;
   };
-  for (size_t i = 1; i < aligned->timeline.size(); ++i)
-    EXPECT_LE(reference_ns(aligned->timeline[i - 1]), reference_ns(aligned->timeline[i]));
+  const std::vector<MergedRef> timeline = aligned->timeline.refs();
+  for (size_t i = 1; i < timeline.size(); ++i)
+    EXPECT_LE(reference_ns(timeline[i - 1]), reference_ns(timeline[i]));
   const std::vector<int64_t> ids{1, 2};
   const std::string csv = format_pps_align(*aligned, captures, mappings, ids, OutputFormat::Csv);
   EXPECT_NE(csv.find("trace_id,seq,probe,code,lines,time_ns,ref_time_ns,time_utc\n"), std::string::npos);
