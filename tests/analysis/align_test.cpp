@@ -164,3 +164,34 @@ TEST(AnalysisAlign, TheMergeIsAStableSortByReferenceTime) {
   }
   EXPECT_FALSE(merge_timeline(std::vector<Capture>(2), std::vector<LinearClock>(1)));
 }
+
+// Two captures whose times tie within and across them at every mark: walked from any mark, the timeline is
+// the stable sort's (capture 0's events first on a tie), also when every event of both has the same time.
+TEST(AnalysisAlign, TheTimelineKeepsTiesInCaptureOrderAtEveryMark) {
+  constexpr size_t kStride = MergedTimeline::kStride;
+  for (const bool all_equal : {false, true}) {
+    std::vector<Capture> captures(2);
+    for (size_t k = 0; k < 3 * kStride + 5; ++k) {
+      captures[0].events.push_back({k, 1, 0, 0, 0, all_equal ? 0.0 : static_cast<double>(k / 7 * 10)});
+      captures[1].events.push_back({k, 2, 0, 0, 0, all_equal ? 0.0 : static_cast<double>(k / 5 * 10)});
+    }
+    const std::vector<LinearClock> clocks(2);
+    auto timeline = MergedTimeline::make(captures, clocks);
+    ASSERT_TRUE(timeline);
+    std::vector<MergedRef> sorted;
+    for (uint32_t c = 0; c < 2; ++c)
+      for (uint32_t i = 0; i < captures[c].events.size(); ++i) sorted.push_back({c, i});
+    std::stable_sort(sorted.begin(), sorted.end(), [&](const MergedRef& a, const MergedRef& b) {
+      return captures[a.capture].events[a.event].time_ns < captures[b.capture].events[b.event].time_ns;
+    });
+    for (size_t begin = 0; begin < sorted.size(); begin += kStride) {
+      size_t at = begin;
+      timeline->walk(begin, begin + kStride, [&](const MergedRef& ref) {
+        ASSERT_EQ(ref.capture, sorted[at].capture) << all_equal << " " << at;
+        ASSERT_EQ(ref.event, sorted[at].event) << all_equal << " " << at;
+        ++at;
+      });
+      EXPECT_EQ(at, std::min(begin + kStride, sorted.size()));
+    }
+  }
+}
