@@ -117,7 +117,7 @@ Expected<AlignResult> align_captures(std::span<const Capture> captures, uint8_t 
   if (captures.size() < 2) return make_error(ErrorKind::Usage, "alignment needs at least two captures");
   AlignResult result;
   result.sync_probe = sync_probe;
-  const std::vector<double> reference = sync_times(captures[0], sync_probe);
+  std::vector<double> reference = sync_times(captures[0], sync_probe);
   if (reference.size() < 3)
     return make_error(ErrorKind::Usage,
                       fmt::format("{} has {} sync edges on probe {}; at least 3 are needed",
@@ -127,7 +127,7 @@ Expected<AlignResult> align_captures(std::span<const Capture> captures, uint8_t 
     fit.capture = i;
     fit.edges = reference.size();
     if (i > 0) {
-      const std::vector<double> own = sync_times(captures[i], sync_probe);
+      std::vector<double> own = sync_times(captures[i], sync_probe);
       if (own.size() != reference.size())
         return make_error(
             ErrorKind::Usage,
@@ -141,21 +141,24 @@ Expected<AlignResult> align_captures(std::span<const Capture> captures, uint8_t 
       fit.slope = line->slope_ns;
       fit.offset_stderr_ns = line->intercept_stderr_ns;
       fit.slope_stderr = line->slope_stderr_ns;
+      // The residuals take the place of the capture's sync times (at 2.5 M edges each array is 20 MB of
+      // memory touched for the first time).
       double squares = 0;
-      fit.residuals_ns.reserve(own.size());
       for (size_t k = 0; k < own.size(); ++k) {
         const double residual = reference[k] - (fit.offset_ns + fit.slope * own[k]);
-        fit.residuals_ns.push_back(residual);
+        own[k] = residual;
         squares += residual * residual;
         fit.max_abs_residual_ns = std::max(fit.max_abs_residual_ns, std::fabs(residual));
       }
       fit.rms_residual_ns = std::sqrt(squares / static_cast<double>(own.size()));
-    } else {
-      fit.residuals_ns.assign(reference.size(), 0.0);
+      fit.residuals_ns = std::move(own);
     }
     fit.drift_ppm = (fit.slope - 1.0) * 1e6;
     result.fits.push_back(std::move(fit));
   }
+  // The reference's residuals (all 0) in the place of its sync times, once every fit has used them.
+  std::fill(reference.begin(), reference.end(), 0.0);
+  result.fits[0].residuals_ns = std::move(reference);
   for (const Capture& capture : captures) result.merged_events += capture.events.size();
   if (keep_timeline) {
     std::vector<LinearClock> clocks;
