@@ -48,10 +48,9 @@ struct MergedRef {
 // Every event of some captures in the order of one stable sort of all of them (capture 0's first, each in its
 // own order) by reference time, walked rather than held: each walk merges the captures' next events from the
 // marks (where each capture stood every kStride events) that make() found (a binary search each for two
-// captures, one merge pass for more), so a timeline of
-// 10 M events from two captures keeps 40 KB of marks where a vector of them took 80 MB of memory touched for
-// the first time, and two threads can each write their rows of it. It refers to the captures' events: they
-// outlive it.
+// captures, one merge pass for more). A timeline of 10 M events from two captures keeps 40 KB of marks where
+// a vector of them took 80 MB of memory touched for the first time, and two threads can each write their rows
+// of it. It refers to the captures' events: they outlive it.
 class MergedTimeline {
  public:
   static constexpr size_t kStride = 4096;

@@ -6,9 +6,6 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
-#include <cmath>
-#include <cstring>
 #include <optional>
 #include <queue>
 #include <span>
