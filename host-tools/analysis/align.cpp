@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 
 #include "analysis/fit.h"
 #include "analysis/stall_marks.h"
@@ -13,25 +14,38 @@ namespace ett::host {
 
 namespace {
 
-// Counted first: millions of times pushed into a growing vector were copied at every doubling, and the
-// blocks under 8 MB were first touched in 4 KB pages.
-std::vector<double> sync_times(const Capture& capture, uint8_t probe) {
-  std::vector<double> times;
-  times.reserve(static_cast<size_t>(
-      std::count_if(capture.events.begin(), capture.events.end(),
-                    [probe](const AnalysisEvent& event) { return event.probe == probe; })));
-  for (const AnalysisEvent& event : capture.events)
-    if (event.probe == probe) times.push_back(event.time_ns);
-  return times;
+// Runs work(i) for every i < count, each on a thread of its own (i = 0 on the caller's): the work per capture
+// is passes over its hundreds of MB of events, one thread each.
+template <typename Work>
+void for_each_on_threads(size_t count, const Work& work) {
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < count; ++i) threads.emplace_back([&work, i] { work(i); });
+  if (count > 0) work(0);
+  for (std::thread& thread : threads) thread.join();
 }
 
-// Per sync edge of a capture (in order): whether one of its stalls touches it.
-std::vector<bool> stalled_sync_edges(const Capture& capture, uint8_t probe) {
-  const StallMarks marks(capture.stalls, capture.events);
+// A capture's sync edges: their times in order, and per edge whether one of the capture's stalls touches it.
+struct SyncEdges {
+  std::vector<double> times;
   std::vector<bool> stalled;
+};
+
+// Counted first: millions of times pushed into a growing vector were copied at every doubling, and the
+// blocks under 8 MB were first touched in 4 KB pages.
+SyncEdges sync_edges(const Capture& capture, uint8_t probe) {
+  const size_t count = static_cast<size_t>(
+      std::count_if(capture.events.begin(), capture.events.end(),
+                    [probe](const AnalysisEvent& event) { return event.probe == probe; }));
+  const StallMarks marks(capture.stalls, capture.events);
+  SyncEdges edges;
+  edges.times.reserve(count);
+  edges.stalled.reserve(count);
   for (size_t i = 0; i < capture.events.size(); ++i)
-    if (capture.events[i].probe == probe) stalled.push_back(marks.stall_at(i) > 0);
-  return stalled;
+    if (capture.events[i].probe == probe) {
+      edges.times.push_back(capture.events[i].time_ns);
+      edges.stalled.push_back(marks.stall_at(i) > 0);
+    }
+  return edges;
 }
 
 std::string capture_name(const Capture& capture, size_t index) {
@@ -49,23 +63,33 @@ Expected<MergedTimeline> MergedTimeline::make(std::span<const Capture> captures,
     return make_error(ErrorKind::Usage, fmt::format("cannot merge {} captures", captures.size()));
   MergedTimeline timeline;
   for (size_t i = 0; i < captures.size(); ++i) {
-    Source source{captures[i].events, clocks[i], {}};
-    const size_t n = source.events.size();
+    const size_t n = captures[i].events.size();
     if (n > kMaxIndex)
       return make_error(ErrorKind::Usage, fmt::format("{} has {} events: more than one merge can hold ({})",
                                                       capture_name(captures[i], i), n, kMaxIndex));
+    timeline.m_sources.push_back({captures[i].events, clocks[i], {}});
     timeline.m_size += n;
-    for (size_t k = 1; k < n && source.order.empty(); ++k)
-      if (source.time(k) < source.time(k - 1)) {
-        source.order.resize(n);
-        for (size_t j = 0; j < n; ++j) source.order[j] = static_cast<uint32_t>(j);
-        std::stable_sort(source.order.begin(), source.order.end(), [&source](uint32_t a, uint32_t b) {
-          return source.clock.reference_ns(source.events[a].time_ns) <
-                 source.clock.reference_ns(source.events[b].time_ns);
-        });
-      }
-    timeline.m_sources.push_back(std::move(source));
   }
+  // Each capture checked for reference-time order (sorted stably when it is not), on a thread of its own.
+  for_each_on_threads(timeline.m_sources.size(), [&timeline](size_t i) {
+    Source& source = timeline.m_sources[i];
+    const size_t n = source.events.size();
+    double previous = n > 0 ? source.time(0) : 0;
+    for (size_t k = 1; k < n; ++k) {
+      const double time = source.time(k);
+      if (!(time < previous)) {
+        previous = time;
+        continue;
+      }
+      source.order.resize(n);
+      for (size_t j = 0; j < n; ++j) source.order[j] = static_cast<uint32_t>(j);
+      std::stable_sort(source.order.begin(), source.order.end(), [&source](uint32_t a, uint32_t b) {
+        return source.clock.reference_ns(source.events[a].time_ns) <
+               source.clock.reference_ns(source.events[b].time_ns);
+      });
+      return;
+    }
+  });
   const size_t sources = timeline.m_sources.size();
   timeline.m_marks.reserve((timeline.m_size / kStride + 1) * sources);
   if (sources == 2) {
@@ -106,28 +130,24 @@ std::vector<MergedRef> MergedTimeline::refs() const {
   return all;
 }
 
-Expected<std::vector<MergedRef>> merge_timeline(std::span<const Capture> captures,
-                                                std::span<const LinearClock> clocks) {
-  ETT_TRY_ASSIGN(const MergedTimeline timeline, MergedTimeline::make(captures, clocks));
-  return timeline.refs();
-}
-
 Expected<AlignResult> align_captures(std::span<const Capture> captures, uint8_t sync_probe,
                                      bool keep_timeline) {
   if (captures.size() < 2) return make_error(ErrorKind::Usage, "alignment needs at least two captures");
-  AlignResult result;
-  result.sync_probe = sync_probe;
-  std::vector<double> reference = sync_times(captures[0], sync_probe);
+  std::vector<SyncEdges> edges(captures.size());
+  for_each_on_threads(captures.size(), [&](size_t i) { edges[i] = sync_edges(captures[i], sync_probe); });
+  std::vector<double>& reference = edges[0].times;
   if (reference.size() < 3)
     return make_error(ErrorKind::Usage,
                       fmt::format("{} has {} sync edges on probe {}; at least 3 are needed",
                                   capture_name(captures[0], 0), reference.size(), sync_probe));
+  AlignResult result;
+  result.sync_probe = sync_probe;
   for (size_t i = 0; i < captures.size(); ++i) {
     ClockFit fit;
     fit.capture = i;
     fit.edges = reference.size();
     if (i > 0) {
-      std::vector<double> own = sync_times(captures[i], sync_probe);
+      std::vector<double>& own = edges[i].times;
       if (own.size() != reference.size())
         return make_error(
             ErrorKind::Usage,
@@ -154,6 +174,13 @@ Expected<AlignResult> align_captures(std::span<const Capture> captures, uint8_t 
       fit.residuals_ns = std::move(own);
     }
     fit.drift_ppm = (fit.slope - 1.0) * 1e6;
+    // A sync edge is stalled when a stall of this capture or of the reference touches it.
+    fit.edge_stalled = edges[i].stalled;
+    if (i > 0)
+      for (size_t k = 0; k < fit.edges; ++k)
+        if (edges[0].stalled[k]) fit.edge_stalled[k] = true;
+    fit.stalled_edges =
+        static_cast<size_t>(std::count(fit.edge_stalled.begin(), fit.edge_stalled.end(), true));
     result.fits.push_back(std::move(fit));
   }
   // The reference's residuals (all 0) in the place of its sync times, once every fit has used them.
@@ -166,20 +193,6 @@ Expected<AlignResult> align_captures(std::span<const Capture> captures, uint8_t 
     ETT_TRY_ASSIGN(result.timeline, MergedTimeline::make(captures, clocks));
   }
   return result;
-}
-
-void mark_stalls(AlignResult& result, std::span<const Capture> captures) {
-  if (captures.empty()) return;
-  const std::vector<bool> reference = stalled_sync_edges(captures[0], result.sync_probe);
-  for (ClockFit& fit : result.fits) {
-    const std::vector<bool> own = stalled_sync_edges(captures[fit.capture], result.sync_probe);
-    fit.edge_stalled.assign(fit.edges, false);
-    fit.stalled_edges = 0;
-    for (size_t k = 0; k < fit.edges; ++k) {
-      fit.edge_stalled[k] = (k < reference.size() && reference[k]) || (k < own.size() && own[k]);
-      fit.stalled_edges += fit.edge_stalled[k];
-    }
-  }
 }
 
 }  // namespace ett::host

@@ -120,17 +120,11 @@ struct AlignResult {
   LinearClock clock(size_t capture) const { return {fits[capture].offset_ns, fits[capture].slope}; }
 };
 
-// MergedTimeline::make(captures, clocks).refs().
-Expected<std::vector<MergedRef>> merge_timeline(std::span<const Capture> captures,
-                                                std::span<const LinearClock> clocks);
-
 // Errors: fewer than two captures, or a capture with fewer than 3 sync edges or a different number of sync
 // edges than the reference (the edges are paired by their order).
+// Every fit flags the sync edges a stall of its capture or of the reference touches (the captures' stalls).
 // keep_timeline false: the fits and the count of merged events only (no pass over the events to merge them).
 Expected<AlignResult> align_captures(std::span<const Capture> captures, uint8_t sync_probe,
                                      bool keep_timeline = true);
-
-// Flags in every fit the sync edges a stall of that capture or of the reference touches.
-void mark_stalls(AlignResult& result, std::span<const Capture> captures);
 
 }  // namespace ett::host

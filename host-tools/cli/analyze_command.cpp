@@ -298,7 +298,6 @@ int run_align(const AnalyzeOptions& o, OutputFormat format) {
   if (!clock) return report(clock.error());
   auto result = align_captures(captures, static_cast<uint8_t>(o.sync), format != OutputFormat::Text);
   if (!result) return report(result.error());
-  mark_stalls(*result, captures);
   // --time utc: each merged event's time on the reference clock through the reference's mapping.
   std::optional<MergedUtc> merged_utc;
   if (*clock) {

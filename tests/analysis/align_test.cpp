@@ -122,8 +122,9 @@ TEST(AnalysisAlign, TheMergeIsAStableSortByReferenceTime) {
         captures[k].events.push_back({seq, 1, 0, 0, 0, backwards ? time - 25 : time});
       }
     }
-    auto merged = merge_timeline(captures, clocks);
-    ASSERT_TRUE(merged) << merged.error().message;
+    auto timeline = MergedTimeline::make(captures, clocks);
+    ASSERT_TRUE(timeline) << timeline.error().message;
+    const std::vector<MergedRef> merged = timeline->refs();
     std::vector<MergedRef> sorted;
     for (size_t k = 0; k < captures.size(); ++k)
       for (size_t i = 0; i < captures[k].events.size(); ++i)
@@ -133,14 +134,12 @@ TEST(AnalysisAlign, TheMergeIsAStableSortByReferenceTime) {
     };
     std::stable_sort(sorted.begin(), sorted.end(),
                      [&](const MergedRef& a, const MergedRef& b) { return time(a) < time(b); });
-    ASSERT_EQ(merged->size(), sorted.size());
+    ASSERT_EQ(merged.size(), sorted.size());
     for (size_t i = 0; i < sorted.size(); ++i) {
-      ASSERT_EQ((*merged)[i].capture, sorted[i].capture) << "round " << round << ", place " << i;
-      ASSERT_EQ((*merged)[i].event, sorted[i].event) << "round " << round << ", place " << i;
+      ASSERT_EQ(merged[i].capture, sorted[i].capture) << "round " << round << ", place " << i;
+      ASSERT_EQ(merged[i].event, sorted[i].event) << "round " << round << ", place " << i;
     }
     // Walked from anywhere (a mark, between marks, past the end), the same events.
-    auto timeline = MergedTimeline::make(captures, clocks);
-    ASSERT_TRUE(timeline);
     const size_t size = sorted.size();
     constexpr size_t kStride = MergedTimeline::kStride;
     for (const auto& [begin, end] : std::vector<std::pair<size_t, size_t>>{{0, size},
@@ -162,7 +161,7 @@ TEST(AnalysisAlign, TheMergeIsAStableSortByReferenceTime) {
       EXPECT_EQ(at, std::max(begin, std::min(end, size))) << begin << " " << end;
     }
   }
-  EXPECT_FALSE(merge_timeline(std::vector<Capture>(2), std::vector<LinearClock>(1)));
+  EXPECT_FALSE(MergedTimeline::make(std::vector<Capture>(2), std::vector<LinearClock>(1)));
 }
 
 // Two captures whose times tie within and across them at every mark: walked from any mark, the timeline is

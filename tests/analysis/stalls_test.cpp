@@ -182,7 +182,6 @@ TEST(AnalysisStalls, AlignFlagsTheSyncEdgesAStallOfEitherCaptureTouches) {
   const std::vector<Capture> captures = {reference, other};
   auto result = align_captures(captures, 1);
   ASSERT_TRUE(result);
-  mark_stalls(*result, captures);
   ASSERT_EQ(result->fits.size(), 2u);
   EXPECT_EQ(result->fits[0].stalled_edges, 1u);
   EXPECT_EQ(result->fits[1].edge_stalled, (std::vector<bool>{false, false, true, false, true, true}));
@@ -207,7 +206,6 @@ TEST(AnalysisStalls, AlignJsonIsTheDocumentNlohmannWouldWrite) {
   const std::vector<Capture> captures = {reference, other};
   auto result = align_captures(captures, 1);
   ASSERT_TRUE(result);
-  mark_stalls(*result, captures);
   const std::vector<int64_t> ids{1, 2};
   const std::string text = format_align(*result, captures, ids, OutputFormat::Json);
   const auto doc = nlohmann::ordered_json::parse(text);
