@@ -18,7 +18,7 @@ namespace ett::host {
 struct EventRow {
   uint64_t seq = 0;
   uint64_t tsc = 0;
-  int64_t time_ns = 0;  // the loader's integer ns (valid when has_time_ns)
+  int64_t time_ns = 0;  // the loader's integer ns (when has_time_ns; else 0)
   uint8_t probe = 0;
   uint8_t code = 0;
   uint8_t lines = 0;

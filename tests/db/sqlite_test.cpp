@@ -737,14 +737,15 @@ std::vector<std::array<int64_t, 6>> read_rows(Database& db, int64_t trace, size_
 
 // The row of seq `seq` in EventReader.HeldPartsAreHandedOnWholeAndInOrder: every field set, with values from
 // all over their ranges (the TSC and time_ns jump by up to 2^64 from one row to the next), time_ns read or
-// not.
+// not (0 when not, as the readers leave it).
 EventRow held_test_row(int64_t seq) {
   const auto n = static_cast<uint64_t>(seq);
   EventRow row;
   row.seq = n;
   row.tsc = n % 7 == 0 ? UINT64_MAX - n : n * 3 + (n % 5 == 0 ? uint64_t{1} << 62 : 0);
-  row.time_ns = n % 3 == 0 ? INT64_MAX - seq : n % 3 == 1 ? INT64_MIN + seq : -seq * 1000;
   row.has_time_ns = n % 2 == 0;
+  if (row.has_time_ns)
+    row.time_ns = n % 3 == 0 ? INT64_MAX - seq : n % 3 == 1 ? INT64_MIN + seq : -seq * 1000;
   row.probe = static_cast<uint8_t>(n);
   row.code = static_cast<uint8_t>(n * 7);
   row.lines = static_cast<uint8_t>(n * 13);
@@ -795,6 +796,52 @@ TEST(EventReader, HeldPartsAreHandedOnWholeAndInOrder) {
   }));
   EXPECT_EQ(next, 1'300'000u);
   EXPECT_LE(largest, kEventBatchRows);
+}
+
+// Held rows keep their seq as an offset within a chunk and their time_ns beside them only from the first row
+// that has one: a part whose seqs jump by more than 2^32, whose time_ns starts in the middle of a chunk, and
+// one whose only time_ns is a single row, come back field for field.
+TEST(EventReader, HeldRowsKeepFarSeqsAndTimesThatStartMidChunk) {
+  auto make_row = [](uint64_t seq, bool with_time) {
+    EventRow row = held_test_row(static_cast<int64_t>(seq % 1'000'000));
+    row.seq = seq;
+    row.has_time_ns = with_time;
+    row.time_ns = with_time ? -static_cast<int64_t>(seq) * 3 : 0;
+    return row;
+  };
+  const uint64_t far = (uint64_t{1} << 33) + 5;
+  std::vector<std::vector<EventRow>> parts(3);
+  for (uint64_t seq = 0; seq < 1000; ++seq) parts[0].push_back(make_row(seq, seq % 3 == 0));
+  for (uint64_t seq = 1000; seq < 601'000; ++seq) parts[1].push_back(make_row(seq, seq >= 301'000));
+  for (uint64_t seq = far; seq < far + 10; ++seq) parts[1].push_back(make_row(seq, false));
+  for (uint64_t seq = far + 10; seq < far + 20'000; ++seq)
+    parts[2].push_back(make_row(seq, seq == far + 15'000));
+  std::vector<EventRow> want;
+  for (const std::vector<EventRow>& part : parts) want.insert(want.end(), part.begin(), part.end());
+  auto read = [&](EventPartSink& sink) -> Status {
+    const std::vector<SeqRange> ranges(parts.size());
+    ETT_TRY(sink.begin(ranges));
+    for (size_t part = parts.size(); part-- > 0;)
+      for (size_t begin = 0; begin < parts[part].size(); begin += 3000) {
+        const std::span<const EventRow> rows(parts[part]);
+        ETT_TRY(sink.take(part, rows.subspan(begin, std::min<size_t>(3000, rows.size() - begin))));
+      }
+    return {};
+  };
+  size_t next = 0;
+  ASSERT_TRUE(read_in_order(read, [&](std::span<const EventRow> rows) -> Status {
+    for (const EventRow& row : rows) {
+      const EventRow& w = want.at(next);
+      if (row.seq != w.seq || row.tsc != w.tsc || row.time_ns != w.time_ns ||
+          row.has_time_ns != w.has_time_ns || row.probe != w.probe || row.code != w.code ||
+          row.lines != w.lines)
+        return make_error(ErrorKind::Io,
+                          "row " + std::to_string(row.seq) + " where " + std::to_string(w.seq));
+      ++next;
+    }
+    return {};
+  }));
+  EXPECT_EQ(next, want.size());
 }
 
 // The first part, handed on as it comes, read again from its start (its rows were out of seq order): a stream
