@@ -6,8 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
+#include <array>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdio>
 #include <exception>
 #include <mutex>
@@ -48,6 +49,9 @@ Status write_all(int fd, const char* data, size_t size, const std::string& name)
   return {};
 }
 
+// The chunks write_independent_lines has formatted and not yet written, at most.
+constexpr size_t kChunkSlots = 4;
+
 // The chunk buffers of write_independent_lines, kept from one call to the next: a streamed export calls it
 // once per block of events, each time on a new second thread, and buffers made afresh (about 1 MB of Perfetto
 // JSON each) were memory first touched anew at every call, 4 KB page faults.
@@ -66,7 +70,7 @@ class ChunkBuffers {
   }
 
  private:
-  static constexpr size_t kKept = 4;
+  static constexpr size_t kKept = kChunkSlots;
   static constexpr size_t kLargestKept = size_t{16} << 20;
   std::mutex m_mutex;
   std::vector<fmt::memory_buffer> m_free;
@@ -169,34 +173,56 @@ std::string TextOut::take() {
 void write_independent_lines(size_t count, const FormatLines& format, TextOut& out) {
   constexpr size_t kChunk = size_t{1} << 12;
   const size_t chunks = (count + kChunk - 1) / kChunk;
-  constexpr size_t kStopped = SIZE_MAX;
-  std::atomic<size_t> written{0};  // chunks [0, written) are in `out`; kStopped: a format threw
-  std::exception_ptr failure;      // of the first format that threw; read after both threads are done
-  // Chunks first, first + 2, ...: each formatted, then written once its turn comes.
+  // Chunk c is formatted into slot c % kChunkSlots once the chunk kChunkSlots before it is written.
+  std::array<fmt::memory_buffer, kChunkSlots> slots;
+  for (fmt::memory_buffer& slot : slots) slot = chunk_buffers().take();  // kept from call to call
+  struct GiveBack {
+    std::array<fmt::memory_buffer, kChunkSlots>& slots;
+    ~GiveBack() {
+      for (fmt::memory_buffer& slot : slots) chunk_buffers().give_back(std::move(slot));
+    }
+  } give_back{slots};
+  std::array<bool, kChunkSlots> ready{};  // formatted, not yet written
+  std::mutex mutex;
+  std::condition_variable written_more;
+  size_t written = 0;          // chunks [0, written) are in `out`
+  bool writing = false;        // a thread is writing the chunks that are ready, in order
+  bool stopped = false;        // a format threw
+  std::exception_ptr failure;  // of the first format that threw
+  // Chunks first, first + 2, ...: each formatted, then marked ready; the thread that marks one ready writes,
+  // unless the other is writing, every chunk that is ready in turn.
   auto run = [&](size_t first) {
-    fmt::memory_buffer buffer = chunk_buffers().take();  // kept from chunk to chunk: no regrowing
-    struct GiveBack {
-      fmt::memory_buffer& buffer;
-      ~GiveBack() { chunk_buffers().give_back(std::move(buffer)); }
-    } give_back{buffer};
     try {
       for (size_t chunk = first; chunk < chunks; chunk += 2) {
+        {
+          std::unique_lock lock(mutex);
+          written_more.wait(lock, [&] { return stopped || chunk < written + kChunkSlots; });
+          if (stopped) return;
+        }
+        fmt::memory_buffer& buffer = slots[chunk % kChunkSlots];
         buffer.clear();
         format(chunk * kChunk, std::min(count, (chunk + 1) * kChunk), buffer);
-        for (size_t now = written.load(std::memory_order_acquire); now != chunk;
-             now = written.load(std::memory_order_acquire)) {
-          if (now == kStopped) return;
-          written.wait(now, std::memory_order_acquire);
+        std::unique_lock lock(mutex);
+        if (stopped) return;
+        ready[chunk % kChunkSlots] = true;
+        if (writing) continue;
+        writing = true;
+        while (!stopped && written < chunks && ready[written % kChunkSlots]) {
+          const size_t slot = written % kChunkSlots;
+          lock.unlock();
+          out.append(slots[slot]);
+          lock.lock();
+          ready[slot] = false;
+          ++written;
+          written_more.notify_all();
         }
-        out.append(buffer);
-        size_t mine = chunk;  // not kStopped in the meantime: the other thread's format did not throw
-        if (!written.compare_exchange_strong(mine, chunk + 1, std::memory_order_acq_rel)) return;
-        written.notify_one();
+        writing = false;
       }
     } catch (...) {
-      if (written.exchange(kStopped, std::memory_order_acq_rel) != kStopped)
-        failure = std::current_exception();
-      written.notify_one();
+      std::lock_guard lock(mutex);
+      if (!stopped) failure = std::current_exception();
+      stopped = true;
+      written_more.notify_all();
     }
   };
   if (chunks <= 1) {

@@ -86,12 +86,15 @@ using FormatLines = std::function<void(size_t begin, size_t end, fmt::memory_buf
 
 // Writes items [0, count) whose lines do not depend on each other (a CSV row, a JSON event) as one loop
 // would: `format(begin, end, buffer)` appends the lines of items [begin, end) to `buffer`. The items go in
-// chunks of a few thousand, the even chunks formatted on this thread and the odd ones on a second; each
-// thread writes its chunk itself when the one before is written, so the text is the same and one thread's
-// write(2) overlaps the other's formatting (about half the wall time on two cores, writes included). A chunk
-// is about 1 MB of Perfetto JSON, still in its core's cache when write(2) copies it into the page cache:
-// chunks of 65536 items (15 MB) made that copy read memory (6-7 s of system time for 3.3 GB). An exception
-// `format` throws stops both threads and is thrown here.
+// chunks of a few thousand, the even chunks formatted on this thread and the odd ones on a second, each into
+// one of four buffers; the thread that finishes a chunk writes every finished chunk whose turn has come
+// (unless the other is writing), so the text is the same and one thread's write(2) overlaps the other's
+// formatting (about half the wall time on two cores, writes included). A thread waits only when four chunks
+// are formatted and not yet written: when each thread waited for the other's chunk before writing its own,
+// every wait on a loaded machine cost a turn of the scheduler. A chunk is about 1 MB of Perfetto JSON, still
+// in cache when write(2) copies it into the page cache: chunks of 65536 items (15 MB) made that copy read
+// memory (6-7 s of system time for 3.3 GB). An exception `format` throws stops both threads and is thrown
+// here.
 void write_independent_lines(size_t count, const FormatLines& format, TextOut& out);
 
 }  // namespace ett::host

@@ -5,9 +5,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <queue>
 #include <random>
@@ -396,6 +399,33 @@ TEST(TextOut, IndependentLinesComeInOrderAndAFailedChunkStopsThem) {
     EXPECT_LE(text.size(), before.size()) << failing;
     EXPECT_EQ(before.compare(0, text.size(), text), 0) << failing;
   }
+}
+
+// A thread does not wait for the other's chunk before it goes on: while chunk 0 is being formatted, the
+// second thread formats chunks 1 and 3 (four chunks may be formatted and not yet written); the text is the
+// same. (When each thread wrote its own chunk in turn, chunk 3 waited for chunk 0.)
+TEST(TextOut, IndependentLinesGoOnWhileAnEarlierChunkIsFormatted) {
+  std::mutex mutex;
+  std::condition_variable started;
+  bool third_started = false;
+  auto format = [&](size_t begin, size_t end, fmt::memory_buffer& buffer) {
+    const size_t chunk = begin / 4096;
+    if (chunk == 0) {
+      std::unique_lock lock(mutex);
+      EXPECT_TRUE(started.wait_for(lock, std::chrono::seconds(30), [&] { return third_started; }))
+          << "chunk 3 did not start while chunk 0 was formatted";
+    } else if (chunk == 3) {
+      std::lock_guard lock(mutex);
+      third_started = true;
+      started.notify_all();
+    }
+    for (size_t i = begin; i < end; ++i) fmt::format_to(std::back_inserter(buffer), "{}\n", i);
+  };
+  TextOut out;
+  write_independent_lines(10 * 4096, format, out);
+  std::string expected;
+  for (size_t i = 0; i < 10 * 4096; ++i) expected += fmt::format("{}\n", i);
+  EXPECT_EQ(out.take(), expected);
 }
 
 namespace {
