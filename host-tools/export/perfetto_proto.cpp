@@ -1,14 +1,11 @@
 // perfetto_proto.cpp: writes Perfetto's protobuf trace format one TracePacket at a time: each is field 1 of
 // the Trace message (its tag, its length as a varint, its bytes), so the file is a Trace without ever holding
 // one. The few descriptor packets go through libprotobuf; the packets of the events and actions are encoded
-// by hand (WireMessage).
+// by hand (WireWriter).
 #include <google/protobuf/io/coded_stream.h>
 
 #include <algorithm>
 #include <array>
-#include <bit>
-#include <cmath>
-#include <cstring>
 #include <optional>
 #include <queue>
 #include <span>
@@ -19,6 +16,7 @@
 #include "export/exporters.h"
 #include "export/perfetto.h"
 #include "export/perfetto_trace.pb.h"
+#include "export/wire_writer.h"
 
 namespace ett::host {
 
@@ -70,48 +68,13 @@ void append_packet(const pb::TracePacket& packet, fmt::memory_buffer& buffer) {
   packet.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(buffer.data() + at));
 }
 
-// The packets of the events (one each) and of the actions (two each), encoded by hand: libprotobuf's sizing
-// and serialization of them cost more than the read of the events. Protobuf's wire format: a field is its tag
-// (a varint of number << 3 | wire type: 0 varint, 1 fixed 64 bits, 2 length and bytes) and its value; fields
-// go in number order, like libprotobuf writes them, so the bytes are the ones it wrote (a test reparses and
-// reserializes a whole export through libprotobuf and compares).
-class WireMessage {
- public:
-  void varint(uint32_t field, uint64_t value) {
-    put(uint64_t{field} << 3);
-    put(value);
-  }
-  void fixed64(uint32_t field, double value) {
-    put(uint64_t{field} << 3 | 1);
-    m_size =
-        CodedOutputStream::WriteLittleEndian64ToArray(std::bit_cast<uint64_t>(value), end()) - m_bytes.data();
-  }
-  void message(uint32_t field, const WireMessage& inner) {
-    put(uint64_t{field} << 3 | 2);
-    put(inner.m_size);
-    std::memcpy(end(), inner.m_bytes.data(), inner.m_size);
-    m_size += inner.m_size;
-  }
-  void clear() { m_size = 0; }
-  // As one `packet` field of Trace.
-  void append_as_packet(fmt::memory_buffer& buffer) const {
-    append_packet_header(m_size, buffer);
-    const auto* bytes = reinterpret_cast<const char*>(m_bytes.data());
-    buffer.append(bytes, bytes + m_size);
-  }
-
- private:
-  uint8_t* end() { return m_bytes.data() + m_size; }
-  void put(uint64_t value) {
-    m_size = CodedOutputStream::WriteVarint64ToArray(value, end()) - m_bytes.data();
-  }
-  // The largest message here, an event's packet, is under 100 bytes: three annotations of at most 15, five
-  // small fields of the TrackEvent, a 64-bit timestamp and two flags of the packet.
-  std::array<uint8_t, 256> m_bytes;
-  size_t m_size = 0;
-};
+// The packets of the events (one each) and of the actions (two each) are encoded by hand (WireWriter):
+// libprotobuf's sizing and serialization of them cost more than the read of the events. Fields go in number
+// order, like libprotobuf writes them, so the bytes are the ones it wrote (a test reparses and reserializes a
+// whole export through libprotobuf and compares).
 
 // Field numbers of perfetto_trace.proto that the hand-written packets use.
+enum TraceField : uint32_t { kTracePacket = 1 };
 enum PacketField : uint32_t {
   kPacketTimestamp = 8,
   kPacketSequenceId = 10,
@@ -128,22 +91,34 @@ enum TrackEventField : uint32_t {
 };
 enum DebugAnnotationField : uint32_t { kAnnotationNameIid = 1, kAnnotationUint = 3, kAnnotationDouble = 5 };
 
-// A TrackEvent wrapped in the packet every event of the sequence gets.
-void append_track_event(uint64_t timestamp, const WireMessage& event, WireMessage& packet,
-                        fmt::memory_buffer& buffer) {
-  packet.clear();
-  packet.varint(kPacketTimestamp, timestamp);
-  packet.varint(kPacketSequenceId, kSequence);
-  packet.message(kPacketTrackEvent, event);
-  packet.varint(kPacketSequenceFlags, pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
-  packet.append_as_packet(buffer);
+// The most bytes a hand-written packet takes, with its header: an event's is under 128 (three annotations
+// of at most 15 bytes, five fields of the TrackEvent of at most 11, a 64-bit timestamp, two small fields and
+// three headers), and each close() that moves a message adds at most 9.
+constexpr size_t kPacketRoom = 256;
+
+// Appends to `buffer` a `packet` field of Trace holding a TrackEvent at `timestamp`, wrapped in what every
+// event of the sequence gets; `write_event` writes the TrackEvent's fields.
+template <typename WriteEvent>
+void append_track_event(fmt::memory_buffer& buffer, uint64_t timestamp, const WriteEvent& write_event) {
+  const size_t at = buffer.size();
+  buffer.reserve(at + kPacketRoom);
+  WireWriter out(reinterpret_cast<uint8_t*>(buffer.data() + at));
+  uint8_t* const packet = out.open(kTracePacket);
+  out.varint(kPacketTimestamp, timestamp);
+  out.varint(kPacketSequenceId, kSequence);
+  uint8_t* const event = out.open(kPacketTrackEvent);
+  write_event(out);
+  out.close(event);
+  out.varint(kPacketSequenceFlags, pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
+  out.close(packet);
+  buffer.resize(static_cast<size_t>(out.at() - reinterpret_cast<uint8_t*>(buffer.data())));
 }
 
-void add_annotation(WireMessage& event, uint64_t name_iid, uint64_t value, WireMessage& annotation) {
-  annotation.clear();
-  annotation.varint(kAnnotationNameIid, name_iid);
-  annotation.varint(kAnnotationUint, value);
-  event.message(kEventDebugAnnotations, annotation);
+void add_annotation(WireWriter& event, uint64_t name_iid, uint64_t value) {
+  uint8_t* const annotation = event.open(kEventDebugAnnotations);
+  event.varint(kAnnotationNameIid, name_iid);
+  event.varint(kAnnotationUint, value);
+  event.close(annotation);
 }
 
 // The event names "PREFIX N" of the 256 codes N, interned as iid(N).
@@ -419,18 +394,17 @@ void PerfettoProtoWriter::write(std::span<const AnalysisEvent> events) {
   write_independent_lines(
       events.size(),
       [events, &clock](size_t begin, size_t end, fmt::memory_buffer& chunk) {
-        WireMessage packet, instant, annotation;
         for (const AnalysisEvent& event : events.subspan(begin, end - begin)) {
-          instant.clear();
-          add_annotation(instant, kSeq, event.seq, annotation);
-          add_annotation(instant, kLines, event.lines, annotation);
-          add_annotation(instant, kTsc, event.tsc, annotation);
-          instant.varint(kEventType, pb::TrackEvent::TYPE_INSTANT);
-          instant.varint(kEventNameIid, code_name(event.code));
-          instant.varint(kEventTrackUuid, probe_track(event.probe));
-          instant.varint(kEventExtraCounterValues, event.code);
-          instant.varint(kEventExtraCounterTrackUuids, counter_track(event.probe));
-          append_track_event(clock.of_event(event), instant, packet, chunk);
+          append_track_event(chunk, clock.of_event(event), [&event](WireWriter& instant) {
+            add_annotation(instant, kSeq, event.seq);
+            add_annotation(instant, kLines, event.lines);
+            add_annotation(instant, kTsc, event.tsc);
+            instant.varint(kEventType, pb::TrackEvent::TYPE_INSTANT);
+            instant.varint(kEventNameIid, code_name(event.code));
+            instant.varint(kEventTrackUuid, probe_track(event.probe));
+            instant.varint(kEventExtraCounterValues, event.code);
+            instant.varint(kEventExtraCounterTrackUuids, counter_track(event.probe));
+          });
         }
       },
       m_out);
@@ -471,24 +445,24 @@ void PerfettoProtoWriter::finish(ActionList actions) {
   write_independent_lines(
       actions.size(),
       [actions, &starts, &ends, &levels](size_t begin, size_t end, fmt::memory_buffer& chunk) {
-        WireMessage packet, slice, annotation;
         for (size_t i = begin; i < end; ++i) {
           const Action action = actions[i];
-          slice.clear();
-          add_annotation(slice, kStartSeq, action.start_seq, annotation);
-          add_annotation(slice, kEndSeq, action.end_seq, annotation);
-          annotation.clear();
-          annotation.varint(kAnnotationNameIid, kDurationNs);
-          annotation.fixed64(kAnnotationDouble, action.duration_ns);
-          slice.message(kEventDebugAnnotations, annotation);
-          slice.varint(kEventType, pb::TrackEvent::TYPE_SLICE_BEGIN);
-          slice.varint(kEventNameIid, action_name(action.start_code));
-          slice.varint(kEventTrackUuid, action_track(levels[i]));
-          append_track_event(starts[i], slice, packet, chunk);
-          slice.clear();
-          slice.varint(kEventType, pb::TrackEvent::TYPE_SLICE_END);
-          slice.varint(kEventTrackUuid, action_track(levels[i]));
-          append_track_event(ends[i], slice, packet, chunk);
+          const uint64_t track = action_track(levels[i]);
+          append_track_event(chunk, starts[i], [&action, track](WireWriter& slice) {
+            add_annotation(slice, kStartSeq, action.start_seq);
+            add_annotation(slice, kEndSeq, action.end_seq);
+            uint8_t* const annotation = slice.open(kEventDebugAnnotations);
+            slice.varint(kAnnotationNameIid, kDurationNs);
+            slice.fixed64(kAnnotationDouble, action.duration_ns);
+            slice.close(annotation);
+            slice.varint(kEventType, pb::TrackEvent::TYPE_SLICE_BEGIN);
+            slice.varint(kEventNameIid, action_name(action.start_code));
+            slice.varint(kEventTrackUuid, track);
+          });
+          append_track_event(chunk, ends[i], [track](WireWriter& slice) {
+            slice.varint(kEventType, pb::TrackEvent::TYPE_SLICE_END);
+            slice.varint(kEventTrackUuid, track);
+          });
         }
       },
       m_out);

@@ -14,6 +14,7 @@
 
 #include "export/perfetto.h"
 #include "export/perfetto_trace.pb.h"
+#include "export/wire_writer.h"
 #include "support/streamed_events.h"
 
 using namespace ett::host;
@@ -203,4 +204,60 @@ TEST(ExportPerfettoProto, EventsInBatchesWriteWhatTheWholeCaptureWrites) {
   EXPECT_EQ(action_tracks, 3u);
   EXPECT_EQ(action_names, 256u);
   EXPECT_EQ(earliest, 0u);  // the first event, 80 µs before the capture start
+}
+
+// WireWriter's messages written in place, against the bytes libprotobuf writes for the message it parses
+// from them, at lengths on both sides of where a length's varint takes a second byte (128) and a third
+// (16384): a Trace packet holding a TrackEvent of n debug annotations, each a name and a value of about k
+// bytes (a varint, or every other one a double).
+TEST(ExportPerfettoProto, HandWrittenMessagesAreLibprotobufsBytesAtEveryLengthSize) {
+  std::vector<int> counts;
+  for (int n = 0; n <= 40; ++n) counts.push_back(n);
+  for (int n = 1000; n <= 1120; n += 3) counts.push_back(n);
+  size_t long_lengths = 0;
+  for (const int n : counts) {
+    for (int k = 1; k <= 10; ++k) {
+      std::vector<uint8_t> bytes(64 + 24 * static_cast<size_t>(n));
+      auto value = [k](int i) {
+        return k == 10 ? UINT64_MAX - static_cast<uint64_t>(i)
+                       : (uint64_t{1} << (7 * (k - 1))) + static_cast<uint64_t>(i % 64);
+      };
+      WireWriter out(bytes.data());
+      uint8_t* const packet = out.open(1);
+      out.varint(8, 123456789);
+      uint8_t* const event = out.open(11);
+      for (int i = 0; i < n; ++i) {
+        uint8_t* const annotation = out.open(4);
+        out.varint(1, static_cast<uint64_t>(i + 1));
+        if (i % 2 == 1)
+          out.fixed64(5, static_cast<double>(i) / 3);
+        else
+          out.varint(3, value(i));
+        out.close(annotation);
+      }
+      out.varint(9, pb::TrackEvent::TYPE_INSTANT);
+      out.close(event);
+      out.close(packet);
+      ASSERT_LE(out.at(), bytes.data() + bytes.size());
+      const std::string written(reinterpret_cast<const char*>(bytes.data()),
+                                static_cast<size_t>(out.at() - bytes.data()));
+      pb::Trace trace;
+      ASSERT_TRUE(trace.ParseFromString(written)) << n << " " << k;
+      ASSERT_EQ(trace.packet_size(), 1);
+      const pb::TrackEvent& parsed = trace.packet(0).track_event();
+      EXPECT_EQ(trace.packet(0).timestamp(), 123456789u);
+      EXPECT_EQ(parsed.type(), pb::TrackEvent::TYPE_INSTANT);
+      ASSERT_EQ(parsed.debug_annotations_size(), n);
+      for (int i = 0; i < n; ++i) {
+        EXPECT_EQ(parsed.debug_annotations(i).name_iid(), static_cast<uint64_t>(i + 1));
+        if (i % 2 == 1)
+          EXPECT_EQ(parsed.debug_annotations(i).double_value(), static_cast<double>(i) / 3);
+        else
+          EXPECT_EQ(parsed.debug_annotations(i).uint_value(), value(i));
+      }
+      EXPECT_EQ(trace.SerializeAsString(), written) << n << " " << k;
+      if (parsed.ByteSizeLong() >= 16384) ++long_lengths;
+    }
+  }
+  EXPECT_GT(long_lengths, 0u);  // some took a three-byte length
 }
