@@ -5,24 +5,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 
 #include "analysis/fit.h"
 #include "analysis/stall_marks.h"
+#include "common/on_threads.h"
 
 namespace ett::host {
 
 namespace {
-
-// Runs work(i) for every i < count, each on a thread of its own (i = 0 on the caller's): the work per capture
-// is passes over its hundreds of MB of events, one thread each.
-template <typename Work>
-void for_each_on_threads(size_t count, const Work& work) {
-  std::vector<std::thread> threads;
-  for (size_t i = 1; i < count; ++i) threads.emplace_back([&work, i] { work(i); });
-  if (count > 0) work(0);
-  for (std::thread& thread : threads) thread.join();
-}
 
 // A capture's sync edges: their times in order, and per edge whether one of the capture's stalls touches it.
 struct SyncEdges {
@@ -174,18 +164,22 @@ Expected<AlignResult> align_captures(std::span<const Capture> captures, uint8_t 
       fit.residuals_ns = std::move(own);
     }
     fit.drift_ppm = (fit.slope - 1.0) * 1e6;
-    // A sync edge is stalled when a stall of this capture or of the reference touches it.
-    fit.edge_stalled = edges[i].stalled;
-    if (i > 0)
+    // A sync edge is stalled when a stall of this capture or of the reference touches it (the reference's
+    // own flags are taken below, once every fit has used them).
+    if (i > 0) {
+      fit.edge_stalled = std::move(edges[i].stalled);
       for (size_t k = 0; k < fit.edges; ++k)
         if (edges[0].stalled[k]) fit.edge_stalled[k] = true;
-    fit.stalled_edges =
-        static_cast<size_t>(std::count(fit.edge_stalled.begin(), fit.edge_stalled.end(), true));
+    }
     result.fits.push_back(std::move(fit));
   }
-  // The reference's residuals (all 0) in the place of its sync times, once every fit has used them.
+  // The reference's residuals (all 0) in the place of its sync times, and its stall flags.
   std::fill(reference.begin(), reference.end(), 0.0);
   result.fits[0].residuals_ns = std::move(reference);
+  result.fits[0].edge_stalled = std::move(edges[0].stalled);
+  for (ClockFit& fit : result.fits)
+    fit.stalled_edges =
+        static_cast<size_t>(std::count(fit.edge_stalled.begin(), fit.edge_stalled.end(), true));
   for (const Capture& capture : captures) result.merged_events += capture.events.size();
   if (keep_timeline) {
     std::vector<LinearClock> clocks;

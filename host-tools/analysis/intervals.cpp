@@ -2,7 +2,8 @@
 #include "analysis/intervals.h"
 
 #include <map>
-#include <thread>
+
+#include "common/on_threads.h"
 
 namespace ett::host {
 
@@ -37,11 +38,9 @@ IntervalsResult analyze_intervals(std::span<const AnalysisEvent> events, double 
   std::vector<Probe*> present;
   for (Probe& probe : probes)
     if (probe.out.events) present.push_back(&probe);
-  std::vector<std::thread> threads;
-  for (size_t i = 1; i < present.size(); ++i)
-    threads.emplace_back([probe = present[i]] { probe->out.gaps = summarize(std::move(probe->gaps)); });
-  if (!present.empty()) present[0]->out.gaps = summarize(std::move(present[0]->gaps));
-  for (std::thread& thread : threads) thread.join();
+  for_each_on_threads(present.size(), [&present](size_t i) {
+    present[i]->out.gaps = summarize(std::move(present[i]->gaps));
+  });
   IntervalsResult result;
   result.tau_ns = tau_ns;
   for (Probe* probe : present) result.probes.push_back(std::move(probe->out));

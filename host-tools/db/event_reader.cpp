@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <span>
-#include <thread>
 #include <vector>
 
+#include "common/on_threads.h"
 #include "db/event_reader_parts.h"
 
 namespace ett::host {
@@ -32,10 +32,7 @@ Status read_parts(const std::vector<SeqRange>& parts, const PartRead& read, Even
         [&] { return sink.restart(part); }, &stop);
     if (!results[part]) stop = true;
   };
-  std::vector<std::thread> threads;
-  for (size_t part = 1; part < parts.size(); ++part) threads.emplace_back(run, part);
-  if (!parts.empty()) run(0);
-  for (std::thread& thread : threads) thread.join();
+  for_each_on_threads(parts.size(), run);
   for (const Status& result : results)
     if (!result) return result;
   return {};
