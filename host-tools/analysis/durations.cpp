@@ -112,11 +112,24 @@ void ActionPairer::compact() {
   m_oldest = 0;
 }
 
+void ActionPairer::fault_in_ahead() {
+  if (m_keep_ends) return;
+  m_fault_ahead =
+      std::make_unique<FaultAhead>(m_result.actions.data(), m_result.actions.capacity() * sizeof(Action));
+}
+
 void ActionPairer::add(std::span<const AnalysisEvent> events) {
-  if (m_keep_ends)
+  if (m_keep_ends) {
     add_events<Kept::Ends>(events);
+    return;
+  }
+  add_events<Kept::Action>(events);
+  if (!m_fault_ahead) return;
+  // A vector that outgrew its reservation left the block: the thread stops (it never wrote the block).
+  if (m_result.actions.data() != m_fault_ahead->block())
+    m_fault_ahead.reset();
   else
-    add_events<Kept::Action>(events);
+    m_fault_ahead->filled(m_result.actions.size() * sizeof(Action));
 }
 
 // The pairing; each action kept as kKept says. Kept::Link: starts hold their place among the events added,
@@ -174,6 +187,7 @@ void ActionPairer::add_events(std::span<const AnalysisEvent> events) {
 }
 
 Expected<DurationsResult> ActionPairer::finish(double pi_ns, Summarize summarize) && {
+  m_fault_ahead.reset();
   ETT_TRY(overflow());
   DurationsResult result = std::move(m_result);
   result.pi_ns = pi_ns;
@@ -191,6 +205,7 @@ Expected<DurationsResult> ActionPairer::finish(double pi_ns, Summarize summarize
 }
 
 Expected<std::vector<ActionEnds>> ActionPairer::finish_ends() && {
+  m_fault_ahead.reset();
   ETT_TRY(overflow());
   return std::move(m_ends);
 }

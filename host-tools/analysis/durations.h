@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -23,6 +24,7 @@
 #include "analysis/capture.h"
 #include "analysis/stall_marks.h"
 #include "analysis/stats.h"
+#include "common/huge_pages.h"
 #include "common/status.h"
 
 namespace ett::host {
@@ -156,6 +158,9 @@ class ActionPairer {
   // The actions reserved faulted in at once on two threads (when the reservation is their count, not a
   // bound).
   void fault_in_actions();
+  // Keep::Actions: the actions reserved faulted in on a thread of its own a window ahead of the pairing
+  // (FaultAhead), until finish (when the reservation is a bound and the pairing is on the critical path).
+  void fault_in_ahead();
   void add(std::span<const AnalysisEvent> events);
   // The actions and the unmatched starts and ends, every action's bound pi_ns; its summary (unless told
   // not to). Errors: more starts open at once than a pairing can hold.
@@ -195,8 +200,9 @@ class ActionPairer {
                                                       const Endpoint&, PairRule);
 
   DurationsResult m_result;
-  std::vector<ActionLink> m_links;  // pair_links: the actions kept as links, not in m_result
-  std::vector<ActionEnds> m_ends;   // Keep::Ends: the actions' ends, not in m_result
+  std::vector<ActionLink> m_links;            // pair_links: the actions kept as links, not in m_result
+  std::vector<ActionEnds> m_ends;             // Keep::Ends: the actions' ends, not in m_result
+  std::unique_ptr<FaultAhead> m_fault_ahead;  // fault_in_ahead: of the vector the pairing keeps
   bool m_keep_ends = false;
   uint64_t m_added = 0;      // events added so far
   bool m_same_code = false;  // an end closes the oldest open start of its code

@@ -503,7 +503,9 @@ Expected<DurationsResult> stored_actions(Database& db, int64_t trace_id, const E
   ETT_TRY(check_endpoints(info, from, to));
   ETT_TRY_ASSIGN(QuotedPi pi, resolve_pi(db, trace_id, pi_override));
   // Room for the most there can be (an action takes a start and an end; a start is an event), as address
-  // space: pages are touched as they fill. Not for a count hint too big to reserve.
+  // space: pages are touched as they fill, by a thread of their own a window ahead of the pairing (the
+  // reading thread is the critical path, and the other core idles once the later parts of the read are
+  // held). Not for a count hint too big to reserve.
   const auto count_hint = static_cast<size_t>(std::max<int64_t>(head.second, 0));
   constexpr size_t kReserveLimit = size_t{1} << 32;
   std::optional<ActionPairer> pairer;
@@ -511,7 +513,10 @@ Expected<DurationsResult> stored_actions(Database& db, int64_t trace_id, const E
   auto start = [&]() -> Status {
     ETT_TRY_ASSIGN(ActionPairer made, ActionPairer::make(from, to, rule));
     pairer.emplace(std::move(made));
-    if (count_hint / 2 <= kReserveLimit / sizeof(Action)) pairer->reserve(count_hint, count_hint / 2);
+    if (count_hint / 2 <= kReserveLimit / sizeof(Action)) {
+      pairer->reserve(count_hint, count_hint / 2);
+      pairer->fault_in_ahead();
+    }
     stalls.emplace(capture.stalls);
     return {};
   };

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <thread>
 
@@ -46,6 +47,45 @@ void fault_in_on_two_threads(void* block, size_t size) {
   std::thread other(fault_in, middle, end);
   fault_in(begin, middle);
   other.join();
+}
+
+FaultAhead::FaultAhead(void* block, size_t size, size_t window)
+    : m_begin(static_cast<char*>(block)), m_size(size), m_window(window), m_thread([this] { run(); }) {}
+
+FaultAhead::~FaultAhead() {
+  m_filled.store(SIZE_MAX);
+  m_filled.notify_one();
+  m_thread.join();
+}
+
+void FaultAhead::filled(size_t bytes) {
+  // Woken a huge page at a time, not per call: a wake is a system call when the thread waits.
+  if (bytes < m_told + kHugePageBytes) return;
+  m_told = bytes;
+  m_filled.store(bytes);
+  m_filled.notify_one();
+}
+
+void FaultAhead::run() {
+  static const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto base = reinterpret_cast<uintptr_t>(m_begin);
+  size_t faulted = 0;  // bytes from the start known faulted in (by this thread, or passed by the filler)
+  for (;;) {
+    const size_t filled = m_filled.load();
+    if (filled == SIZE_MAX) return;
+    faulted = std::max(faulted, filled);
+    const size_t target = std::min(m_size, filled + m_window);
+    if (faulted >= target) {
+      if (target == m_size) return;  // all of it
+      m_filled.wait(filled);
+      continue;
+    }
+    // One huge page's worth per call (page-aligned start, as madvise wants), then a look at the filler again.
+    const uintptr_t from = (base + faulted) & ~(page - 1);
+    const uintptr_t to = std::min(base + target, ((base + faulted) | (kHugePageBytes - 1)) + 1);
+    if (::madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE) != 0) return;
+    faulted = to - base;
+  }
 }
 
 }  // namespace ett::host

@@ -1,5 +1,5 @@
 // huge_pages.h: asks the kernel to back a large block of memory with transparent huge pages, and to fault a
-// block in on two threads.
+// block in on two threads, or ahead of the thread that fills it.
 //
 // A 10 M-event analysis holds a few arrays of hundreds of MB (the events, the actions, their durations). With
 // 4 KB pages every first touch of a page is a page fault and every access a TLB walk; a kernel that gives
@@ -7,7 +7,9 @@
 // touched, 2 MB at a time. Where the kernel always gives them, or never does, the advice changes nothing.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <thread>
 #include <vector>
 
 namespace ett::host {
@@ -35,5 +37,32 @@ std::vector<T> faulted_in_vector(size_t count) {
   out.resize(count);
   return out;
 }
+
+// Faults in the pages of a block that one thread fills from its start, a window ahead of the filler, on a
+// thread of its own: the filler, when it is on the critical path, no longer takes the first touch of each
+// page (on a VM whose host backs fresh memory lazily, about 2 s per GiB). Only MADV_POPULATE_WRITE, which
+// changes no byte: the thread never writes the block, so it cannot race with the filler, and it stops where
+// the kernel refuses (no such advice, or the block is gone). At most `window` bytes past the filler are
+// faulted in and not used.
+class FaultAhead {
+ public:
+  FaultAhead(void* block, size_t size, size_t window = size_t{64} << 20);
+  ~FaultAhead();  // stops the thread and joins it
+  FaultAhead(const FaultAhead&) = delete;
+  FaultAhead& operator=(const FaultAhead&) = delete;
+  // The filler has written the block's first `bytes`.
+  void filled(size_t bytes);
+  const void* block() const { return m_begin; }
+
+ private:
+  void run();
+
+  char* const m_begin;
+  const size_t m_size;
+  const size_t m_window;
+  size_t m_told = 0;                 // the filler's side: the last `bytes` it passed on
+  std::atomic<size_t> m_filled = 0;  // SIZE_MAX: stop
+  std::thread m_thread;              // last: started when the rest is ready
+};
 
 }  // namespace ett::host

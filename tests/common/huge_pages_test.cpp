@@ -1,6 +1,7 @@
 // huge_pages_test.cpp: advise_huge_pages marks exactly the 2 MB-aligned interior of a block (the kernel's
 // VmFlags "hg" in /proc/self/smaps), and refuses a block with no aligned 2 MB inside; fault_in_on_two_threads
-// makes every page of a big block resident (mincore) and leaves a small one alone; faulted_in_vector.
+// makes every page of a big block resident (mincore) and leaves a small one alone; faulted_in_vector;
+// FaultAhead keeps a window ahead of its filler resident, no more, and never changes a byte.
 #include "common/huge_pages.h"
 
 #include <gtest/gtest.h>
@@ -8,11 +9,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -127,4 +131,60 @@ TEST(HugePages, RefusesABlockWithoutAnAlignedHugePage) {
   const uintptr_t aligned = (base + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
   EXPECT_FALSE(advise_huge_pages(reinterpret_cast<void*>(aligned + 4096), kHugePageBytes - 2 * 4096));
   EXPECT_TRUE(advised_ranges(base, base + 3 * kHugePageBytes).empty());
+}
+
+// The resident pages of [block, block + size) once they stop changing for a while (FaultAhead's thread works
+// on its own time), or after 30 s.
+size_t settled_resident_pages(char* block, size_t size, size_t expected) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  size_t resident = resident_pages(block, size);
+  while (resident != expected && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    resident = resident_pages(block, size);
+  }
+  return resident;
+}
+
+TEST(HugePages, FaultAheadKeepsAWindowAheadOfTheFillerAndChangesNoByte) {
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t mapped = 16 * kHugePageBytes;  // 32 MB
+  const size_t window = 4 * kHugePageBytes;
+  Mapping mapping(mapped);
+  ASSERT_NE(mapping.base(), MAP_FAILED);
+  char* block = mapping.base();
+  Mapping probe(page);
+  ASSERT_NE(probe.base(), MAP_FAILED);
+  if (::madvise(probe.base(), page, MADV_POPULATE_WRITE) != 0)
+    GTEST_SKIP() << "this kernel has no MADV_POPULATE_WRITE (Linux 5.14): FaultAhead does nothing";
+  {
+    FaultAhead ahead(block, mapped, window);
+    EXPECT_EQ(ahead.block(), block);
+    // Nothing filled yet: the first window, and then no page more (a later look, after a pause, finds the
+    // same count).
+    EXPECT_EQ(settled_resident_pages(block, mapped, window / page), window / page);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(resident_pages(block, mapped), window / page) << "faulted in past the window";
+    // The filler writes 5 MB, tells it: the window moves with it. A step of less than a huge page is not
+    // passed on (no wake per batch).
+    const size_t filled = 5 << 20;
+    std::memset(block, 0x5A, filled);
+    ahead.filled(filled);
+    const size_t expected = (filled + window + page - 1) / page;
+    EXPECT_EQ(settled_resident_pages(block, mapped, expected), expected);
+    ahead.filled(filled + kHugePageBytes / 2);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(resident_pages(block, mapped), expected);
+    // Within a window of the end: the rest of the block, and the thread ends on its own.
+    const size_t most = mapped - window / 2;
+    std::memset(block + filled, 0x5A, most - filled);
+    ahead.filled(most);
+    EXPECT_EQ(settled_resident_pages(block, mapped, mapped / page), mapped / page);
+    EXPECT_EQ(std::count(block, block + most, 0x5A), static_cast<std::ptrdiff_t>(most));
+    EXPECT_EQ(std::count(block + most, block + mapped, 0), static_cast<std::ptrdiff_t>(mapped - most));
+  }
+  // Stopped while it waits on a filler that never comes: the destructor returns.
+  Mapping other(mapped);
+  ASSERT_NE(other.base(), MAP_FAILED);
+  { FaultAhead idle(other.base(), mapped, window); }
+  EXPECT_LE(resident_pages(other.base(), mapped), window / page);
 }
