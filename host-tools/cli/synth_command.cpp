@@ -19,6 +19,7 @@ struct SynthOptions {
   uint64_t events = 0;
   uint64_t seed = 1;
   std::string layout = "2x4";
+  double clock_ppm = 0;
 };
 
 int run_synth(const SynthOptions& options) {
@@ -39,15 +40,16 @@ int run_synth(const SynthOptions& options) {
       bar.phase(fmt::format("writing {} events to {}", options.events, options.image));
     }
   };
-  auto written =
-      write_synth_capture(options.image, {options.events, options.seed, layout->layout(), progress});
+  auto written = write_synth_capture(
+      options.image, {options.events, options.seed, layout->layout(), progress, options.clock_ppm});
   bar.keep();
   bar.erase();
   if (!written) return report(written.error());
-  std::printf("%s%s: session %u, %llu synthetic events (seed %llu, layout %s)\n", options.image.c_str(),
+  const std::string clock = options.clock_ppm != 0 ? fmt::format(", clock {:+g} ppm", options.clock_ppm) : "";
+  std::printf("%s%s: session %u, %llu synthetic events (seed %llu, layout %s%s)\n", options.image.c_str(),
               written->created_disk ? " (new trace disk)" : "", written->session,
               static_cast<unsigned long long>(written->events), static_cast<unsigned long long>(options.seed),
-              layout->name());
+              layout->name(), clock.c_str());
   return 0;
 }
 
@@ -65,6 +67,11 @@ Command add_synth_command(CLI::App& app) {
   sub->add_option("--seed", options->seed, "Random seed: the same seed gives the same events")
       ->capture_default_str();
   sub->add_option("--layout", options->layout, "2x4, 8x1, 4x2 or 1x8")->capture_default_str();
+  sub->add_option("--clock-ppm", options->clock_ppm,
+                  "The same events stamped by a clock this many ppm fast (negative: slow): a second "
+                  "capture of the same lines, for `ett analyze align`")
+      ->check(CLI::Range(-1000.0, 1000.0))
+      ->capture_default_str();
   return {sub, [options] { return run_synth(*options); }};
 }
 

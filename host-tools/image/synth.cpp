@@ -69,6 +69,14 @@ SynthCapture synth_capture(const SynthOptions& options) {
     tsc += 100 + static_cast<uint64_t>(service_us(random) * ticks_per_us);
     change(response_probe, tsc);
   }
+  if (options.clock_ppm != 0) {
+    // Ticks since the start, to the nearest, of a clock 1 + ppm / 10^6 times as fast.
+    const long double rate = 1.0L + static_cast<long double>(options.clock_ppm) / 1e6L;
+    for (f::EventRecord& record : capture.records)
+      record.tsc = capture.capture_start_tsc +
+                   static_cast<uint64_t>(
+                       std::llround(static_cast<long double>(record.tsc - capture.capture_start_tsc) * rate));
+  }
   return capture;
 }
 

@@ -19,6 +19,10 @@ struct SynthOptions {
   // Now and then while generating: "generating" and how many events are made; then once "writing", 0 before
   // the session is written.
   std::function<void(const char* step, uint64_t done)> progress;
+  // The same events stamped by a TSC this many parts per million fast (negative: slow) against the one of
+  // clock_ppm 0, calibrated to the same rate: a second capture of the same lines by another machine, for
+  // `ett analyze align`.
+  double clock_ppm = 0;
 };
 
 struct SynthCapture {
