@@ -4,6 +4,7 @@
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -660,6 +661,15 @@ std::string format_histogram(const HistogramResult& r, OutputFormat format) {
   return out;
 }
 
+namespace {
+
+// Whether two doubles are the same number, sign of a zero included (so that either's text is the other's).
+bool same_bits(double a, double b) {
+  return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
+}
+
+}  // namespace
+
 char* write_merged_row(char* at, int64_t trace_id, const AnalysisEvent& event, LinearClock clock,
                        const UtcNs* utc, IsoUtcWriter& iso) {
   at = put_int(at, trace_id);
@@ -672,9 +682,13 @@ char* write_merged_row(char* at, int64_t trace_id, const AnalysisEvent& event, L
   *at++ = ',';
   at = put_int(at, event.lines);
   *at++ = ',';
+  const char* const time = at;
   at = write_tenths(at, event.time_ns);
+  const std::string_view time_text(time, static_cast<size_t>(at - time));
   *at++ = ',';
-  at = write_tenths(at, clock.reference_ns(event.time_ns));
+  // The reference capture's clock is the identity: its time written once, copied.
+  const double reference_ns = clock.reference_ns(event.time_ns);
+  at = same_bits(reference_ns, event.time_ns) ? put(at, time_text) : write_tenths(at, reference_ns);
   if (utc) {
     *at++ = ',';
     at = iso.write(*utc, at);
@@ -766,10 +780,13 @@ Report align_report(const AlignResult& r, std::span<const Capture> captures,
         at = put(at, ",\"lines\":");
         at = put_int(at, e.lines);
         at = put(at, ",\"time_ns\":");
+        const char* const time = at;
         at = put_jnum(at, e.time_ns);
+        const std::string_view time_text(time, static_cast<size_t>(at - time));
         at = put(at, ",\"ref_time_ns\":");
+        // The reference capture's clock is the identity: its time written once, copied.
         const double reference_ns = clock.reference_ns(e.time_ns);
-        at = put_jnum(at, reference_ns);
+        at = same_bits(reference_ns, e.time_ns) ? put(at, time_text) : put_jnum(at, reference_ns);
         if (utc) {
           at = put(at, ",\"time_utc\":\"");
           at = iso.write((*utc)(merged.capture, e, reference_ns), at);
