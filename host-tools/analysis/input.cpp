@@ -628,6 +628,31 @@ Expected<double> earliest_event_ns(Database& db, const CaptureInfo& info) {
   return ticks_to_ns(static_cast<double>(static_cast<int64_t>(tsc - info.capture_start_tsc)), info.tsc_hz);
 }
 
+Expected<std::optional<EventTimeSpan>> first_and_last_event_ns(Database& db, const CaptureInfo& info) {
+  const SqlValue trace[] = {info.trace_id};
+  // The event at one end of the trace, converted as a read converts it.
+  auto end_event = [&](const char* order) -> Expected<std::optional<AnalysisEvent>> {
+    ETT_TRY_ASSIGN(const ResultTable table,
+                   db.query(fmt::format("SELECT tsc, time_ns FROM events WHERE trace_id = $1 ORDER BY seq {} "
+                                        "LIMIT 1",
+                                        order),
+                            trace));
+    if (table.rows.empty()) return std::optional<AnalysisEvent>();
+    const auto& row = table.rows[0];
+    EventRow stored;
+    stored.tsc = static_cast<uint64_t>(as_int(row[0]));
+    stored.has_time_ns = row[1].has_value();
+    if (row[1]) stored.time_ns = as_int(row[1]);
+    AnalysisEvent event;
+    convert_rows({&stored, 1}, info.capture_start_tsc, info.tsc_hz, &event);
+    return std::optional(event);
+  };
+  ETT_TRY_ASSIGN(const auto first, end_event("ASC"));
+  ETT_TRY_ASSIGN(const auto last, end_event("DESC"));
+  if (!first || !last) return std::optional<EventTimeSpan>();
+  return std::optional(EventTimeSpan{first->time_ns, last->time_ns});
+}
+
 Expected<QuotedPi> resolve_pi(Database& db, int64_t trace_id, std::optional<double> override_ns) {
   if (override_ns) return QuotedPi{*override_ns, 0};
   auto stored = find_precision(db, trace_id);

@@ -74,6 +74,14 @@ Status stream_trace_events(Database& db, const Capture& capture, const EventSink
 // Without a rate, or without event_blocks rows, from all the events.
 Expected<double> earliest_event_ns(Database& db, const CaptureInfo& info);
 
+// The times of the trace's first and last events in seq order (time_ns as load_capture computes it): two
+// rows read through the primary key, not the trace. nullopt for a trace without events.
+struct EventTimeSpan {
+  double first_ns = 0;
+  double last_ns = 0;
+};
+Expected<std::optional<EventTimeSpan>> first_and_last_event_ns(Database& db, const CaptureInfo& info);
+
 // The histogram of the trace `info` heads, counted as its events are read: the parts of the read at once,
 // each on its own thread into its own counters, merged at the end (a count needs no order; no event held). By
 // code or probe on PostgreSQL, the server groups the rows itself. A trace without events is refused as

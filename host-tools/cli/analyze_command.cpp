@@ -180,6 +180,21 @@ std::string duration_text(double ns) {
 
 // Time buckets run from the first matching event to the last, empty ones included: a narrow bucket on a long
 // capture would be hundreds of millions of rows. Refused before any row is made, with the way out.
+// Whether --by's time buckets from the first event to the last (first_ns, last_ns) stay within the cap.
+host::Status check_bucket_span(double first_ns, double last_ns, const HistogramSpec& spec,
+                               const std::string& by, uint64_t cap) {
+  const double buckets = std::floor(last_ns / spec.bucket_ns) - std::floor(first_ns / spec.bucket_ns) + 1;
+  if (buckets <= static_cast<double>(cap)) return {};
+  return make_error(
+      ErrorKind::Usage,
+      fmt::format("--by {} makes {:.0f} buckets over the {} from the first event to the last, more "
+                  "than the cap of {}: use a bucket of at least {} or raise the cap with "
+                  "--max-buckets N",
+                  by, buckets, duration_text(last_ns - first_ns), cap,
+                  duration_text((last_ns - first_ns) / static_cast<double>(cap))));
+}
+
+// The same over the events the filter passes.
 host::Status check_bucket_count(std::span<const AnalysisEvent> events, const HistogramSpec& spec,
                                 const std::optional<TritPattern>& filter, const std::string& by,
                                 uint64_t cap) {
@@ -192,15 +207,7 @@ host::Status check_bucket_count(std::span<const AnalysisEvent> events, const His
     any = true;
   }
   if (!any) return {};
-  const double buckets = std::floor(last / spec.bucket_ns) - std::floor(first / spec.bucket_ns) + 1;
-  if (buckets <= static_cast<double>(cap)) return {};
-  return make_error(
-      ErrorKind::Usage,
-      fmt::format("--by {} makes {:.0f} buckets over the {} from the first event to the last, more "
-                  "than the cap of {}: use a bucket of at least {} or raise the cap with "
-                  "--max-buckets N",
-                  by, buckets, duration_text(last - first), cap,
-                  duration_text((last - first) / static_cast<double>(cap))));
+  return check_bucket_span(first, last, spec, by, cap);
 }
 
 int run_histogram(const AnalyzeOptions& o, OutputFormat format) {
@@ -224,7 +231,33 @@ int run_histogram(const AnalyzeOptions& o, OutputFormat format) {
     if (!counted) return report(counted.error());
     return print(o, format, head->capture.info.name, format_histogram(*counted, format));
   }
-  // Time buckets: the trace's whole span is checked against the cap before any bucket is counted.
+  // Time buckets: the span from the first event to the last is checked against the cap before any bucket
+  // is counted. Within it, the buckets are counted as the trace is read (no event held). Past it, the trace
+  // is refused, unless a filter leaves events whose own span may fit: then they are loaded to tell.
+  {
+    auto head = open_trace_head(o.db, o.trace);
+    if (!head) return report(head.error());
+    const CaptureInfo& info = head->capture.info;
+    auto span = first_and_last_event_ns(*head->db, info);
+    if (!span) return report(span.error());
+    const host::Status fits =
+        *span ? check_bucket_span((*span)->first_ns, (*span)->last_ns, *spec, o.by, o.max_buckets)
+              : host::Status{};
+    if (!fits && !filter) return report(fits.error());
+    if (fits) {
+      std::optional<UtcClock> clock;
+      if (*utc) {
+        auto found = utc_clock(*head->db, info);
+        if (!found) return report(found.error());
+        clock = *found;
+      }
+      auto counted = stored_histogram(*head->db, info, *spec, filter);
+      if (!counted) return report(counted.error());
+      std::string text = format_histogram(*counted, format);
+      if (clock) text = histogram_with_utc(text, *counted, *clock, format);
+      return print(o, format, info.name, text);
+    }
+  }
   auto loaded = open_trace(o.db, o.trace);
   if (!loaded) return report(loaded.error());
   std::optional<UtcClock> clock;

@@ -184,6 +184,23 @@ TEST_F(CliTest, HistogramRefusesMoreBucketsThanTheCapAndSaysHowToWiden) {
   const EttRun capped =
       ett({"analyze", "histogram", "--by", "time:1ms", "--max-buckets", "1", "--db", "sqlite:t.db"});
   expect_one_line_error(capped, "cap of 1:");
+
+  // The cap is on the span of the events counted: a filter that passes only the first ten events (all lines
+  // high there, never after) fits where the trace does not (2000 events over about 50 ms in 100 ns buckets).
+  const EttRun marked =
+      ett({"sql", "UPDATE events SET lines = CASE WHEN seq < 10 THEN 255 ELSE lines & 127 END", "--db",
+           "sqlite:t.db"});
+  ASSERT_EQ(marked.status, 0) << marked.err;
+  expect_one_line_error(ett({"analyze", "histogram", "--by", "time:100ns", "--db", "sqlite:t.db"}),
+                        "cap of 100000");
+  const EttRun narrow = ett({"analyze", "histogram", "--by", "time:100ns", "--match", "11111111", "--format",
+                             "json", "--db", "sqlite:t.db"});
+  ASSERT_EQ(narrow.status, 0) << narrow.err;
+  const json counted = json::parse(narrow.out);
+  EXPECT_EQ(counted["total"], 2000);
+  EXPECT_EQ(counted["matched"], 10);
+  ASSERT_GT(counted["rows"].size(), 1u);
+  EXPECT_LT(counted["rows"].size(), 100000u);
 }
 
 TEST_F(CliTest, ReadOnlyVerbsRefuseADatabaseThatDoesNotExist) {
