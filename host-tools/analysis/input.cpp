@@ -653,6 +653,37 @@ Expected<std::optional<EventTimeSpan>> first_and_last_event_ns(Database& db, con
   return std::optional(EventTimeSpan{first->time_ns, last->time_ns});
 }
 
+Expected<PrecisionResult> stored_precision(Database& db, const Capture& head,
+                                           const PrecisionOptions& options) {
+  const CaptureInfo& info = head.info;
+  if (info.mode != "calibrate" || info.tsc_hz == 0) {
+    ETT_TRY_ASSIGN(const auto span, first_and_last_event_ns(db, info));
+    if (!span) return no_events(info).failure();
+    return analyze_precision(head, options);  // no event needed
+  }
+  // The steps of loop_steps_ns, from each event and the one before it in seq order (across batches).
+  ETT_TRY_ASSIGN(const auto counted, load_capture_head(db, info.trace_id));
+  std::vector<double> steps;
+  steps.reserve(static_cast<size_t>(std::clamp<int64_t>(counted.second, 0, int64_t{1} << 32)));
+  std::optional<uint64_t> previous;
+  auto take = [&](std::span<const AnalysisEvent> events) -> Status {
+    for (const AnalysisEvent& event : events) {
+      // A record at or before its predecessor (a corrupt record) is no step.
+      if (previous && event.tsc > *previous)
+        steps.push_back(ticks_to_ns(static_cast<double>(event.tsc - *previous), info.tsc_hz));
+      previous = event.tsc;
+    }
+    return {};
+  };
+  auto restart = [&]() -> Status {
+    steps.clear();
+    previous.reset();
+    return {};
+  };
+  ETT_TRY(stream_trace_events(db, head, take, restart));
+  return precision_from_steps(std::move(steps), info.tsc_hz, info.probe_count, options);
+}
+
 Expected<QuotedPi> resolve_pi(Database& db, int64_t trace_id, std::optional<double> override_ns) {
   if (override_ns) return QuotedPi{*override_ns, 0};
   auto stored = find_precision(db, trace_id);

@@ -82,6 +82,13 @@ struct EventTimeSpan {
 };
 Expected<std::optional<EventTimeSpan>> first_and_last_event_ns(Database& db, const CaptureInfo& info);
 
+// analyze_precision of the trace `head` heads (open_trace_head), its events streamed: a calibration capture
+// keeps only its loop steps (8 bytes a step where an event takes 32), any other capture reads none (its
+// estimate comes from the check intervals the head holds). A trace without events is refused as open_trace
+// refuses it.
+Expected<PrecisionResult> stored_precision(Database& db, const Capture& head,
+                                           const PrecisionOptions& options);
+
 // The histogram of the trace `info` heads, counted as its events are read: the parts of the read at once,
 // each on its own thread into its own counters, merged at the end (a count needs no order; no event held). By
 // code or probe on PostgreSQL, the server groups the rows itself. A trace without events is refused as

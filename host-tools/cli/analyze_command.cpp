@@ -71,17 +71,17 @@ int print(const AnalyzeOptions& o, OutputFormat format, const std::string& name,
 }
 
 int run_precision(const AnalyzeOptions& o, OutputFormat format) {
-  auto loaded = open_trace(o.db, o.trace);
-  if (!loaded) return report(loaded.error());
+  auto head = open_trace_head(o.db, o.trace);
+  if (!head) return report(head.error());
   PrecisionOptions options;
   options.bins = o.bins;
-  auto result = analyze_precision(loaded->capture, options);
+  auto result = stored_precision(*head->db, head->capture, options);
   if (!result) return report(result.error());
   if (!o.no_store && result->source == PrecisionSource::Calibrate) {
-    auto stored = store_precision(*loaded->db, loaded->capture.info.trace_id, *result);
+    auto stored = store_precision(*head->db, head->capture.info.trace_id, *result);
     if (!stored) return report(stored.error());
   }
-  return print(o, format, loaded->capture.info.name, format_precision(*result, format));
+  return print(o, format, head->capture.info.name, format_precision(*result, format));
 }
 
 int run_durations(const AnalyzeOptions& o, OutputFormat format) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/input.h"
+#include "analysis/output.h"
 #include "common/probe_layout.h"
 #include "common/tsc_time.h"
 #include "db/loader.h"
@@ -1084,4 +1085,53 @@ TEST(SqliteReader, StoredHistogramCountsWhatTheWholeCaptureCounts) {
   auto none = stored_histogram(*db, capture->info, *parse_histogram_by("code"), std::nullopt);
   ASSERT_FALSE(none);
   EXPECT_NE(none.error().message.find("has no events"), std::string::npos) << none.error().message;
+}
+
+// The precision of a calibration trace from its steps streamed (stored_precision) is the one of the whole
+// capture: with corrupt records (a TSC at or before the one before it) inside a batch, at a batch's first
+// event and at the second part's first, and when the first part is read again from its start. Another
+// capture reads no event and gives analyze_precision's refusal; a trace with no events is refused by name.
+TEST(SqliteReader, StoredPrecisionIsTheWholeCapturesFromItsStepsAlone) {
+  ett::test::TempDir dir;
+  std::unique_ptr<Database> db;
+  const int64_t trace = load_big_trace(dir, 8, db);
+  auto plain = load_capture(*db, trace);
+  ASSERT_TRUE(plain) << plain.error().message;
+  Capture head;
+  head.info = plain->info;
+  const std::string refused = analyze_precision(*plain).error().message;
+  auto other = stored_precision(*db, head, {});
+  ASSERT_FALSE(other);
+  EXPECT_EQ(other.error().message, refused);
+
+  ASSERT_TRUE(db->run_script(fmt::format(
+      "UPDATE traces SET mode = 'calibrate' WHERE trace_id = {0}; "
+      "UPDATE events SET tsc = tsc - 1000000000 WHERE trace_id = {0} AND seq IN (1000, {1}, 150000)",
+      trace, kEventBatchRows)));
+  auto capture = load_capture(*db, trace);
+  ASSERT_TRUE(capture) << capture.error().message;
+  head.info = capture->info;
+  auto whole = analyze_precision(*capture);
+  ASSERT_TRUE(whole) << whole.error().message;
+  size_t steps_before = 0;  // of the trace before the corruption (a record in the same poll is no step)
+  for (size_t i = 1; i < plain->events.size(); ++i)
+    steps_before += plain->events[i].tsc > plain->events[i - 1].tsc;
+  EXPECT_LT(whole->steps, steps_before) << "a corrupt record is no step";
+  const std::string expected = format_precision(*whole, OutputFormat::Json);
+  auto stored = stored_precision(*db, head, {});
+  ASSERT_TRUE(stored) << stored.error().message;
+  EXPECT_EQ(format_precision(*stored, OutputFormat::Json), expected);
+  RestartingReads restarting(*db);
+  auto restarted = stored_precision(restarting, head, {});
+  ASSERT_TRUE(restarted) << restarted.error().message;
+  EXPECT_EQ(restarting.restarts, 1);
+  EXPECT_EQ(format_precision(*restarted, OutputFormat::Json), expected);
+
+  ASSERT_TRUE(db->run_script("DELETE FROM events"));
+  for (const char* mode : {"calibrate", "capture"}) {
+    head.info.mode = mode;
+    auto none = stored_precision(*db, head, {});
+    ASSERT_FALSE(none) << mode;
+    EXPECT_NE(none.error().message.find("has no events"), std::string::npos) << none.error().message;
+  }
 }
