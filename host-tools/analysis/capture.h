@@ -53,6 +53,12 @@ struct CaptureInfo {
   double longest_check_ns = 0;    // the longest interval between two stop checks (1024 polls)
   double typical_check_ns = 0;    // the shortest
   double stall_threshold_ns = 0;  // longer intervals were stalls
+
+  // Nanoseconds from the capture start to its end (0 when the header has no end).
+  double end_ns() const {
+    if (tsc_hz == 0 || capture_end_tsc <= capture_start_tsc) return 0;
+    return ticks_to_ns(static_cast<double>(capture_end_tsc - capture_start_tsc), tsc_hz);
+  }
 };
 
 struct Capture {
@@ -61,10 +67,7 @@ struct Capture {
   std::vector<StallSpan> stalls;      // the session's stall table, in time order
 
   // Nanoseconds from the capture start to its end (0 when the header has no end).
-  double end_ns() const {
-    if (info.tsc_hz == 0 || info.capture_end_tsc <= info.capture_start_tsc) return 0;
-    return ticks_to_ns(static_cast<double>(info.capture_end_tsc - info.capture_start_tsc), info.tsc_hz);
-  }
+  double end_ns() const { return info.end_ns(); }
 };
 
 // Probes under a layout name ("2x4" -> 2, "8x1" -> 8, "4x2" -> 4, "1x8" -> 1); 0 when unknown.

@@ -91,19 +91,20 @@ uint64_t selected(std::span<const CodeCount> counts, const Endpoint& endpoint) {
 // written after them.
 host::Status stream_export(const ExportOptions& o, const Exporter& exporter, const TscUtcClock* utc,
                            const std::optional<Endpoint>& from, const std::optional<Endpoint>& to,
-                           PairRule rule, TextOut& out, Progress& bar) {
+                           PairRule rule, int64_t timescale_ps, TextOut& out, Progress& bar) {
   bar.phase("reading the trace");
   ETT_TRY_ASSIGN(LoadedTrace head, open_trace_head(o.db, o.trace));
   const CaptureInfo& info = head.capture.info;
   if (from) ETT_TRY(check_endpoints(info, *from, *to));
   ETT_TRY_ASSIGN(const std::vector<std::string> labels, probe_labels(*head.db, info.trace_id));
   ETT_TRY_ASSIGN(const std::vector<CodeCount> counts, code_counts(*head.db, info.trace_id));
-  ExportInput input{head.capture, {}, labels, utc};
+  ExportInput input{head.capture, {}, labels, utc, timescale_ps, !o.no_bus};
   input.probes = info.probe_count;
   for (const CodeCount& count : counts) input.probes = std::max(input.probes, count.probe);
   // The earliest event's time, where the format writes relative times from it: found before the read, and
   // checked as the events pass (an event more than 1 ns earlier: event_blocks does not match the events).
-  const bool earliest_needed = exporter.stream_needs_earliest && !utc;
+  const bool earliest_needed = exporter.stream_needs_earliest == Exporter::Earliest::Always ||
+                               (exporter.stream_needs_earliest == Exporter::Earliest::WithoutUtc && !utc);
   if (earliest_needed) {
     ETT_TRY_ASSIGN(input.earliest_ns, earliest_event_ns(*head.db, info));
   }
@@ -247,7 +248,7 @@ int run_export(const ExportOptions& o) {
   if (to_file) bar.watch_file(o.output);
   const TscUtcClock* const clock = utc ? &*utc : nullptr;
   auto exported = exporter->stream
-                      ? stream_export(o, *exporter, clock, from, to, *rule, *out, bar)
+                      ? stream_export(o, *exporter, clock, from, to, *rule, timescale_ps, *out, bar)
                       : load_and_export(o, *exporter, clock, from, to, *rule, timescale_ps, *out, bar);
   if (!exported) return report(exported.error());
   auto written = out->finish();

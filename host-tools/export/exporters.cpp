@@ -23,7 +23,10 @@ class Streamed final : public StreamedExport {
   explicit Streamed(Args&&... args) : m_writer(std::forward<Args>(args)...) {}
   void add(std::span<const AnalysisEvent> events) override { m_writer.add(events); }
   void finish(ActionList actions) override {
-    if constexpr (requires { m_writer.finish(actions); }) m_writer.finish(actions);
+    if constexpr (requires { m_writer.finish(actions); })
+      m_writer.finish(actions);
+    else if constexpr (requires { m_writer.finish(); })
+      m_writer.finish();
   }
 
  private:
@@ -38,7 +41,13 @@ constexpr Exporter kExporters[] = {
      false,
      [](const ExportInput& input, TextOut& out) {
        write_vcd(input.capture, out, {input.vcd_timescale_ps, input.vcd_bus, input.probe_labels, input.utc});
-     }},
+     },
+     [](const ExportInput& input, TextOut& out) -> std::unique_ptr<StreamedExport> {
+       return std::make_unique<Streamed<VcdWriter>>(
+           input.capture.info, input.probes, input.earliest_ns, out,
+           VcdOptions{input.vcd_timescale_ps, input.vcd_bus, input.probe_labels, input.utc});
+     },
+     Exporter::Earliest::Always},
     {"perfetto", "json",
      "Perfetto / Chrome trace JSON: a track and a code counter per probe, actions as slices", true,
      [](const ExportInput& input, TextOut& out) {
@@ -58,7 +67,7 @@ constexpr Exporter kExporters[] = {
        return std::make_unique<Streamed<PerfettoProtoWriter>>(
            input.capture.info, input.probes, input.earliest_ns, out, perfetto_options(input));
      },
-     true},
+     Exporter::Earliest::WithoutUtc},
     {"csv", "csv", "one row per event: seq, probe, code, tsc, time_ns, lines (and utc with --time utc)",
      false, [](const ExportInput& input, TextOut& out) { write_csv(input.capture, out, input.utc); },
      [](const ExportInput& input, TextOut& out) -> std::unique_ptr<StreamedExport> {

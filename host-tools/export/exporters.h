@@ -50,8 +50,10 @@ struct Exporter {
   // from events handed over a batch at a time (`input.capture` has no events then, `input.actions` none).
   // nullptr: only `write`.
   std::unique_ptr<StreamedExport> (*stream)(const ExportInput& input, TextOut& out) = nullptr;
-  // Whether `stream` needs input.earliest_ns (relative times are written from there; not with --time utc).
-  bool stream_needs_earliest = false;
+  // Whether `stream` needs input.earliest_ns: never, only without --time utc (relative times are written from
+  // there), or always.
+  enum class Earliest { Never, WithoutUtc, Always };
+  Earliest stream_needs_earliest = Earliest::Never;
 };
 
 // Every exporter, in the order `ett export --help` lists them.

@@ -7,7 +7,9 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include "common/probe_layout.h"
 #include "common/tsc_time.h"
@@ -104,21 +106,73 @@ Expected<int64_t> parse_vcd_timescale(std::string_view text) {
       fmt::format("--timescale '{}': expected 1, 10 or 100 of s, ms, us, ns or ps (e.g. 10ns)", text));
 }
 
-void write_vcd(const Capture& capture, TextOut& out, const VcdOptions& options) {
-  const CaptureInfo& info = capture.info;
-  int probes = info.probe_count;
-  for (const AnalysisEvent& event : capture.events) probes = std::max<int>(probes, event.probe);
-  probes = std::clamp(probes, 0, 8);
-  const std::optional<ProbeLayout> layout = ProbeLayout::from_name(info.layout);
-  // A vector per probe of the layout (its width is the layout's); probes beyond it (corrupt data) get none.
-  const int bus_probes = options.bus && layout ? std::min(probes, layout->probe_count()) : 0;
-  const int width = layout ? layout->bits_per_probe() : 0;
-
+// What the writer keeps between batches: the values written last and the block of events being gathered.
+struct VcdWriter::State {
+  State(TextOut& out, const VcdOptions& options) : text(out), options(options) {}
+  VcdText text;
+  VcdOptions options;
+  std::optional<ProbeLayout> layout;
+  int probes = 0;
+  int bus_probes = 0;  // probes with a code vector
+  int width = 0;       // of a code vector
   double origin = 0;
-  for (const AnalysisEvent& event : capture.events) origin = std::min(origin, event.time_ns);
+  double per_ns = 0;   // ticks per ns
+  bool merge = false;  // a tick coarser than 1 ns: the polls within one tick are one block
+  double end_ns = 0;
+  // The values written last.
+  uint8_t lines = 0;
+  uint8_t toggles = 0;
+  uint8_t codes[8] = {};
+  int64_t last = 0;  // the tick of the last block
+  // The block being gathered (open): the events of one poll, or of one tick when merging.
+  bool open = false;
+  uint64_t first_tsc = 0;
+  int64_t first_tick = 0;
+  uint8_t block_toggles = 0;
+  uint8_t new_lines = 0;
+  uint8_t new_codes[8] = {};
+
+  int64_t tick(double ns) const { return round_to_int64((ns - origin) * per_ns); }
+  // Writes the open block's timestamp and changes.
+  void write_block() {
+    const int64_t time = merge ? std::max(first_tick, last) : std::max(first_tick, last + 1);
+    const uint8_t changed = lines ^ new_lines;
+    bool codes_changed = false;
+    for (int probe = 1; probe <= bus_probes; ++probe)
+      codes_changed |= new_codes[probe - 1] != codes[probe - 1];
+    // A merged tick whose changes cancel out (a pulse shorter than the tick) leaves no timestamp.
+    if (time > last && (!merge || changed || block_toggles || codes_changed)) text.time(time);
+    for (int line = 0; line < 8; ++line)
+      if ((changed >> line) & 1) text.bit((new_lines >> line) & 1, line_id(line));
+    toggles ^= block_toggles;
+    for (int probe = 1; probe <= probes; ++probe)
+      if ((block_toggles >> (probe - 1)) & 1) text.bit((toggles >> (probe - 1)) & 1, probe_id(probe));
+    for (int probe = 1; probe <= bus_probes; ++probe)
+      if (new_codes[probe - 1] != codes[probe - 1]) {
+        codes[probe - 1] = new_codes[probe - 1];
+        text.vector(codes[probe - 1], width, bus_id(probe));
+      }
+    lines = new_lines;
+    last = time;
+    open = false;
+  }
+};
+
+VcdWriter::VcdWriter(const CaptureInfo& info, int probes, double origin_ns, TextOut& out,
+                     const VcdOptions& options)
+    : m_state(std::make_unique<State>(out, options)) {
+  State& s = *m_state;
+  probes = std::clamp(probes, 0, 8);
+  s.probes = probes;
+  s.layout = ProbeLayout::from_name(info.layout);
+  // A vector per probe of the layout (its width is the layout's); probes beyond it (corrupt data) get none.
+  s.bus_probes = options.bus && s.layout ? std::min(probes, s.layout->probe_count()) : 0;
+  s.width = s.layout ? s.layout->bits_per_probe() : 0;
+  s.origin = std::min(origin_ns, 0.0);
+  s.end_ns = info.end_ns();
 
   if (options.utc) {
-    const int64_t start_ns = options.utc->unix_ns(info.capture_start_tsc) + std::llround(origin);
+    const int64_t start_ns = options.utc->unix_ns(info.capture_start_tsc) + std::llround(s.origin);
     const UtcNs zero{start_ns / 1'000'000'000 - (start_ns % 1'000'000'000 < 0 ? 1 : 0),
                      ((start_ns % 1'000'000'000) + 1'000'000'000) % 1'000'000'000};
     out.print("$date {} $end\n", format_iso_utc(zero));
@@ -141,71 +195,68 @@ void write_vcd(const Capture& capture, TextOut& out, const VcdOptions& options) 
     names.push_back(name);
     out.print("$var wire 1 {} {} $end\n", probe_id(probe), name);
   }
-  for (int probe = 1; probe <= bus_probes; ++probe)
-    out.print("$var wire {} {} {}_code [{}:0] $end\n", width, bus_id(probe), names[probe - 1], width - 1);
+  for (int probe = 1; probe <= s.bus_probes; ++probe)
+    out.print("$var wire {} {} {}_code [{}:0] $end\n", s.width, bus_id(probe), names[probe - 1], s.width - 1);
   out.append("$upscope $end\n$enddefinitions $end\n");
 
-  uint8_t lines = info.initial_lines;
-  uint8_t toggles = 0;
-  uint8_t codes[8] = {};
+  s.lines = info.initial_lines;
   out.append("#0\n$dumpvars\n");
-  VcdText text(out);
-  for (int line = 0; line < 8; ++line) text.bit((lines >> line) & 1, line_id(line));
-  for (int probe = 1; probe <= probes; ++probe) text.bit(0, probe_id(probe));
-  for (int probe = 1; probe <= bus_probes; ++probe) {
-    codes[probe - 1] = layout->code_of(lines, probe);
-    text.vector(codes[probe - 1], width, bus_id(probe));
+  for (int line = 0; line < 8; ++line) s.text.bit((s.lines >> line) & 1, line_id(line));
+  for (int probe = 1; probe <= probes; ++probe) s.text.bit(0, probe_id(probe));
+  for (int probe = 1; probe <= s.bus_probes; ++probe) {
+    s.codes[probe - 1] = s.layout->code_of(s.lines, probe);
+    s.text.vector(s.codes[probe - 1], s.width, bus_id(probe));
   }
-  text.flush();
+  s.text.flush();
   out.append("$end\n");
 
   // Ticks from the origin; at 1 ns or finer a poll is its own block, coarser ones merge the polls of a tick.
-  const double per_ns = 1000.0 / static_cast<double>(options.timescale_ps);
-  const bool merge = options.timescale_ps > 1000;
-  auto tick = [&](double ns) { return round_to_int64((ns - origin) * per_ns); };
-  const std::span<const AnalysisEvent> events = capture.events;
-  int64_t last = 0;
-  for (size_t i = 0; i < events.size();) {
-    const int64_t first_tick = tick(events[i].time_ns);
-    size_t j = i;
-    uint8_t block_toggles = 0;
-    uint8_t new_lines = lines;
-    uint8_t new_codes[8];
-    std::copy(std::begin(codes), std::end(codes), new_codes);
-    for (; j < events.size(); ++j) {
-      const AnalysisEvent& event = events[j];
-      if (j > i && event.tsc != events[i].tsc &&
-          !(merge && tick(event.time_ns) <= std::max(first_tick, last)))
-        break;
-      if (event.probe >= 1 && event.probe <= probes) {
-        block_toggles ^= static_cast<uint8_t>(1u << (event.probe - 1));
-        if (event.probe <= bus_probes) new_codes[event.probe - 1] = event.code;
-      }
-      new_lines = event.lines;
+  s.per_ns = 1000.0 / static_cast<double>(options.timescale_ps);
+  s.merge = options.timescale_ps > 1000;
+}
+
+VcdWriter::~VcdWriter() = default;
+
+void VcdWriter::add(std::span<const AnalysisEvent> events) {
+  State& s = *m_state;
+  for (const AnalysisEvent& event : events) {
+    // An event joins the open block when it is of the block's poll, or (merging) of its tick or earlier.
+    if (s.open && event.tsc != s.first_tsc &&
+        !(s.merge && s.tick(event.time_ns) <= std::max(s.first_tick, s.last)))
+      s.write_block();
+    if (!s.open) {
+      s.open = true;
+      s.first_tsc = event.tsc;
+      s.first_tick = s.tick(event.time_ns);
+      s.block_toggles = 0;
+      s.new_lines = s.lines;
+      std::copy(std::begin(s.codes), std::end(s.codes), s.new_codes);
     }
-    const int64_t time = merge ? std::max(first_tick, last) : std::max(first_tick, last + 1);
-    const uint8_t changed = lines ^ new_lines;
-    bool codes_changed = false;
-    for (int probe = 1; probe <= bus_probes; ++probe)
-      codes_changed |= new_codes[probe - 1] != codes[probe - 1];
-    // A merged tick whose changes cancel out (a pulse shorter than the tick) leaves no timestamp.
-    if (time > last && (!merge || changed || block_toggles || codes_changed)) text.time(time);
-    for (int line = 0; line < 8; ++line)
-      if ((changed >> line) & 1) text.bit((new_lines >> line) & 1, line_id(line));
-    toggles ^= block_toggles;
-    for (int probe = 1; probe <= probes; ++probe)
-      if ((block_toggles >> (probe - 1)) & 1) text.bit((toggles >> (probe - 1)) & 1, probe_id(probe));
-    for (int probe = 1; probe <= bus_probes; ++probe)
-      if (new_codes[probe - 1] != codes[probe - 1]) {
-        codes[probe - 1] = new_codes[probe - 1];
-        text.vector(codes[probe - 1], width, bus_id(probe));
-      }
-    lines = new_lines;
-    last = time;
-    i = j;
+    if (event.probe >= 1 && event.probe <= s.probes) {
+      s.block_toggles ^= static_cast<uint8_t>(1u << (event.probe - 1));
+      if (event.probe <= s.bus_probes) s.new_codes[event.probe - 1] = event.code;
+    }
+    s.new_lines = event.lines;
   }
-  const int64_t end = std::max<int64_t>(tick(capture.end_ns()), last + 1);
-  text.time(end);
+}
+
+void VcdWriter::finish() {
+  State& s = *m_state;
+  if (s.open) s.write_block();
+  s.text.time(std::max<int64_t>(s.tick(s.end_ns), s.last + 1));
+  s.text.flush();
+}
+
+void write_vcd(const Capture& capture, TextOut& out, const VcdOptions& options) {
+  int probes = capture.info.probe_count;
+  double origin = 0;
+  for (const AnalysisEvent& event : capture.events) {
+    probes = std::max<int>(probes, event.probe);
+    origin = std::min(origin, event.time_ns);
+  }
+  VcdWriter writer(capture.info, probes, origin, out, options);
+  writer.add(capture.events);
+  writer.finish();
 }
 
 std::string export_vcd(const Capture& capture, const VcdOptions& options) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -35,6 +36,22 @@ Expected<int64_t> parse_vcd_timescale(std::string_view text);
 // had an odd number of events in the tick). A final timestamp marks the capture's end (at least one tick
 // after the last change).
 void write_vcd(const Capture& capture, TextOut& out, const VcdOptions& options = {});
+
+// The same VCD from events handed over a batch at a time in seq order (`ett export` streams the trace): the
+// header and the initial values when made, the changes of each batch (a poll, or a tick, that goes on in the
+// next batch is written with it), the end mark at finish. `probes`: the highest probe among the events (at
+// least the layout's); `origin_ns`: the earliest event's time (times are ticks from min(origin_ns, 0)).
+class VcdWriter {
+ public:
+  VcdWriter(const CaptureInfo& info, int probes, double origin_ns, TextOut& out, const VcdOptions& options);
+  ~VcdWriter();
+  void add(std::span<const AnalysisEvent> events);
+  void finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> m_state;
+};
 std::string export_vcd(const Capture& capture, const VcdOptions& options = {});  // the same text, whole
 
 }  // namespace ett::host

@@ -25,6 +25,7 @@
 #include "analysis/input.h"
 #include "common/tsc_time.h"
 #include "export/perfetto.h"
+#include "export/vcd.h"
 #include "golden/golden_cases.h"
 #include "support/test_disk_writer.h"
 
@@ -205,6 +206,15 @@ std::vector<std::string> fields(const std::string& row) {
   return out;
 }
 
+// A 300,000-event synthetic trace (two parts for a streamed read) loaded into `db`, probe 2 labelled "node
+// B".
+void load_labelled_trace(const TempDir& dir, const std::string& db, const char* seed) {
+  ASSERT_EQ(golden::ett({"synth", dir.file("big.img"), "--events", "300000", "--seed", seed}).status, 0);
+  const golden::Run load = golden::ett({"load", dir.file("big.img"), "--db", db});
+  ASSERT_EQ(load.status, 0) << load.err;
+  ASSERT_EQ(golden::ett({"label", "--probe", "2", "node B", "--db", db}).status, 0);
+}
+
 // `ett export --format perfetto` (and perfetto-proto) streams the trace (read as two halves at once, the
 // second held and handed on after the first) and pairs the actions as the events pass: the file is what the
 // exporter writes from the whole capture in memory and its actions paired there, with and without actions, by
@@ -212,10 +222,7 @@ std::vector<std::string> fields(const std::string& row) {
 TEST(ExportStreamed, PerfettoOfATraceReadInTwoPartsIsWhatTheLoadedTraceGives) {
   TempDir dir;
   const std::string db = "sqlite:" + dir.file("big.db");
-  ASSERT_EQ(golden::ett({"synth", dir.file("big.img"), "--events", "300000", "--seed", "9"}).status, 0);
-  const golden::Run load = golden::ett({"load", dir.file("big.img"), "--db", db});
-  ASSERT_EQ(load.status, 0) << load.err;
-  ASSERT_EQ(golden::ett({"label", "--probe", "2", "node B", "--db", db}).status, 0);
+  load_labelled_trace(dir, db, "9");
   auto loaded = host::open_trace(db, std::nullopt);
   ASSERT_TRUE(loaded) << loaded.error().message;
   const host::Capture& capture = loaded->capture;
@@ -243,6 +250,49 @@ TEST(ExportStreamed, PerfettoOfATraceReadInTwoPartsIsWhatTheLoadedTraceGives) {
       EXPECT_EQ(written.size(), expected.size());
       EXPECT_TRUE(written == expected);
     }
+}
+
+// `ett export --format vcd` streams the trace too: the file is what write_vcd gives for the whole capture in
+// memory, at a fine and a merging timescale, with and without the vectors, and with an event moved before the
+// capture start (the origin comes from event_blocks before the read, as the protobuf's does).
+TEST(ExportStreamed, VcdOfATraceReadInTwoPartsIsWhatTheLoadedTraceGives) {
+  TempDir dir;
+  const std::string db = "sqlite:" + dir.file("big.db");
+  load_labelled_trace(dir, db, "10");
+  const std::vector<std::string> labels = {"", "node B"};
+  auto compare = [&](const std::string& name) {
+    auto loaded = host::open_trace(db, std::nullopt);
+    ASSERT_TRUE(loaded) << loaded.error().message;
+    for (const char* timescale : {"1ns", "10us"})
+      for (const bool bus : {true, false}) {
+        SCOPED_TRACE(fmt::format("{}, {}, bus {}", name, timescale, bus));
+        const std::string file = dir.file(fmt::format("{}-{}-{}.vcd", name, timescale, bus));
+        std::vector<std::string> args = {"export", "--format", "vcd", "--timescale", timescale, "-o",
+                                         file,     "--db",     db};
+        if (!bus) args.push_back("--no-bus");
+        const golden::Run exported = golden::ett(args);
+        ASSERT_EQ(exported.status, 0) << exported.err;
+        const std::string expected =
+            host::export_vcd(loaded->capture, {*host::parse_vcd_timescale(timescale), bus, labels, nullptr});
+        const std::string written = slurp(file);
+        EXPECT_EQ(written.size(), expected.size());
+        EXPECT_TRUE(written == expected);
+      }
+  };
+  compare("as loaded");
+  auto head = host::open_trace(db, std::nullopt);
+  ASSERT_TRUE(head) << head.error().message;
+  const host::CaptureInfo info = head->capture.info;
+  const golden::Run moved = golden::ett(
+      {"sql",
+       fmt::format(
+           "UPDATE events SET tsc = {0} WHERE seq = 150001; UPDATE event_blocks SET min_ns = {1} WHERE "
+           "first_seq = {2}",
+           info.capture_start_tsc - 555'555, host::ticks_to_ns_exact(-555'555, info.tsc_hz),
+           (150001 >> 12) << 12),
+       "--db", db});
+  ASSERT_EQ(moved.status, 0) << moved.err;
+  compare("an event before the start");
 }
 
 // The protobuf's times start at the trace's earliest event when it comes before the capture start, which the

@@ -146,6 +146,59 @@ TEST(ExportVcd, TimesStrictlyIncreaseEvenWhenPollsCrowdAndPretriggerIsNegative) 
   EXPECT_EQ(stamps, 2000 + 2);  // #0, one per poll, the final timestamp
 }
 
+// The VCD written from events a batch at a time (VcdWriter, as `ett export` streams the trace) is the one
+// written from the whole capture, at every timescale and without the vectors, with batches that end inside a
+// poll (events of one TSC) and inside a merged tick: batches of one event, and the odd sizes of
+// add_in_batches over 600,000 events that start before the capture start (a negative origin) and reach a
+// probe past the layout.
+TEST(ExportVcd, WrittenABatchAtATimeIsTheWholeCapturesVcd) {
+  Capture crowded;
+  crowded.info.tsc_hz = 3'000'000'000;
+  crowded.info.capture_start_tsc = 0;
+  crowded.info.capture_end_tsc = 9000;
+  std::mt19937 rng(5);
+  uint64_t tsc = 0;
+  uint8_t lines = 0;
+  for (uint64_t seq = 0; seq < 3000; ++seq) {
+    if (rng() % 3) tsc += rng() % 5;  // a third of the events share their predecessor's poll
+    const auto probe = static_cast<uint8_t>(1 + rng() % 2);
+    lines = static_cast<uint8_t>(rng());
+    crowded.events.push_back({seq, probe, static_cast<uint8_t>(lines & 15), lines, tsc, tsc / 3.0 - 50});
+  }
+  Capture big;
+  big.info.tsc_hz = 1'000'000'000;
+  big.info.capture_end_tsc = 1'000'000'000'000;
+  big.events = ett::test::streamed_events(-500, 4);
+  for (const int64_t timescale_ps : {int64_t{1}, int64_t{1000}, int64_t{10'000}, int64_t{1'000'000}})
+    for (const bool bus : {true, false}) {
+      SCOPED_TRACE(fmt::format("timescale {} ps, bus {}", timescale_ps, bus));
+      const VcdOptions options{timescale_ps, bus};
+      auto streamed = [&](const Capture& capture, bool one_at_a_time) {
+        TextOut out;
+        const auto by_probe = [](const AnalysisEvent& a, const AnalysisEvent& b) {
+          return a.probe < b.probe;
+        };
+        const auto by_time = [](const AnalysisEvent& a, const AnalysisEvent& b) {
+          return a.time_ns < b.time_ns;
+        };
+        const std::span<const AnalysisEvent> events = capture.events;
+        VcdWriter writer(capture.info, std::ranges::max_element(events, by_probe)->probe,
+                         std::ranges::min_element(events, by_time)->time_ns, out, options);
+        if (one_at_a_time)
+          for (size_t i = 0; i < capture.events.size(); ++i)
+            writer.add(std::span(capture.events).subspan(i, 1));
+        else
+          ett::test::add_in_batches(writer, capture.events);
+        writer.finish();
+        return out.take();
+      };
+      const std::string whole = export_vcd(crowded, options);
+      EXPECT_EQ(streamed(crowded, true), whole);
+      const std::string big_whole = export_vcd(big, options);
+      EXPECT_TRUE(streamed(big, false) == big_whole) << big_whole.size() << " bytes";
+    }
+}
+
 // The trace events of a Perfetto JSON document (parsed: a writer that is not valid JSON fails here) that have
 // every field of `match` with its value.
 std::vector<nlohmann::json> perfetto_events(const std::string& text, const nlohmann::json& match) {
