@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <exception>
 
 #include "common/huge_pages.h"
 #include "common/probe_layout.h"
@@ -255,11 +256,6 @@ Expected<std::pair<Capture, int64_t>> load_capture_head(Database& db, int64_t tr
   return std::pair<Capture, int64_t>{std::move(capture), traces_row.second};
 }
 
-Status no_events(const CaptureInfo& info) {
-  return make_error(ErrorKind::Usage,
-                    fmt::format("{} has no events: nothing to analyse or export", info.name));
-}
-
 // The events in batches, converted (stream_trace_events); `restart` as Database::read_events'. Returns how
 // many were read.
 Expected<size_t> read_converted(Database& db, const CaptureInfo& info, const EventSink& sink,
@@ -282,6 +278,11 @@ Expected<size_t> read_converted(Database& db, const CaptureInfo& info, const Eve
 }
 
 }  // namespace
+
+Status no_events(const CaptureInfo& info) {
+  return make_error(ErrorKind::Usage,
+                    fmt::format("{} has no events: nothing to analyse or export", info.name));
+}
 
 Expected<Capture> load_capture(Database& db, int64_t trace_id) {
   ETT_TRY_ASSIGN(auto head, load_capture_head(db, trace_id));
@@ -662,9 +663,14 @@ Expected<PrecisionResult> stored_precision(Database& db, const Capture& head,
     return analyze_precision(head, options);  // no event needed
   }
   // The steps of loop_steps_ns, from each event and the one before it in seq order (across batches).
+  // Room for a step per event (address space; not for a count too big to reserve, which a database whose
+  // traces row lies could give).
   ETT_TRY_ASSIGN(const auto counted, load_capture_head(db, info.trace_id));
   std::vector<double> steps;
-  steps.reserve(static_cast<size_t>(std::clamp<int64_t>(counted.second, 0, int64_t{1} << 32)));
+  try {
+    steps.reserve(static_cast<size_t>(std::clamp<int64_t>(counted.second, 0, int64_t{1} << 29)));
+  } catch (const std::exception&) {
+  }
   std::optional<uint64_t> previous;
   auto take = [&](std::span<const AnalysisEvent> events) -> Status {
     for (const AnalysisEvent& event : events) {

@@ -74,6 +74,9 @@ Status stream_trace_events(Database& db, const Capture& capture, const EventSink
 // Without a rate, or without event_blocks rows, from all the events.
 Expected<double> earliest_event_ns(Database& db, const CaptureInfo& info);
 
+// The refusal of a trace without events ("... has no events: nothing to analyse or export").
+Status no_events(const CaptureInfo& info);
+
 // The times of the trace's first and last events in seq order (time_ns as load_capture computes it): two
 // rows read through the primary key, not the trace. nullopt for a trace without events.
 struct EventTimeSpan {

@@ -179,8 +179,8 @@ std::string duration_text(double ns) {
 }
 
 // Time buckets run from the first matching event to the last, empty ones included: a narrow bucket on a long
-// capture would be hundreds of millions of rows. Refused before any row is made, with the way out.
-// Whether --by's time buckets from the first event to the last (first_ns, last_ns) stay within the cap.
+// capture would be hundreds of millions of rows. Refused before any row is made, with the way out: whether
+// --by's buckets from the first event to the last (first_ns, last_ns) stay within the cap.
 host::Status check_bucket_span(double first_ns, double last_ns, const HistogramSpec& spec,
                                const std::string& by, uint64_t cap) {
   const double buckets = std::floor(last_ns / spec.bucket_ns) - std::floor(first_ns / spec.bucket_ns) + 1;
@@ -240,9 +240,9 @@ int run_histogram(const AnalyzeOptions& o, OutputFormat format) {
     const CaptureInfo& info = head->capture.info;
     auto span = first_and_last_event_ns(*head->db, info);
     if (!span) return report(span.error());
+    if (!*span) return report(no_events(info).error());
     const host::Status fits =
-        *span ? check_bucket_span((*span)->first_ns, (*span)->last_ns, *spec, o.by, o.max_buckets)
-              : host::Status{};
+        check_bucket_span((*span)->first_ns, (*span)->last_ns, *spec, o.by, o.max_buckets);
     if (!fits && !filter) return report(fits.error());
     if (fits) {
       std::optional<UtcClock> clock;

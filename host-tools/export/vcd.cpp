@@ -108,9 +108,8 @@ Expected<int64_t> parse_vcd_timescale(std::string_view text) {
 
 // What the writer keeps between batches: the values written last and the block of events being gathered.
 struct VcdWriter::State {
-  State(TextOut& out, const VcdOptions& options) : text(out), options(options) {}
+  explicit State(TextOut& out) : text(out) {}
   VcdText text;
-  VcdOptions options;
   std::optional<ProbeLayout> layout;
   int probes = 0;
   int bus_probes = 0;  // probes with a code vector
@@ -160,7 +159,7 @@ struct VcdWriter::State {
 
 VcdWriter::VcdWriter(const CaptureInfo& info, int probes, double origin_ns, TextOut& out,
                      const VcdOptions& options)
-    : m_state(std::make_unique<State>(out, options)) {
+    : m_state(std::make_unique<State>(out)) {
   State& s = *m_state;
   probes = std::clamp(probes, 0, 8);
   s.probes = probes;
