@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <exception>
 
 #include "common/huge_pages.h"
@@ -279,9 +280,27 @@ Expected<size_t> read_converted(Database& db, const CaptureInfo& info, const Eve
 
 }  // namespace
 
+Expected<std::vector<CodeCount>> code_counts(Database& db, int64_t trace_id) {
+  const SqlValue params[] = {trace_id};
+  ETT_TRY_ASSIGN(auto rows,
+                 db.query("SELECT probe, code, events FROM event_codes WHERE trace_id = $1", params));
+  std::vector<CodeCount> counts;
+  for (const auto& row : rows.rows)
+    counts.push_back({row[0] ? std::atoi(row[0]->c_str()) : 0, row[1] ? std::atoi(row[1]->c_str()) : 0,
+                      row[2] ? std::strtoull(row[2]->c_str(), nullptr, 10) : 0});
+  return counts;
+}
+
 Status no_events(const CaptureInfo& info) {
   return make_error(ErrorKind::Usage,
                     fmt::format("{} has no events: nothing to analyse or export", info.name));
+}
+
+Status require_events(Database& db, const CaptureInfo& info) {
+  const SqlValue trace[] = {info.trace_id};
+  ETT_TRY_ASSIGN(const ResultTable table,
+                 db.query("SELECT 1 FROM events WHERE trace_id = $1 LIMIT 1", trace));
+  return table.rows.empty() ? no_events(info) : Status{};
 }
 
 Expected<Capture> load_capture(Database& db, int64_t trace_id) {
@@ -658,8 +677,7 @@ Expected<PrecisionResult> stored_precision(Database& db, const Capture& head,
                                            const PrecisionOptions& options) {
   const CaptureInfo& info = head.info;
   if (info.mode != "calibrate" || info.tsc_hz == 0) {
-    ETT_TRY_ASSIGN(const auto span, first_and_last_event_ns(db, info));
-    if (!span) return no_events(info).failure();
+    ETT_TRY(require_events(db, info));
     return analyze_precision(head, options);  // no event needed
   }
   // The steps of loop_steps_ns, from each event and the one before it in seq order (across batches).
@@ -688,6 +706,25 @@ Expected<PrecisionResult> stored_precision(Database& db, const Capture& head,
   };
   ETT_TRY(stream_trace_events(db, head, take, restart));
   return precision_from_steps(std::move(steps), info.tsc_hz, info.probe_count, options);
+}
+
+Expected<IntervalsResult> stored_intervals(Database& db, const Capture& head, double tau_ns) {
+  ETT_TRY_ASSIGN(const std::vector<CodeCount> counts, code_counts(db, head.info.trace_id));
+  std::vector<uint64_t> probe_events(256);
+  for (const CodeCount& count : counts)
+    if (count.probe >= 0 && count.probe < 256) probe_events[static_cast<size_t>(count.probe)] += count.events;
+  std::optional<IntervalsBuilder> builder;
+  auto start = [&]() -> Status {
+    builder.emplace(tau_ns, head.stalls, probe_events);
+    return {};
+  };
+  ETT_TRY(start());
+  auto take = [&](std::span<const AnalysisEvent> events) -> Status {
+    builder->add(events);
+    return {};
+  };
+  ETT_TRY(stream_trace_events(db, head, take, start));
+  return std::move(*builder).finish(head.info.stall_count);
 }
 
 Expected<QuotedPi> resolve_pi(Database& db, int64_t trace_id, std::optional<double> override_ns) {

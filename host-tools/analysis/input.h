@@ -10,6 +10,7 @@
 #include "analysis/capture.h"
 #include "analysis/durations.h"
 #include "analysis/histogram.h"
+#include "analysis/intervals.h"
 #include "analysis/pps.h"
 #include "analysis/precision.h"
 #include "db/database.h"
@@ -74,8 +75,18 @@ Status stream_trace_events(Database& db, const Capture& capture, const EventSink
 // Without a rate, or without event_blocks rows, from all the events.
 Expected<double> earliest_event_ns(Database& db, const CaptureInfo& info);
 
-// The refusal of a trace without events ("... has no events: nothing to analyse or export").
+// The trace's events per probe and code (event_codes, which the load writes).
+struct CodeCount {
+  int probe = 0;
+  int code = 0;
+  uint64_t events = 0;
+};
+Expected<std::vector<CodeCount>> code_counts(Database& db, int64_t trace_id);
+
+// The refusal of a trace without events ("... has no events: nothing to analyse or export"), and that refusal
+// when the trace has none (one row looked for through the primary key).
 Status no_events(const CaptureInfo& info);
+Status require_events(Database& db, const CaptureInfo& info);
 
 // The times of the trace's first and last events in seq order (time_ns as load_capture computes it): two
 // rows read through the primary key, not the trace. nullopt for a trace without events.
@@ -91,6 +102,11 @@ Expected<std::optional<EventTimeSpan>> first_and_last_event_ns(Database& db, con
 // refuses it.
 Expected<PrecisionResult> stored_precision(Database& db, const Capture& head,
                                            const PrecisionOptions& options);
+
+// analyze_intervals of the trace `head` heads (open_trace_head) with the stalls it holds, gathered as its
+// events are read (no event held; each probe's gaps given room by event_codes' counts). A trace without
+// events is refused as open_trace refuses it.
+Expected<IntervalsResult> stored_intervals(Database& db, const Capture& head, double tau_ns);
 
 // The histogram of the trace `info` heads, counted as its events are read: the parts of the read at once,
 // each on its own thread into its own counters, merged at the end (a count needs no order; no event held). By

@@ -1,76 +1,61 @@
 // intervals.cpp: inter-arrival times per probe and the gaps shorter than tau.
 #include "analysis/intervals.h"
 
-#include <map>
-
 #include "common/on_threads.h"
 
 namespace ett::host {
 
-IntervalsResult analyze_intervals(std::span<const AnalysisEvent> events, double tau_ns) {
-  struct Probe {
-    const AnalysisEvent* last = nullptr;
-    std::vector<double> gaps;
-    ProbeIntervals out;
-  };
-  std::vector<Probe> probes(256);  // by probe number: no map lookup per event
-  {
-    std::vector<size_t> counts(probes.size());  // each probe's gaps in one allocation, never grown
-    for (const AnalysisEvent& event : events) ++counts[event.probe];
-    for (size_t i = 0; i < probes.size(); ++i)
-      if (counts[i] > 1) probes[i].gaps.reserve(counts[i] - 1);
-  }
+IntervalsBuilder::IntervalsBuilder(double tau_ns, std::span<const StallSpan> stalls,
+                                   std::span<const uint64_t> probe_events)
+    : m_tau_ns(tau_ns), m_stalls(stalls), m_probes(256) {
+  for (size_t i = 0; i < probe_events.size() && i < m_probes.size(); ++i)
+    if (probe_events[i] > 1) m_probes[i].gaps.reserve(probe_events[i] - 1);
+}
+
+void IntervalsBuilder::add(std::span<const AnalysisEvent> events) {
   for (const AnalysisEvent& event : events) {
-    Probe& probe = probes[event.probe];
+    const bool touched = m_stalls.add(event);
+    Probe& probe = m_probes[event.probe];
     probe.out.probe = event.probe;
     if (probe.out.events++ == 0) probe.out.first_tsc = event.tsc;
     probe.out.last_tsc = event.tsc;
-    if (probe.last) {
-      const double gap = event.time_ns - probe.last->time_ns;
+    if (probe.any) {
+      const double gap = event.time_ns - probe.last_ns;
       probe.gaps.push_back(gap);
-      if (tau_ns > 0 && gap < tau_ns)
-        probe.out.close.push_back({probe.last->seq, event.seq, probe.last->tsc, event.tsc, gap});
+      const bool stalled = touched || probe.last_touched;
+      probe.out.stalled += stalled;
+      if (m_tau_ns > 0 && gap < m_tau_ns)
+        probe.out.close.push_back({probe.last_seq, event.seq, probe.last_tsc, event.tsc, gap, stalled});
     }
-    probe.last = &event;
+    probe.any = true;
+    probe.last_seq = event.seq;
+    probe.last_tsc = event.tsc;
+    probe.last_ns = event.time_ns;
+    probe.last_touched = touched;
   }
-  // The probes' summaries (a selection among each one's gaps: most of the work after the read) on threads of
-  // their own, one per probe with events.
+}
+
+IntervalsResult IntervalsBuilder::finish(size_t stall_count) && {
   std::vector<Probe*> present;
-  for (Probe& probe : probes)
+  for (Probe& probe : m_probes)
     if (probe.out.events) present.push_back(&probe);
   for_each_on_threads(present.size(), [&present](size_t i) {
     present[i]->out.gaps = summarize(std::move(present[i]->gaps));
   });
   IntervalsResult result;
-  result.tau_ns = tau_ns;
+  result.tau_ns = m_tau_ns;
+  result.stall_count = stall_count;
   for (Probe* probe : present) result.probes.push_back(std::move(probe->out));
   return result;
 }
 
-void mark_stalls(IntervalsResult& result, std::span<const AnalysisEvent> events, const StallMarks& marks,
-                 size_t stall_count) {
-  result.stall_count = stall_count;
-  std::map<uint8_t, size_t> last;  // probe -> index of its previous event
-  std::map<uint8_t, ProbeIntervals*> by_probe;
-  for (ProbeIntervals& p : result.probes) {
-    p.stalled = 0;
-    by_probe[p.probe] = &p;
-  }
-  if (marks.touched_events() == 0) {  // no stall touches any event: no walk over them
-    for (ProbeIntervals& p : result.probes)
-      for (CloseEvent& c : p.close) c.stall = false;
-    return;
-  }
-  for (size_t i = 0; i < events.size(); ++i) {
-    const uint8_t probe = events[i].probe;
-    auto previous = last.find(probe);
-    if (previous != last.end() && (marks.stall_at(previous->second) > 0 || marks.stall_at(i) > 0)) {
-      if (auto p = by_probe.find(probe); p != by_probe.end()) ++p->second->stalled;
-    }
-    last[probe] = i;
-  }
-  for (ProbeIntervals& p : result.probes)
-    for (CloseEvent& c : p.close) c.stall = marks.touched(c.previous_seq) || marks.touched(c.seq);
+IntervalsResult analyze_intervals(std::span<const AnalysisEvent> events, double tau_ns,
+                                  std::span<const StallSpan> stalls, size_t stall_count) {
+  std::vector<uint64_t> counts(256);  // each probe's gaps in one allocation, never grown
+  for (const AnalysisEvent& event : events) ++counts[event.probe];
+  IntervalsBuilder builder(tau_ns, stalls, counts);
+  builder.add(events);
+  return std::move(builder).finish(stall_count);
 }
 
 }  // namespace ett::host

@@ -36,11 +36,35 @@ struct IntervalsResult {
   size_t stall_count = 0;              // stalls of the capture
 };
 
-IntervalsResult analyze_intervals(std::span<const AnalysisEvent> events, double tau_ns);
+// The intervals of events handed over a batch at a time in seq order (a reader that streams the trace need
+// not hold its events), each one a stall of the capture touches (either of its events: StallMarks) counted
+// per probe and its close event flagged.
+class IntervalsBuilder {
+ public:
+  // `probe_events[probe]`, when given: how many events each probe has (room for its gaps at once; a wrong
+  // count costs only growth).
+  IntervalsBuilder(double tau_ns, std::span<const StallSpan> stalls,
+                   std::span<const uint64_t> probe_events = {});
+  void add(std::span<const AnalysisEvent> events);
+  // The probes' summaries (a selection among each one's gaps), a thread per probe.
+  IntervalsResult finish(size_t stall_count) &&;
 
-// Counts per probe the intervals a stall touches (either event; `marks` made over the same `events`) and
-// flags the close events it touches.
-void mark_stalls(IntervalsResult& result, std::span<const AnalysisEvent> events, const StallMarks& marks,
-                 size_t stall_count);
+ private:
+  struct Probe {
+    bool any = false;  // an event came
+    uint64_t last_seq = 0, last_tsc = 0;
+    double last_ns = 0;
+    bool last_touched = false;  // a stall touches the probe's last event
+    std::vector<double> gaps;
+    ProbeIntervals out;
+  };
+  double m_tau_ns;
+  StallMarks::Builder m_stalls;
+  std::vector<Probe> m_probes;  // by probe number: no map lookup per event
+};
+
+// The same over a whole capture's events.
+IntervalsResult analyze_intervals(std::span<const AnalysisEvent> events, double tau_ns,
+                                  std::span<const StallSpan> stalls = {}, size_t stall_count = 0);
 
 }  // namespace ett::host

@@ -14,14 +14,16 @@ StallMarks::Builder::Builder(std::span<const StallSpan> stalls) {
                    [](const StallSpan& a, const StallSpan& b) { return a.start_ns < b.start_ns; });
 }
 
-void StallMarks::Builder::mark(const AnalysisEvent& event) {
+bool StallMarks::Builder::mark(const AnalysisEvent& event) {
   // A stall opens at the first event at or after its start, and closes after marking the first event past
   // its window's end.
   for (; m_next < m_stalls.size() && m_stalls[m_next].start_ns <= event.time_ns; ++m_next)
     m_open.push_back(m_stalls[m_next]);
+  bool touched = false;  // as StallMarks::touched reads the marks: by a stall of some length
   for (size_t i = 0; i < m_open.size();) {
     const StallSpan& stall = m_open[i];
     m_touched.push_back({event.seq, stall.length_ns});
+    touched |= stall.length_ns > 0;
     if (event.time_ns > stall.start_ns + stall.length_ns) {
       m_open[i] = m_open.back();
       m_open.pop_back();
@@ -29,6 +31,7 @@ void StallMarks::Builder::mark(const AnalysisEvent& event) {
       ++i;
     }
   }
+  return touched;
 }
 
 StallMarks StallMarks::Builder::finish() && {

@@ -28,13 +28,15 @@ class StallMarks {
   class Builder {
    public:
     explicit Builder(std::span<const StallSpan> stalls);
-    void add(const AnalysisEvent& event) {
-      if (m_next < m_stalls.size() || !m_open.empty()) mark(event);
+    // Returns whether a stall touches the event (known as it comes: no later event changes it).
+    bool add(const AnalysisEvent& event) {
+      if (m_next < m_stalls.size() || !m_open.empty()) return mark(event);
+      return false;
     }
     StallMarks finish() &&;
 
    private:
-    void mark(const AnalysisEvent& event);
+    bool mark(const AnalysisEvent& event);
     std::vector<StallSpan> m_stalls;  // those that can touch an event, by start
     size_t m_next = 0;                // the first not yet open
     std::vector<StallSpan> m_open;    // opened by an event at or after their start, not yet closed

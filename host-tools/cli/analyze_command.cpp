@@ -145,29 +145,31 @@ Expected<std::optional<UtcClock>> time_clock(const std::string& time, Database& 
 int run_intervals(const AnalyzeOptions& o, OutputFormat format) {
   auto utc = parse_time_option(o.time);
   if (!utc) return report(utc.error());
-  auto loaded = open_trace(o.db, o.trace);
-  if (!loaded) return report(loaded.error());
-  auto clock = time_clock(o.time, *loaded->db, loaded->capture.info);
+  auto head = open_trace_head(o.db, o.trace);
+  if (!head) return report(head.error());
+  const Capture& capture = head->capture;
+  if (auto any = require_events(*head->db, capture.info); !any) return report(any.error());
+  auto clock = time_clock(o.time, *head->db, capture.info);
   if (!clock) return report(clock.error());
   double tau = 0;
   int64_t tau_trace = 0;
   if (o.tau_ns) {
     tau = *o.tau_ns;
   } else {
-    auto stored = find_precision(*loaded->db, loaded->capture.info.trace_id);
+    auto stored = find_precision(*head->db, capture.info.trace_id);
     if (!stored) return report(stored.error());
     if (*stored) {
       tau = (*stored)->tau_ns;
       tau_trace = (*stored)->trace_id;
     }
   }
-  IntervalsResult result = analyze_intervals(loaded->capture.events, tau);
+  auto gathered = stored_intervals(*head->db, capture, tau);
+  if (!gathered) return report(gathered.error());
+  IntervalsResult& result = *gathered;
   result.tau_trace_id = tau_trace;
-  mark_stalls(result, loaded->capture.events, StallMarks(loaded->capture.stalls, loaded->capture.events),
-              loaded->capture.info.stall_count);
   std::string text = format_intervals(result, format);
   if (*clock) text = intervals_with_utc(text, result, **clock, format);
-  return print(o, format, loaded->capture.info.name, text);
+  return print(o, format, capture.info.name, text);
 }
 
 // "2.28 us": a bucket width for the message below, in the unit that keeps it readable.

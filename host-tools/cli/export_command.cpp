@@ -60,24 +60,6 @@ Expected<std::vector<std::string>> probe_labels(Database& db, int64_t trace) {
   return labels;
 }
 
-// The trace's events per probe and code (event_codes, which the load writes): the highest probe, and how many
-// events each endpoint of the actions selects.
-struct CodeCount {
-  int probe = 0;
-  int code = 0;
-  uint64_t events = 0;
-};
-Expected<std::vector<CodeCount>> code_counts(Database& db, int64_t trace) {
-  const SqlValue params[] = {trace};
-  ETT_TRY_ASSIGN(auto rows,
-                 db.query("SELECT probe, code, events FROM event_codes WHERE trace_id = $1", params));
-  std::vector<CodeCount> counts;
-  for (const auto& row : rows.rows)
-    counts.push_back({row[0] ? std::atoi(row[0]->c_str()) : 0, row[1] ? std::atoi(row[1]->c_str()) : 0,
-                      row[2] ? std::strtoull(row[2]->c_str(), nullptr, 10) : 0});
-  return counts;
-}
-
 uint64_t selected(std::span<const CodeCount> counts, const Endpoint& endpoint) {
   uint64_t events = 0;
   for (const CodeCount& count : counts)

@@ -157,8 +157,7 @@ TEST(AnalysisStalls, DurationsFlagExactlyTheActionsAStallTouchesAndQuotePiPlusTh
 TEST(AnalysisStalls, IntervalsCountTheIntervalsAStallTouches) {
   const auto events = actions(5);
   const std::vector<StallSpan> stalls = {{2900, 500}};  // touches seq 6, 7 (inside) and 8 (first after)
-  IntervalsResult result = analyze_intervals(events, 800);
-  mark_stalls(result, events, StallMarks(stalls, events), 1);
+  const IntervalsResult result = analyze_intervals(events, 800, stalls, 1);
   ASSERT_EQ(result.probes.size(), 2u);
   // Probe 1: 0,1000,2000,3000,4000 -> intervals 2000-3000 and 3000-4000 touched. Probe 2: 300..4300 -> only
   // 2300-3300 and 3300-4300 (3300 touched).

@@ -1135,3 +1135,52 @@ TEST(SqliteReader, StoredPrecisionIsTheWholeCapturesFromItsStepsAlone) {
     EXPECT_NE(none.error().message.find("has no events"), std::string::npos) << none.error().message;
   }
 }
+
+// The intervals gathered as a big trace streams (stored_intervals) are the whole capture's, the capture's
+// stalls included (one inside the first part, one across the second part's first events), also when the
+// first part is read again from its start; a trace with no events is refused by name.
+TEST(SqliteReader, StoredIntervalsAreTheWholeCapturesWithItsStalls) {
+  ett::test::TempDir dir;
+  std::unique_ptr<Database> db;
+  const int64_t trace = load_big_trace(dir, 9, db);
+  auto events = db->query(fmt::format("SELECT tsc FROM events WHERE trace_id = {} AND seq IN (1000, 149999) "
+                                      "ORDER BY seq",
+                                      trace),
+                          {});
+  ASSERT_TRUE(events) << events.error().message;
+  ASSERT_EQ(events->rows.size(), 2u);
+  ASSERT_TRUE(db->run_script(fmt::format(
+      "INSERT INTO stalls (trace_id, start_tsc, length_ticks) VALUES ({0}, {1}, 400000), ({0}, {2}, 900000)",
+      trace, std::stoll(*events->rows[0][0]) - 10, std::stoll(*events->rows[1][0]) - 10)));
+  auto capture = load_capture(*db, trace);
+  ASSERT_TRUE(capture) << capture.error().message;
+  ASSERT_EQ(capture->stalls.size(), 2u);
+  const double tau = 20'000;
+  const IntervalsResult whole = analyze_intervals(capture->events, tau, capture->stalls, 2);
+  uint64_t stalled = 0, close = 0;
+  for (const ProbeIntervals& p : whole.probes) {
+    stalled += p.stalled;
+    close += p.close.size();
+  }
+  EXPECT_GT(stalled, 4u) << "the stalls touch intervals of both probes";
+  EXPECT_GT(close, 0u);
+  const std::string expected = format_intervals(whole, OutputFormat::Json);
+  Capture head;
+  head.info = capture->info;
+  head.info.stall_count = 2;
+  head.stalls = capture->stalls;
+  auto stored = stored_intervals(*db, head, tau);
+  ASSERT_TRUE(stored) << stored.error().message;
+  EXPECT_EQ(format_intervals(*stored, OutputFormat::Json), expected);
+  RestartingReads restarting(*db);
+  auto restarted = stored_intervals(restarting, head, tau);
+  ASSERT_TRUE(restarted) << restarted.error().message;
+  EXPECT_EQ(restarting.restarts, 1);
+  EXPECT_EQ(format_intervals(*restarted, OutputFormat::Json), expected);
+
+  ASSERT_TRUE(db->run_script("DELETE FROM events"));
+  auto none = stored_intervals(*db, head, tau);
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("has no events"), std::string::npos) << none.error().message;
+  EXPECT_FALSE(require_events(*db, head.info));
+}
