@@ -68,9 +68,9 @@ uint64_t selected(std::span<const CodeCount> counts, const Endpoint& endpoint) {
   return events;
 }
 
-// A format that takes each event once in order (Exporter::stream) is written as the trace is read: its events
-// are never all in memory. The actions (--from/--to) are paired as the events pass, kept as their ends, and
-// written after them.
+// Every format takes each event once in order (Exporter::stream) and is written as the trace is read: its
+// events are never all in memory. The actions (--from/--to) are paired as the events pass, kept as their
+// ends, and written after them.
 host::Status stream_export(const ExportOptions& o, const Exporter& exporter, const TscUtcClock* utc,
                            const std::optional<Endpoint>& from, const std::optional<Endpoint>& to,
                            PairRule rule, int64_t timescale_ps, TextOut& out, Progress& bar) {
@@ -80,7 +80,7 @@ host::Status stream_export(const ExportOptions& o, const Exporter& exporter, con
   if (from) ETT_TRY(check_endpoints(info, *from, *to));
   ETT_TRY_ASSIGN(const std::vector<std::string> labels, probe_labels(*head.db, info.trace_id));
   ETT_TRY_ASSIGN(const std::vector<CodeCount> counts, code_counts(*head.db, info.trace_id));
-  ExportInput input{head.capture, {}, labels, utc, timescale_ps, !o.no_bus};
+  ExportInput input{head.capture, labels, utc, timescale_ps, !o.no_bus};
   input.probes = info.probe_count;
   for (const CodeCount& count : counts) input.probes = std::max(input.probes, count.probe);
   // The earliest event's time, where the format writes relative times from it: found before the read, and
@@ -137,28 +137,6 @@ host::Status stream_export(const ExportOptions& o, const Exporter& exporter, con
     ETT_TRY_ASSIGN(actions, std::move(*pairer).finish_ends());
   }
   writer->finish(ActionList(actions));
-  return {};
-}
-
-// Any other format: the trace loaded, the actions paired when asked for (--from/--to), then written.
-host::Status load_and_export(const ExportOptions& o, const Exporter& exporter, const TscUtcClock* utc,
-                             const std::optional<Endpoint>& from, const std::optional<Endpoint>& to,
-                             PairRule rule, int64_t timescale_ps, TextOut& out, Progress& bar) {
-  bar.phase("reading the trace");
-  ETT_TRY_ASSIGN(const LoadedTrace loaded, open_trace(o.db, o.trace));
-  const Capture& capture = loaded.capture;
-  // The actions as links into the events, which are held anyway: 5 M actions are 38 MB, not 300.
-  std::vector<ActionLink> links;
-  if (from) {
-    ETT_TRY(check_endpoints(capture.info, *from, *to));
-    ETT_TRY_ASSIGN(links, pair_links(capture.events, *from, *to, rule));
-  }
-  ETT_TRY_ASSIGN(const std::vector<std::string> labels, probe_labels(*loaded.db, capture.info.trace_id));
-  // Written as it is produced: the text of 10 M events would be gigabytes in memory.
-  bar.phase(fmt::format("writing {} events of trace {} as {}", capture.events.size(), capture.info.trace_id,
-                        exporter.name));
-  exporter.write(
-      ExportInput{capture, ActionList(links, capture.events), labels, utc, timescale_ps, !o.no_bus}, out);
   return {};
 }
 
@@ -229,9 +207,7 @@ int run_export(const ExportOptions& o) {
   if (created) bar.remove_on_interrupt(o.output);
   if (to_file) bar.watch_file(o.output);
   const TscUtcClock* const clock = utc ? &*utc : nullptr;
-  auto exported = exporter->stream
-                      ? stream_export(o, *exporter, clock, from, to, *rule, timescale_ps, *out, bar)
-                      : load_and_export(o, *exporter, clock, from, to, *rule, timescale_ps, *out, bar);
+  auto exported = stream_export(o, *exporter, clock, from, to, *rule, timescale_ps, *out, bar);
   if (!exported) return report(exported.error());
   auto written = out->finish();
   if (!written) return report(written.error());

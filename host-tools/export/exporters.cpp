@@ -39,9 +39,6 @@ constexpr Exporter kExporters[] = {
      "a "
      "vector",
      false,
-     [](const ExportInput& input, TextOut& out) {
-       write_vcd(input.capture, out, {input.vcd_timescale_ps, input.vcd_bus, input.probe_labels, input.utc});
-     },
      [](const ExportInput& input, TextOut& out) -> std::unique_ptr<StreamedExport> {
        return std::make_unique<Streamed<VcdWriter>>(
            input.capture.info, input.probes, input.earliest_ns, out,
@@ -50,9 +47,6 @@ constexpr Exporter kExporters[] = {
      Exporter::Earliest::Always},
     {"perfetto", "json",
      "Perfetto / Chrome trace JSON: a track and a code counter per probe, actions as slices", true,
-     [](const ExportInput& input, TextOut& out) {
-       write_perfetto(input.capture, input.actions, out, perfetto_options(input));
-     },
      [](const ExportInput& input, TextOut& out) -> std::unique_ptr<StreamedExport> {
        return std::make_unique<Streamed<PerfettoWriter>>(input.capture.info, input.probes, out,
                                                          perfetto_options(input));
@@ -60,16 +54,13 @@ constexpr Exporter kExporters[] = {
     {"perfetto-proto", "pftrace",
      "Perfetto's protobuf trace (for captures too large for JSON): the same tracks, written as a stream",
      true,
-     [](const ExportInput& input, TextOut& out) {
-       write_perfetto_proto(input.capture, input.actions, out, perfetto_options(input));
-     },
      [](const ExportInput& input, TextOut& out) -> std::unique_ptr<StreamedExport> {
        return std::make_unique<Streamed<PerfettoProtoWriter>>(
            input.capture.info, input.probes, input.earliest_ns, out, perfetto_options(input));
      },
      Exporter::Earliest::WithoutUtc},
     {"csv", "csv", "one row per event: seq, probe, code, tsc, time_ns, lines (and utc with --time utc)",
-     false, [](const ExportInput& input, TextOut& out) { write_csv(input.capture, out, input.utc); },
+     false,
      [](const ExportInput& input, TextOut& out) -> std::unique_ptr<StreamedExport> {
        return std::make_unique<Streamed<CsvWriter>>(out, input.utc);
      }},

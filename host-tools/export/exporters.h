@@ -15,17 +15,16 @@
 
 namespace ett::host {
 
-// What an exporter gets: the loaded trace, the paired actions when the user asked for them (--from/--to), the
-// probes' names and the options of `ett export`.
+// What an exporter's writer gets: the trace's head (its events come later, a batch at a time), the probes'
+// names and the options of `ett export`.
 struct ExportInput {
-  const Capture& capture;
-  ActionList actions;
+  const Capture& capture;                          // the trace's header and stalls, no events
   std::span<const std::string> probe_labels = {};  // [probe - 1]: its `ett label`, "" for none
   const TscUtcClock* utc = nullptr;                // --time utc: the trace's PPS mapping
   int64_t vcd_timescale_ps = 1000;                 // --timescale
   bool vcd_bus = true;                             // not --no-bus
-  int probes = 0;          // streamed (capture has no events): the highest probe among them, from event_codes
-  double earliest_ns = 0;  // streamed, for a format that needs it: the earliest time of the events
+  int probes = 0;                                  // the highest probe among the events, from event_codes
+  double earliest_ns = 0;  // for a format that needs it: the earliest time of the events
 };
 
 // An export written from events handed over a batch at a time in seq order, so that `ett export` streams the
@@ -44,12 +43,10 @@ struct Exporter {
   const char* extension;    // of the file it writes, without the dot
   const char* description;  // one line for --help
   bool takes_actions;       // accepts --from/--to
-  // Writes the export into `out` as it goes (never the whole text at once: 10 M events make gigabytes).
-  void (*write)(const ExportInput& input, TextOut& out);
-  // For a format that takes each event once, in seq order, and then its actions: the writer of the export
-  // from events handed over a batch at a time (`input.capture` has no events then, `input.actions` none).
-  // nullptr: only `write`.
-  std::unique_ptr<StreamedExport> (*stream)(const ExportInput& input, TextOut& out) = nullptr;
+  // The writer of the export from events handed over a batch at a time, then the actions paired from them:
+  // it writes into `out` as it goes (never the whole text at once: 10 M events make gigabytes), and the
+  // trace is never all in memory.
+  std::unique_ptr<StreamedExport> (*stream)(const ExportInput& input, TextOut& out);
   // Whether `stream` needs input.earliest_ns: never, only without --time utc (relative times are written from
   // there), or always.
   enum class Earliest { Never, WithoutUtc, Always };
