@@ -1,6 +1,8 @@
 // intervals.cpp: inter-arrival times per probe and the gaps shorter than tau.
 #include "analysis/intervals.h"
 
+#include <exception>
+
 #include "common/on_threads.h"
 
 namespace ett::host {
@@ -8,8 +10,14 @@ namespace ett::host {
 IntervalsBuilder::IntervalsBuilder(double tau_ns, std::span<const StallSpan> stalls,
                                    std::span<const uint64_t> probe_events)
     : m_tau_ns(tau_ns), m_stalls(stalls), m_probes(256) {
-  for (size_t i = 0; i < probe_events.size() && i < m_probes.size(); ++i)
-    if (probe_events[i] > 1) m_probes[i].gaps.reserve(probe_events[i] - 1);
+  // A count too big to reserve (a database whose counts lie) leaves that probe's gaps to grow.
+  for (size_t i = 0; i < probe_events.size() && i < m_probes.size(); ++i) {
+    if (probe_events[i] <= 1) continue;
+    try {
+      m_probes[i].gaps.reserve(probe_events[i] - 1);
+    } catch (const std::exception&) {
+    }
+  }
 }
 
 void IntervalsBuilder::add(std::span<const AnalysisEvent> events) {
