@@ -681,31 +681,18 @@ Expected<PrecisionResult> stored_precision(Database& db, const Capture& head,
     return analyze_precision(head, options);  // no event needed
   }
   // The steps of loop_steps_ns, from each event and the one before it in seq order (across batches).
-  // Room for a step per event (address space; not for a count too big to reserve, which a database whose
-  // traces row lies could give).
   ETT_TRY_ASSIGN(const auto counted, load_capture_head(db, info.trace_id));
-  std::vector<double> steps;
-  try {
-    steps.reserve(static_cast<size_t>(std::clamp<int64_t>(counted.second, 0, int64_t{1} << 29)));
-  } catch (const std::exception&) {
-  }
-  std::optional<uint64_t> previous;
+  LoopSteps steps(info.tsc_hz, counted.second);
   auto take = [&](std::span<const AnalysisEvent> events) -> Status {
-    for (const AnalysisEvent& event : events) {
-      // A record at or before its predecessor (a corrupt record) is no step.
-      if (previous && event.tsc > *previous)
-        steps.push_back(ticks_to_ns(static_cast<double>(event.tsc - *previous), info.tsc_hz));
-      previous = event.tsc;
-    }
+    for (const AnalysisEvent& event : events) steps.add(event.tsc);
     return {};
   };
   auto restart = [&]() -> Status {
     steps.clear();
-    previous.reset();
     return {};
   };
   ETT_TRY(stream_trace_events(db, head, take, restart));
-  return precision_from_steps(std::move(steps), info.tsc_hz, info.probe_count, options);
+  return precision_from_steps(std::move(steps).take(), info.tsc_hz, info.probe_count, options);
 }
 
 Expected<IntervalsResult> stored_intervals(Database& db, const Capture& head, double tau_ns) {

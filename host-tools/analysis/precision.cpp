@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 
 #include "common/tsc_time.h"
 
@@ -14,16 +15,22 @@ namespace {
 constexpr double kHistogramBodyCoverage = 0.997;  // the histogram's equal bins end here (PrecisionOptions)
 }  // namespace
 
-std::vector<double> loop_steps_ns(const Capture& capture) {
-  std::vector<double> steps;
-  steps.reserve(capture.events.size());
-  for (size_t i = 1; i < capture.events.size(); ++i) {
-    // A record at or before its predecessor (a corrupt record) is no step.
-    const uint64_t previous = capture.events[i - 1].tsc, tsc = capture.events[i].tsc;
-    if (tsc > previous)
-      steps.push_back(ticks_to_ns(static_cast<double>(tsc - previous), capture.info.tsc_hz));
+LoopSteps::LoopSteps(uint64_t tsc_hz, int64_t expected) : tsc_hz_(tsc_hz) {
+  try {
+    steps_.reserve(static_cast<size_t>(std::clamp<int64_t>(expected, 0, int64_t{1} << 29)));
+  } catch (const std::exception&) {
   }
-  return steps;
+}
+
+void LoopSteps::clear() {
+  steps_.clear();
+  has_previous_ = false;
+}
+
+std::vector<double> loop_steps_ns(const Capture& capture) {
+  LoopSteps steps(capture.info.tsc_hz, static_cast<int64_t>(capture.events.size()));
+  for (const AnalysisEvent& event : capture.events) steps.add(event.tsc);
+  return std::move(steps).take();
 }
 
 const char* precision_source_name(PrecisionSource source) {

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "analysis/capture.h"
 #include "analysis/stats.h"
 #include "common/status.h"
+#include "common/tsc_time.h"
 
 namespace ett::host {
 
@@ -70,6 +72,29 @@ struct PrecisionResult {
 // record's gap since capture_start_tsc is left out: it holds the capture's set-up (the stop rules' start),
 // not a loop step.
 std::vector<double> loop_steps_ns(const Capture& capture);
+
+// The same steps gathered record by record, for a caller that streams the records in seq order.
+class LoopSteps {
+ public:
+  // expected: the records to come, reserved for up to 2^29 (a count too big to reserve leaves the vector to
+  // grow).
+  LoopSteps(uint64_t tsc_hz, int64_t expected);
+  void add(uint64_t tsc) {
+    // A record at or before its predecessor (a corrupt record) is no step.
+    if (has_previous_ && tsc > previous_)
+      steps_.push_back(ticks_to_ns(static_cast<double>(tsc - previous_), tsc_hz_));
+    previous_ = tsc;
+    has_previous_ = true;
+  }
+  void clear();  // start over (a restarted stream)
+  std::vector<double> take() && { return std::move(steps_); }
+
+ private:
+  uint64_t tsc_hz_;
+  std::vector<double> steps_;
+  uint64_t previous_ = 0;
+  bool has_previous_ = false;
+};
 
 // mode=calibrate: from every loop step. Any other capture that recorded its check intervals (session format
 // 2): a capture-time estimate from them. A check interval is 1024 polls; the longest step of the capture is
