@@ -15,16 +15,16 @@ namespace {
 constexpr double kHistogramBodyCoverage = 0.997;  // the histogram's equal bins end here (PrecisionOptions)
 }  // namespace
 
-LoopSteps::LoopSteps(uint64_t tsc_hz, int64_t expected) : tsc_hz_(tsc_hz) {
+LoopSteps::LoopSteps(uint64_t tsc_hz, int64_t expected) : m_tsc_hz(tsc_hz) {
   try {
-    steps_.reserve(static_cast<size_t>(std::clamp<int64_t>(expected, 0, int64_t{1} << 29)));
+    m_steps.reserve(static_cast<size_t>(std::clamp<int64_t>(expected, 0, int64_t{1} << 29)));
   } catch (const std::exception&) {
   }
 }
 
 void LoopSteps::clear() {
-  steps_.clear();
-  has_previous_ = false;
+  m_steps.clear();
+  m_has_previous = false;
 }
 
 std::vector<double> loop_steps_ns(const Capture& capture) {

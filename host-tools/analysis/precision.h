@@ -81,19 +81,19 @@ class LoopSteps {
   LoopSteps(uint64_t tsc_hz, int64_t expected);
   void add(uint64_t tsc) {
     // A record at or before its predecessor (a corrupt record) is no step.
-    if (has_previous_ && tsc > previous_)
-      steps_.push_back(ticks_to_ns(static_cast<double>(tsc - previous_), tsc_hz_));
-    previous_ = tsc;
-    has_previous_ = true;
+    if (m_has_previous && tsc > m_previous)
+      m_steps.push_back(ticks_to_ns(static_cast<double>(tsc - m_previous), m_tsc_hz));
+    m_previous = tsc;
+    m_has_previous = true;
   }
   void clear();  // start over (a restarted stream)
-  std::vector<double> take() && { return std::move(steps_); }
+  std::vector<double> take() && { return std::move(m_steps); }
 
  private:
-  uint64_t tsc_hz_;
-  std::vector<double> steps_;
-  uint64_t previous_ = 0;
-  bool has_previous_ = false;
+  uint64_t m_tsc_hz;
+  std::vector<double> m_steps;
+  uint64_t m_previous = 0;
+  bool m_has_previous = false;
 };
 
 // mode=calibrate: from every loop step. Any other capture that recorded its check intervals (session format

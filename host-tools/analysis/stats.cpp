@@ -21,24 +21,24 @@ double nearest_rank(std::span<const double> sorted, double fraction) {
 double QuantileSelector::at(size_t index) {
   // Values before a fixed index are <= its value and values after it >= (what nth_element leaves), so the
   // value wanted lies between the fixed neighbours around it and only that stretch needs a selection.
-  const auto next = std::lower_bound(fixed_.begin(), fixed_.end(), index);
-  if (next != fixed_.end() && *next == index) return values_[index];
-  const size_t begin = next == fixed_.begin() ? 0 : *(next - 1) + 1;
-  const size_t end = next == fixed_.end() ? values_.size() : *next;
-  std::nth_element(values_.begin() + static_cast<std::ptrdiff_t>(begin),
-                   values_.begin() + static_cast<std::ptrdiff_t>(index),
-                   values_.begin() + static_cast<std::ptrdiff_t>(end));
-  fixed_.insert(next, index);
-  return values_[index];
+  const auto next = std::lower_bound(m_fixed.begin(), m_fixed.end(), index);
+  if (next != m_fixed.end() && *next == index) return m_values[index];
+  const size_t begin = next == m_fixed.begin() ? 0 : *(next - 1) + 1;
+  const size_t end = next == m_fixed.end() ? m_values.size() : *next;
+  std::nth_element(m_values.begin() + static_cast<std::ptrdiff_t>(begin),
+                   m_values.begin() + static_cast<std::ptrdiff_t>(index),
+                   m_values.begin() + static_cast<std::ptrdiff_t>(end));
+  m_fixed.insert(next, index);
+  return m_values[index];
 }
 
 double QuantileSelector::quantile(double fraction) {
-  return values_.empty() ? 0 : at(nearest_rank_index(values_.size(), fraction));
+  return m_values.empty() ? 0 : at(nearest_rank_index(m_values.size(), fraction));
 }
 
 size_t QuantileSelector::count_at_most(double limit) const {
   size_t count = 0;
-  for (double v : values_) count += v <= limit;
+  for (double v : m_values) count += v <= limit;
   return count;
 }
 

@@ -33,18 +33,18 @@ double nearest_rank(std::span<const double> sorted, double fraction);
 // values cost a few linear passes instead of a sort. Values must not be NaN.
 class QuantileSelector {
  public:
-  explicit QuantileSelector(std::span<double> values) : values_(values) {}
+  explicit QuantileSelector(std::span<double> values) : m_values(values) {}
 
   double quantile(double fraction);
   // The value at `index` of ascending order.
   double at(size_t index);
   // How many values are <= limit.
   size_t count_at_most(double limit) const;
-  std::span<const double> values() const { return values_; }
+  std::span<const double> values() const { return m_values; }
 
  private:
-  std::span<double> values_;
-  std::vector<size_t> fixed_;  // ascending indices whose value is in its sorted place
+  std::span<double> m_values;
+  std::vector<size_t> m_fixed;  // ascending indices whose value is in its sorted place
 };
 
 // The summary of a selector's values (their order changed; its later quantiles reuse the work).
