@@ -680,9 +680,12 @@ Expected<PrecisionResult> stored_precision(Database& db, const Capture& head,
     ETT_TRY(require_events(db, info));
     return analyze_precision(head, options);  // no event needed
   }
-  // The steps of loop_steps_ns, from each event and the one before it in seq order (across batches).
-  ETT_TRY_ASSIGN(const auto counted, load_capture_head(db, info.trace_id));
-  LoopSteps steps(info.tsc_hz, counted.second);
+  // The steps of loop_steps_ns, from each event and the one before it in seq order (across batches), room
+  // for them from event_codes' counts.
+  ETT_TRY_ASSIGN(const std::vector<CodeCount> counts, code_counts(db, info.trace_id));
+  uint64_t events = 0;
+  for (const CodeCount& count : counts) events += count.events;
+  LoopSteps steps(info.tsc_hz, events);
   auto take = [&](std::span<const AnalysisEvent> events) -> Status {
     for (const AnalysisEvent& event : events) steps.add(event.tsc);
     return {};

@@ -1,23 +1,16 @@
 // intervals.cpp: inter-arrival times per probe and the gaps shorter than tau.
 #include "analysis/intervals.h"
 
-#include <exception>
-
 #include "common/on_threads.h"
+#include "common/reserve_hint.h"
 
 namespace ett::host {
 
 IntervalsBuilder::IntervalsBuilder(double tau_ns, std::span<const StallSpan> stalls,
                                    std::span<const uint64_t> probe_events)
     : m_tau_ns(tau_ns), m_stalls(stalls), m_probes(256) {
-  // A count too big to reserve (a database whose counts lie) leaves that probe's gaps to grow.
-  for (size_t i = 0; i < probe_events.size() && i < m_probes.size(); ++i) {
-    if (probe_events[i] <= 1) continue;
-    try {
-      m_probes[i].gaps.reserve(probe_events[i] - 1);
-    } catch (const std::exception&) {
-    }
-  }
+  for (size_t i = 0; i < probe_events.size() && i < m_probes.size(); ++i)
+    if (probe_events[i] > 1) reserve_hint(m_probes[i].gaps, probe_events[i] - 1);
 }
 
 void IntervalsBuilder::add(std::span<const AnalysisEvent> events) {

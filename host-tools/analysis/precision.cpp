@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <exception>
 
+#include "common/reserve_hint.h"
 #include "common/tsc_time.h"
 
 namespace ett::host {
@@ -15,11 +15,8 @@ namespace {
 constexpr double kHistogramBodyCoverage = 0.997;  // the histogram's equal bins end here (PrecisionOptions)
 }  // namespace
 
-LoopSteps::LoopSteps(uint64_t tsc_hz, int64_t expected) : m_tsc_hz(tsc_hz) {
-  try {
-    m_steps.reserve(static_cast<size_t>(std::clamp<int64_t>(expected, 0, int64_t{1} << 29)));
-  } catch (const std::exception&) {
-  }
+LoopSteps::LoopSteps(uint64_t tsc_hz, uint64_t expected) : m_tsc_hz(tsc_hz) {
+  reserve_hint(m_steps, expected);
 }
 
 void LoopSteps::clear() {
@@ -28,7 +25,7 @@ void LoopSteps::clear() {
 }
 
 std::vector<double> loop_steps_ns(const Capture& capture) {
-  LoopSteps steps(capture.info.tsc_hz, static_cast<int64_t>(capture.events.size()));
+  LoopSteps steps(capture.info.tsc_hz, capture.events.size());
   for (const AnalysisEvent& event : capture.events) steps.add(event.tsc);
   return std::move(steps).take();
 }

@@ -76,9 +76,8 @@ std::vector<double> loop_steps_ns(const Capture& capture);
 // The same steps gathered record by record, for a caller that streams the records in seq order.
 class LoopSteps {
  public:
-  // expected: the records to come, reserved for up to 2^29 (a count too big to reserve leaves the vector to
-  // grow).
-  LoopSteps(uint64_t tsc_hz, int64_t expected);
+  // expected: how many records are to come (a hint: reserve_hint).
+  LoopSteps(uint64_t tsc_hz, uint64_t expected);
   void add(uint64_t tsc) {
     // A record at or before its predecessor (a corrupt record) is no step.
     if (m_has_previous && tsc > m_previous)
