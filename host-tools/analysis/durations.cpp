@@ -132,14 +132,12 @@ void ActionPairer::add(std::span<const AnalysisEvent> events) {
     m_fault_ahead->filled(m_result.actions.size() * sizeof(Action));
 }
 
-// The pairing; each action kept as kKept says. Kept::Link: starts hold their place among the events added,
-// not their seq.
+// The pairing; each action kept as kKept says.
 template <ActionPairer::Kept kKept>
 void ActionPairer::add_events(std::span<const AnalysisEvent> events) {
   const Endpoint& from = m_result.from;
   const Endpoint& to = m_result.to;
-  for (uint64_t at = std::exchange(m_added, m_added + events.size()); const AnalysisEvent& event : events) {
-    const uint64_t place = at++;
+  for (const AnalysisEvent& event : events) {
     if (is_endpoint(event, to)) {
       const size_t first_open = oldest_open();
       size_t index = first_open;
@@ -153,9 +151,7 @@ void ActionPairer::add_events(std::span<const AnalysisEvent> events) {
         const bool reordered = index != first_open;
         if (reordered) ++m_result.out_of_order;
         Start& start = m_starts[index];
-        if constexpr (kKept == Kept::Link)
-          m_links.push_back({static_cast<uint32_t>(start.seq), static_cast<uint32_t>(place)});
-        else if constexpr (kKept == Kept::Ends)
+        if constexpr (kKept == Kept::Ends)
           m_ends.push_back({start.seq, event.seq, start.time_ns, event.time_ns, start.code, event.code});
         else
           m_result.actions.push_back({start.seq, event.seq, start.code, event.code, reordered, start.time_ns,
@@ -181,7 +177,7 @@ void ActionPairer::add_events(std::span<const AnalysisEvent> events) {
       else
         m_starts[queue.tail].next_same_code = index;
       queue.tail = index;
-      m_starts.push_back({kKept == Kept::Link ? place : event.seq, event.time_ns, kNone, event.code, false});
+      m_starts.push_back({event.seq, event.time_ns, kNone, event.code, false});
     }
   }
 }
@@ -240,21 +236,6 @@ Expected<DurationsResult> pair_actions(std::span<const AnalysisEvent> events, co
   pairer.fault_in_actions();
   pairer.add(events);
   return std::move(pairer).finish(pi_ns, summarize);
-}
-
-Expected<std::vector<ActionLink>> pair_links(std::span<const AnalysisEvent> events, const Endpoint& from,
-                                             const Endpoint& to, PairRule rule) {
-  if (events.size() > UINT32_MAX)
-    return make_error(ErrorKind::Usage, fmt::format("{} events: more than the {} an action link can address",
-                                                    events.size(), UINT32_MAX));
-  ETT_TRY_ASSIGN(ActionPairer pairer, ActionPairer::make(from, to, rule));
-  ETT_TRY_ASSIGN(const auto counts, count_endpoints(events, from, to));
-  pairer.reserve(counts.first, 0);
-  pairer.m_links.reserve(counts.second);
-  fault_in_on_two_threads(pairer.m_links.data(), pairer.m_links.capacity() * sizeof(ActionLink));
-  pairer.add_events<ActionPairer::Kept::Link>(events);
-  ETT_TRY(pairer.overflow());
-  return std::move(pairer.m_links);
 }
 
 std::vector<uint64_t> out_of_order_ends(std::span<const Action> actions, size_t limit) {

@@ -50,13 +50,6 @@ struct Action {
   double bound_ns = 0;  // |error| <= pi + stall_ns (pi alone when no stall touches it; 0: pi unknown)
 };
 
-// An action as the places of its start and end events among the events that were paired (pair_links): 8
-// bytes where an Action takes 64, for an export that holds the events anyway (5 M actions: 38 MB, not 300).
-struct ActionLink {
-  uint32_t start = 0;
-  uint32_t end = 0;
-};
-
 // An action as an export writes it, held without its events (an export that streams them): 40 bytes where
 // an Action takes 64 (5 M actions: 200 MB, not 320).
 struct ActionEnds {
@@ -68,39 +61,29 @@ struct ActionEnds {
   uint8_t end_code = 0;
 };
 
-// The actions an export writes: paired actions, links into the events they were paired from, or their ends.
-// An action made from a link or its ends has what pair_actions gives (seqs, codes, times, duration = end -
-// start), no stall, no bound and no out-of-order flag.
+// The actions an export writes: paired actions, or their ends. An action made from its ends has what
+// pair_actions gives (seqs, codes, times, duration = end - start), no stall, no bound and no out-of-order
+// flag.
 class ActionList {
  public:
   ActionList() = default;
   ActionList(std::span<const Action> actions) : m_actions(actions) {}
   ActionList(const std::vector<Action>& actions) : m_actions(actions) {}
-  ActionList(std::span<const ActionLink> links, std::span<const AnalysisEvent> events)
-      : m_links(links), m_events(events) {}
   ActionList(std::span<const ActionEnds> ends) : m_ends(ends) {}
   ActionList(const std::vector<ActionEnds>& ends) : m_ends(ends) {}
   // One of them is not empty.
-  size_t size() const { return m_actions.size() + m_links.size() + m_ends.size(); }
+  size_t size() const { return m_actions.size() + m_ends.size(); }
   bool empty() const { return size() == 0; }
   Action operator[](size_t i) const {
     if (!m_actions.empty()) return m_actions[i];
-    if (!m_ends.empty()) {
-      const ActionEnds& ends = m_ends[i];
-      return {ends.start_seq, ends.end_seq,  ends.start_code, ends.end_code,
-              false,          ends.start_ns, ends.end_ns,     ends.end_ns - ends.start_ns};
-    }
-    const AnalysisEvent& start = m_events[m_links[i].start];
-    const AnalysisEvent& end = m_events[m_links[i].end];
-    return {start.seq, end.seq,       start.code,  end.code,
-            false,     start.time_ns, end.time_ns, end.time_ns - start.time_ns};
+    const ActionEnds& ends = m_ends[i];
+    return {ends.start_seq, ends.end_seq,  ends.start_code, ends.end_code,
+            false,          ends.start_ns, ends.end_ns,     ends.end_ns - ends.start_ns};
   }
 
  private:
   std::span<const Action> m_actions;
-  std::span<const ActionLink> m_links;
   std::span<const ActionEnds> m_ends;
-  std::span<const AnalysisEvent> m_events;
 };
 
 struct DurationsResult {
@@ -139,11 +122,6 @@ Expected<DurationsResult> pair_actions(std::span<const AnalysisEvent> events, co
                                        const Endpoint& to, double pi_ns, PairRule rule = PairRule::SameCode,
                                        Summarize summarize = Summarize::Yes);
 
-// The actions of pair_actions as links into `events` (in the same order). Errors: those of pair_actions, and
-// more events than a link can address (2^32).
-Expected<std::vector<ActionLink>> pair_links(std::span<const AnalysisEvent> events, const Endpoint& from,
-                                             const Endpoint& to, PairRule rule = PairRule::SameCode);
-
 // The pairing of pair_actions over events handed over a batch at a time, in seq order: a reader that streams
 // the trace need not hold its events.
 class ActionPairer {
@@ -179,7 +157,7 @@ class ActionPairer {
   // linear scan was quadratic when many never close). A start keeps what its action needs: closing one reads
   // one place in memory, not the start's event far back in the capture.
   struct Start {
-    uint64_t seq;  // or, when the pairer keeps links, its place among the events added
+    uint64_t seq;
     double time_ns;
     uint32_t next_same_code;  // the next open start with its code (kNone: none yet)
     uint8_t code;
@@ -192,19 +170,15 @@ class ActionPairer {
   size_t oldest_open();
   void compact();
   Status overflow() const;  // the error of a start that came when kMaxStarts were held
-  // What add_events keeps of an action: an Action, a link, or its ends.
-  enum class Kept { Action, Link, Ends };
+  // What add_events keeps of an action: an Action or its ends.
+  enum class Kept { Action, Ends };
   template <Kept kKept>
   void add_events(std::span<const AnalysisEvent> events);
-  friend Expected<std::vector<ActionLink>> pair_links(std::span<const AnalysisEvent>, const Endpoint&,
-                                                      const Endpoint&, PairRule);
 
   DurationsResult m_result;
-  std::vector<ActionLink> m_links;            // pair_links: the actions kept as links, not in m_result
   std::vector<ActionEnds> m_ends;             // Keep::Ends: the actions' ends, not in m_result
   std::unique_ptr<FaultAhead> m_fault_ahead;  // fault_in_ahead: of the vector the pairing keeps
   bool m_keep_ends = false;
-  uint64_t m_added = 0;      // events added so far
   bool m_same_code = false;  // an end closes the oldest open start of its code
   bool m_overflow = false;   // a start came when kMaxStarts were held
   std::vector<Start> m_starts;

@@ -352,14 +352,11 @@ TEST(AnalysisDurations, RefusesEndpointsThatSelectTheSameEvents) {
   EXPECT_FALSE(pair_actions(kEvents, {1, {}}, {1, {}}, 0));
   EXPECT_FALSE(pair_actions(kEvents, {1, 2}, {1, 2}, 0));
   EXPECT_TRUE(pair_actions(kEvents, {1, 1}, {1, 2}, 0));
-  EXPECT_FALSE(pair_links(kEvents, {1, {}}, {1, {}}));
-  EXPECT_TRUE(pair_links(kEvents, {1, 1}, {1, 2}));
 }
 
-// Links point at the events' places, not at their seqs (here far apart: seqs with gaps, starting high), and
-// the actions made from them are those pair_actions gives, field for field, whichever rule pairs them; so are
-// the ends a streamed pairing keeps (ActionPairer::Keep::Ends).
-TEST(AnalysisDurations, LinksAndEndsMakeTheActionsOfPairActions) {
+// The ends a streamed pairing keeps (ActionPairer::Keep::Ends) make the actions pair_actions gives, field for
+// field, whichever rule pairs them (seqs with gaps, starting high; ends that cross).
+TEST(AnalysisDurations, EndsMakeTheActionsOfPairActions) {
   std::mt19937_64 random(17);
   std::vector<AnalysisEvent> events;
   double time = -3000;
@@ -375,10 +372,8 @@ TEST(AnalysisDurations, LinksAndEndsMakeTheActionsOfPairActions) {
           fmt::format("--to {} rule {}", endpoint_text(to), rule == PairRule::Fifo ? "fifo" : "same"));
       auto paired = pair_actions(events, {1, {}}, to, 0, rule, Summarize::No);
       ASSERT_TRUE(paired) << paired.error().message;
-      auto links = pair_links(events, {1, {}}, to, rule);
-      ASSERT_TRUE(links) << links.error().message;
       if (rule == PairRule::SameCode && !to.code) {
-        ASSERT_GT(paired->out_of_order, 100u);  // links that cross
+        ASSERT_GT(paired->out_of_order, 100u);  // actions that cross
       }
       // The ends a pairer keeps for an export that streams, fed in batches of uneven sizes.
       auto pairer = ActionPairer::make({1, {}}, to, rule, ActionPairer::Keep::Ends);
@@ -387,17 +382,16 @@ TEST(AnalysisDurations, LinksAndEndsMakeTheActionsOfPairActions) {
         pairer->add(std::span(events).subspan(begin, std::min(size, events.size() - begin)));
       auto ends = std::move(*pairer).finish_ends();
       ASSERT_TRUE(ends) << ends.error().message;
-      const ActionList linked(*links, events), held(paired->actions), streamed(*ends);
-      ASSERT_EQ(linked.size(), paired->actions.size());
+      const ActionList held(paired->actions), streamed(*ends);
       ASSERT_EQ(held.size(), paired->actions.size());
       ASSERT_EQ(streamed.size(), paired->actions.size());
-      for (size_t i = 0; i < linked.size(); ++i) {
+      for (size_t i = 0; i < streamed.size(); ++i) {
         const Action& b = paired->actions[i];
-        for (const Action& a : {linked[i], streamed[i]})
-          ASSERT_TRUE(a.start_seq == b.start_seq && a.end_seq == b.end_seq && a.start_code == b.start_code &&
-                      a.end_code == b.end_code && a.start_ns == b.start_ns && a.end_ns == b.end_ns &&
-                      a.duration_ns == b.duration_ns)
-              << "action " << i;
+        const Action a = streamed[i];
+        ASSERT_TRUE(a.start_seq == b.start_seq && a.end_seq == b.end_seq && a.start_code == b.start_code &&
+                    a.end_code == b.end_code && a.start_ns == b.start_ns && a.end_ns == b.end_ns &&
+                    a.duration_ns == b.duration_ns)
+            << "action " << i;
         EXPECT_EQ(held[i].end_seq, b.end_seq);
       }
     }

@@ -552,11 +552,11 @@ TEST_F(PostgresLoad, ABigTraceLoadsAsTwoAttachedPartitions) {
   const auto exported =
       ett("export --format perfetto --from 1 --to 2 -o '" + json_path + "' --db '" + url + "'");
   ASSERT_EQ(exported.status, 0) << exported.out;
-  auto links = pair_links(capture->events, {1, {}}, {2, {}});
-  ASSERT_TRUE(links) << links.error().message;
+  auto paired = pair_actions(capture->events, {1, {}}, {2, {}}, 0, PairRule::SameCode, Summarize::No);
+  ASSERT_TRUE(paired) << paired.error().message;
   std::ifstream json(json_path, std::ios::binary);
   const std::string streamed_json{std::istreambuf_iterator<char>(json), {}};
-  EXPECT_TRUE(streamed_json == export_perfetto(*capture, ActionList(*links, capture->events)))
+  EXPECT_TRUE(streamed_json == export_perfetto(*capture, paired->actions))
       << "streamed Perfetto JSON of " << streamed_json.size() << " bytes";
   // So does the protobuf, whose times start at the earliest event (earliest_event_ns: event_blocks, then the
   // least TSC of a block, here on the server).
@@ -571,7 +571,7 @@ TEST_F(PostgresLoad, ABigTraceLoadsAsTwoAttachedPartitions) {
   ASSERT_EQ(proto.status, 0) << proto.out;
   std::ifstream proto_file(proto_path, std::ios::binary);
   const std::string streamed_proto{std::istreambuf_iterator<char>(proto_file), {}};
-  EXPECT_TRUE(streamed_proto == export_perfetto_proto(*capture, ActionList(*links, capture->events)))
+  EXPECT_TRUE(streamed_proto == export_perfetto_proto(*capture, paired->actions))
       << "streamed Perfetto protobuf of " << streamed_proto.size() << " bytes";
 }
 

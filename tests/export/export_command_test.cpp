@@ -232,17 +232,18 @@ TEST(ExportStreamed, PerfettoOfATraceReadInTwoPartsIsWhatTheLoadedTraceGives) {
       SCOPED_TRACE(fmt::format("{} {}", format, pair));
       const std::string file = dir.file(fmt::format("out-{}-{}", format, pair));
       std::vector<std::string> args = {"export", "--format", format, "-o", file, "--db", db};
-      std::vector<host::ActionLink> links;
+      std::vector<host::Action> paired;
       if (*pair) {
         args.insert(args.end(), {"--from", "1", "--to", "2", "--pair", pair});
-        auto paired = host::pair_links(capture.events, {1, {}}, {2, {}}, *host::parse_pair_rule(pair));
-        ASSERT_TRUE(paired) << paired.error().message;
-        links = std::move(*paired);
-        ASSERT_GT(links.size(), 10'000u);
+        auto result = host::pair_actions(capture.events, {1, {}}, {2, {}}, 0, *host::parse_pair_rule(pair),
+                                         host::Summarize::No);
+        ASSERT_TRUE(result) << result.error().message;
+        paired = std::move(result->actions);
+        ASSERT_GT(paired.size(), 10'000u);
       }
       const golden::Run exported = golden::ett(args);
       ASSERT_EQ(exported.status, 0) << exported.err;
-      const host::ActionList actions(links, capture.events);
+      const host::ActionList actions(paired);
       const std::string expected = std::string_view(format) == "perfetto"
                                        ? host::export_perfetto(capture, actions, {labels, nullptr})
                                        : host::export_perfetto_proto(capture, actions, {labels, nullptr});

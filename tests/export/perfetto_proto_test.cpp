@@ -132,20 +132,23 @@ TEST(ExportPerfettoProto, PacketsAreLibprotobufsBytesAndCarryEveryField) {
   EXPECT_EQ(slice_ends, actions.size());
 }
 
-// `ett export` hands the Perfetto writers its actions as links into the events it holds: both formats must
+// `ett export` hands the Perfetto writers its actions as the ends a streamed pairing keeps: both formats must
 // write from them what they write from the actions pair_actions gives.
-TEST(ExportPerfettoProto, LinkedActionsWriteWhatPairedActionsWrite) {
+TEST(ExportPerfettoProto, ActionEndsWriteWhatPairedActionsWrite) {
   std::mt19937_64 random(5);
   const Capture capture = odd_capture(random);
   for (PairRule rule : {PairRule::SameCode, PairRule::Fifo}) {
     auto paired = pair_actions(capture.events, {1, {}}, {2, {}}, 0, rule, Summarize::No);
     ASSERT_TRUE(paired) << paired.error().message;
-    auto links = pair_links(capture.events, {1, {}}, {2, {}}, rule);
-    ASSERT_TRUE(links) << links.error().message;
-    ASSERT_GT(links->size(), 50u);
-    const ActionList linked(*links, capture.events);
-    EXPECT_TRUE(export_perfetto_proto(capture, linked) == export_perfetto_proto(capture, paired->actions));
-    EXPECT_EQ(export_perfetto(capture, linked), export_perfetto(capture, paired->actions));
+    auto pairer = ActionPairer::make({1, {}}, {2, {}}, rule, ActionPairer::Keep::Ends);
+    ASSERT_TRUE(pairer) << pairer.error().message;
+    pairer->add(capture.events);
+    auto ends = std::move(*pairer).finish_ends();
+    ASSERT_TRUE(ends) << ends.error().message;
+    ASSERT_GT(ends->size(), 50u);
+    const ActionList ended(*ends);
+    EXPECT_TRUE(export_perfetto_proto(capture, ended) == export_perfetto_proto(capture, paired->actions));
+    EXPECT_EQ(export_perfetto(capture, ended), export_perfetto(capture, paired->actions));
   }
 }
 
