@@ -118,13 +118,6 @@ void HistogramCounter::add(std::span<const AnalysisEvent> events) {
   }
 }
 
-void HistogramCounter::add_counted(uint8_t probe, uint8_t code, uint64_t events, uint64_t matched) {
-  m_totals.total += events;
-  m_totals.matched += matched;
-  if (m_counts.empty()) return;  // time buckets: not counted this way
-  slot(probe, code) += matched;
-}
-
 void HistogramCounter::merge(const HistogramCounter& other) {
   m_totals.total += other.m_totals.total;
   m_totals.matched += other.m_totals.matched;

@@ -58,9 +58,6 @@ class HistogramCounter {
  public:
   HistogramCounter(const HistogramSpec& spec, const std::optional<TritPattern>& filter);
   void add(std::span<const AnalysisEvent> events);
-  // Events counted elsewhere (a database that groups them itself): `events` of (probe, code), `matched` of
-  // them passed the filter. Not for time buckets.
-  void add_counted(uint8_t probe, uint8_t code, uint64_t events, uint64_t matched);
   void merge(const HistogramCounter& other);
   HistogramResult result() const;
 

@@ -470,41 +470,10 @@ class PartCounters final : public EventPartSink {
   std::vector<Part> m_parts;
 };
 
-// Counters by code or probe that the PostgreSQL server groups itself (its scan in parallel workers): a row
-// per probe and code leaves the server instead of a row per event.
-Expected<HistogramResult> grouped_by_server(Database& db, const CaptureInfo& info, const HistogramSpec& spec,
-                                            const std::optional<TritPattern>& filter) {
-  HistogramCounter counter(spec, filter);
-  const std::string passed =
-      filter ? fmt::format("count(*) FILTER (WHERE (lines & {}) = {})", filter->mask, filter->match)
-             : "count(*)";
-  const SqlValue id[] = {info.trace_id};
-  ETT_TRY_ASSIGN(
-      const ResultTable groups,
-      db.query(fmt::format("SELECT probe, code, count(*), {} FROM events WHERE trace_id = $1 GROUP BY "
-                           "probe, code",
-                           passed),
-               id));
-  for (const auto& row : groups.rows) {
-    int64_t probe = -1, code = -1;
-    uint64_t events = 0, matched = 0;
-    if (row.size() != 4 || !parse(row[0], probe) || !parse(row[1], code) || !parse(row[2], events) ||
-        !parse(row[3], matched) || probe < 0 || probe > 255 || code < 0 || code > 255)
-      return make_error(ErrorKind::Io,
-                        fmt::format("{}: a row of events with no probe or code 0-255", info.name));
-    counter.add_counted(static_cast<uint8_t>(probe), static_cast<uint8_t>(code), events, matched);
-  }
-  HistogramResult counted = counter.result();
-  if (counted.total == 0) return no_events(info).failure();
-  return counted;
-}
-
 }  // namespace
 
 Expected<HistogramResult> stored_histogram(Database& db, const CaptureInfo& info, const HistogramSpec& spec,
                                            const std::optional<TritPattern>& filter) {
-  if (db.engine() == DbEngine::Postgres && spec.key != HistogramKey::Time)
-    return grouped_by_server(db, info, spec, filter);
   PartCounters counters(info, spec, filter);
   EventColumns columns;
   columns.time_ns = info.tsc_hz == 0;

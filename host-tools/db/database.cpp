@@ -170,7 +170,7 @@ Expected<std::string> Database::check_events(int64_t trace_id, const TraceRow& t
       block_rows.rows.empty() || !block_rows.rows[0][0] ? 0 : std::stoull(*block_rows.rows[0][0]);
   if (stored_blocks != blocks)
     return fmt::format("its event_blocks has {} of its {} blocks", stored_blocks, blocks);
-  return std::string();
+  return check_extra_event_copies(trace_id, expected);
 }
 
 Expected<int64_t> latest_trace(Database& db) {

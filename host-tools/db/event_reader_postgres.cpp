@@ -7,10 +7,13 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "db/event_packs.h"
 #include "db/event_reader_parts.h"
 
 namespace ett::host {
@@ -58,6 +61,14 @@ class FieldReader {
     if (!u(length, raw)) return false;
     const unsigned shift = static_cast<unsigned>(64 - 8 * length);
     out = static_cast<int64_t>(raw << shift) >> shift;
+    return true;
+  }
+  // One bytea (or other variable-length) field, its bytes left where they are.
+  bool bytes(std::string_view& out) {
+    uint64_t length = 0;
+    if (!u(4, length) || length == 0xFFFFFFFFu || static_cast<size_t>(m_end - m_p) < length) return false;
+    out = std::string_view(reinterpret_cast<const char*>(m_p), static_cast<size_t>(length));
+    m_p += length;
     return true;
   }
   bool at_end() const { return m_p == m_end; }
@@ -196,6 +207,114 @@ Status read_range(PGconn* conn, int64_t trace_id, const SeqRange& range, const E
   return make_error(ErrorKind::Io, "PostgreSQL: reading events: rows out of seq order");
 }
 
+// The trace's event_packs when they hold every event it has (the sum of its event_codes, which the same load
+// wrote): nullopt when it has none or they do not (a trace loaded before event_packs), so that it is read
+// from events.
+struct PackedTrace {
+  int64_t first_seq = 0;
+  int64_t last_seq = 0;
+  uint64_t events = 0;
+};
+
+Expected<std::optional<PackedTrace>> packed_trace(PGconn* conn, int64_t trace_id) {
+  const std::string sql = fmt::format(
+      "SELECT count(*), min(first_seq), max(last_seq), sum(events), (SELECT sum(events) FROM event_codes "
+      "WHERE trace_id = {0}) FROM event_packs WHERE trace_id = {0}",
+      trace_id);
+  PgResult found(PQexec(conn, sql.c_str()));
+  if (PQresultStatus(found.get()) != PGRES_TUPLES_OK || PQntuples(found.get()) != 1)
+    return pg_error(conn, "reading event_packs").failure();
+  for (int column = 0; column < 5; ++column)
+    if (PQgetisnull(found.get(), 0, column)) return std::optional<PackedTrace>();
+  const uint64_t packed = std::stoull(PQgetvalue(found.get(), 0, 3));
+  if (packed != std::stoull(PQgetvalue(found.get(), 0, 4))) return std::optional<PackedTrace>();
+  return std::optional(PackedTrace{std::stoll(PQgetvalue(found.get(), 0, 1)),
+                                   std::stoll(PQgetvalue(found.get(), 0, 2)), packed});
+}
+
+// The trace's events from its packs, in seq order, as one part: the server sends each pack's bytes as they
+// lie in its page, and unpacking here costs less than parsing the rows of events would.
+Status read_packs(PGconn* conn, int64_t trace_id, const PackedTrace& trace, EventPartSink& sink) {
+  const SeqRange part{trace.first_seq, trace.last_seq};
+  ETT_TRY(sink.begin(std::span(&part, 1)));
+  const std::string sql = fmt::format(
+      "COPY (SELECT first_seq, last_seq, events, data FROM event_packs WHERE trace_id = {} ORDER BY "
+      "first_seq) TO STDOUT (FORMAT binary)",
+      trace_id);
+  PgResult started(PQexec(conn, sql.c_str()));
+  if (PQresultStatus(started.get()) != PGRES_COPY_OUT) return pg_error(conn, "reading event_packs");
+  auto damaged = [&](const std::string& what) {
+    return make_error(ErrorKind::Io,
+                      fmt::format("PostgreSQL: event_packs of trace {}: {}; after DELETE FROM event_packs "
+                                  "WHERE trace_id = {} the trace is read from events, and `ett load` of its "
+                                  "image writes its packs again",
+                                  trace_id, what, trace_id));
+  };
+  std::vector<EventRow> batch;
+  batch.reserve(kEventBatchRows);
+  bool sink_failed = false;  // an error of the sink's, not of a pack
+  auto full = [&](std::span<const EventRow> rows) {
+    Status taken = sink.take(0, rows);
+    sink_failed = !taken;
+    return taken;
+  };
+  bool header = true, trailer = false, any = false;
+  uint64_t last_seq = 0, events = 0;
+  Status failed;
+  for (;;) {
+    char* raw = nullptr;
+    const int size = PQgetCopyData(conn, &raw, 0);
+    if (size == -1) break;  // the COPY is over; its result follows
+    if (size < 0) return pg_error(conn, "reading event_packs");
+    const std::unique_ptr<char, PgFreer> data(raw);
+    if (!failed || trailer) continue;  // drained, so that the connection stays usable
+    FieldReader reader(raw, static_cast<size_t>(size));
+    if (header && !skip_header(reader)) {
+      failed = damaged("a binary COPY without its header");
+      continue;
+    }
+    header = false;
+    while (failed && !reader.at_end()) {
+      uint64_t fields = 0;
+      if (!reader.u(2, fields)) break;
+      if (fields == 0xFFFF) {
+        trailer = true;
+        break;
+      }
+      int64_t value[3] = {};
+      bool null[3] = {};
+      std::string_view packed;
+      bool ok = fields == 4;
+      for (int i = 0; ok && i < 3; ++i) ok = reader.integer(value[i], null[i]) && !null[i];
+      if (!ok || !reader.bytes(packed)) {
+        failed = damaged("a row that is not the columns asked for");
+        break;
+      }
+      if (value[0] < 0 || value[1] < value[0] || value[2] <= 0 ||
+          (any && value[0] <= static_cast<int64_t>(last_seq))) {
+        failed = damaged(fmt::format("the pack at seq {} overlaps the one before or is empty", value[0]));
+        break;
+      }
+      any = true;
+      last_seq = static_cast<uint64_t>(value[1]);
+      events += static_cast<uint64_t>(value[2]);
+      if (Status unpacked = unpack_events(static_cast<uint64_t>(value[0]), last_seq,
+                                          static_cast<uint64_t>(value[2]), packed, batch, full);
+          !unpacked)
+        failed = sink_failed ? unpacked : damaged(unpacked.error().message);
+    }
+  }
+  PgResult finished(PQgetResult(conn));
+  const bool copied = PQresultStatus(finished.get()) == PGRES_COMMAND_OK;
+  while (PGresult* extra = PQgetResult(conn)) PQclear(extra);
+  if (!copied) return pg_error(conn, "reading event_packs");
+  ETT_TRY(failed);
+  if (events != trace.events)
+    return damaged(fmt::format("they hold {} of its {} events", events, trace.events));
+  if (!batch.empty()) ETT_TRY(sink.take(0, batch));
+  return {};
+}
+
 struct PgConnCloser {
   void operator()(PGconn* conn) const { PQfinish(conn); }
 };
@@ -227,6 +346,11 @@ constexpr int64_t kSplitEvents = int64_t{1} << 18;
 
 Status read_postgres_events(PGconn* conn, int64_t trace_id, const EventColumns& columns,
                             EventPartSink& sink) {
+  // Without time_ns (a column the packs leave out: the reader computes times from the TSC), from the packs.
+  if (!columns.time_ns) {
+    ETT_TRY_ASSIGN(std::optional<PackedTrace> packed, packed_trace(conn, trace_id));
+    if (packed) return read_packs(conn, trace_id, *packed, sink);
+  }
   // The seq range (two steps down the primary key).
   const std::string range_sql =
       fmt::format("SELECT min(seq), max(seq) FROM events WHERE trace_id = {}", trace_id);

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <optional>
@@ -14,6 +16,7 @@
 #include <string_view>
 #include <thread>
 
+#include "db/event_packs.h"
 #include "db/schema.h"
 #include "image/event_writer.h"
 
@@ -42,9 +45,17 @@ class CopyBuffer {
     i32(8);
     put(static_cast<uint64_t>(value), 8);
   }
+  void field4(int32_t value) {
+    i32(4);
+    i32(value);
+  }
   void field2(int16_t value) {
     i32(2);
     i16(value);
+  }
+  void bytes_field(const std::string& value) {
+    i32(static_cast<int32_t>(value.size()));
+    bytes(value.data(), value.size());
   }
   void null_field() { i32(-1); }
   void bytes(const void* data, size_t size) {
@@ -131,10 +142,94 @@ Status pg_exec(PGconn* conn, const std::string& sql) {
 // Called after each buffer a COPY sends with the events sent so far; false abandons the COPY.
 using CopyProgress = std::function<bool(uint64_t sent)>;
 
-// COPY `table` FROM STDIN (FORMAT binary) with the events of `feed` as rows of trace_id, in 256 KiB messages.
-// An error from the feed, or a progress callback that returns false, abandons the COPY.
+// A part's event_packs rows, packed as its events go to the server and kept in an unnamed temporary file
+// until their own COPY (the connection is busy with the events' COPY until then): a load's memory does not
+// grow with the session, where the packs take about 7 bytes an event.
+class PackFile {
+ public:
+  void add(const Event& event) { m_packer.add(event); }
+  // Writes the packs closed so far to the file (all of them once `finish`).
+  Status spill(bool finish = false) {
+    if (finish) m_packer.finish();
+    const std::vector<EventPack> packs = m_packer.take();
+    if (packs.empty()) return {};
+    if (!m_file) m_file.reset(std::tmpfile());
+    if (!m_file) return failed();
+    for (const EventPack& pack : packs) {
+      const Header header{pack.first_seq, pack.last_seq, pack.events,
+                          static_cast<uint32_t>(pack.data.size())};
+      if (std::fwrite(&header, sizeof header, 1, m_file.get()) != 1 ||
+          std::fwrite(pack.data.data(), 1, pack.data.size(), m_file.get()) != pack.data.size())
+        return failed();
+    }
+    return {};
+  }
+  // COPY event_packs FROM STDIN (FORMAT binary): every pack written, a 256 KiB message at a time.
+  Status copy(PGconn* conn, int64_t trace_id) {
+    if (!m_file) return {};
+    if (std::fflush(m_file.get()) != 0 || std::fseek(m_file.get(), 0, SEEK_SET) != 0) return failed();
+    PgResult copy(PQexec(conn,
+                         "COPY event_packs (trace_id, first_seq, last_seq, events, data) FROM STDIN (FORMAT "
+                         "binary)"));
+    if (PQresultStatus(copy.get()) != PGRES_COPY_IN) return pg_error(conn, "COPY event_packs");
+    CopyBuffer buffer;
+    constexpr size_t kSendBytes = 256 << 10;
+    buffer.reserve(kSendBytes + kPackBytes + 64);
+    buffer.bytes(kCopySignature, sizeof(kCopySignature));
+    buffer.i32(0);  // flags
+    buffer.i32(0);  // header extension length
+    auto send = [&]() -> bool {
+      const bool sent = PQputCopyData(conn, buffer.data(), static_cast<int>(buffer.size())) == 1;
+      buffer.clear();
+      return sent;
+    };
+    std::string data;
+    for (Header header; std::fread(&header, sizeof header, 1, m_file.get()) == 1;) {
+      data.resize(header.bytes);
+      if (header.bytes > kPackBytes || std::fread(data.data(), 1, data.size(), m_file.get()) != data.size()) {
+        PQputCopyEnd(conn, "load abandoned");
+        while (PGresult* ignored = PQgetResult(conn)) PQclear(ignored);
+        return failed();
+      }
+      buffer.i16(5);
+      buffer.field8(trace_id);
+      buffer.field8(static_cast<int64_t>(header.first_seq));
+      buffer.field8(static_cast<int64_t>(header.last_seq));
+      buffer.field4(static_cast<int32_t>(header.events));
+      buffer.bytes_field(data);
+      if (buffer.size() >= kSendBytes && !send()) return pg_error(conn, "COPY event_packs");
+    }
+    buffer.i16(-1);  // trailer
+    if (!send() || PQputCopyEnd(conn, nullptr) != 1) return pg_error(conn, "COPY event_packs");
+    PgResult copied(PQgetResult(conn));
+    const bool ok = PQresultStatus(copied.get()) == PGRES_COMMAND_OK;
+    while (PGresult* extra = PQgetResult(conn)) PQclear(extra);
+    if (!ok) return pg_error(conn, "COPY event_packs");
+    m_file.reset();
+    return {};
+  }
+
+ private:
+  struct Header {
+    uint64_t first_seq, last_seq;
+    uint32_t events, bytes;
+  };
+  struct Closer {
+    void operator()(FILE* file) const { std::fclose(file); }
+  };
+  ett::Failure<HostError> failed() const {
+    return make_error(ErrorKind::Io, errno_message("the load's temporary file of event_packs", errno));
+  }
+
+  EventPacker m_packer;
+  std::unique_ptr<FILE, Closer> m_file;
+};
+
+// COPY `table` FROM STDIN (FORMAT binary) with the events of `feed` as rows of trace_id, in 256 KiB messages,
+// each event also packed into `packs`. An error from the feed, or a progress callback that returns false,
+// abandons the COPY.
 Status copy_events(PGconn* conn, const std::string& table, int64_t trace_id, const EventFeed& feed,
-                   const EventTiming& timing, bool freeze, const CopyProgress& progress) {
+                   const EventTiming& timing, bool freeze, PackFile& packs, const CopyProgress& progress) {
   PgResult copy(
       PQexec(conn, fmt::format("COPY {} (trace_id, seq, probe, code, tsc, time_ns, lines, flags, aux) "
                                "FROM STDIN (FORMAT binary{})",
@@ -177,6 +272,7 @@ Status copy_events(PGconn* conn, const std::string& table, int64_t trace_id, con
       buffer.field2(event.lines);
       buffer.field2(event.flags);
       buffer.field8(event.aux);
+      packs.add(event);
       ++encoded;
       if (buffer.size() >= kSendBytes) {
         ETT_TRY(send(buffer));
@@ -184,6 +280,8 @@ Status copy_events(PGconn* conn, const std::string& table, int64_t trace_id, con
           return abandon(ErrorKind::Interrupted, "load abandoned; nothing of it was kept");
       }
     }
+    if (Status spilled = packs.spill(); !spilled)
+      return abandon(spilled.error().kind, spilled.error().message);
   }
   buffer.i16(-1);  // trailer
   ETT_TRY(send(buffer));
@@ -192,7 +290,7 @@ Status copy_events(PGconn* conn, const std::string& table, int64_t trace_id, con
   const bool ok = PQresultStatus(copied.get()) == PGRES_COMMAND_OK;
   while (PGresult* extra = PQgetResult(conn)) PQclear(extra);
   if (!ok) return pg_error(conn, "COPY events");
-  return {};
+  return packs.spill(true);
 }
 
 // One partition of a trace's events: events [begin, end) of the load, rows with seq in [from, to) (nullopt:
@@ -207,16 +305,19 @@ struct EventPart {
 // scan it), fills it with COPY FREEZE (allowed because the table is new in this transaction: no hint bits
 // or freezing left for later), then builds its primary key (cheaper than keeping it up row by row) and its
 // statistics (without them the planner reads a trace by bitmap scan and sort). An index a user added to
-// events is built when the part is attached.
+// events is built when the part is attached. With `write_packs` (the load's own connection) the part's
+// event_packs rows go in right after its rows, while the other connection still works; the other part's packs
+// wait for the load's transaction.
 Status fill_part(PGconn* conn, int64_t trace_id, const EventPart& part, const EventFeed& feed,
-                 const EventTiming& timing, const CopyProgress& progress) {
+                 const EventTiming& timing, PackFile& packs, bool write_packs, const CopyProgress& progress) {
   std::string check = fmt::format("trace_id = {}", trace_id);
   if (part.from) check += fmt::format(" AND seq >= {}", *part.from);
   if (part.to) check += fmt::format(" AND seq < {}", *part.to);
   ETT_TRY(pg_exec(conn, fmt::format("CREATE TABLE {0} (LIKE events INCLUDING DEFAULTS, CONSTRAINT {0}_bound "
                                     "CHECK ({1}))",
                                     part.table, check)));
-  ETT_TRY(copy_events(conn, part.table, trace_id, feed, timing, true, progress));
+  ETT_TRY(copy_events(conn, part.table, trace_id, feed, timing, true, packs, progress));
+  if (write_packs) ETT_TRY(packs.copy(conn, trace_id));
   ETT_TRY(pg_exec(conn,
                   fmt::format("ALTER TABLE {0} ADD PRIMARY KEY (trace_id, seq); ANALYZE {0} (trace_id, seq, "
                               "time_ns)",
@@ -388,12 +489,18 @@ class PostgresDatabase final : public Database {
                        const LoadProgress& progress) override {
     const EventTiming timing{start_tsc, tsc_hz};
     const uint64_t total = events.size();
+    // The trace's events packed as event_packs holds them, written after its events (a reload's old ones
+    // deleted first).
+    const SqlValue id[] = {trace_id};
+    ETT_TRY(query("DELETE FROM event_packs WHERE trace_id = $1", id));
     ETT_TRY_ASSIGN(bool covered, partition_covers(trace_id));
     if (covered || total == 0) {
       // A reload of a trace that has its partitions (or is in events_legacy): through events, whose
       // partitions' indexes are kept up row by row.
-      return copy_events(m_conn.get(), "events", trace_id, events.feed(0, total), timing, false,
-                         [&](uint64_t sent) { return !progress || progress(sent, total); });
+      PackFile packs;
+      ETT_TRY(copy_events(m_conn.get(), "events", trace_id, events.feed(0, total), timing, false, packs,
+                          [&](uint64_t sent) { return !progress || progress(sent, total); }));
+      return packs.copy(m_conn.get(), trace_id);
     }
     // A trace of its own: one partition, or two filled at once by two connections (two server processes:
     // the server's per-row work is most of a load) when the trace is big and its seqs rise, each part read
@@ -411,6 +518,7 @@ class PostgresDatabase final : public Database {
     }
     std::vector<EventFeed> feeds;
     for (const EventPart& part : parts) feeds.push_back(events.feed(part.begin, part.end));
+    std::vector<PackFile> packs(parts.size());
     std::atomic<uint64_t> second_sent{0};
     std::atomic<bool> abandon{false};
     Status second_done;
@@ -420,10 +528,11 @@ class PostgresDatabase final : public Database {
       helper = std::thread([&] {
         second_done = [&]() -> Status {
           ETT_TRY(pg_exec(second.get(), "BEGIN"));
-          ETT_TRY(fill_part(second.get(), trace_id, parts[1], feeds[1], timing, [&](uint64_t sent) {
-            second_sent.store(sent, std::memory_order_relaxed);
-            return !abandon.load(std::memory_order_relaxed);
-          }));
+          ETT_TRY(fill_part(second.get(), trace_id, parts[1], feeds[1], timing, packs[1], false,
+                            [&](uint64_t sent) {
+                              second_sent.store(sent, std::memory_order_relaxed);
+                              return !abandon.load(std::memory_order_relaxed);
+                            }));
           return pg_exec(second.get(), "COMMIT");
         }();
         if (!second_done) {
@@ -432,14 +541,15 @@ class PostgresDatabase final : public Database {
         }
       });
     }
-    Status first_done = fill_part(m_conn.get(), trace_id, parts[0], feeds[0], timing, [&](uint64_t sent) {
-      if (abandon.load(std::memory_order_relaxed)) return false;
-      if (progress && !progress(sent + second_sent.load(std::memory_order_relaxed), total)) {
-        abandon.store(true, std::memory_order_relaxed);
-        return false;
-      }
-      return true;
-    });
+    Status first_done =
+        fill_part(m_conn.get(), trace_id, parts[0], feeds[0], timing, packs[0], true, [&](uint64_t sent) {
+          if (abandon.load(std::memory_order_relaxed)) return false;
+          if (progress && !progress(sent + second_sent.load(std::memory_order_relaxed), total)) {
+            abandon.store(true, std::memory_order_relaxed);
+            return false;
+          }
+          return true;
+        });
     if (!first_done) abandon.store(true, std::memory_order_relaxed);
     if (helper.joinable()) helper.join();
     // What stopped one part stopped the other, which then says it was abandoned: the cause comes first.
@@ -450,7 +560,19 @@ class PostgresDatabase final : public Database {
     for (const EventPart& part : parts)
       ETT_TRY(exec(
           fmt::format("ALTER TABLE events ATTACH PARTITION {} {}", part.table, part_bounds(trace_id, part))));
+    for (PackFile& part_packs : packs) ETT_TRY(part_packs.copy(m_conn.get(), trace_id));  // part 1's
     return {};
+  }
+
+  // The packs hold as many events as the load wrote: a trace loaded before event_packs (schema version 5)
+  // has none, and loading it again writes them.
+  Expected<std::string> check_extra_event_copies(int64_t trace_id, uint64_t expected) override {
+    const SqlValue id[] = {trace_id};
+    ETT_TRY_ASSIGN(ResultTable packed,
+                   query("SELECT coalesce(sum(events), 0) FROM event_packs WHERE trace_id = $1", id));
+    const uint64_t events = packed.rows.empty() || !packed.rows[0][0] ? 0 : std::stoull(*packed.rows[0][0]);
+    if (events != expected) return fmt::format("its event_packs hold {} of its {} events", events, expected);
+    return std::string();
   }
 
   // COPY ... TO STDOUT (FORMAT binary): no text conversion per cell, rows as they come.

@@ -222,6 +222,19 @@ std::string event_blocks_table_sql(DbEngine engine) {
       pg ? "BIGINT" : "INTEGER", pg ? "" : " WITHOUT ROWID");
 }
 
+// PostgreSQL: each trace's events again, packed a few thousand to a row (db/event_packs.h), written by the
+// load: what a whole-trace read takes (a binary COPY of 1,400 rows instead of 10 M). The data column is
+// stored PLAIN (a pack fits in a page): neither compressed nor cut into TOAST chunks, which cost the load
+// and the read a TOAST index entry per 2 KB.
+std::string event_packs_table_sql() {
+  return "DO $$ BEGIN IF to_regclass('event_packs') IS NULL THEN\n"
+         "CREATE TABLE event_packs (\n  trace_id BIGINT NOT NULL,\n  first_seq BIGINT NOT NULL,\n"
+         "  last_seq BIGINT NOT NULL,\n  events INTEGER NOT NULL,\n  data BYTEA NOT NULL,\n"
+         "  PRIMARY KEY (trace_id, first_seq)\n);\n"
+         "ALTER TABLE event_packs ALTER COLUMN data SET STORAGE PLAIN;\n"
+         "END IF; END $$";
+}
+
 // One step of the migration path: the statements that take a database from `from` to from + 1.
 struct Migration {
   int from;
@@ -324,7 +337,10 @@ std::vector<std::string> schema_statements(DbEngine engine) {
           "start_tsc)\n){1}",
           pg ? "BIGINT" : "INTEGER", pg ? "" : " WITHOUT ROWID"),
   };
-  if (pg) out.push_back("CREATE TABLE IF NOT EXISTS events_default PARTITION OF events DEFAULT");
+  if (pg) {
+    out.push_back("CREATE TABLE IF NOT EXISTS events_default PARTITION OF events DEFAULT");
+    out.push_back(event_packs_table_sql());
+  }
   return out;
 }
 

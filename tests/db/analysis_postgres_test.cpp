@@ -149,8 +149,8 @@ TEST_F(AnalysisOnPostgres, BadInputOnPostgres) {
   const golden::Run empty = ett({"export", "--format", "csv"}, s_pg);  // --trace defaults to the newest: 5
   EXPECT_EQ(empty.status, 1);
   EXPECT_NE(empty.err.find("trace 5 (golden session 5) has no events"), std::string::npos) << empty.err;
-  // Counters the server groups itself, and time buckets counted as the trace is read: a trace without events
-  // is refused there too, on both engines.
+  // Counters by probe and time buckets, counted as the trace is read: a trace without events is refused there
+  // too, on both engines.
   for (const std::string& db : {s_pg, s_sqlite})
     for (const char* by : {"probe", "time:1ms"}) {
       const golden::Run counted = ett({"analyze", "histogram", "--by", by, "--match", "XXXX1XXX"}, db);

@@ -11,12 +11,14 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
 #include <vector>
 
 #include "analysis/input.h"
+#include "db/event_packs.h"
 #include "db/loader.h"
 #include "db/queries.h"
 #include "db/schema.h"
@@ -248,6 +250,103 @@ TEST_F(PostgresLoad, TypedReaderGivesBothEnginesTheSameRowsAndStopsAtTheFirstErr
     EXPECT_EQ(calls, 1u);
     EXPECT_EQ(count(*db, "SELECT count(*) FROM events WHERE trace_id = 2"), 2'000);
   }
+}
+
+// A read without time_ns (what the analyses ask of a trace with a TSC rate) takes the trace's event_packs,
+// which the load wrote: the same rows as events gives. A trace whose packs do not hold all its events is read
+// from events, a damaged pack is an error that says how to get past it, and loading the image again writes
+// missing packs.
+ReadBack read_without_time(Database& db, int64_t trace) {
+  ReadBack back;
+  EventColumns columns;
+  columns.time_ns = false;
+  auto read = db.read_events(
+      trace,
+      [&](std::span<const EventRow> rows) -> Status {
+        ++back.batches;
+        for (const EventRow& r : rows)
+          back.rows.push_back({static_cast<int64_t>(r.seq), r.probe, r.code, static_cast<int64_t>(r.tsc),
+                               r.has_time_ns ? r.time_ns : -1, r.lines});
+        return {};
+      },
+      columns);
+  if (!read) throw std::runtime_error(read.error().message);
+  return back;
+}
+
+TEST_F(PostgresLoad, PackedReadsGiveTheEventsRows) {
+  const std::string big = dir.file("big.img");
+  ASSERT_TRUE(write_synth_capture(big, {200'000, 24, f::Layout::Double2x4}));  // two parts
+  const std::string url = fresh_database("packs");
+  auto db = open_database(url);
+  ASSERT_TRUE(db) << db.error().message;
+  ASSERT_TRUE(load_image(**db, {big, std::nullopt, false}));
+  ASSERT_TRUE(load_image(**db, {image, 1, false}));  // trace 2, one part
+  ASSERT_TRUE(load_image(**db, {image, 2, false}));  // trace 3
+  auto events_rows = [&](int64_t trace) {
+    ReadBack back = read_back(**db, trace);
+    for (auto& row : back.rows) row[4] = -1;  // time_ns: the packed read leaves it out
+    return back.rows;
+  };
+  const std::map<int64_t, int64_t> sizes = {{1, 200'000}, {2, 30'000}, {3, 2'000}};
+  for (const auto& [trace, size] : sizes) {
+    EXPECT_EQ(count(**db, fmt::format("SELECT sum(events) FROM event_packs WHERE trace_id = {}", trace)),
+              size);
+    EXPECT_GT(count(**db, fmt::format("SELECT count(*) FROM event_packs WHERE trace_id = {}", trace)), 1);
+    const ReadBack packed = read_without_time(**db, trace);
+    ASSERT_EQ(packed.rows.size(), static_cast<size_t>(size));
+    EXPECT_EQ(packed.rows, events_rows(trace)) << "trace " << trace;
+  }
+  EXPECT_EQ(count(**db, fmt::format("SELECT max(length(data)) FROM event_packs")) <= int64_t{kPackBytes},
+            true);
+  // Which read it was: a pack changed (with its count and seqs kept right) shows in the packed read alone.
+  const std::string first_pack =
+      "trace_id = 2 AND first_seq = (SELECT min(first_seq) FROM event_packs WHERE trace_id = 2)";
+  // Its last byte is the lines of its last event.
+  const auto last =
+      static_cast<size_t>(count(**db, "SELECT events - 1 FROM event_packs WHERE " + first_pack));
+  const int64_t lines = events_rows(2).at(last)[5];
+  ASSERT_TRUE((*db)->run_script(
+      fmt::format("UPDATE event_packs SET data = set_byte(data, length(data) - 1, {}) WHERE {}", 255 - lines,
+                  first_pack)));
+  EXPECT_EQ(read_without_time(**db, 2).rows.at(last)[5], 255 - lines);
+  EXPECT_EQ(events_rows(2).at(last)[5], lines);
+  // Damaged: data cut short; a pack that overlaps the one before.
+  ASSERT_TRUE(
+      (*db)->run_script("UPDATE event_packs SET data = substring(data FROM 1 FOR 100) WHERE " + first_pack));
+  EventColumns no_time;
+  no_time.time_ns = false;
+  auto damaged = (*db)->read_events(
+      2, [](std::span<const EventRow>) -> Status { return {}; }, no_time);
+  ASSERT_FALSE(damaged);
+  EXPECT_NE(damaged.error().message.find("event_packs of trace 2: the pack of seqs 0-"), std::string::npos)
+      << damaged.error().message;
+  EXPECT_NE(damaged.error().message.find(
+                "after DELETE FROM event_packs WHERE trace_id = 2 the trace is read from events"),
+            std::string::npos)
+      << damaged.error().message;
+  EXPECT_EQ(count(**db, "SELECT count(*) FROM events WHERE trace_id = 2"), 30'000);  // the connection answers
+  ASSERT_TRUE(
+      (*db)->run_script("UPDATE event_packs SET first_seq = first_seq - 1 WHERE trace_id = 1 AND first_seq = "
+                        "(SELECT max(first_seq) FROM event_packs WHERE trace_id = 1)"));
+  // (the last pack now starts at the seq the one before ends with: the synthetic capture's seqs have no gaps)
+  auto overlapping = (*db)->read_events(
+      1, [](std::span<const EventRow>) -> Status { return {}; }, no_time);
+  ASSERT_FALSE(overlapping);
+  EXPECT_NE(overlapping.error().message.find("overlaps the one before"), std::string::npos)
+      << overlapping.error().message;
+  // Packs that do not hold every event (a trace loaded before event_packs has none): read from events.
+  ASSERT_TRUE(
+      (*db)->run_script("DELETE FROM event_packs WHERE trace_id = 2; DELETE FROM event_packs WHERE trace_id "
+                        "= 3 AND first_seq > 0"));
+  for (int64_t trace : {2, 3}) EXPECT_EQ(read_without_time(**db, trace).rows, events_rows(trace)) << trace;
+  // Loading the image again writes the missing packs.
+  auto again = ett("load " + image + " --all --db '" + url + "'");
+  ASSERT_EQ(again.status, 0) << again.out;
+  EXPECT_NE(again.out.find("but its event_packs hold 0 of its 30000 events"), std::string::npos) << again.out;
+  EXPECT_EQ(count(**db, "SELECT sum(events) FROM event_packs WHERE trace_id = 2"), 30'000);
+  EXPECT_EQ(count(**db, "SELECT sum(events) FROM event_packs WHERE trace_id = 3"), 2'000);
+  for (int64_t trace : {2, 3}) EXPECT_EQ(read_without_time(**db, trace).rows, events_rows(trace)) << trace;
 }
 
 TEST_F(PostgresLoad, LoadingAgainChangesNothing) {

@@ -1,0 +1,106 @@
+// event_packs.cpp: packs a trace's events into rows of event_packs and unpacks them.
+#include "db/event_packs.h"
+
+#include <fmt/format.h>
+
+namespace ett::host {
+
+namespace {
+
+char* put_varint(char* at, uint64_t value) {
+  while (value >= 0x80) {
+    *at++ = static_cast<char>(value | 0x80);
+    value >>= 7;
+  }
+  *at++ = static_cast<char>(value);
+  return at;
+}
+
+uint64_t zigzag(uint64_t difference) {
+  return (difference << 1) ^ static_cast<uint64_t>(static_cast<int64_t>(difference) >> 63);
+}
+
+uint64_t unzigzag(uint64_t value) {
+  return (value >> 1) ^ (~(value & 1) + 1);
+}
+
+// Reads a varint at `at`; false when the data ends inside it or it runs past 64 bits.
+bool get_varint(const unsigned char*& at, const unsigned char* end, uint64_t& value) {
+  value = 0;
+  for (unsigned shift = 0; at < end && shift < 64; shift += 7) {
+    const unsigned char byte = *at++;
+    value |= uint64_t{byte & 0x7Fu} << shift;
+    if (!(byte & 0x80)) return shift < 63 || byte <= 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+void EventPacker::add(const Event& event) {
+  if (m_open.events > 0 && m_used + kMostPackedEventBytes > kPackBytes) close();
+  if (m_open.events == 0) {
+    m_open.first_seq = event.seq;
+    m_open.data.resize(kPackBytes);  // written through a pointer, cut to size when the pack closes
+    m_used = 0;
+    m_last_seq = event.seq;
+    m_last_tsc = 0;
+  }
+  char* at = m_open.data.data() + m_used;
+  at = put_varint(at, event.seq - m_last_seq);
+  at = put_varint(at, zigzag(event.tsc - m_last_tsc));
+  *at++ = static_cast<char>(event.probe);
+  *at++ = static_cast<char>(event.code);
+  *at++ = static_cast<char>(event.lines);
+  m_used = static_cast<size_t>(at - m_open.data.data());
+  m_open.last_seq = event.seq;
+  ++m_open.events;
+  m_last_seq = event.seq;
+  m_last_tsc = event.tsc;
+}
+
+void EventPacker::finish() {
+  if (m_open.events > 0) close();
+}
+
+void EventPacker::close() {
+  m_open.data.resize(m_used);
+  m_packs.push_back(std::move(m_open));
+  m_open = {};
+}
+
+Status unpack_events(uint64_t first_seq, uint64_t last_seq, uint64_t events, std::string_view data,
+                     std::vector<EventRow>& batch, const FullBatch& full) {
+  auto damaged = [&](std::string_view what) {
+    return make_error(ErrorKind::Io, fmt::format("the pack of seqs {}-{}: {}", first_seq, last_seq, what));
+  };
+  const auto* at = reinterpret_cast<const unsigned char*>(data.data());
+  const unsigned char* const end = at + data.size();
+  uint64_t seq = first_seq, tsc = 0;
+  for (uint64_t i = 0; i < events; ++i) {
+    uint64_t seq_step = 0, tsc_step = 0;
+    if (!get_varint(at, end, seq_step) || !get_varint(at, end, tsc_step) || end - at < 3)
+      return damaged(fmt::format("its data ends inside event {} of {}", i + 1, events));
+    if ((i == 0) != (seq_step == 0) || seq + seq_step < seq)
+      return damaged(fmt::format("the seq of event {} does not rise from the one before", i + 1));
+    seq += seq_step;
+    tsc += unzigzag(tsc_step);
+    EventRow& row = batch.emplace_back();
+    row.seq = seq;
+    row.tsc = tsc;
+    row.probe = at[0];
+    row.code = at[1];
+    row.lines = at[2];
+    at += 3;
+    if (batch.size() >= kEventBatchRows) {
+      ETT_TRY(full(batch));
+      batch.clear();
+    }
+  }
+  if (at != end)
+    return damaged(fmt::format("its data goes on after its {} events ({} bytes)", events, end - at));
+  if (events > 0 && seq != last_seq) return damaged(fmt::format("its last event has seq {}", seq));
+  return {};
+}
+
+}  // namespace ett::host
