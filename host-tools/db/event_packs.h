@@ -1,11 +1,12 @@
-// event_packs.h: a trace's events packed a few thousand to a row, as PostgreSQL's event_packs holds them
+// event_packs.h: a trace's events packed about a thousand to a row, as PostgreSQL's event_packs holds them
 // beside the events table (README "Trace database"): what a whole-trace read of PostgreSQL takes, since a
-// binary COPY of 10 M rows costs the server about ten times what the same events as 1,400 packed rows do.
+// binary COPY of 10 M events rows costs the server 2.0-2.8 s and the same events as 8,700 packed rows 0.3 s.
 //
 // A pack is its first seq, last seq, number of events and its data: per event, in seq order,
-//   varint  seq - the previous event's seq (the pack's first event: seq - first_seq, so 0)
-//   varint  zigzag(tsc - the previous event's tsc), the difference taken modulo 2^64 (the first event: its
-//   tsc) byte    probe, byte code, byte lines
+//   - a varint: seq - the previous event's seq (the pack's first event: seq - first_seq, so 0);
+//   - a varint: zigzag(tsc - the previous event's tsc), the difference taken modulo 2^64 (the pack's first
+//     event: its tsc);
+//   - three bytes: probe, code, lines.
 // A varint is 7 bits a byte, least significant first, the top bit set on every byte but the last. An event
 // takes 1 + 2 to 4 + 3 bytes as a capture stamps them, at most kMostPackedEventBytes.
 #pragma once

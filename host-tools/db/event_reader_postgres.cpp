@@ -1,5 +1,6 @@
 // event_reader_postgres.cpp: a trace's events from PostgreSQL through COPY (SELECT ...) TO STDOUT in binary
-// format: big-endian integers per field, parsed as they arrive (no text per cell, no result set held whole).
+// format: big-endian integers per field, parsed as they arrive (no text per cell, no result set held whole),
+// from the trace's event_packs (db/event_packs.h) or, for a trace without them, from its events rows.
 #include <fmt/format.h>
 #include <libpq-fe.h>
 

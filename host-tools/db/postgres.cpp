@@ -189,7 +189,8 @@ class PackFile {
       if (header.bytes > kPackBytes || std::fread(data.data(), 1, data.size(), m_file.get()) != data.size()) {
         PQputCopyEnd(conn, "load abandoned");
         while (PGresult* ignored = PQgetResult(conn)) PQclear(ignored);
-        return failed();
+        if (std::ferror(m_file.get())) return failed();
+        return make_error(ErrorKind::Io, "the load's temporary file of event_packs: a pack cut short");
       }
       buffer.i16(5);
       buffer.field8(trace_id);

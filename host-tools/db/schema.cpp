@@ -222,8 +222,8 @@ std::string event_blocks_table_sql(DbEngine engine) {
       pg ? "BIGINT" : "INTEGER", pg ? "" : " WITHOUT ROWID");
 }
 
-// PostgreSQL: each trace's events again, packed a few thousand to a row (db/event_packs.h), written by the
-// load: what a whole-trace read takes (a binary COPY of 1,400 rows instead of 10 M). The data column is
+// PostgreSQL: each trace's events again, packed about a thousand to a row (db/event_packs.h), written by the
+// load: what a whole-trace read takes (a binary COPY of about 8,700 rows instead of 10 M). The data column is
 // stored PLAIN (a pack fits in a page): neither compressed nor cut into TOAST chunks, which cost the load
 // and the read a TOAST index entry per 2 KB.
 std::string event_packs_table_sql() {

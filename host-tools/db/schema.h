@@ -29,7 +29,7 @@ const std::vector<ColumnDef>& trace_columns();
 //      it
 //   4  PostgreSQL drops events_time too (built for each trace's partitions, it was a third of a load's
 //      server work): neither engine has a secondary events index
-//   5  PostgreSQL: event_packs (each trace's events packed a few thousand to a row, written by the load),
+//   5  PostgreSQL: event_packs (each trace's events packed about a thousand to a row, written by the load),
 //      which whole-trace reads take; a trace loaded before it has none and is read from events
 // A newer version adds a step to the migrations in schema.cpp and bumps this.
 inline constexpr int kSchemaVersion = 5;
