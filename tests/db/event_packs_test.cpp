@@ -51,8 +51,8 @@ TEST(EventPacks, EventsComeBackAsTheyWentInAndEveryPackFitsAPage) {
     event.lines = static_cast<uint8_t>(random());
     events.push_back(event);
   }
-  // The last ones take the most bytes an event can: the highest seq after a gap of almost 2^64, and TSC steps
-  // of about 2^63 either way.
+  // The last ones take the longest varints: a seq step of almost 2^64, then a TSC step of 2^63 (2^64 - 1
+  // after zigzag).
   events.push_back({UINT64_MAX - 1, 0, 255, 255, 255, 0, 0});
   events.push_back({UINT64_MAX, uint64_t{1} << 63, 0, 0, 0, 0, 0});
   const std::vector<EventPack> packs = pack(events);
