@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -97,6 +98,40 @@ Status pg_error(PGconn* conn, const std::string& what) {
   return make_error(ErrorKind::Io, fmt::format("PostgreSQL: {}: {}", what, message));
 }
 
+// Runs `sql`, a COPY ... TO STDOUT (FORMAT binary), and hands each data message to `rows`, its reader past
+// the stream's header; once `rows` returns false the rest of the stream is drained, so that the connection
+// stays usable. Returns the server's error, or that the stream had no header; what `rows` found is the
+// caller's.
+Status copy_out(PGconn* conn, const std::string& sql, const char* what,
+                const std::function<bool(FieldReader& reader)>& rows) {
+  PgResult started(PQexec(conn, sql.c_str()));
+  if (PQresultStatus(started.get()) != PGRES_COPY_OUT) return pg_error(conn, what);
+  bool header = true, more = true, headerless = false;
+  for (;;) {
+    char* raw = nullptr;
+    const int size = PQgetCopyData(conn, &raw, 0);
+    if (size == -1) break;  // the COPY is over; its result follows
+    if (size < 0) return pg_error(conn, what);
+    const std::unique_ptr<char, PgFreer> data(raw);
+    if (!more) continue;
+    FieldReader reader(raw, static_cast<size_t>(size));
+    if (header && !skip_header(reader)) {
+      headerless = true;
+      more = false;
+      continue;
+    }
+    header = false;
+    more = rows(reader);
+  }
+  PgResult finished(PQgetResult(conn));
+  const bool copied = PQresultStatus(finished.get()) == PGRES_COMMAND_OK;
+  while (PGresult* extra = PQgetResult(conn)) PQclear(extra);
+  if (!copied) return pg_error(conn, what);
+  if (headerless)
+    return make_error(ErrorKind::Io, fmt::format("PostgreSQL: {}: a binary COPY without its header", what));
+  return {};
+}
+
 // How a range was read: done, or its rows came out of seq order (read it again through ORDER BY).
 enum class CopyOutcome { done, out_of_order };
 
@@ -117,27 +152,13 @@ Expected<CopyOutcome> copy_range(PGconn* conn, int64_t trace_id, int64_t from, i
                  : "seq, tsc, probe::integer | (code::integer << 8) | (lines::integer << 16)",
       columns.time_ns ? ", time_ns" : "", trace_id, from, to, ordered ? " ORDER BY seq" : "");
   const uint64_t field_count = (packed_seq ? 2 : 3) + (columns.time_ns ? 1 : 0);
-  PgResult started(PQexec(conn, sql.c_str()));
-  if (PQresultStatus(started.get()) != PGRES_COPY_OUT) return pg_error(conn, "reading events").failure();
   std::vector<EventRow> batch;
   batch.reserve(kEventBatchRows);
-  bool header = true, trailer = false, out_of_order = false, any = false;
+  bool trailer = false, out_of_order = false, any = false;
   uint64_t last_seq = 0;
   Status failed;
-  for (;;) {
-    char* raw = nullptr;
-    const int size = PQgetCopyData(conn, &raw, 0);
-    if (size == -1) break;  // the COPY is over; its result follows
-    if (size < 0) return pg_error(conn, "reading events").failure();
-    const std::unique_ptr<char, PgFreer> data(raw);
-    // After an error (or a stop) the rest of the stream is drained, so that the connection stays usable.
-    if (!failed || trailer || out_of_order || (stop && stop->load(std::memory_order_relaxed))) continue;
-    FieldReader reader(raw, static_cast<size_t>(size));
-    if (header && !skip_header(reader)) {
-      failed = make_error(ErrorKind::Io, "PostgreSQL: reading events: a binary COPY without its header");
-      continue;
-    }
-    header = false;
+  // After an error (or a stop) the rest of the stream is drained.
+  const Status copied = copy_out(conn, sql, "reading events", [&](FieldReader& reader) {
     while (!reader.at_end()) {
       uint64_t fields = 0;
       if (!reader.u(2, fields)) break;
@@ -175,11 +196,9 @@ Expected<CopyOutcome> copy_range(PGconn* conn, int64_t trace_id, int64_t from, i
         if (!failed) break;
       }
     }
-  }
-  PgResult finished(PQgetResult(conn));
-  const bool copied = PQresultStatus(finished.get()) == PGRES_COMMAND_OK;
-  while (PGresult* extra = PQgetResult(conn)) PQclear(extra);
-  if (!copied) return pg_error(conn, "reading events").failure();
+    return failed && !trailer && !out_of_order && !(stop && stop->load(std::memory_order_relaxed));
+  });
+  if (!copied) return copied.failure();
   if (!failed) return failed.failure();
   if (out_of_order) return CopyOutcome::out_of_order;
   if (!batch.empty() && !(stop && stop->load(std::memory_order_relaxed))) ETT_TRY(sink(batch));
@@ -242,8 +261,6 @@ Status read_packs(PGconn* conn, int64_t trace_id, const PackedTrace& trace, Even
       "COPY (SELECT first_seq, last_seq, events, data FROM event_packs WHERE trace_id = {} ORDER BY "
       "first_seq) TO STDOUT (FORMAT binary)",
       trace_id);
-  PgResult started(PQexec(conn, sql.c_str()));
-  if (PQresultStatus(started.get()) != PGRES_COPY_OUT) return pg_error(conn, "reading event_packs");
   auto damaged = [&](const std::string& what) {
     return make_error(ErrorKind::Io,
                       fmt::format("PostgreSQL: event_packs of trace {}: {}; after DELETE FROM event_packs "
@@ -259,22 +276,10 @@ Status read_packs(PGconn* conn, int64_t trace_id, const PackedTrace& trace, Even
     sink_failed = !taken;
     return taken;
   };
-  bool header = true, trailer = false, any = false;
+  bool trailer = false, any = false;
   uint64_t last_seq = 0, events = 0;
   Status failed;
-  for (;;) {
-    char* raw = nullptr;
-    const int size = PQgetCopyData(conn, &raw, 0);
-    if (size == -1) break;  // the COPY is over; its result follows
-    if (size < 0) return pg_error(conn, "reading event_packs");
-    const std::unique_ptr<char, PgFreer> data(raw);
-    if (!failed || trailer) continue;  // drained, so that the connection stays usable
-    FieldReader reader(raw, static_cast<size_t>(size));
-    if (header && !skip_header(reader)) {
-      failed = damaged("a binary COPY without its header");
-      continue;
-    }
-    header = false;
+  const Status copied = copy_out(conn, sql, "reading event_packs", [&](FieldReader& reader) {
     while (failed && !reader.at_end()) {
       uint64_t fields = 0;
       if (!reader.u(2, fields)) break;
@@ -304,11 +309,9 @@ Status read_packs(PGconn* conn, int64_t trace_id, const PackedTrace& trace, Even
           !unpacked)
         failed = sink_failed ? unpacked : damaged(unpacked.error().message);
     }
-  }
-  PgResult finished(PQgetResult(conn));
-  const bool copied = PQresultStatus(finished.get()) == PGRES_COMMAND_OK;
-  while (PGresult* extra = PQgetResult(conn)) PQclear(extra);
-  if (!copied) return pg_error(conn, "reading event_packs");
+    return failed && !trailer;
+  });
+  ETT_TRY(copied);
   ETT_TRY(failed);
   if (events != trace.events)
     return damaged(fmt::format("they hold {} of its {} events", events, trace.events));

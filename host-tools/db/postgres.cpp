@@ -142,6 +142,30 @@ Status pg_exec(PGconn* conn, const std::string& sql) {
 // Called after each buffer a COPY sends with the events sent so far; false abandons the COPY.
 using CopyProgress = std::function<bool(uint64_t sent)>;
 
+// Starts `sql`, a COPY ... FROM STDIN (FORMAT binary), with the stream's header in `buffer`.
+Status begin_copy_in(PGconn* conn, const std::string& sql, CopyBuffer& buffer, const char* what) {
+  PgResult copy(PQexec(conn, sql.c_str()));
+  if (PQresultStatus(copy.get()) != PGRES_COPY_IN) return pg_error(conn, what);
+  buffer.bytes(kCopySignature, sizeof(kCopySignature));
+  buffer.i32(0);  // flags
+  buffer.i32(0);  // header extension length
+  return {};
+}
+
+// Sends the rest of `buffer` and the stream's trailer, ends the COPY and returns its result.
+Status end_copy_in(PGconn* conn, CopyBuffer& buffer, const char* what) {
+  buffer.i16(-1);  // trailer
+  if (PQputCopyData(conn, buffer.data(), static_cast<int>(buffer.size())) != 1 ||
+      PQputCopyEnd(conn, nullptr) != 1)
+    return pg_error(conn, what);
+  buffer.clear();
+  PgResult copied(PQgetResult(conn));
+  const bool ok = PQresultStatus(copied.get()) == PGRES_COMMAND_OK;
+  while (PGresult* extra = PQgetResult(conn)) PQclear(extra);
+  if (!ok) return pg_error(conn, what);
+  return {};
+}
+
 // A part's event_packs rows, packed as its events go to the server and kept in an unnamed temporary file
 // until their own COPY (the connection is busy with the events' COPY until then): a load's memory does not
 // grow with the session, where the packs take about 7 bytes an event.
@@ -168,16 +192,13 @@ class PackFile {
   Status copy(PGconn* conn, int64_t trace_id) {
     if (!m_file) return {};
     if (std::fflush(m_file.get()) != 0 || std::fseek(m_file.get(), 0, SEEK_SET) != 0) return failed();
-    PgResult copy(PQexec(conn,
-                         "COPY event_packs (trace_id, first_seq, last_seq, events, data) FROM STDIN (FORMAT "
-                         "binary)"));
-    if (PQresultStatus(copy.get()) != PGRES_COPY_IN) return pg_error(conn, "COPY event_packs");
     CopyBuffer buffer;
     constexpr size_t kSendBytes = 256 << 10;
     buffer.reserve(kSendBytes + kPackBytes + 64);
-    buffer.bytes(kCopySignature, sizeof(kCopySignature));
-    buffer.i32(0);  // flags
-    buffer.i32(0);  // header extension length
+    ETT_TRY(begin_copy_in(conn,
+                          "COPY event_packs (trace_id, first_seq, last_seq, events, data) FROM STDIN (FORMAT "
+                          "binary)",
+                          buffer, "COPY event_packs"));
     auto send = [&]() -> bool {
       const bool sent = PQputCopyData(conn, buffer.data(), static_cast<int>(buffer.size())) == 1;
       buffer.clear();
@@ -200,12 +221,7 @@ class PackFile {
       buffer.bytes_field(data);
       if (buffer.size() >= kSendBytes && !send()) return pg_error(conn, "COPY event_packs");
     }
-    buffer.i16(-1);  // trailer
-    if (!send() || PQputCopyEnd(conn, nullptr) != 1) return pg_error(conn, "COPY event_packs");
-    PgResult copied(PQgetResult(conn));
-    const bool ok = PQresultStatus(copied.get()) == PGRES_COMMAND_OK;
-    while (PGresult* extra = PQgetResult(conn)) PQclear(extra);
-    if (!ok) return pg_error(conn, "COPY event_packs");
+    ETT_TRY(end_copy_in(conn, buffer, "COPY event_packs"));
     m_file.reset();
     return {};
   }
@@ -231,12 +247,6 @@ class PackFile {
 // abandons the COPY.
 Status copy_events(PGconn* conn, const std::string& table, int64_t trace_id, const EventFeed& feed,
                    const EventTiming& timing, bool freeze, PackFile& packs, const CopyProgress& progress) {
-  PgResult copy(
-      PQexec(conn, fmt::format("COPY {} (trace_id, seq, probe, code, tsc, time_ns, lines, flags, aux) "
-                               "FROM STDIN (FORMAT binary{})",
-                               table, freeze ? ", FREEZE" : "")
-                       .c_str()));
-  if (PQresultStatus(copy.get()) != PGRES_COPY_IN) return pg_error(conn, "COPY events");
   auto send = [&](CopyBuffer& buffer) -> Status {
     if (PQputCopyData(conn, buffer.data(), static_cast<int>(buffer.size())) != 1)
       return pg_error(conn, "COPY events");
@@ -251,9 +261,11 @@ Status copy_events(PGconn* conn, const std::string& table, int64_t trace_id, con
   CopyBuffer buffer;
   constexpr size_t kSendBytes = 256 << 10;
   buffer.reserve(kSendBytes + 256);
-  buffer.bytes(kCopySignature, sizeof(kCopySignature));
-  buffer.i32(0);  // flags
-  buffer.i32(0);  // header extension length
+  ETT_TRY(begin_copy_in(conn,
+                        fmt::format("COPY {} (trace_id, seq, probe, code, tsc, time_ns, lines, flags, aux) "
+                                    "FROM STDIN (FORMAT binary{})",
+                                    table, freeze ? ", FREEZE" : ""),
+                        buffer, "COPY events"));
   uint64_t encoded = 0;
   for (;;) {
     Expected<std::span<const Event>> block = feed();
@@ -284,13 +296,7 @@ Status copy_events(PGconn* conn, const std::string& table, int64_t trace_id, con
     if (Status spilled = packs.spill(); !spilled)
       return abandon(spilled.error().kind, spilled.error().message);
   }
-  buffer.i16(-1);  // trailer
-  ETT_TRY(send(buffer));
-  if (PQputCopyEnd(conn, nullptr) != 1) return pg_error(conn, "COPY events");
-  PgResult copied(PQgetResult(conn));
-  const bool ok = PQresultStatus(copied.get()) == PGRES_COMMAND_OK;
-  while (PGresult* extra = PQgetResult(conn)) PQclear(extra);
-  if (!ok) return pg_error(conn, "COPY events");
+  ETT_TRY(end_copy_in(conn, buffer, "COPY events"));
   return packs.spill(true);
 }
 
