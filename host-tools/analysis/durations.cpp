@@ -200,6 +200,11 @@ Expected<DurationsResult> ActionPairer::finish(double pi_ns, Summarize summarize
   return result;
 }
 
+void ActionPairer::take_ends(std::vector<ActionEnds>& into) {
+  into.clear();
+  std::swap(into, m_ends);
+}
+
 Expected<std::vector<ActionEnds>> ActionPairer::finish_ends() && {
   m_fault_ahead.reset();
   ETT_TRY(overflow());

@@ -143,8 +143,13 @@ class ActionPairer {
   // The actions and the unmatched starts and ends, every action's bound pi_ns; its summary (unless told
   // not to). Errors: more starts open at once than a pairing can hold.
   Expected<DurationsResult> finish(double pi_ns, Summarize summarize = Summarize::Yes) &&;
-  // Keep::Ends: the actions' ends, in the order finish gives the actions. Errors: those of finish.
+  // Keep::Ends: the actions' ends, in the order finish gives the actions (those not taken by take_ends).
+  // Errors: those of finish.
   Expected<std::vector<ActionEnds>> finish_ends() &&;
+  // Keep::Ends: the ends of the actions closed since the last call, in order, swapped into `into` (its
+  // contents dropped, its memory kept for the next ends), so that a caller that writes each action as it
+  // closes holds none of them (at 10 M events, 5 M actions are 200 MB).
+  void take_ends(std::vector<ActionEnds>& into);
 
   // The most start events a pairing holds (open, or closed after the oldest open one).
   static constexpr uint32_t kNone = UINT32_MAX;

@@ -69,8 +69,9 @@ uint64_t selected(std::span<const CodeCount> counts, const Endpoint& endpoint) {
 }
 
 // Every format takes each event once in order (Exporter::stream) and is written as the trace is read: its
-// events are never all in memory. The actions (--from/--to) are paired as the events pass, kept as their
-// ends, and written after them.
+// events are never all in memory. The actions (--from/--to) are paired as the events pass and handed over
+// with the events that close them (Exporter::actions_as_they_close), or kept as their ends and handed over
+// after the events.
 host::Status stream_export(const ExportOptions& o, const Exporter& exporter, const TscUtcClock* utc,
                            const std::optional<Endpoint>& from, const std::optional<Endpoint>& to,
                            PairRule rule, int64_t timescale_ps, TextOut& out, Progress& bar) {
@@ -95,11 +96,12 @@ host::Status stream_export(const ExportOptions& o, const Exporter& exporter, con
     if (!from) return {};
     ETT_TRY_ASSIGN(ActionPairer made, ActionPairer::make(*from, *to, rule, ActionPairer::Keep::Ends));
     // Room for as many actions as the endpoints' events allow (address space: pages are touched as actions
-    // come), so that 5 M of them are not copied at every doubling. A count that cannot be reserved (a
-    // database whose event_codes lie) leaves the vectors to grow.
+    // come), so that 5 M of them are not copied at every doubling; none for a format that takes each action
+    // as it closes. A count that cannot be reserved (a database whose event_codes lie) leaves the vectors to
+    // grow.
     const uint64_t starts = selected(counts, *from), ends = selected(counts, *to);
     try {
-      made.reserve(starts, std::min(starts, ends));
+      made.reserve(starts, exporter.actions_as_they_close ? 0 : std::min(starts, ends));
     } catch (const std::exception&) {
     }
     pairer.emplace(std::move(made));
@@ -108,6 +110,7 @@ host::Status stream_export(const ExportOptions& o, const Exporter& exporter, con
   ETT_TRY(start_pairing());
   bar.phase(fmt::format("reading trace {} and writing it as {}", info.trace_id, exporter.name));
   std::unique_ptr<StreamedExport> writer;  // made with the first events: a trace without any writes nothing
+  std::vector<ActionEnds> closed;          // the actions the events of a batch close, as they close
   auto take = [&](std::span<const AnalysisEvent> events) -> host::Status {
     if (earliest_needed)
       for (const AnalysisEvent& event : events)
@@ -119,8 +122,11 @@ host::Status stream_export(const ExportOptions& o, const Exporter& exporter, con
                           "(changed by hand?)",
                           info.trace_id, event.seq, event.time_ns, input.earliest_ns));
     if (!writer) writer = exporter.stream(input, out);
-    writer->add(events);
-    if (pairer) pairer->add(events);
+    if (pairer) {
+      pairer->add(events);
+      if (exporter.actions_as_they_close) pairer->take_ends(closed);
+    }
+    writer->add(events, closed);
     return {};
   };
   // Into a file, the export can start again should the database hand rows back (PostgreSQL then reads the

@@ -11,12 +11,15 @@
 #include <cstdint>
 #include <cstring>
 
+#include "common/decimal_digits.h"
+
 namespace ett::host {
 
 // The room write_fixed needs for any double (DBL_MAX has 309 digits before the point).
 constexpr size_t kFixedRoom = 400;
 
-// Writes `value` as "{:.<Decimals>f}" would at `out` (kFixedRoom characters of room) and returns the end.
+// Writes `value` as "{:.<Decimals>f}" would at `out` (kFixedRoom characters of room, scratch included:
+// kDigitsSpill) and returns the end.
 // A finite, normal double below 2^63 is mantissa * 2^-shift exactly, so value * 10^Decimals is the 128-bit
 // product mantissa * 10^Decimals shifted right by `shift`: its integer part and the bits shifted out round
 // it exactly (an exact half to even, as fmt does). Zero, subnormals, infinities, NaN and bigger values go to
@@ -67,13 +70,9 @@ char* write_fixed(char* out, double value) {
     }
   }
   if (bits >> 63) *out++ = '-';
-  out = fmt::format_to(out, FMT_COMPILE("{}"), whole);
+  out = write_decimal(out, whole);
   *out++ = '.';
-  for (int i = Decimals - 1; i >= 0; --i) {
-    out[i] = static_cast<char>('0' + fraction % 10);
-    fraction /= 10;
-  }
-  return out + Decimals;
+  return write_digits<Decimals>(out, static_cast<uint32_t>(fraction));
 }
 
 inline char* write_tenths(char* out, double value) {
@@ -82,8 +81,8 @@ inline char* write_tenths(char* out, double value) {
 
 // Writes what nlohmann-json writes for `rounded`, the double nearest to units / 10^4 (`units` a whole number,
 // as std::round(value * 10^4) gives it), from `units` instead of by nlohmann's grisu2, where the two are
-// provably the same text, and returns the end (at most 24 characters); returns nullptr where they may not be
-// (the caller then asks nlohmann).
+// provably the same text, and returns the end (at most 24 characters, and kDigitsSpill bytes of scratch after
+// them); returns nullptr where they may not be (the caller then asks nlohmann).
 //
 // Why they are the same: grisu2 writes the digits of the coarsest power of ten that has a multiple inside
 // [M-, M+], the rounding interval of `rounded` (half an ulp either side; a quarter below a power of two,
@@ -114,7 +113,7 @@ inline char* write_json_tenthousandths(char* out, double units, double rounded) 
   const bool power_of_two = (bits & kFractionMask) == 0;
   if (32 * distance >= (below && power_of_two ? 7 : 15) * i128{10000}) return nullptr;
   if (rounded < 0) *out++ = '-';
-  out = fmt::format_to(out, FMT_COMPILE("{}"), units_abs / 10000);
+  out = write_decimal(out, units_abs / 10000);
   *out++ = '.';
   uint64_t fraction = units_abs % 10000;
   if (fraction == 0) {

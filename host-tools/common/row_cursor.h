@@ -4,22 +4,25 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <concepts>
 #include <cstddef>
 #include <cstring>
 #include <string_view>
+#include <type_traits>
+
+#include "common/decimal_digits.h"
 
 namespace ett::host {
 
 // Rows written into a buffer through a char pointer. next() makes room for one row of at most `row_max`
 // bytes and says where it starts; the row's writer says where it ended with done(). The buffer grows for all
 // the rows still to come at once (`typical_row` bytes each) and is cut to what was written when the cursor
-// goes. A field whose length has no bound (a text) asks for room() first.
+// goes. A field whose length has no bound (a text) asks for room() first. The room also holds the scratch an
+// integer field writes past its end (kDigitsSpill), so `row_max` counts only the characters of the row.
 class RowCursor {
  public:
   RowCursor(fmt::memory_buffer& buffer, size_t rows, size_t typical_row, size_t row_max)
-      : m_buffer(buffer), m_rows_left(rows), m_typical_row(typical_row), m_row_max(row_max) {
+      : m_buffer(buffer), m_rows_left(rows), m_typical_row(typical_row), m_row_max(row_max + kDigitsSpill) {
     grow(buffer.size());
   }
   RowCursor(const RowCursor&) = delete;
@@ -62,7 +65,7 @@ class RowCursor {
 };
 
 // The fields of a RowCursor row: a literal or a text as it is, an integer in decimal (at most 20
-// characters).
+// characters, and up to kDigitsSpill bytes of scratch after them: write_decimal).
 template <size_t N>
 char* put(char* at, const char (&literal)[N]) {
   std::memcpy(at, literal, N - 1);
@@ -74,7 +77,13 @@ inline char* put(char* at, std::string_view text) {
 }
 template <std::integral T>
 char* put_int(char* at, T value) {
-  return std::to_chars(at, at + 20, value).ptr;
+  if constexpr (std::is_signed_v<T>) {
+    if (value < 0) {
+      *at++ = '-';
+      return write_decimal(at, uint64_t{0} - static_cast<uint64_t>(value));
+    }
+  }
+  return write_decimal(at, static_cast<uint64_t>(value));
 }
 
 }  // namespace ett::host

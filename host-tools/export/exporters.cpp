@@ -21,7 +21,12 @@ class Streamed final : public StreamedExport {
  public:
   template <typename... Args>
   explicit Streamed(Args&&... args) : m_writer(std::forward<Args>(args)...) {}
-  void add(std::span<const AnalysisEvent> events) override { m_writer.add(events); }
+  void add(std::span<const AnalysisEvent> events, std::span<const ActionEnds> closed) override {
+    if constexpr (requires { m_writer.add(events, closed); })
+      m_writer.add(events, closed);
+    else
+      m_writer.add(events);
+  }
   void finish(ActionList actions) override {
     if constexpr (requires { m_writer.finish(actions); })
       m_writer.finish(actions);
@@ -38,7 +43,7 @@ constexpr Exporter kExporters[] = {
      "Value Change Dump for GTKWave and PulseView: a wire per data line and per probe, each probe's code as "
      "a "
      "vector",
-     false,
+     false, false,
      [](const ExportInput& input, TextOut& out) -> std::unique_ptr<StreamedExport> {
        return std::make_unique<Streamed<VcdWriter>>(
            input.capture.info, input.probes, input.earliest_ns, out,
@@ -46,21 +51,21 @@ constexpr Exporter kExporters[] = {
      },
      Exporter::Earliest::Always},
     {"perfetto", "json",
-     "Perfetto / Chrome trace JSON: a track and a code counter per probe, actions as slices", true,
+     "Perfetto / Chrome trace JSON: a track and a code counter per probe, actions as slices", true, true,
      [](const ExportInput& input, TextOut& out) -> std::unique_ptr<StreamedExport> {
        return std::make_unique<Streamed<PerfettoWriter>>(input.capture.info, input.probes, out,
                                                          perfetto_options(input));
      }},
     {"perfetto-proto", "pftrace",
      "Perfetto's protobuf trace (for captures too large for JSON): the same tracks, written as a stream",
-     true,
+     true, false,
      [](const ExportInput& input, TextOut& out) -> std::unique_ptr<StreamedExport> {
        return std::make_unique<Streamed<PerfettoProtoWriter>>(
            input.capture.info, input.probes, input.earliest_ns, out, perfetto_options(input));
      },
      Exporter::Earliest::WithoutUtc},
     {"csv", "csv", "one row per event: seq, probe, code, tsc, time_ns, lines (and utc with --time utc)",
-     false,
+     false, false,
      [](const ExportInput& input, TextOut& out) -> std::unique_ptr<StreamedExport> {
        return std::make_unique<Streamed<CsvWriter>>(out, input.utc);
      }},

@@ -32,9 +32,11 @@ struct ExportInput {
 class StreamedExport {
  public:
   virtual ~StreamedExport() = default;
-  virtual void add(std::span<const AnalysisEvent> events) = 0;
-  // After the last events: the actions paired from them (empty unless the format takes actions and --from and
-  // --to were given), then the export's end.
+  // The next events and, for a format that writes each action as it closes (Exporter::actions_as_they_close),
+  // the actions they close (in end seq order; else empty).
+  virtual void add(std::span<const AnalysisEvent> events, std::span<const ActionEnds> closed) = 0;
+  // After the last events: the actions paired from them not handed over with them (empty unless the format
+  // takes actions and --from and --to were given), then the export's end.
   virtual void finish(ActionList actions) = 0;
 };
 
@@ -43,6 +45,9 @@ struct Exporter {
   const char* extension;    // of the file it writes, without the dot
   const char* description;  // one line for --help
   bool takes_actions;       // accepts --from/--to
+  // Whether the writer takes each action with the events that close it (StreamedExport::add): the export then
+  // holds none; else all of them come to finish, after the events.
+  bool actions_as_they_close;
   // The writer of the export from events handed over a batch at a time, then the actions paired from them:
   // it writes into `out` as it goes (never the whole text at once: 10 M events make gigabytes), and the
   // trace is never all in memory.

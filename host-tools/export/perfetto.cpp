@@ -9,6 +9,7 @@
 #include <cmath>
 #include <span>
 #include <utility>
+#include <vector>
 
 #include "common/decimals.h"
 #include "common/row_cursor.h"
@@ -73,7 +74,9 @@ PerfettoWriter::PerfettoWriter(const CaptureInfo& info, int probes, TextOut& out
                                const PerfettoOptions& options)
     : m_out(out),
       m_format(std::make_unique<const Format>(info, options)),
-      m_blocks([this](std::span<const AnalysisEvent> events) { write(events); }) {
+      m_blocks([this](std::span<const AnalysisEvent> events, std::span<const ActionEnds> closed) {
+        write(events, closed);
+      }) {
   out.append("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
   const std::string name = info.name.empty() ? "ETT capture" : info.name;
   out.print("{{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\",\"args\":{{\"name\":{}}}}}",
@@ -86,18 +89,101 @@ PerfettoWriter::PerfettoWriter(const CaptureInfo& info, int probes, TextOut& out
 
 PerfettoWriter::~PerfettoWriter() = default;
 
-void PerfettoWriter::write(std::span<const AnalysisEvent> events) {
+namespace {
+
+std::vector<ActionEnds> action_ends(ActionList actions) {
+  std::vector<ActionEnds> ends;
+  ends.reserve(actions.size());
+  for (size_t i = 0; i < actions.size(); ++i) {
+    const Action action = actions[i];
+    ends.push_back({action.start_seq, action.end_seq, action.start_ns, action.end_ns, action.start_code,
+                    action.end_code});
+  }
+  return ends;
+}
+
+// An action's lines: its slice's begin ('b', with the action's seqs and duration) and end ('e') on the
+// capture's track; its name "action code N" needs no JSON escaping. At most kActionBytes.
+constexpr size_t kActionBytes = 230 + 6 * 20 + 3 * Timestamps::kMaxBytes;
+char* put_action(char* at, const ActionEnds& action, uint64_t id, const Timestamps& stamps) {
+  // The begin or end event up to its name, which the begin's args follow.
+  auto slice_event = [&](char* at, char phase, double time_ns) {
+    at = put(at, ",\n{\"ph\":\"");
+    *at++ = phase;
+    at = put(at, "\",\"cat\":\"action\",\"id\":");
+    at = put_int(at, id);
+    at = put(at, ",\"pid\":1,\"tid\":0,\"ts\":");
+    at = stamps.write(at, time_ns);
+    at = put(at, ",\"name\":\"action code ");
+    return put_int(at, action.start_code);
+  };
+  at = slice_event(at, 'b', action.start_ns);
+  at = put(at, "\",\"args\":{\"start_seq\":");
+  at = put_int(at, action.start_seq);
+  at = put(at, ",\"end_seq\":");
+  at = put_int(at, action.end_seq);
+  at = put(at, ",\"duration_ns\":");
+  at = write_tenths(at, action.end_ns - action.start_ns);
+  at = put(at, "}}");
+  at = slice_event(at, 'e', action.end_ns);
+  return put(at, "\"}");
+}
+
+// The actions of `closed` (in end seq order) that go after events [begin, end) of `events`: those ending
+// from the first of them on (from the start for the first), before the event after them (to the end for
+// the last).
+std::pair<size_t, size_t> actions_after(std::span<const AnalysisEvent> events, size_t begin, size_t end,
+                                        std::span<const ActionEnds> closed) {
+  auto ending_before = [closed](uint64_t seq) {
+    return static_cast<size_t>(
+        std::partition_point(closed.begin(), closed.end(),
+                             [seq](const ActionEnds& action) { return action.end_seq < seq; }) -
+        closed.begin());
+  };
+  return {begin == 0 ? 0 : ending_before(events[begin].seq),
+          end == events.size() ? closed.size() : ending_before(events[end].seq)};
+}
+
+}  // namespace
+
+void PerfettoWriter::write(std::span<const AnalysisEvent> events, std::span<const ActionEnds> closed) {
   // Each event: an instant on its probe's track and the probe's code on its counter track ("NAME code"), both
   // at the same time, written once. About 230 bytes; room for 150 of fixed text, the longest probe
-  // name, 80 of integers (seq and tsc, 20 digits each; probe, code twice and lines, 3 each) and 2 times.
+  // name, 80 of integers (seq and tsc, 20 digits each; probe, code twice and lines, 3 each) and 2 times. Then
+  // the actions whose end falls before the next event: about 260 bytes each.
   const Format& format = *m_format;
+  const uint64_t first_id = m_actions_written + 1;
+  if (events.empty()) {
+    // Actions alone (added after the last event): a row each.
+    write_independent_lines(
+        closed.size(),
+        [closed, first_id, &format](size_t begin, size_t end, fmt::memory_buffer& buffer) {
+          RowCursor rows(buffer, end - begin, 260, kActionBytes);
+          for (size_t i = begin; i < end; ++i)
+            rows.done(put_action(rows.next(), closed[i], first_id + i, format.stamps));
+        },
+        m_out);
+    m_actions_written += closed.size();
+    return;
+  }
+  const size_t typical_row = 240 + 260 * closed.size() / events.size();
   write_independent_lines(
       events.size(),
-      [events, &format](size_t begin, size_t end, fmt::memory_buffer& buffer) {
-        RowCursor rows(buffer, end - begin, 240,
+      [events, closed, first_id, typical_row, &format](size_t begin, size_t end, fmt::memory_buffer& buffer) {
+        auto [action, last_action] = actions_after(events, begin, end, closed);
+        RowCursor rows(buffer, end - begin, typical_row,
                        150 + 4 * 20 + 2 * Timestamps::kMaxBytes + format.longest_name);
-        for (const AnalysisEvent& event : events.subspan(begin, end - begin)) {
-          char* at = rows.next();
+        // After event `next - 1`: the actions that end before event `next` (all that are left after the
+        // last).
+        auto put_actions = [&](char* at, size_t next) {
+          const bool all = next == events.size();
+          for (; action < last_action && (all || closed[action].end_seq < events[next].seq); ++action)
+            at = put_action(rows.room(at, kActionBytes), closed[action], first_id + action, format.stamps);
+          return at;
+        };
+        char* at = put_actions(rows.next(), begin);  // those ending before the first event (chunk 0 only)
+        for (size_t i = begin; i < end; ++i) {
+          const AnalysisEvent& event = events[i];
           at = put(at, ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":");
           at = put_int(at, event.probe);
           at = put(at, ",\"ts\":");
@@ -119,48 +205,17 @@ void PerfettoWriter::write(std::span<const AnalysisEvent> events) {
           at = put(at, ",\"args\":{\"code\":");
           at = put_int(at, event.code);
           at = put(at, "}}");
-          rows.done(at);
+          rows.done(put_actions(at, i + 1));
+          if (i + 1 < end) at = rows.next();
         }
       },
       m_out);
+  m_actions_written += closed.size();
 }
 
 void PerfettoWriter::finish(ActionList actions) {
   m_blocks.flush();
-  // An action's id is its place in the list, from 1; its name "action code N" needs no JSON escaping. About
-  // 250 bytes; room for 230 of fixed text, 6 integers and 3 times.
-  const Timestamps& stamps = m_format->stamps;
-  write_independent_lines(
-      actions.size(),
-      [actions, &stamps](size_t begin, size_t end, fmt::memory_buffer& buffer) {
-        RowCursor rows(buffer, end - begin, 260, 230 + 6 * 20 + 3 * Timestamps::kMaxBytes);
-        for (size_t i = begin; i < end; ++i) {
-          const Action action = actions[i];
-          // The slice's begin ('b') or end ('e') event up to its name, which the begin's args follow.
-          auto slice_event = [&](char* at, char phase, double time_ns) {
-            at = put(at, ",\n{\"ph\":\"");
-            *at++ = phase;
-            at = put(at, "\",\"cat\":\"action\",\"id\":");
-            at = put_int(at, i + 1);
-            at = put(at, ",\"pid\":1,\"tid\":0,\"ts\":");
-            at = stamps.write(at, time_ns);
-            at = put(at, ",\"name\":\"action code ");
-            return put_int(at, action.start_code);
-          };
-          char* at = slice_event(rows.next(), 'b', action.start_ns);
-          at = put(at, "\",\"args\":{\"start_seq\":");
-          at = put_int(at, action.start_seq);
-          at = put(at, ",\"end_seq\":");
-          at = put_int(at, action.end_seq);
-          at = put(at, ",\"duration_ns\":");
-          at = write_tenths(at, action.duration_ns);
-          at = put(at, "}}");
-          at = slice_event(at, 'e', action.end_ns);
-          at = put(at, "\"}");
-          rows.done(at);
-        }
-      },
-      m_out);
+  if (!actions.empty()) write({}, action_ends(actions));
   m_out.append("\n]}\n");
 }
 
@@ -169,8 +224,17 @@ void write_perfetto(const Capture& capture, ActionList actions, TextOut& out,
   int probes = capture.info.probe_count;
   for (const AnalysisEvent& event : capture.events) probes = std::max<int>(probes, event.probe);
   PerfettoWriter writer(capture.info, probes, out, options);
-  writer.add(capture.events);
-  writer.finish(actions);
+  // Each after the event that closed it, as `ett export` writes them; a list not in end seq order (not from
+  // a pairing) after all the events, each action's id still its place in the list.
+  const std::vector<ActionEnds> ends = action_ends(actions);
+  if (std::is_sorted(ends.begin(), ends.end(),
+                     [](const ActionEnds& a, const ActionEnds& b) { return a.end_seq < b.end_seq; })) {
+    writer.add(capture.events, ends);
+    writer.finish();
+  } else {
+    writer.add(capture.events);
+    writer.finish(actions);
+  }
 }
 
 std::string export_perfetto(const Capture& capture, ActionList actions, const PerfettoOptions& options) {

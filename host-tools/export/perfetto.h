@@ -35,9 +35,11 @@ struct PerfettoOptions {
 void write_perfetto(const Capture& capture, ActionList actions, TextOut& out,
                     const PerfettoOptions& options = {});
 
-// The same JSON from events handed over a batch at a time in seq order (`ett export` streams the trace):
-// the head when made, the events' lines as they come, the actions and the end in finish(). Events gather
-// into blocks of a quarter million, each written by a thread of the writer's own (formatted on two,
+// The same JSON from events handed over a batch at a time in seq order (`ett export` streams the trace), each
+// with the actions it closes: the head when made, the events' lines as they come, each action's begin and end
+// right after the last event whose seq is at most its end seq (the event that closed it), then the end in
+// finish(). The document is the same however the events and actions are batched. Events gather into blocks
+// of a quarter million, each written by a thread of the writer's own (formatted on two,
 // write_independent_lines) while the caller reads the next (EventsWrittenBehind).
 class PerfettoWriter {
  public:
@@ -47,16 +49,22 @@ class PerfettoWriter {
   PerfettoWriter(const PerfettoWriter&) = delete;
   PerfettoWriter& operator=(const PerfettoWriter&) = delete;
   ~PerfettoWriter();
-  void add(std::span<const AnalysisEvent> events) { m_blocks.add(events); }
-  void finish(ActionList actions);
+  // The next events, and the actions they close in the order of their end seqs (ActionPairer::take_ends).
+  // An action's id is its place among all the actions added, from 1.
+  void add(std::span<const AnalysisEvent> events, std::span<const ActionEnds> closed = {}) {
+    m_blocks.add(events, closed);
+  }
+  // After the last events: `actions` (in end seq order) after every action added, then the document's end.
+  void finish(ActionList actions = {});
 
  private:
   struct Format;
-  void write(std::span<const AnalysisEvent> events);
+  void write(std::span<const AnalysisEvent> events, std::span<const ActionEnds> closed);
 
   TextOut& m_out;
   std::unique_ptr<const Format> m_format;
-  EventsWrittenBehind m_blocks;  // last: its thread writes with the members above
+  uint64_t m_actions_written = 0;  // by write(), in order: the id of the next action is one more
+  EventsWrittenBehind m_blocks;    // last: its thread writes with the members above
 };
 std::string export_perfetto(const Capture& capture, ActionList actions,
                             const PerfettoOptions& options = {});  // the same, whole

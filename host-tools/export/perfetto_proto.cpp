@@ -349,7 +349,7 @@ PerfettoProtoWriter::PerfettoProtoWriter(const CaptureInfo& info, int probes, do
                                          TextOut& out, const PerfettoOptions& options)
     : m_out(out),
       m_clock(std::make_unique<const Clock>(info, options.utc, std::min(0.0, earliest_ns))),
-      m_blocks([this](std::span<const AnalysisEvent> events) { write(events); }) {
+      m_blocks([this](std::span<const AnalysisEvent> events, std::span<const ActionEnds>) { write(events); }) {
   fmt::memory_buffer buffer;
   // First packet: clears the sequence's incremental state and defines the interned names (the actions' in
   // finish, with their tracks).

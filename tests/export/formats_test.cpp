@@ -280,8 +280,8 @@ TEST(ExportPerfetto, EventsInBatchesWriteWhatTheWholeCaptureWrites) {
   TextOut out;
   {
     PerfettoWriter writer(capture.info, 9, out, options);
-    ett::test::add_in_batches(writer, capture.events);
-    writer.finish(ActionList(ends));
+    ett::test::add_in_batches(writer, capture.events, ends);
+    writer.finish();
   }
   const std::string batched = out.take();
   EXPECT_EQ(batched.size(), whole.size());
@@ -295,6 +295,41 @@ TEST(ExportPerfetto, EventsInBatchesWriteWhatTheWholeCaptureWrites) {
   EXPECT_EQ(count("{\"ph\":\"C\",\"pid\":1,\"name\":\"probe 9\""), 1u);
   EXPECT_EQ(count("{\"ph\":\"b\""), ends.size());
   EXPECT_EQ(count("\"tid\":9,\"name\":\"thread_name\""), 1u);
+  // Each action right after the event that closed it: the instant before its begin is its end event's, and
+  // the instant after it the next event's.
+  auto instant_of = [&batched](uint64_t seq) {
+    return batched.rfind("{\"ph\":\"i\"", batched.find(fmt::format("\"seq\":{},", seq)));
+  };
+  for (size_t i : {size_t{0}, size_t{1}, ends.size() / 2, ends.size() - 1}) {
+    const size_t begin = batched.find(fmt::format("{{\"ph\":\"b\",\"cat\":\"action\",\"id\":{},", i + 1));
+    ASSERT_NE(begin, std::string::npos) << i;
+    EXPECT_EQ(batched.rfind("{\"ph\":\"i\"", begin), instant_of(ends[i].end_seq)) << i;
+    if (ends[i].end_seq + 1 < capture.events.size()) {
+      EXPECT_EQ(batched.find("{\"ph\":\"i\"", begin), instant_of(ends[i].end_seq + 1)) << i;
+    }
+  }
+}
+
+// Actions handed to finish (not with the events that close them, or from a list not in end seq order) follow
+// every event, their ids their places in the list.
+TEST(ExportPerfetto, ActionsGivenAtTheEndFollowTheEvents) {
+  const Capture capture = small_capture();
+  const std::vector<Action> unordered = {{0, 4, 1, 0, false, 100, 500, 400},
+                                         {2, 3, 0, 1, false, 250.3, 250.4, 0.1}};
+  TextOut out;
+  {
+    PerfettoWriter writer(capture.info, 2, out, {});
+    writer.add(capture.events);
+    writer.finish(unordered);
+  }
+  const std::string at_end = out.take();
+  EXPECT_EQ(at_end, export_perfetto(capture, unordered));
+  const size_t last_instant = at_end.rfind("{\"ph\":\"i\"");
+  const size_t first_begin = at_end.find("{\"ph\":\"b\"");
+  ASSERT_NE(first_begin, std::string::npos);
+  EXPECT_GT(first_begin, last_instant);
+  EXPECT_EQ(at_end.find("{\"ph\":\"b\",\"cat\":\"action\",\"id\":1,\"pid\":1,\"tid\":0,\"ts\":0.100,"),
+            first_begin);
 }
 
 // With a PPS mapping the CSV gains an ISO-8601 UTC column: at 1 GHz with pulse 0 (UTC second S) at TSC 1000,

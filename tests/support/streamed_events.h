@@ -39,16 +39,25 @@ inline std::vector<host::ActionEnds> streamed_actions(std::span<const host::Anal
   return ends;
 }
 
-// Hands `events` to writer.add in batches of 1, 2, 4095, 300,000 and 7 events, then of 4096.
+// Hands `events` to writer.add in batches of 1, 2, 4095, 300,000 and 7 events, then of 4096; with `ends` (in
+// end seq order), each batch with the actions that end in it, as `ett export` hands them over.
 template <typename Writer>
-void add_in_batches(Writer& writer, std::span<const host::AnalysisEvent> events) {
-  size_t at = 0;
-  for (size_t size : {size_t{1}, size_t{2}, size_t{4095}, size_t{300'000}, size_t{7}}) {
-    writer.add(events.subspan(at, size));
+void add_in_batches(Writer& writer, std::span<const host::AnalysisEvent> events,
+                    std::span<const host::ActionEnds> ends = {}) {
+  size_t at = 0, action = 0;
+  auto add = [&](size_t size) {
+    const std::span<const host::AnalysisEvent> batch = events.subspan(at, size);
+    size_t end = action;
+    while (end < ends.size() && ends[end].end_seq <= batch.back().seq) ++end;
+    if constexpr (requires { writer.add(batch, ends); })
+      writer.add(batch, ends.subspan(action, end - action));
+    else
+      writer.add(batch);
     at += size;
-  }
-  for (; at < events.size(); at += 4096)
-    writer.add(events.subspan(at, std::min<size_t>(4096, events.size() - at)));
+    action = end;
+  };
+  for (size_t size : {size_t{1}, size_t{2}, size_t{4095}, size_t{300'000}, size_t{7}}) add(size);
+  for (; at < events.size();) add(std::min<size_t>(4096, events.size() - at));
 }
 
 }  // namespace ett::test
