@@ -170,11 +170,7 @@ class Database {
                                uint64_t tsc_hz, const LoadProgress& progress) = 0;
   // Streams the events rows of trace_id in seq order.
   virtual Status scan_events(int64_t trace_id, const StoredEventSink& sink) = 0;
-  // Why what the engine keeps of trace_id beside its events rows (PostgreSQL: event_packs) does not hold its
-  // `expected` events; "" when it does, or the engine keeps nothing more.
-  virtual Expected<std::string> check_extra_event_copies(int64_t /*trace_id*/, uint64_t /*expected*/) {
-    return std::string();
-  }
+
   // An engine that takes a load's events from a feed (load_fed_trace) says so, gives the id of the next
   // trace (inside the load's transaction) and inserts the rows as insert_events does.
   virtual bool takes_event_feed() const { return false; }
@@ -190,8 +186,8 @@ class Database {
   // nullopt or an error.
   using LoadBody = std::function<Expected<std::optional<LoadOutcome>>()>;
   Expected<std::optional<LoadOutcome>> in_load(const LoadBody& body);
-  // Why trace_id's events rows are not the `expected` events that hash to trace.content_hash; "" when they
-  // are.
+  // Why trace_id's events rows are not the `expected` events that hash to trace.content_hash, or its
+  // event_packs do not hold them all (a trace loaded before event_packs); "" when they are and do.
   Expected<std::string> check_events(int64_t trace_id, const TraceRow& trace, uint64_t expected);
 };
 

@@ -103,4 +103,35 @@ Status unpack_events(uint64_t first_seq, uint64_t last_seq, uint64_t events, std
   return {};
 }
 
+PackedTraceReader::PackedTraceReader(EventBatchSink rows, Damaged damaged)
+    : m_rows(std::move(rows)), m_damaged(std::move(damaged)) {
+  m_batch.reserve(kEventBatchRows);
+}
+
+Status PackedTraceReader::add(int64_t first_seq, int64_t last_seq, int64_t events, std::string_view data) {
+  if (first_seq < 0 || last_seq < first_seq || events <= 0 ||
+      (m_any && first_seq <= static_cast<int64_t>(m_last_seq)))
+    return m_damaged(fmt::format("the pack at seq {} overlaps the one before or is empty", first_seq));
+  m_any = true;
+  m_last_seq = static_cast<uint64_t>(last_seq);
+  m_events += static_cast<uint64_t>(events);
+  bool sink_failed = false;  // an error of the sink's, not of the pack
+  auto full = [this, &sink_failed](std::span<const EventRow> rows) {
+    Status taken = m_rows(rows);
+    sink_failed = !taken;
+    return taken;
+  };
+  if (Status unpacked = unpack_events(static_cast<uint64_t>(first_seq), m_last_seq,
+                                      static_cast<uint64_t>(events), data, m_batch, full);
+      !unpacked)
+    return sink_failed ? unpacked : m_damaged(unpacked.error().message);
+  return {};
+}
+
+Status PackedTraceReader::finish() {
+  if (!m_batch.empty()) ETT_TRY(m_rows(m_batch));
+  m_batch.clear();
+  return {};
+}
+
 }  // namespace ett::host

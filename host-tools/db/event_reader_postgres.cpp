@@ -252,73 +252,6 @@ Expected<std::optional<PackedTrace>> packed_trace(PGconn* conn, int64_t trace_id
                                    std::stoll(PQgetvalue(found.get(), 0, 2)), packed});
 }
 
-// The trace's events from its packs, in seq order, as one part: the server sends each pack's bytes as they
-// lie in its page, and unpacking here costs less than parsing the rows of events would.
-Status read_packs(PGconn* conn, int64_t trace_id, const PackedTrace& trace, EventPartSink& sink) {
-  const SeqRange part{trace.first_seq, trace.last_seq};
-  ETT_TRY(sink.begin(std::span(&part, 1)));
-  const std::string sql = fmt::format(
-      "COPY (SELECT first_seq, last_seq, events, data FROM event_packs WHERE trace_id = {} ORDER BY "
-      "first_seq) TO STDOUT (FORMAT binary)",
-      trace_id);
-  auto damaged = [&](const std::string& what) {
-    return make_error(ErrorKind::Io,
-                      fmt::format("PostgreSQL: event_packs of trace {}: {}; after DELETE FROM event_packs "
-                                  "WHERE trace_id = {} the trace is read from events, and `ett load` of its "
-                                  "image writes its packs again",
-                                  trace_id, what, trace_id));
-  };
-  std::vector<EventRow> batch;
-  batch.reserve(kEventBatchRows);
-  bool sink_failed = false;  // an error of the sink's, not of a pack
-  auto full = [&](std::span<const EventRow> rows) {
-    Status taken = sink.take(0, rows);
-    sink_failed = !taken;
-    return taken;
-  };
-  bool trailer = false, any = false;
-  uint64_t last_seq = 0, events = 0;
-  Status failed;
-  const Status copied = copy_out(conn, sql, "reading event_packs", [&](FieldReader& reader) {
-    while (failed && !reader.at_end()) {
-      uint64_t fields = 0;
-      if (!reader.u(2, fields)) break;
-      if (fields == 0xFFFF) {
-        trailer = true;
-        break;
-      }
-      int64_t value[3] = {};
-      bool null[3] = {};
-      std::string_view packed;
-      bool ok = fields == 4;
-      for (int i = 0; ok && i < 3; ++i) ok = reader.integer(value[i], null[i]) && !null[i];
-      if (!ok || !reader.bytes(packed)) {
-        failed = damaged("a row that is not the columns asked for");
-        break;
-      }
-      if (value[0] < 0 || value[1] < value[0] || value[2] <= 0 ||
-          (any && value[0] <= static_cast<int64_t>(last_seq))) {
-        failed = damaged(fmt::format("the pack at seq {} overlaps the one before or is empty", value[0]));
-        break;
-      }
-      any = true;
-      last_seq = static_cast<uint64_t>(value[1]);
-      events += static_cast<uint64_t>(value[2]);
-      if (Status unpacked = unpack_events(static_cast<uint64_t>(value[0]), last_seq,
-                                          static_cast<uint64_t>(value[2]), packed, batch, full);
-          !unpacked)
-        failed = sink_failed ? unpacked : damaged(unpacked.error().message);
-    }
-    return failed && !trailer;
-  });
-  ETT_TRY(copied);
-  ETT_TRY(failed);
-  if (events != trace.events)
-    return damaged(fmt::format("they hold {} of its {} events", events, trace.events));
-  if (!batch.empty()) ETT_TRY(sink.take(0, batch));
-  return {};
-}
-
 struct PgConnCloser {
   void operator()(PGconn* conn) const { PQfinish(conn); }
 };
@@ -345,6 +278,55 @@ std::unique_ptr<PGconn, PgConnCloser> second_connection(PGconn* conn) {
 
 // Below this many events one COPY reads them all.
 constexpr int64_t kSplitEvents = int64_t{1} << 18;
+
+// The trace's events from its packs, in seq order, as one part: one COPY (a second connection for half of
+// them cost more than it saved, 0.35 against 0.30 s for the histogram by code of 10 M events). The server
+// sends each pack's bytes as they lie in its page, and unpacking here costs less than parsing the rows of
+// events would.
+Status read_packs(PGconn* conn, int64_t trace_id, const PackedTrace& trace, EventPartSink& sink) {
+  auto damaged = [trace_id](const std::string& what) {
+    return make_error(ErrorKind::Io,
+                      fmt::format("PostgreSQL: event_packs of trace {}: {}; after DELETE FROM event_packs "
+                                  "WHERE trace_id = {} the trace is read from events, and `ett load` of its "
+                                  "image writes its packs again",
+                                  trace_id, what, trace_id));
+  };
+  const SeqRange part{trace.first_seq, trace.last_seq};
+  ETT_TRY(sink.begin(std::span(&part, 1)));
+  PackedTraceReader reader([&sink](std::span<const EventRow> rows) { return sink.take(0, rows); }, damaged);
+  const std::string sql = fmt::format(
+      "COPY (SELECT first_seq, last_seq, events, data FROM event_packs WHERE trace_id = {} ORDER BY "
+      "first_seq) TO STDOUT (FORMAT binary)",
+      trace_id);
+  bool trailer = false;
+  Status failed;
+  const Status copied = copy_out(conn, sql, "reading event_packs", [&](FieldReader& rows) {
+    while (failed && !rows.at_end()) {
+      uint64_t fields = 0;
+      if (!rows.u(2, fields)) break;
+      if (fields == 0xFFFF) {
+        trailer = true;
+        break;
+      }
+      int64_t value[3] = {};
+      bool null[3] = {};
+      std::string_view packed;
+      bool ok = fields == 4;
+      for (int i = 0; ok && i < 3; ++i) ok = rows.integer(value[i], null[i]) && !null[i];
+      if (!ok || !rows.bytes(packed)) {
+        failed = damaged("a row that is not the columns asked for");
+        break;
+      }
+      failed = reader.add(value[0], value[1], value[2], packed);
+    }
+    return failed && !trailer;
+  });
+  ETT_TRY(copied);
+  ETT_TRY(failed);
+  if (reader.events() != trace.events)
+    return damaged(fmt::format("they hold {} of its {} events", reader.events(), trace.events));
+  return reader.finish();
+}
 
 }  // namespace
 

@@ -1,6 +1,6 @@
-// event_reader_sqlite.cpp: a trace's events from SQLite through prepared statements read with the typed
-// column accessors (no text conversion per cell); a big trace is read as two halves on two connections at
-// once.
+// event_reader_sqlite.cpp: a trace's events from SQLite: from its event_packs (db/event_packs.h) or, for a
+// trace without them or a read that needs time_ns, from its events rows through prepared statements read with
+// the typed accessors (no text conversion per cell), a big trace as two halves on two connections at once.
 #include <fmt/format.h>
 #include <sqlite3.h>
 
@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "db/event_packs.h"
 #include "db/event_reader_parts.h"
 
 namespace ett::host {
@@ -212,10 +213,75 @@ Status read_range(sqlite3* db, const std::string& path, int64_t trace_id, int64_
   return {};
 }
 
+// The trace's event_packs when they hold every event it has (the sum of its event_codes, which the same load
+// wrote): nullopt when it has none or they do not (a trace loaded before event_packs), so that it is read
+// from events.
+struct PackedTrace {
+  int64_t first_seq = 0;
+  int64_t last_seq = 0;
+  uint64_t events = 0;
+};
+
+Expected<std::optional<PackedTrace>> packed_trace(sqlite3* db, const std::string& path, int64_t trace_id) {
+  ETT_TRY_ASSIGN(Statement statement,
+                 prepare(db, path,
+                         "SELECT min(first_seq), max(last_seq), sum(events), (SELECT sum(events) FROM "
+                         "event_codes WHERE trace_id = ?1) FROM event_packs WHERE trace_id = ?1"));
+  sqlite3_stmt* raw = statement.get();
+  sqlite3_bind_int64(raw, 1, trace_id);
+  if (sqlite3_step(raw) != SQLITE_ROW) return sqlite_error(db, path, "reading event_packs").failure();
+  for (int column = 0; column < 4; ++column)
+    if (sqlite3_column_type(raw, column) == SQLITE_NULL) return std::optional<PackedTrace>();
+  const int64_t packed = sqlite3_column_int64(raw, 2);
+  if (packed <= 0 || packed != sqlite3_column_int64(raw, 3)) return std::optional<PackedTrace>();
+  return std::optional(
+      PackedTrace{sqlite3_column_int64(raw, 0), sqlite3_column_int64(raw, 1), static_cast<uint64_t>(packed)});
+}
+
+// The trace's events from its packs, in seq order, as one part: each pack's bytes are read where they lie in
+// the page, and unpacking them costs a tenth of stepping through the rows of events.
+Status read_packs(sqlite3* db, const std::string& path, int64_t trace_id, const PackedTrace& trace,
+                  EventPartSink& sink) {
+  auto damaged = [&path, trace_id](const std::string& what) {
+    return make_error(ErrorKind::Io,
+                      fmt::format("{}: event_packs of trace {}: {}; after DELETE FROM event_packs WHERE "
+                                  "trace_id = {} the trace is read from events, and `ett load` of its image "
+                                  "writes its packs again",
+                                  path, trace_id, what, trace_id));
+  };
+  const SeqRange part{trace.first_seq, trace.last_seq};
+  ETT_TRY(sink.begin(std::span(&part, 1)));
+  PackedTraceReader reader([&sink](std::span<const EventRow> rows) { return sink.take(0, rows); }, damaged);
+  ETT_TRY_ASSIGN(
+      Statement statement,
+      prepare(db, path,
+              "SELECT first_seq, last_seq, events, data FROM event_packs WHERE trace_id = ?1 ORDER "
+              "BY first_seq"));
+  sqlite3_stmt* raw = statement.get();
+  sqlite3_bind_int64(raw, 1, trace_id);
+  int step;
+  while ((step = sqlite3_step(raw)) == SQLITE_ROW) {
+    if (sqlite3_column_type(raw, 3) != SQLITE_BLOB) return damaged("a pack whose data is not a blob");
+    const auto* data = static_cast<const char*>(sqlite3_column_blob(raw, 3));
+    const std::string_view packed(data, static_cast<size_t>(sqlite3_column_bytes(raw, 3)));
+    ETT_TRY(reader.add(sqlite3_column_int64(raw, 0), sqlite3_column_int64(raw, 1),
+                       sqlite3_column_int64(raw, 2), packed));
+  }
+  if (step != SQLITE_DONE) return sqlite_error(db, path, "reading event_packs");
+  if (reader.events() != trace.events)
+    return damaged(fmt::format("they hold {} of its {} events", reader.events(), trace.events));
+  return reader.finish();
+}
+
 }  // namespace
 
 Status read_sqlite_events(sqlite3* db, const std::string& path, int64_t trace_id, const EventColumns& columns,
                           EventPartSink& sink) {
+  // Without time_ns (a column the packs leave out: the reader computes times from the TSC), from the packs.
+  if (!columns.time_ns) {
+    ETT_TRY_ASSIGN(std::optional<PackedTrace> packed, packed_trace(db, path, trace_id));
+    if (packed) return read_packs(db, path, trace_id, *packed, sink);
+  }
   ETT_TRY_ASSIGN(std::optional<int64_t> first, end_seq(db, path, trace_id, false));
   if (!first) return sink.begin({});
   ETT_TRY_ASSIGN(std::optional<int64_t> last, end_seq(db, path, trace_id, true));

@@ -571,17 +571,6 @@ class PostgresDatabase final : public Database {
     return {};
   }
 
-  // The packs hold as many events as the load wrote: a trace loaded before event_packs (schema version 5)
-  // has none, and loading it again writes them.
-  Expected<std::string> check_extra_event_copies(int64_t trace_id, uint64_t expected) override {
-    const SqlValue id[] = {trace_id};
-    ETT_TRY_ASSIGN(ResultTable packed,
-                   query("SELECT coalesce(sum(events), 0) FROM event_packs WHERE trace_id = $1", id));
-    const uint64_t events = packed.rows.empty() || !packed.rows[0][0] ? 0 : std::stoull(*packed.rows[0][0]);
-    if (events != expected) return fmt::format("its event_packs hold {} of its {} events", events, expected);
-    return std::string();
-  }
-
   // COPY ... TO STDOUT (FORMAT binary): no text conversion per cell, rows as they come.
   Status scan_events(int64_t trace_id, const StoredEventSink& sink) override {
     PgResult copy(

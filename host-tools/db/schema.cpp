@@ -222,11 +222,18 @@ std::string event_blocks_table_sql(DbEngine engine) {
       pg ? "BIGINT" : "INTEGER", pg ? "" : " WITHOUT ROWID");
 }
 
-// PostgreSQL: each trace's events again, packed about a thousand to a row (db/event_packs.h), written by the
-// load: what a whole-trace read takes (a binary COPY of about 8,700 rows instead of 10 M). The data column is
-// stored PLAIN (a pack fits in a page): neither compressed nor cut into TOAST chunks, which cost the load
-// and the read a TOAST index entry per 2 KB.
-std::string event_packs_table_sql() {
+// Each trace's events again, packed about a thousand to a row (db/event_packs.h), written by the load: what a
+// whole-trace read takes (about 8,700 rows for 10 M events: PostgreSQL's binary COPY of them, SQLite's scan
+// of them, instead of the rows of events). PostgreSQL stores the data column PLAIN (a pack fits in a page):
+// neither compressed nor cut into TOAST chunks, which cost the load and the read a TOAST index entry per
+// 2 KB. SQLite keeps them in a table with rowids (a pack inside a leaf of 64 KB, the key in the primary key's
+// index): a WITHOUT ROWID table keeps whole rows in its interior pages too, which SQLite advises only for
+// rows under a twentieth of a page.
+std::string event_packs_table_sql(DbEngine engine) {
+  if (engine == DbEngine::Sqlite)
+    return "CREATE TABLE IF NOT EXISTS event_packs (\n  trace_id INTEGER NOT NULL,\n  first_seq INTEGER NOT "
+           "NULL,\n  last_seq INTEGER NOT NULL,\n  events INTEGER NOT NULL,\n  data BLOB NOT NULL,\n"
+           "  PRIMARY KEY (trace_id, first_seq)\n)";
   return "DO $$ BEGIN IF to_regclass('event_packs') IS NULL THEN\n"
          "CREATE TABLE event_packs (\n  trace_id BIGINT NOT NULL,\n  first_seq BIGINT NOT NULL,\n"
          "  last_seq BIGINT NOT NULL,\n  events INTEGER NOT NULL,\n  data BYTEA NOT NULL,\n"
@@ -337,10 +344,8 @@ std::vector<std::string> schema_statements(DbEngine engine) {
           "start_tsc)\n){1}",
           pg ? "BIGINT" : "INTEGER", pg ? "" : " WITHOUT ROWID"),
   };
-  if (pg) {
-    out.push_back("CREATE TABLE IF NOT EXISTS events_default PARTITION OF events DEFAULT");
-    out.push_back(event_packs_table_sql());
-  }
+  if (pg) out.push_back("CREATE TABLE IF NOT EXISTS events_default PARTITION OF events DEFAULT");
+  out.push_back(event_packs_table_sql(engine));
   return out;
 }
 

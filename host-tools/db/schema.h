@@ -31,8 +31,9 @@ const std::vector<ColumnDef>& trace_columns();
 //      server work): neither engine has a secondary events index
 //   5  PostgreSQL: event_packs (each trace's events packed about a thousand to a row, written by the load),
 //      which whole-trace reads take; a trace loaded before it has none and is read from events
+//   6  SQLite: event_packs too, the same way
 // A newer version adds a step to the migrations in schema.cpp and bumps this.
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 // CREATE TABLE / INDEX statements of the current schema for an engine, run in order (IF NOT EXISTS).
 std::vector<std::string> schema_statements(DbEngine engine);

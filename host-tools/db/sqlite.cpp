@@ -11,6 +11,7 @@
 #include <new>
 #include <span>
 
+#include "db/event_packs.h"
 #include "db/schema.h"
 #include "image/event_writer.h"
 
@@ -314,6 +315,30 @@ class SqliteDatabase final : public Database {
                            "SELECT ?1, seq, probe, code, tsc, time_ns, lines, flags, aux "
                            "FROM ett_load_events"));
     sqlite3_bind_int64(insert.get(), 1, trace_id);
+    // The events packed as event_packs holds them (db/event_packs.h), each pack inserted once it closes (a
+    // reload's old ones deleted first): the load holds one pack at a time.
+    const SqlValue id[] = {trace_id};
+    ETT_TRY(query("DELETE FROM event_packs WHERE trace_id = $1", id));
+    ETT_TRY_ASSIGN(
+        SqliteStatement insert_pack,
+        prepare("INSERT INTO event_packs (trace_id, first_seq, last_seq, events, data) VALUES (?1, "
+                "?2, ?3, ?4, ?5)"));
+    sqlite3_bind_int64(insert_pack.get(), 1, trace_id);
+    EventPacker packer;
+    auto insert_packs = [&]() -> Status {
+      for (const EventPack& pack : packer.take()) {
+        sqlite3_stmt* raw = insert_pack.get();
+        sqlite3_bind_int64(raw, 2, static_cast<int64_t>(pack.first_seq));
+        sqlite3_bind_int64(raw, 3, static_cast<int64_t>(pack.last_seq));
+        sqlite3_bind_int64(raw, 4, pack.events);
+        sqlite3_bind_blob(raw, 5, pack.data.data(), static_cast<int>(pack.data.size()), SQLITE_STATIC);
+        const int step = sqlite3_step(raw);
+        sqlite3_reset(raw);
+        if (step != SQLITE_DONE)
+          return error(fmt::format("inserting the pack of seqs {}..{}", pack.first_seq, pack.last_seq));
+      }
+      return {};
+    };
     struct Clear {
       LoadSource& source;
       ~Clear() { source = {}; }
@@ -321,12 +346,17 @@ class SqliteDatabase final : public Database {
     uint64_t done = 0;
     for (;;) {
       ETT_TRY_ASSIGN(std::span<const Event> block, feed());
-      if (block.empty()) return {};
+      if (block.empty()) {
+        packer.finish();
+        return insert_packs();
+      }
       m_source = LoadSource{block, 0, block.size(), trace_id, EventTiming{start_tsc, tsc_hz}};
       const int step = sqlite3_step(insert.get());
       sqlite3_reset(insert.get());
       if (step != SQLITE_DONE)
         return error(fmt::format("inserting events {}..{}", block.front().seq, block.back().seq));
+      for (const Event& event : block) packer.add(event);
+      ETT_TRY(insert_packs());
       done += block.size();
       if (progress && done < expected_events && !progress(done, expected_events))
         return make_error(ErrorKind::Interrupted, "load abandoned; nothing of it was kept");

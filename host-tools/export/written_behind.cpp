@@ -97,6 +97,10 @@ void EventsWrittenBehind::add(std::span<const AnalysisEvent> events, std::span<c
                                                               [last_seq](const ActionEnds& action) {
                                                                 return action.end_seq <= last_seq;
                                                               });
+    // At most one action ends at each event: room for a block's (pages touched as they fill), so that the
+    // vector is not copied as it grows.
+    if (ending != closed.begin() && m_pending_ends.capacity() < kBlockEvents)
+      m_pending_ends.reserve(kBlockEvents);
     m_pending_ends.insert(m_pending_ends.end(), closed.begin(), ending);
     closed = closed.subspan(static_cast<size_t>(ending - closed.begin()));
     if (m_pending.size() < kBlockEvents) return;

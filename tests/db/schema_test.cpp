@@ -201,6 +201,37 @@ TEST_F(SchemaTest, AVersion2DatabaseGetsEventBlocks) {
   EXPECT_NE(again.out.find("already loaded as trace 1: nothing changed"), std::string::npos) << again.out;
 }
 
+// A database of schema version 5 (no event_packs on SQLite) is migrated when opened: the table comes, empty,
+// and its traces are read from their events rows as before; loading the image again names what is missing,
+// writes the trace's packs, and the reads take them.
+TEST_F(SchemaTest, AVersion5DatabaseGetsEventPacks) {
+  ASSERT_TRUE(write_synth_capture(image, {20'000, 5, f::Layout::Double2x4}));
+  ASSERT_EQ(ett("load " + image + " --db " + url).status, 0);
+  const std::string durations = "analyze durations --from 1 --to 2 --format csv --db " + url;
+  const CommandResult packed = ett(durations);
+  ASSERT_EQ(packed.status, 0) << packed.out;
+  {
+    auto db = open_db(url);
+    EXPECT_EQ(number(*db, "SELECT sum(events) FROM event_packs"), 20'000);
+    ASSERT_TRUE(db->run_script("DROP TABLE event_packs; UPDATE ett_schema SET version = 5"));
+  }
+  {
+    auto db = open_db(url);
+    EXPECT_EQ(number(*db, "SELECT version FROM ett_schema"), kSchemaVersion);
+    EXPECT_EQ(number(*db, "SELECT count(*) FROM event_packs"), 0);
+  }
+  const CommandResult from_rows = ett(durations);
+  ASSERT_EQ(from_rows.status, 0) << from_rows.out;
+  EXPECT_EQ(from_rows.out, packed.out);
+  const CommandResult again = ett("load " + image + " --db " + url);
+  ASSERT_EQ(again.status, 0) << again.out;
+  EXPECT_NE(again.out.find("but its event_packs hold 0 of its 20000 events"), std::string::npos) << again.out;
+  auto db = open_db(url);
+  EXPECT_EQ(number(*db, "SELECT sum(events) FROM event_packs"), 20'000);
+  EXPECT_EQ(number(*db, "SELECT count(*) FROM events"), 20'000);
+  EXPECT_EQ(ett(durations).out, packed.out);
+}
+
 TEST_F(SchemaTest, ADatabaseOfANewerSchemaIsRefusedUntouched) {
   ASSERT_TRUE(write_synth_capture(image, {1'000, 5, f::Layout::Double2x4}));
   ASSERT_EQ(ett("load " + image + " --db " + url).status, 0);

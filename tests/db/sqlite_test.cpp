@@ -14,6 +14,7 @@
 #include "analysis/output.h"
 #include "common/probe_layout.h"
 #include "common/tsc_time.h"
+#include "db/event_packs.h"
 #include "db/loader.h"
 #include "db/queries.h"
 #include "db/schema.h"
@@ -970,6 +971,100 @@ int64_t load_big_trace(const ett::test::TempDir& dir, uint64_t seed, std::unique
 
 }  // namespace
 
+namespace {
+
+// The rows of a read that needs no time_ns (what every read of a trace with a TSC rate is), as read_rows
+// gives them.
+Expected<std::vector<std::array<int64_t, 6>>> read_without_time(Database& db, int64_t trace) {
+  std::vector<std::array<int64_t, 6>> rows;
+  EventColumns no_time;
+  no_time.time_ns = false;
+  ETT_TRY(db.read_events(
+      trace,
+      [&](std::span<const EventRow> batch) -> Status {
+        for (const EventRow& r : batch)
+          rows.push_back(
+              {static_cast<int64_t>(r.seq), r.probe, r.code, static_cast<int64_t>(r.tsc), -1, r.lines});
+        return {};
+      },
+      no_time));
+  return rows;
+}
+
+}  // namespace
+
+// A load writes each trace's events into event_packs too, which reads without time_ns take: they give the
+// events rows (time_ns left out), whatever the trace's size. Which read ran shows when a pack is changed; a
+// damaged pack is an error that names the trace, the pack and the way past it; packs that do not hold every
+// event are passed over for the rows.
+TEST(SqliteReader, PackedReadsGiveTheEventsRows) {
+  ett::test::TempDir dir;
+  std::unique_ptr<Database> db;
+  const int64_t big = load_big_trace(dir, 8, db);
+  const std::string small = dir.file("small.img");
+  ASSERT_TRUE(write_synth_capture(small, {3'000, 9, f::Layout::Double2x4}));
+  auto loaded = load_image(*db, {small, std::nullopt, false});
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  const int64_t second = (*loaded)[0].trace_id;
+  auto rows_without_time = [&](int64_t trace) {
+    std::vector<std::array<int64_t, 6>> rows = read_rows(*db, trace);
+    for (auto& row : rows) row[4] = -1;
+    return rows;
+  };
+  for (const auto& [trace, size] : {std::pair{big, int64_t{300'000}}, std::pair{second, int64_t{3'000}}}) {
+    EXPECT_EQ(count(*db, fmt::format("SELECT sum(events) FROM event_packs WHERE trace_id = {}", trace)),
+              size);
+    EXPECT_GT(count(*db, fmt::format("SELECT count(*) FROM event_packs WHERE trace_id = {}", trace)), 1);
+    auto packed = read_without_time(*db, trace);
+    ASSERT_TRUE(packed) << packed.error().message;
+    ASSERT_EQ(packed->size(), static_cast<size_t>(size));
+    EXPECT_EQ(*packed, rows_without_time(trace)) << "trace " << trace;
+  }
+  EXPECT_LE(count(*db, "SELECT max(length(data)) FROM event_packs"), int64_t{kPackBytes});
+  // Which read it was: the last byte of the first pack (the lines of its last event) changed.
+  const std::string first_pack = fmt::format(
+      "trace_id = {0} AND first_seq = (SELECT min(first_seq) FROM event_packs WHERE trace_id = {0})", second);
+  const auto last = static_cast<size_t>(count(*db, "SELECT events - 1 FROM event_packs WHERE " + first_pack));
+  const int64_t lines = rows_without_time(second).at(last)[5];
+  ASSERT_TRUE(db->run_script(fmt::format(
+      "UPDATE event_packs SET data = CAST(substr(data, 1, length(data) - 1) || x'{:02x}' AS BLOB) "
+      "WHERE {}",
+      255 - lines, first_pack)));
+  auto changed = read_without_time(*db, second);
+  ASSERT_TRUE(changed) << changed.error().message;
+  EXPECT_EQ(changed->at(last)[5], 255 - lines);
+  EXPECT_EQ(rows_without_time(second).at(last)[5], lines);
+  // Damaged: data cut short; a pack that overlaps the one before.
+  ASSERT_TRUE(db->run_script("UPDATE event_packs SET data = substr(data, 1, 100) WHERE " + first_pack));
+  auto cut = read_without_time(*db, second);
+  ASSERT_FALSE(cut);
+  EXPECT_NE(cut.error().message.find(fmt::format("event_packs of trace {}: the pack of seqs 0-", second)),
+            std::string::npos)
+      << cut.error().message;
+  EXPECT_NE(cut.error().message.find(fmt::format(
+                "after DELETE FROM event_packs WHERE trace_id = {} the trace is read from events", second)),
+            std::string::npos)
+      << cut.error().message;
+  ASSERT_TRUE(db->run_script(
+      fmt::format("UPDATE event_packs SET first_seq = first_seq - 1 WHERE trace_id = {0} AND first_seq = "
+                  "(SELECT max(first_seq) FROM event_packs WHERE trace_id = {0})",
+                  big)));
+  auto overlapping = read_without_time(*db, big);
+  ASSERT_FALSE(overlapping);
+  EXPECT_NE(overlapping.error().message.find("overlaps the one before"), std::string::npos)
+      << overlapping.error().message;
+  // Packs that do not hold every event (a trace loaded before event_packs has none): read from the rows.
+  ASSERT_TRUE(db->run_script(
+      fmt::format("DELETE FROM event_packs WHERE trace_id = {}; DELETE FROM event_packs WHERE trace_id = {} "
+                  "AND first_seq > 0",
+                  second, big)));
+  for (int64_t trace : {big, second}) {
+    auto read = read_without_time(*db, trace);
+    ASSERT_TRUE(read) << read.error().message;
+    EXPECT_EQ(*read, rows_without_time(trace)) << trace;
+  }
+}
+
 // A trace big enough to be read as two parts, each placed by load_capture where its seqs put it: with gaps
 // in seq (single rows and a run across the middle) the events come closed up and in seq order; with no TSC
 // rate the times are the stored time_ns.
@@ -978,7 +1073,9 @@ TEST(SqliteReader, LoadCaptureGivesEveryRowInSeqOrderAcrossGapsWithOrWithoutARat
   std::unique_ptr<Database> db;
   const int64_t trace = load_big_trace(dir, 5, db);
   expect_capture_is_the_text_query(*db, trace);
-  ASSERT_TRUE(db->run_script("DELETE FROM events WHERE seq % 1000 = 7 OR seq BETWEEN 140000 AND 160000"));
+  // Rows deleted by hand: the packs no longer hold them and go too, and the trace is read from its rows.
+  ASSERT_TRUE(db->run_script(
+      "DELETE FROM events WHERE seq % 1000 = 7 OR seq BETWEEN 140000 AND 160000; DELETE FROM event_packs"));
   expect_capture_is_the_text_query(*db, trace);
   ASSERT_TRUE(db->run_script("UPDATE traces SET tsc_hz = 0"));
   expect_capture_is_the_text_query(*db, trace);
@@ -1081,7 +1178,7 @@ TEST(SqliteReader, StoredHistogramCountsWhatTheWholeCaptureCounts) {
       ASSERT_EQ(stored->rows[i].count, whole.rows[i].count) << by << " " << i;
     }
   }
-  ASSERT_TRUE(db->run_script("DELETE FROM events"));
+  ASSERT_TRUE(db->run_script("DELETE FROM events; DELETE FROM event_packs"));
   auto none = stored_histogram(*db, capture->info, *parse_histogram_by("code"), std::nullopt);
   ASSERT_FALSE(none);
   EXPECT_NE(none.error().message.find("has no events"), std::string::npos) << none.error().message;
@@ -1106,7 +1203,8 @@ TEST(SqliteReader, StoredPrecisionIsTheWholeCapturesFromItsStepsAlone) {
 
   ASSERT_TRUE(db->run_script(fmt::format(
       "UPDATE traces SET mode = 'calibrate' WHERE trace_id = {0}; "
-      "UPDATE events SET tsc = tsc - 1000000000 WHERE trace_id = {0} AND seq IN (1000, {1}, 150000)",
+      "UPDATE events SET tsc = tsc - 1000000000 WHERE trace_id = {0} AND seq IN (1000, {1}, 150000); "
+      "DELETE FROM event_packs",
       trace, kEventBatchRows)));
   auto capture = load_capture(*db, trace);
   ASSERT_TRUE(capture) << capture.error().message;
@@ -1127,7 +1225,7 @@ TEST(SqliteReader, StoredPrecisionIsTheWholeCapturesFromItsStepsAlone) {
   EXPECT_EQ(restarting.restarts, 1);
   EXPECT_EQ(format_precision(*restarted, OutputFormat::Json), expected);
 
-  ASSERT_TRUE(db->run_script("DELETE FROM events"));
+  ASSERT_TRUE(db->run_script("DELETE FROM events; DELETE FROM event_packs"));
   for (const char* mode : {"calibrate", "capture"}) {
     head.info.mode = mode;
     auto none = stored_precision(*db, head, {});
@@ -1178,7 +1276,7 @@ TEST(SqliteReader, StoredIntervalsAreTheWholeCapturesWithItsStalls) {
   EXPECT_EQ(restarting.restarts, 1);
   EXPECT_EQ(format_intervals(*restarted, OutputFormat::Json), expected);
 
-  ASSERT_TRUE(db->run_script("DELETE FROM events"));
+  ASSERT_TRUE(db->run_script("DELETE FROM events; DELETE FROM event_packs"));
   auto none = stored_intervals(*db, head, tau);
   ASSERT_FALSE(none);
   EXPECT_NE(none.error().message.find("has no events"), std::string::npos) << none.error().message;
