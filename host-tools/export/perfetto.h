@@ -54,7 +54,8 @@ class PerfettoWriter {
   void add(std::span<const AnalysisEvent> events, std::span<const ActionEnds> closed = {}) {
     m_blocks.add(events, closed);
   }
-  // After the last events: `actions` (in end seq order) after every action added, then the document's end.
+  // After the last events: `actions`, in their order after every action added (their ids go on from those),
+  // then the document's end.
   void finish(ActionList actions = {});
 
  private:
