@@ -128,10 +128,24 @@ Status PackedTraceReader::add(int64_t first_seq, int64_t last_seq, int64_t event
   return {};
 }
 
+Status PackedTraceReader::finish(uint64_t expected) {
+  if (m_events != expected)
+    return m_damaged(fmt::format("they hold {} of its {} events", m_events, expected));
+  return finish();
+}
+
 Status PackedTraceReader::finish() {
   if (!m_batch.empty()) ETT_TRY(m_rows(m_batch));
   m_batch.clear();
   return {};
+}
+
+std::string packed_trace_sql(int64_t trace_id) {
+  return fmt::format(
+      "SELECT (SELECT first_seq FROM event_packs WHERE trace_id = {0} ORDER BY first_seq LIMIT 1), (SELECT "
+      "last_seq FROM event_packs WHERE trace_id = {0} ORDER BY first_seq DESC LIMIT 1), (SELECT sum(events) "
+      "FROM event_codes WHERE trace_id = {0})",
+      trace_id);
 }
 
 }  // namespace ett::host

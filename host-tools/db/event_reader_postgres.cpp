@@ -227,29 +227,23 @@ Status read_range(PGconn* conn, int64_t trace_id, const SeqRange& range, const E
   return make_error(ErrorKind::Io, "PostgreSQL: reading events: rows out of seq order");
 }
 
-// The trace's event_packs when they hold every event it has (the sum of its event_codes, which the same load
-// wrote): nullopt when it has none or they do not (a trace loaded before event_packs), so that it is read
-// from events.
+// The trace's event_packs (packed_trace_sql): nullopt when it has none (a trace loaded before event_packs),
+// so that it is read from events.
 struct PackedTrace {
   int64_t first_seq = 0;
   int64_t last_seq = 0;
-  uint64_t events = 0;
+  uint64_t events = 0;  // what its event_codes count
 };
 
 Expected<std::optional<PackedTrace>> packed_trace(PGconn* conn, int64_t trace_id) {
-  const std::string sql = fmt::format(
-      "SELECT count(*), min(first_seq), max(last_seq), sum(events), (SELECT sum(events) FROM event_codes "
-      "WHERE trace_id = {0}) FROM event_packs WHERE trace_id = {0}",
-      trace_id);
-  PgResult found(PQexec(conn, sql.c_str()));
+  PgResult found(PQexec(conn, packed_trace_sql(trace_id).c_str()));
   if (PQresultStatus(found.get()) != PGRES_TUPLES_OK || PQntuples(found.get()) != 1)
     return pg_error(conn, "reading event_packs").failure();
-  for (int column = 0; column < 5; ++column)
-    if (PQgetisnull(found.get(), 0, column)) return std::optional<PackedTrace>();
-  const uint64_t packed = std::stoull(PQgetvalue(found.get(), 0, 3));
-  if (packed != std::stoull(PQgetvalue(found.get(), 0, 4))) return std::optional<PackedTrace>();
-  return std::optional(PackedTrace{std::stoll(PQgetvalue(found.get(), 0, 1)),
-                                   std::stoll(PQgetvalue(found.get(), 0, 2)), packed});
+  if (PQgetisnull(found.get(), 0, 0)) return std::optional<PackedTrace>();
+  auto column = [&](int i) {
+    return PQgetisnull(found.get(), 0, i) ? 0 : std::stoll(PQgetvalue(found.get(), 0, i));
+  };
+  return std::optional(PackedTrace{column(0), column(1), static_cast<uint64_t>(column(2))});
 }
 
 struct PgConnCloser {
@@ -323,9 +317,7 @@ Status read_packs(PGconn* conn, int64_t trace_id, const PackedTrace& trace, Even
   });
   ETT_TRY(copied);
   ETT_TRY(failed);
-  if (reader.events() != trace.events)
-    return damaged(fmt::format("they hold {} of its {} events", reader.events(), trace.events));
-  return reader.finish();
+  return reader.finish(trace.events);
 }
 
 }  // namespace

