@@ -47,7 +47,31 @@ inline char* write_eight(char* at, uint32_t n) {
   return at + 8;
 }
 
+// Each byte value's digits, first digit first, then the digit count in the fourth byte.
+constexpr auto kByteDigits = [] {
+  struct Table {
+    char text[256][4];
+  } table{};
+  for (int n = 0; n < 256; ++n) {
+    char* at = table.text[n];
+    int count = 0;
+    if (n >= 100) at[count++] = static_cast<char>('0' + n / 100);
+    if (n >= 10) at[count++] = static_cast<char>('0' + n / 10 % 10);
+    at[count++] = static_cast<char>('0' + n % 10);
+    at[3] = static_cast<char>(count);
+  }
+  return table;
+}();
+
 }  // namespace digits_detail
+
+// Writes a byte value (a probe, a code, lines) in decimal: one copy from a table, where the eight-digit path
+// of write_decimal computes digits a byte value never has. Writes 4 bytes from `at`, the last as scratch.
+inline char* write_byte_decimal(char* at, uint8_t n) {
+  const char* text = digits_detail::kByteDigits.text[n];
+  std::memcpy(at, text, 4);
+  return at + text[3];
+}
 
 // Writes `n` in decimal at `at` (no leading zeros) and returns the end: what std::to_chars writes.
 inline char* write_decimal(char* at, uint64_t n) {

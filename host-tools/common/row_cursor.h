@@ -83,6 +83,7 @@ char* put_int(char* at, T value) {
       return write_decimal(at, uint64_t{0} - static_cast<uint64_t>(value));
     }
   }
+  if constexpr (std::is_same_v<T, uint8_t>) return write_byte_decimal(at, value);
   return write_decimal(at, static_cast<uint64_t>(value));
 }
 

@@ -1,5 +1,6 @@
-// decimal_digits_test.cpp: write_decimal writes what std::to_chars writes, at every digit count and at the
-// edges where it splits a number into eights, and writes nothing past the room it names.
+// decimal_digits_test.cpp: write_decimal and write_byte_decimal write what std::to_chars writes, at every
+// digit count and at the edges where it splits a number into eights, and writes nothing past the room it
+// names.
 #include "common/decimal_digits.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "common/row_cursor.h"
+
 namespace ett::host {
 namespace {
 
@@ -20,12 +23,13 @@ std::string to_chars_text(uint64_t value) {
   return std::string(text.data(), std::to_chars(text.data(), text.data() + text.size(), value).ptr);
 }
 
-// The text write_decimal gives, checked to stay within its 20 bytes and its spill past the end it returns.
-std::string written(uint64_t value) {
+// The text write_decimal (or `write`) gives, checked to stay within its 20 bytes and its spill past the end
+// it returns.
+std::string written(uint64_t value, char* (*write)(char*, uint64_t) = write_decimal) {
   std::array<char, 40> room;
   room.fill('#');
   char* const at = room.data() + 8;
-  char* const end = write_decimal(at, value);
+  char* const end = write(at, value);
   EXPECT_LE(static_cast<size_t>(end - at), 20u) << value;
   for (const char* c = room.data(); c < at; ++c) EXPECT_EQ(*c, '#') << value << ": written before the start";
   for (const char* c = end + kDigitsSpill; c < room.data() + room.size(); ++c)
@@ -48,6 +52,18 @@ TEST(DecimalDigits, EveryDigitCountAndEveryEdgeIsWhatToCharsWrites) {
   std::mt19937_64 random(11);
   for (int i = 0; i < 200'000; ++i) values.push_back(random() >> (random() % 64));
   for (uint64_t value : values) ASSERT_EQ(written(value), to_chars_text(value)) << value;
+}
+
+// A byte value (put_int of a uint8_t: probes, codes, lines) comes from a table: every one of them as
+// to_chars writes it, within the same room.
+TEST(DecimalDigits, EveryByteValueIsWhatToCharsWrites) {
+  for (uint64_t value = 0; value < 256; ++value) {
+    ASSERT_EQ(
+        written(value, [](char* at, uint64_t n) { return write_byte_decimal(at, static_cast<uint8_t>(n)); }),
+        to_chars_text(value));
+    ASSERT_EQ(written(value, [](char* at, uint64_t n) { return put_int(at, static_cast<uint8_t>(n)); }),
+              to_chars_text(value));
+  }
 }
 
 TEST(DecimalDigits, EightDigitPatternsOfEveryDigitAreExact) {
