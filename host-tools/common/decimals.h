@@ -53,8 +53,20 @@ char* write_fixed(char* out, double value) {
       const uint64_t half = uint64_t{1} << (shift - 1);
       if (rest > half || (rest == half && (units & 1) != 0)) ++units;
     }
-    whole = units / kScale;
-    fraction = units % kScale;
+    if (bits >> 63) *out++ = '-';
+    if (units < kScale) {
+      *out++ = '0';
+      *out++ = '.';
+      return write_digits<Decimals>(out, static_cast<uint32_t>(units));
+    }
+    // The digits of units, the last Decimals of them moved one place on for the point: one number written,
+    // where the whole part and the decimals were two.
+    char* const end = write_decimal(out, units);
+    char decimals[Decimals];
+    std::memcpy(decimals, end - Decimals, Decimals);
+    end[-Decimals] = '.';
+    std::memcpy(end - Decimals + 1, decimals, Decimals);
+    return end + 1;
   } else {
     const u128 product = static_cast<u128>(mantissa) * kScale;  // below 2^73
     u128 units = product >> shift;
