@@ -131,10 +131,6 @@ Status PackedTraceReader::add(int64_t first_seq, int64_t last_seq, int64_t event
 Status PackedTraceReader::finish(uint64_t expected) {
   if (m_events != expected)
     return m_damaged(fmt::format("they hold {} of its {} events", m_events, expected));
-  return finish();
-}
-
-Status PackedTraceReader::finish() {
   if (!m_batch.empty()) ETT_TRY(m_rows(m_batch));
   m_batch.clear();
   return {};

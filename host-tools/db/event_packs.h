@@ -73,7 +73,14 @@ Status unpack_events(uint64_t first_seq, uint64_t last_seq, uint64_t events, std
 // (loaded before event_packs) and is read from events.
 std::string packed_trace_sql(int64_t trace_id);
 
-// A trace's packs (or those of a part of it), read in first_seq order: each pack checked (not empty, not
+// That row, for a trace that has packs.
+struct PackedTrace {
+  int64_t first_seq = 0;
+  int64_t last_seq = 0;
+  uint64_t events = 0;  // what its event_codes count
+};
+
+// A trace's packs, read in first_seq order: each pack checked (not empty, not
 // overlapping the one before) and unpacked, the rows handed to `rows` a batch at a time. `damaged` makes the
 // error of a pack that is not what the load wrote from what is wrong with it (the engine names the table and
 // the way past it); an error of the sink's is returned as it is.
@@ -83,13 +90,9 @@ class PackedTraceReader {
   PackedTraceReader(EventBatchSink rows, Damaged damaged);
   // The next pack.
   Status add(int64_t first_seq, int64_t last_seq, int64_t events, std::string_view data);
-  // After the last pack: hands on the rows left.
-  Status finish();
-  // After the last pack of a whole trace: the packs must have held `expected` events (packed_trace_sql's
-  // count), or the error is that they did not (packs deleted by hand, say); then hands on the rows left.
+  // After the last pack: the packs must have held `expected` events (PackedTrace::events), or the error is
+  // that they did not (packs deleted by hand, say); then hands on the rows left.
   Status finish(uint64_t expected);
-  // The events of the packs added.
-  uint64_t events() const { return m_events; }
 
  private:
   EventBatchSink m_rows;

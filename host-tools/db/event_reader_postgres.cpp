@@ -229,11 +229,6 @@ Status read_range(PGconn* conn, int64_t trace_id, const SeqRange& range, const E
 
 // The trace's event_packs (packed_trace_sql): nullopt when it has none (a trace loaded before event_packs),
 // so that it is read from events.
-struct PackedTrace {
-  int64_t first_seq = 0;
-  int64_t last_seq = 0;
-  uint64_t events = 0;  // what its event_codes count
-};
 
 Expected<std::optional<PackedTrace>> packed_trace(PGconn* conn, int64_t trace_id) {
   PgResult found(PQexec(conn, packed_trace_sql(trace_id).c_str()));
