@@ -118,6 +118,12 @@ void HistogramCounter::add(std::span<const AnalysisEvent> events) {
   }
 }
 
+void HistogramCounter::add_tally(uint8_t probe, uint8_t code, uint64_t events) {
+  m_totals.total += events;
+  m_totals.matched += events;
+  if (m_totals.spec.key != HistogramKey::Time) slot(probe, code) += events;
+}
+
 void HistogramCounter::merge(const HistogramCounter& other) {
   m_totals.total += other.m_totals.total;
   m_totals.matched += other.m_totals.matched;

@@ -58,6 +58,9 @@ class HistogramCounter {
  public:
   HistogramCounter(const HistogramSpec& spec, const std::optional<TritPattern>& filter);
   void add(std::span<const AnalysisEvent> events);
+  // `events` events of (probe, code) counted before (a load's event_codes): for a counter by code or probe
+  // without a filter only, since a tally has neither times nor lines.
+  void add_tally(uint8_t probe, uint8_t code, uint64_t events);
   void merge(const HistogramCounter& other);
   HistogramResult result() const;
 

@@ -474,6 +474,20 @@ class PartCounters final : public EventPartSink {
 
 Expected<HistogramResult> stored_histogram(Database& db, const CaptureInfo& info, const HistogramSpec& spec,
                                            const std::optional<TritPattern>& filter) {
+  if (!filter && spec.key != HistogramKey::Time) {
+    // What the load counted (event_codes), when it counted anything and every tally has a probe and a code.
+    ETT_TRY_ASSIGN(const std::vector<CodeCount> tallies, code_counts(db, info.trace_id));
+    auto in_range = [](const CodeCount& c) {
+      return c.probe >= 0 && c.probe < 256 && c.code >= 0 && c.code < 256;
+    };
+    if (!tallies.empty() && std::all_of(tallies.begin(), tallies.end(), in_range)) {
+      HistogramCounter counter(spec, filter);
+      for (const CodeCount& c : tallies)
+        counter.add_tally(static_cast<uint8_t>(c.probe), static_cast<uint8_t>(c.code), c.events);
+      HistogramResult counted = counter.result();
+      if (counted.total > 0) return counted;
+    }
+  }
   PartCounters counters(info, spec, filter);
   EventColumns columns;
   columns.time_ns = info.tsc_hz == 0;

@@ -108,10 +108,10 @@ Expected<PrecisionResult> stored_precision(Database& db, const Capture& head,
 // events is refused as open_trace refuses it.
 Expected<IntervalsResult> stored_intervals(Database& db, const Capture& head, double tau_ns);
 
-// The histogram of the trace `info` heads, counted as its events are read: the parts of the read at once,
-// each on its own thread into its own counters, merged at the end (a count needs no order; no event held). By
-// code or probe on PostgreSQL, the server groups the rows itself. A trace without events is refused as
-// open_trace refuses it.
+// The histogram of the trace `info` heads. By code or probe without a filter: the counts its load wrote
+// (event_codes), no event read. Otherwise counted as its events are read: the parts of the read at once, each
+// on its own thread into its own counters, merged at the end (a count needs no order; no event held). A trace
+// without events is refused as open_trace refuses it.
 Expected<HistogramResult> stored_histogram(Database& db, const CaptureInfo& info, const HistogramSpec& spec,
                                            const std::optional<TritPattern>& filter);
 

@@ -226,7 +226,8 @@ int run_histogram(const AnalyzeOptions& o, OutputFormat format) {
   if (*utc && spec->key != HistogramKey::Time)
     return report({ErrorKind::Usage, "--time utc applies to --by time:BUCKET (the buckets' start times)"});
   if (spec->key != HistogramKey::Time) {
-    // Counters by code or probe: counted as the trace is read, no event held.
+    // Counters by code or probe: the load's counts, or with a filter counted as the trace is read (no event
+    // held).
     auto head = open_trace_head(o.db, o.trace);
     if (!head) return report(head.error());
     auto counted = stored_histogram(*head->db, head->capture.info, *spec, filter);
