@@ -671,6 +671,7 @@ Expected<PrecisionResult> stored_precision(Database& db, const Capture& head,
   LoopSteps steps(info.tsc_hz, events);
   auto take = [&](std::span<const AnalysisEvent> events) -> Status {
     for (const AnalysisEvent& event : events) steps.add(event.tsc);
+    steps.batch_added();
     return {};
   };
   auto restart = [&]() -> Status {

@@ -9,8 +9,28 @@ namespace ett::host {
 IntervalsBuilder::IntervalsBuilder(double tau_ns, std::span<const StallSpan> stalls,
                                    std::span<const uint64_t> probe_events)
     : m_tau_ns(tau_ns), m_stalls(stalls), m_probes(256) {
-  for (size_t i = 0; i < probe_events.size() && i < m_probes.size(); ++i)
-    if (probe_events[i] > 1) reserve_hint(m_probes[i].gaps, probe_events[i] - 1);
+  for (size_t i = 0; i < probe_events.size() && i < m_probes.size(); ++i) {
+    if (probe_events[i] <= 1) continue;
+    std::vector<double>& gaps = m_probes[i].gaps;
+    reserve_hint(gaps, probe_events[i] - 1);
+    if (gaps.capacity() * sizeof(double) < (size_t{8} << 20)) continue;
+    m_probes[i].fault_ahead = std::make_unique<FaultAhead>(gaps.data(), gaps.capacity() * sizeof(double));
+    m_faulted_ahead.push_back(static_cast<uint8_t>(i));
+  }
+}
+
+IntervalsBuilder::~IntervalsBuilder() = default;
+
+void IntervalsBuilder::fault_ahead_filled() {
+  for (const uint8_t i : m_faulted_ahead) {
+    Probe& probe = m_probes[i];
+    if (!probe.fault_ahead) continue;
+    // Gaps that outgrew their room left the block: the thread stops (it never wrote the block).
+    if (probe.gaps.data() != probe.fault_ahead->block())
+      probe.fault_ahead.reset();
+    else
+      probe.fault_ahead->filled(probe.gaps.size() * sizeof(double));
+  }
 }
 
 void IntervalsBuilder::add(std::span<const AnalysisEvent> events) {
@@ -34,12 +54,15 @@ void IntervalsBuilder::add(std::span<const AnalysisEvent> events) {
     probe.last_ns = event.time_ns;
     probe.last_touched = touched;
   }
+  fault_ahead_filled();
 }
 
 IntervalsResult IntervalsBuilder::finish(size_t stall_count) && {
   std::vector<Probe*> present;
-  for (Probe& probe : m_probes)
+  for (Probe& probe : m_probes) {
+    probe.fault_ahead.reset();
     if (probe.out.events) present.push_back(&probe);
+  }
   for_each_on_threads(present.size(), [&present](size_t i) {
     present[i]->out.gaps = summarize(std::move(present[i]->gaps));
   });

@@ -3,12 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "analysis/capture.h"
 #include "analysis/stall_marks.h"
 #include "analysis/stats.h"
+#include "common/huge_pages.h"
 
 namespace ett::host {
 
@@ -42,9 +44,12 @@ struct IntervalsResult {
 class IntervalsBuilder {
  public:
   // `probe_events[probe]`, when given: how many events each probe has (room for its gaps at once; a wrong
-  // count costs only growth).
+  // count costs only growth). A probe's room of 8 MB or more is faulted in a window ahead of its gaps, on a
+  // thread of its own (FaultAhead), while the trace is read.
   IntervalsBuilder(double tau_ns, std::span<const StallSpan> stalls,
                    std::span<const uint64_t> probe_events = {});
+  ~IntervalsBuilder();
+  IntervalsBuilder(IntervalsBuilder&&) = default;
   void add(std::span<const AnalysisEvent> events);
   // The probes' summaries (a selection among each one's gaps), a thread per probe.
   IntervalsResult finish(size_t stall_count) &&;
@@ -56,11 +61,14 @@ class IntervalsBuilder {
     double last_ns = 0;
     bool last_touched = false;  // a stall touches the probe's last event
     std::vector<double> gaps;
+    std::unique_ptr<FaultAhead> fault_ahead;  // while gaps fills its room
     ProbeIntervals out;
   };
+  void fault_ahead_filled();  // after a batch: tells each FaultAhead how far its gaps have come
   double m_tau_ns;
   StallMarks::Builder m_stalls;
-  std::vector<Probe> m_probes;  // by probe number: no map lookup per event
+  std::vector<Probe> m_probes;           // by probe number: no map lookup per event
+  std::vector<uint8_t> m_faulted_ahead;  // the probes with a FaultAhead
 };
 
 // The same over a whole capture's events.

@@ -17,6 +17,24 @@ constexpr double kHistogramBodyCoverage = 0.997;  // the histogram's equal bins 
 
 LoopSteps::LoopSteps(uint64_t tsc_hz, uint64_t expected) : m_tsc_hz(tsc_hz) {
   reserve_hint(m_steps, expected);
+  if (m_steps.capacity() * sizeof(double) >= (size_t{8} << 20))
+    m_fault_ahead = std::make_unique<FaultAhead>(m_steps.data(), m_steps.capacity() * sizeof(double));
+}
+
+LoopSteps::~LoopSteps() = default;
+
+void LoopSteps::batch_added() {
+  if (!m_fault_ahead) return;
+  // Steps that outgrew their room left the block: the thread stops (it never wrote the block).
+  if (m_steps.data() != m_fault_ahead->block())
+    m_fault_ahead.reset();
+  else
+    m_fault_ahead->filled(m_steps.size() * sizeof(double));
+}
+
+std::vector<double> LoopSteps::take() && {
+  m_fault_ahead.reset();
+  return std::move(m_steps);
 }
 
 void LoopSteps::clear() {
@@ -27,6 +45,7 @@ void LoopSteps::clear() {
 std::vector<double> loop_steps_ns(const Capture& capture) {
   LoopSteps steps(capture.info.tsc_hz, capture.events.size());
   for (const AnalysisEvent& event : capture.events) steps.add(event.tsc);
+  steps.batch_added();
   return std::move(steps).take();
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "analysis/intervals.h"
@@ -154,6 +155,68 @@ TEST(AnalysisIntervals, GapsPerProbeAndEventsCloserThanTau) {
   ASSERT_EQ(p2.close.size(), 1u);
   EXPECT_DOUBLE_EQ(p2.close[0].gap_ns, 100);
   EXPECT_TRUE(analyze_intervals(events, 0).probes[0].close.empty());
+}
+
+// Millions of gaps, whose room (8 MB or more per probe) a thread faults in ahead as batches come: the same
+// summaries as the gaps computed here, whether the count it was given is right, too big, or too small (the
+// gaps outgrow their room and leave the block; the thread stops).
+TEST(AnalysisIntervals, BigProbesGiveTheSameGapsWhateverTheirCountHint) {
+  constexpr size_t kEvents = 3'000'000;
+  std::mt19937_64 random(11);
+  std::vector<AnalysisEvent> events(kEvents);
+  std::vector<double> gaps[2];
+  double last[2] = {-1, -1};
+  double time = 0;
+  for (size_t i = 0; i < kEvents; ++i) {
+    time += static_cast<double>(1 + random() % 5000);
+    const auto probe = static_cast<uint8_t>(1 + random() % 2);
+    events[i] = {i, probe, 1, 0, static_cast<uint64_t>(time), time};
+    if (last[probe - 1] >= 0) gaps[probe - 1].push_back(time - last[probe - 1]);
+    last[probe - 1] = time;
+  }
+  const Summary expected[2] = {summarize(std::span<const double>(gaps[0])),
+                               summarize(std::span<const double>(gaps[1]))};
+  for (const uint64_t hint : {uint64_t{0}, uint64_t{1'000'000}, uint64_t{1'600'000}, uint64_t{4'000'000}}) {
+    std::vector<uint64_t> counts(256);
+    counts[1] = counts[2] = hint;
+    IntervalsBuilder builder(0, {}, hint ? std::span<const uint64_t>(counts) : std::span<const uint64_t>());
+    for (size_t at = 0; at < kEvents; at += 4096)
+      builder.add(std::span(events).subspan(at, std::min<size_t>(4096, kEvents - at)));
+    const IntervalsResult result = std::move(builder).finish(0);
+    ASSERT_EQ(result.probes.size(), 2u) << hint;
+    for (size_t p = 0; p < 2; ++p) {
+      const Summary& got = result.probes[p].gaps;
+      EXPECT_EQ(got.count, expected[p].count) << hint;
+      EXPECT_EQ(got.mean, expected[p].mean) << hint;
+      EXPECT_EQ(got.min, expected[p].min) << hint;
+      EXPECT_EQ(got.p50, expected[p].p50) << hint;
+      EXPECT_EQ(got.p99, expected[p].p99) << hint;
+      EXPECT_EQ(got.max, expected[p].max) << hint;
+    }
+  }
+}
+
+// Loop steps added a batch at a time into room a thread faults in ahead: every step, in order, whether the
+// expected count is right, too big or too small.
+TEST(AnalysisPrecision, LoopStepsKeepEveryStepWhateverTheirCountHint) {
+  constexpr size_t kRecords = 2'500'000;
+  std::mt19937_64 random(5);
+  std::vector<uint64_t> tscs(kRecords);
+  uint64_t tsc = 1000;
+  for (uint64_t& t : tscs) t = tsc += 1 + random() % 900;
+  for (const uint64_t expected :
+       {uint64_t{0}, uint64_t{1'100'000}, uint64_t{kRecords}, uint64_t{5'000'000}}) {
+    LoopSteps steps(1'000'000'000, expected);
+    for (size_t at = 0; at < kRecords; ++at) {
+      steps.add(tscs[at]);
+      if (at % 4096 == 4095) steps.batch_added();
+    }
+    steps.batch_added();
+    const std::vector<double> taken = std::move(steps).take();
+    ASSERT_EQ(taken.size(), kRecords - 1) << expected;
+    for (size_t i = 1; i < kRecords; ++i)
+      ASSERT_EQ(taken[i - 1], static_cast<double>(tscs[i] - tscs[i - 1])) << expected << " " << i;
+  }
 }
 
 TEST(QuantileSelector, AnswersLikeASortedCopyInAnyOrderOfQuestions) {
