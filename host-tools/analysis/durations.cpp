@@ -114,8 +114,7 @@ void ActionPairer::compact() {
 
 void ActionPairer::fault_in_ahead() {
   if (m_keep_ends) return;
-  m_fault_ahead =
-      std::make_unique<FaultAhead>(m_result.actions.data(), m_result.actions.capacity() * sizeof(Action));
+  m_fault_ahead = FaultAhead::of_block(m_result.actions.data(), m_result.actions.capacity() * sizeof(Action));
 }
 
 void ActionPairer::add(std::span<const AnalysisEvent> events) {
@@ -124,12 +123,7 @@ void ActionPairer::add(std::span<const AnalysisEvent> events) {
     return;
   }
   add_events<Kept::Action>(events);
-  if (!m_fault_ahead) return;
-  // A vector that outgrew its reservation left the block: the thread stops (it never wrote the block).
-  if (m_result.actions.data() != m_fault_ahead->block())
-    m_fault_ahead.reset();
-  else
-    m_fault_ahead->filled(m_result.actions.size() * sizeof(Action));
+  FaultAhead::follow(m_fault_ahead, m_result.actions.data(), m_result.actions.size() * sizeof(Action));
 }
 
 // The pairing; each action kept as kKept says.

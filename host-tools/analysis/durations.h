@@ -136,8 +136,9 @@ class ActionPairer {
   // The actions reserved faulted in at once on two threads (when the reservation is their count, not a
   // bound).
   void fault_in_actions();
-  // Keep::Actions: the actions reserved faulted in on a thread of its own a window ahead of the pairing
-  // (FaultAhead), until finish (when the reservation is a bound and the pairing is on the critical path).
+  // Keep::Actions: the actions reserved, when 8 MB or more, faulted in on a thread of its own a window ahead
+  // of the pairing (FaultAhead), until finish (when the reservation is a bound and the pairing is on the
+  // critical path).
   void fault_in_ahead();
   void add(std::span<const AnalysisEvent> events);
   // The actions and the unmatched starts and ends, every action's bound pi_ns; its summary (unless told

@@ -13,9 +13,8 @@ IntervalsBuilder::IntervalsBuilder(double tau_ns, std::span<const StallSpan> sta
     if (probe_events[i] <= 1) continue;
     std::vector<double>& gaps = m_probes[i].gaps;
     reserve_hint(gaps, probe_events[i] - 1);
-    if (gaps.capacity() * sizeof(double) < (size_t{8} << 20)) continue;
-    m_probes[i].fault_ahead = std::make_unique<FaultAhead>(gaps.data(), gaps.capacity() * sizeof(double));
-    m_faulted_ahead.push_back(static_cast<uint8_t>(i));
+    m_probes[i].fault_ahead = FaultAhead::of_block(gaps.data(), gaps.capacity() * sizeof(double));
+    if (m_probes[i].fault_ahead) m_faulted_ahead.push_back(static_cast<uint8_t>(i));
   }
 }
 
@@ -24,12 +23,7 @@ IntervalsBuilder::~IntervalsBuilder() = default;
 void IntervalsBuilder::fault_ahead_filled() {
   for (const uint8_t i : m_faulted_ahead) {
     Probe& probe = m_probes[i];
-    if (!probe.fault_ahead) continue;
-    // Gaps that outgrew their room left the block: the thread stops (it never wrote the block).
-    if (probe.gaps.data() != probe.fault_ahead->block())
-      probe.fault_ahead.reset();
-    else
-      probe.fault_ahead->filled(probe.gaps.size() * sizeof(double));
+    FaultAhead::follow(probe.fault_ahead, probe.gaps.data(), probe.gaps.size() * sizeof(double));
   }
 }
 

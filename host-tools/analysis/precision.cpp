@@ -17,19 +17,13 @@ constexpr double kHistogramBodyCoverage = 0.997;  // the histogram's equal bins 
 
 LoopSteps::LoopSteps(uint64_t tsc_hz, uint64_t expected) : m_tsc_hz(tsc_hz) {
   reserve_hint(m_steps, expected);
-  if (m_steps.capacity() * sizeof(double) >= (size_t{8} << 20))
-    m_fault_ahead = std::make_unique<FaultAhead>(m_steps.data(), m_steps.capacity() * sizeof(double));
+  m_fault_ahead = FaultAhead::of_block(m_steps.data(), m_steps.capacity() * sizeof(double));
 }
 
 LoopSteps::~LoopSteps() = default;
 
 void LoopSteps::batch_added() {
-  if (!m_fault_ahead) return;
-  // Steps that outgrew their room left the block: the thread stops (it never wrote the block).
-  if (m_steps.data() != m_fault_ahead->block())
-    m_fault_ahead.reset();
-  else
-    m_fault_ahead->filled(m_steps.size() * sizeof(double));
+  FaultAhead::follow(m_fault_ahead, m_steps.data(), m_steps.size() * sizeof(double));
 }
 
 std::vector<double> LoopSteps::take() && {

@@ -49,6 +49,19 @@ void fault_in_on_two_threads(void* block, size_t size) {
   other.join();
 }
 
+std::unique_ptr<FaultAhead> FaultAhead::of_block(void* block, size_t size) {
+  if (size < (size_t{8} << 20)) return nullptr;
+  return std::make_unique<FaultAhead>(block, size);
+}
+
+void FaultAhead::follow(std::unique_ptr<FaultAhead>& ahead, const void* data, size_t bytes) {
+  if (!ahead) return;
+  if (data != ahead->block())
+    ahead.reset();
+  else
+    ahead->filled(bytes);
+}
+
 FaultAhead::FaultAhead(void* block, size_t size, size_t window)
     : m_begin(static_cast<char*>(block)), m_size(size), m_window(window), m_thread([this] { run(); }) {}
 

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -46,6 +47,12 @@ std::vector<T> faulted_in_vector(size_t count) {
 // faulted in and not used.
 class FaultAhead {
  public:
+  // One for a block of 8 MB or more; nullptr for a smaller one (not worth a thread).
+  static std::unique_ptr<FaultAhead> of_block(void* block, size_t size);
+  // Tells `ahead`, when there is one, that its filler has written `bytes` of the block now at `data`. A
+  // filler whose block moved (a vector that outgrew its room) ends it: the thread never wrote the block.
+  static void follow(std::unique_ptr<FaultAhead>& ahead, const void* data, size_t bytes);
+
   FaultAhead(void* block, size_t size, size_t window = size_t{64} << 20);
   ~FaultAhead();  // stops the thread and joins it
   FaultAhead(const FaultAhead&) = delete;

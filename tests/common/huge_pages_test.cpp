@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -187,4 +188,22 @@ TEST(HugePages, FaultAheadKeepsAWindowAheadOfTheFillerAndChangesNoByte) {
   ASSERT_NE(other.base(), MAP_FAILED);
   { FaultAhead idle(other.base(), mapped, window); }
   EXPECT_LE(resident_pages(other.base(), mapped), window / page);
+}
+
+// A block under 8 MB gets no thread; a bigger one does, and ends it when its filler's data moves away.
+TEST(HugePages, FaultAheadOfABlockFollowsItsFillerUntilTheDataMoves) {
+  Mapping small(size_t{4} << 20), big(size_t{16} << 20);
+  ASSERT_NE(small.base(), MAP_FAILED);
+  ASSERT_NE(big.base(), MAP_FAILED);
+  EXPECT_EQ(FaultAhead::of_block(small.base(), size_t{4} << 20), nullptr);
+  std::unique_ptr<FaultAhead> none;
+  FaultAhead::follow(none, small.base(), 1);  // nothing to tell
+  EXPECT_EQ(none, nullptr);
+  std::unique_ptr<FaultAhead> ahead = FaultAhead::of_block(big.base(), size_t{16} << 20);
+  ASSERT_NE(ahead, nullptr);
+  EXPECT_EQ(ahead->block(), big.base());
+  FaultAhead::follow(ahead, big.base(), size_t{3} << 20);
+  EXPECT_NE(ahead, nullptr);
+  FaultAhead::follow(ahead, small.base(), size_t{3} << 20);  // the filler's vector grew elsewhere
+  EXPECT_EQ(ahead, nullptr);
 }
