@@ -14,17 +14,12 @@ IntervalsBuilder::IntervalsBuilder(double tau_ns, std::span<const StallSpan> sta
     std::vector<double>& gaps = m_probes[i].gaps;
     reserve_hint(gaps, probe_events[i] - 1);
     m_probes[i].fault_ahead = FaultAhead::of_block(gaps.data(), gaps.capacity() * sizeof(double));
-    if (m_probes[i].fault_ahead) m_faulted_ahead.push_back(static_cast<uint8_t>(i));
   }
 }
 
-IntervalsBuilder::~IntervalsBuilder() = default;
-
 void IntervalsBuilder::fault_ahead_filled() {
-  for (const uint8_t i : m_faulted_ahead) {
-    Probe& probe = m_probes[i];
+  for (Probe& probe : m_probes)
     FaultAhead::follow(probe.fault_ahead, probe.gaps.data(), probe.gaps.size() * sizeof(double));
-  }
 }
 
 void IntervalsBuilder::add(std::span<const AnalysisEvent> events) {

@@ -48,8 +48,6 @@ class IntervalsBuilder {
   // thread of its own (FaultAhead), while the trace is read.
   IntervalsBuilder(double tau_ns, std::span<const StallSpan> stalls,
                    std::span<const uint64_t> probe_events = {});
-  ~IntervalsBuilder();
-  IntervalsBuilder(IntervalsBuilder&&) = default;
   void add(std::span<const AnalysisEvent> events);
   // The probes' summaries (a selection among each one's gaps), a thread per probe.
   IntervalsResult finish(size_t stall_count) &&;
@@ -67,8 +65,7 @@ class IntervalsBuilder {
   void fault_ahead_filled();  // after a batch: tells each FaultAhead how far its gaps have come
   double m_tau_ns;
   StallMarks::Builder m_stalls;
-  std::vector<Probe> m_probes;           // by probe number: no map lookup per event
-  std::vector<uint8_t> m_faulted_ahead;  // the probes with a FaultAhead
+  std::vector<Probe> m_probes;  // by probe number: no map lookup per event
 };
 
 // The same over a whole capture's events.

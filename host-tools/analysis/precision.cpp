@@ -20,8 +20,6 @@ LoopSteps::LoopSteps(uint64_t tsc_hz, uint64_t expected) : m_tsc_hz(tsc_hz) {
   m_fault_ahead = FaultAhead::of_block(m_steps.data(), m_steps.capacity() * sizeof(double));
 }
 
-LoopSteps::~LoopSteps() = default;
-
 void LoopSteps::batch_added() {
   FaultAhead::follow(m_fault_ahead, m_steps.data(), m_steps.size() * sizeof(double));
 }

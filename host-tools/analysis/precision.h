@@ -81,7 +81,6 @@ class LoopSteps {
   // expected: how many records are to come (a hint: reserve_hint). Room of 8 MB or more is faulted in a
   // window ahead of the steps, on a thread of its own (FaultAhead), while they are added.
   LoopSteps(uint64_t tsc_hz, uint64_t expected);
-  ~LoopSteps();
   void add(uint64_t tsc) {
     // A record at or before its predecessor (a corrupt record) is no step.
     if (m_has_previous && tsc > m_previous)

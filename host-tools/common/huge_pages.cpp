@@ -21,6 +21,10 @@ bool advise_huge_pages(void* block, size_t size) {
 
 namespace {
 
+// Smaller blocks are not worth a second thread: fault_in_on_two_threads leaves them alone,
+// FaultAhead::of_block gives them none.
+constexpr size_t kSmallestThreaded = size_t{8} << 20;
+
 void fault_in(char* from, char* to) {
   static const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
   // madvise takes a page-aligned start; the page holding `from` is populated whole, which changes no byte.
@@ -36,8 +40,7 @@ void fault_in(char* from, char* to) {
 }  // namespace
 
 void fault_in_on_two_threads(void* block, size_t size) {
-  constexpr size_t kSmallest = size_t{8} << 20;
-  if (size < kSmallest) return;
+  if (size < kSmallestThreaded) return;
   char* const begin = static_cast<char*>(block);
   char* const end = begin + size;
   // Split at a huge-page boundary, so that no 2 MB page is faulted from both sides.
@@ -50,7 +53,7 @@ void fault_in_on_two_threads(void* block, size_t size) {
 }
 
 std::unique_ptr<FaultAhead> FaultAhead::of_block(void* block, size_t size) {
-  if (size < (size_t{8} << 20)) return nullptr;
+  if (size < kSmallestThreaded) return nullptr;
   return std::make_unique<FaultAhead>(block, size);
 }
 

@@ -229,7 +229,6 @@ Status read_range(PGconn* conn, int64_t trace_id, const SeqRange& range, const E
 
 // The trace's event_packs (packed_trace_sql): nullopt when it has none (a trace loaded before event_packs),
 // so that it is read from events.
-
 Expected<std::optional<PackedTrace>> packed_trace(PGconn* conn, int64_t trace_id) {
   PgResult found(PQexec(conn, packed_trace_sql(trace_id).c_str()));
   if (PQresultStatus(found.get()) != PGRES_TUPLES_OK || PQntuples(found.get()) != 1)

@@ -215,7 +215,6 @@ Status read_range(sqlite3* db, const std::string& path, int64_t trace_id, int64_
 
 // The trace's event_packs (packed_trace_sql): nullopt when it has none (a trace loaded before event_packs),
 // so that it is read from events.
-
 Expected<std::optional<PackedTrace>> packed_trace(sqlite3* db, const std::string& path, int64_t trace_id) {
   ETT_TRY_ASSIGN(Statement statement, prepare(db, path, packed_trace_sql(trace_id).c_str()));
   sqlite3_stmt* raw = statement.get();
