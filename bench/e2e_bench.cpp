@@ -7,7 +7,6 @@
 // go below. Each command runs twice in a
 // row: the second run gets the memory the first one just freed, which on a virtual machine whose host takes
 // back the guest's free memory is far cheaper to touch than memory left free for a while.
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -23,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "common/write_behind.h"
+#include "export/output_file.h"
 #include "machine.h"
 #include "support/pg_server.h"
 
@@ -75,26 +74,18 @@ Measured run(const std::vector<std::string>& argv) {
           static_cast<double>(usage.ru_maxrss) * 1024 / 1e6};
 }
 
-// Seconds to write `bytes` bytes to a new file in `dir` with 1 MB write() calls and close it, the file
-// written behind as `ett` writes its output files (WriteBehind): without it the floor would take gigabytes of
-// page cache that the export does not.
+// Seconds to write `bytes` bytes to a new file in `dir` in 1 MB pieces through ett's own output path
+// (TextOut: past the page cache, or written behind where the file system cannot do that), and close it.
 double write_floor(const fs::path& dir, uintmax_t bytes) {
   const fs::path path = dir / "write-floor.out";
-  const std::vector<char> block(size_t{1} << 20, 'x');
+  const std::string block(size_t{1} << 20, 'x');
   const auto start = Clock::now();
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) die("cannot create " + path.string());
-  {
-    ett::host::WriteBehind behind(fd);
-    for (uintmax_t done = 0; done < bytes;) {
-      const size_t size = static_cast<size_t>(std::min<uintmax_t>(block.size(), bytes - done));
-      const ssize_t n = ::write(fd, block.data(), size);
-      if (n <= 0) die("cannot write " + path.string());
-      done += static_cast<uintmax_t>(n);
-      behind.wrote(done);
-    }
-  }
-  ::close(fd);
+  auto out = TextOut::open(path.string(), true);
+  if (!out) die(out.error().message);
+  for (uintmax_t done = 0; done < bytes; done += block.size())
+    out->append(std::string_view(block).substr(
+        0, static_cast<size_t>(std::min<uintmax_t>(block.size(), bytes - done))));
+  if (auto finished = out->finish(); !finished) die(finished.error().message);
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   std::error_code ignored;
   fs::remove(path, ignored);
@@ -286,7 +277,7 @@ int run_bench(int argc, char** argv) {
       "again: the wall time of the same command run again right after, and a x scan: it / the scan's; "
       "out: the size of the file an export or align's timeline writes; write: the write floor, seconds to "
       "write that many bytes to a new "
-      "file in the same directory (1 MB write() calls, written behind as ett writes), and w x scan: it / the "
+      "file in the same directory in 1 MB pieces through ett's own output path, and w x scan: it / the "
       "scan's; x SQLite: wall time / "
       "the same command's on SQLite; load average at the end %s)\n",
       ett::bench::load_average().c_str());

@@ -103,13 +103,15 @@ TextOut::TextOut(TextOut&& other) noexcept
       m_regular_file(other.m_regular_file),
       m_status(std::move(other.m_status)),
       m_file_bytes(other.m_file_bytes),
+      m_direct(std::move(other.m_direct)),
       m_write_behind(std::move(other.m_write_behind)) {
   other.m_fd = -1;
   other.m_owns = false;
 }
 
 TextOut::~TextOut() {
-  m_write_behind.reset();  // its thread uses the descriptor
+  m_direct.reset();  // their threads use the descriptor
+  m_write_behind.reset();
   if (m_owns) ::close(m_fd);
 }
 
@@ -120,7 +122,10 @@ Expected<TextOut> TextOut::open(const std::string& path, bool force) {
   TextOut out(fd, target_name(path), fd != STDOUT_FILENO);
   struct stat status {};
   out.m_regular_file = out.m_owns && ::fstat(fd, &status) == 0 && S_ISREG(status.st_mode);
-  if (out.m_regular_file) out.m_write_behind = std::make_unique<WriteBehind>(fd);
+  if (out.m_regular_file) {
+    out.m_direct = DirectWriter::start(fd, out.m_name);
+    if (!out.m_direct) out.m_write_behind = std::make_unique<WriteBehind>(fd);
+  }
   return out;
 }
 
@@ -128,6 +133,7 @@ Status TextOut::rewind() {
   m_buffer.clear();
   if (m_fd < 0) return {};
   if (!m_regular_file) return make_error(ErrorKind::Io, m_name + ": cannot take back what was written to it");
+  if (m_direct) m_direct->restart();
   if (m_write_behind) m_write_behind->restart();
   m_file_bytes = 0;
   if (::ftruncate(m_fd, 0) != 0 || ::lseek(m_fd, 0, SEEK_SET) != 0)
@@ -148,6 +154,7 @@ void TextOut::write_through(std::string_view text) {
 
 void TextOut::write_to_file(std::string_view text) {
   if (!m_status || text.empty()) return;
+  if (m_direct) return m_direct->append(text);
   m_status = write_all(m_fd, text.data(), text.size(), m_name);
   m_file_bytes += text.size();
   if (m_write_behind) m_write_behind->wrote(m_file_bytes);
@@ -155,6 +162,11 @@ void TextOut::write_to_file(std::string_view text) {
 
 Status TextOut::finish() {
   flush();
+  if (m_direct) {
+    Status written = m_direct->finish();
+    if (m_status && !written) m_status = std::move(written);
+    m_direct.reset();
+  }
   m_write_behind.reset();  // what the disk has not taken yet stays in the page cache
   if (m_owns) {
     const int fd = m_fd;

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <utility>
 
+#include "common/direct_writer.h"
 #include "common/status.h"
 #include "common/write_behind.h"
 
@@ -27,8 +28,9 @@ Status refuse_existing_output(const std::string& path, bool force);
 // Text written in pieces: gathered in a buffer that goes to the file whenever it passes a megabyte, so that a
 // 10 M-event export never holds its whole text; or kept whole in memory (the default constructor, for the
 // string forms of the exporters). A write error is remembered, later writes are dropped, and finish() says
-// what it was. A regular file it opened (not standard output) is written behind (WriteBehind): what lies more
-// than 64 MB behind its end leaves the page cache as soon as the disk has it.
+// what it was. A regular file it opened (not standard output) is written past the page cache (DirectWriter),
+// or where its file system cannot do that, written behind (WriteBehind): what lies more than 64 MB behind its
+// end leaves the page cache as soon as the disk has it.
 class TextOut {
  public:
   TextOut() = default;  // into memory: take() returns the text
@@ -78,7 +80,8 @@ class TextOut {
   bool m_regular_file = false;  // of ours, and a regular file (not a device such as /dev/null)
   Status m_status;
   uint64_t m_file_bytes = 0;                    // written to m_fd so far
-  std::unique_ptr<WriteBehind> m_write_behind;  // a regular file of ours
+  std::unique_ptr<DirectWriter> m_direct;       // a regular file of ours
+  std::unique_ptr<WriteBehind> m_write_behind;  // one whose file system has no O_DIRECT
 };
 
 // Appends the lines of items [begin, end) to a buffer.

@@ -420,9 +420,10 @@ TEST(TextOut, StreamsToAFileTheTextOfTheWholeExportAndKeepsExistingFiles) {
   std::filesystem::remove_all(dir);
 }
 
-// A file past the 64 MB that TextOut keeps in the page cache (WriteBehind), taken back after the write-behind
-// thread started and written again: the file is the second writer's text, byte for byte.
-TEST(TextOut, PastItsWriteBehindWindowAndRewoundHoldsItsText) {
+// A file of many of the blocks TextOut hands to the disk on a thread (DirectWriter; on a file system without
+// O_DIRECT, past the 64 MB WriteBehind keeps in the page cache), taken back while blocks are on their way and
+// written again: the file is the second writer's text, byte for byte.
+TEST(TextOut, PastManyBlocksAndRewoundHoldsItsText) {
   constexpr uint64_t kMiB = uint64_t{1} << 20;
   auto text = [](uint64_t size, char salt) {
     std::string all;
