@@ -26,18 +26,23 @@ bool set_direct(int fd, bool on) {
 
 }  // namespace
 
-std::unique_ptr<DirectWriter> DirectWriter::start(int fd, std::string name) {
+std::unique_ptr<DirectWriter> DirectWriter::start(int fd, std::string name, size_t misalign) {
   if (!set_direct(fd, true)) return nullptr;
-  return std::unique_ptr<DirectWriter>(new DirectWriter(fd, std::move(name)));
+  std::unique_ptr<DirectWriter> writer(new DirectWriter(fd, std::move(name), misalign % kAlign));
+  if (writer->m_blocks.empty()) {  // no memory for a block: the file goes through the page cache
+    set_direct(fd, false);
+    return nullptr;
+  }
+  return writer;
 }
 
-DirectWriter::DirectWriter(int fd, std::string name) : m_fd(fd), m_name(std::move(name)) {
+DirectWriter::DirectWriter(int fd, std::string name, size_t misalign) : m_fd(fd), m_name(std::move(name)) {
   m_blocks.reserve(kBlocks);
   for (size_t i = 0; i < kBlocks; ++i) {
     // Memory is taken when a block is first filled: a short file touches a page or two of one block.
-    void* data = std::aligned_alloc(kAlign, kBlockBytes);
-    if (!data) break;  // fewer blocks: the writer waits for the thread sooner
-    m_blocks.push_back(Block{{static_cast<char*>(data), std::free}});
+    void* memory = std::aligned_alloc(kAlign, kBlockBytes + (misalign ? kAlign : 0));
+    if (!memory) break;  // fewer blocks: the writer waits for the thread sooner
+    m_blocks.push_back(Block{{static_cast<char*>(memory), std::free}, static_cast<char*>(memory) + misalign});
   }
   for (Block& block : m_blocks) m_free.push_back(&block);
 }
@@ -63,7 +68,7 @@ void DirectWriter::append(std::string_view text) {
       m_current->offset = m_offset;
     }
     const size_t size = std::min(text.size(), kBlockBytes - m_current->size);
-    std::memcpy(m_current->data.get() + m_current->size, text.data(), size);
+    std::memcpy(m_current->data + m_current->size, text.data(), size);
     m_current->size += size;
     text.remove_prefix(size);
     if (m_current->size == kBlockBytes) hand_on();
@@ -114,30 +119,32 @@ void DirectWriter::run() {
 }
 
 Status DirectWriter::write_block(const Block& block) {
-  const char* data = block.data.get();
+  const char* data = block.data;
   size_t size = block.size;
   uint64_t offset = block.offset;
-  // Whole pages past the page cache, while the file system takes them.
-  while (m_direct && size >= kAlign) {
-    const size_t pages = size & ~(kAlign - 1);
-    const ssize_t n = ::pwrite(m_fd, data, pages, static_cast<off_t>(offset));
+  // Whole pages past the page cache, unless the file system refused that before.
+  while (!m_cached_only && size >= kAlign) {
+    ETT_TRY(set_direct_flag(true));
+    const ssize_t n = ::pwrite(m_fd, data, size & ~(kAlign - 1), static_cast<off_t>(offset));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EINVAL) {
-      // The file system refused a direct write: the rest of the file goes through the page cache, written
-      // behind.
-      ETT_TRY(leave_direct(true));
+      // The file system refused a direct write: this block and the rest of the file go through the page
+      // cache, written behind.
+      m_cached_only = true;
       m_behind = std::make_unique<WriteBehind>(m_fd);
+      std::lock_guard lock(m_mutex);
+      m_refused = true;
       break;
     }
     if (n <= 0) return make_error(ErrorKind::Io, errno_message(m_name, n < 0 ? errno : ENOSPC));
     data += n;
     size -= static_cast<size_t>(n);
     offset += static_cast<uint64_t>(n);
-    if (static_cast<size_t>(n) % kAlign != 0) ETT_TRY(leave_direct(false));  // a short write ends mid-page
+    if (static_cast<size_t>(n) % kAlign != 0) break;  // a short write ended mid-page
   }
   if (size == 0) return {};
-  // The last part block's tail, or all of a block the file system would not take directly.
-  if (m_direct) ETT_TRY(leave_direct(false));
+  // The file's last part page, what a short write left of its block, or a block the file system refused.
+  ETT_TRY(set_direct_flag(false));
   return write_cached(data, size, offset);
 }
 
@@ -154,11 +161,10 @@ Status DirectWriter::write_cached(const char* data, size_t size, uint64_t offset
   return {};
 }
 
-Status DirectWriter::leave_direct(bool refused) {
-  if (!set_direct(m_fd, false)) return make_error(ErrorKind::Io, errno_message(m_name, errno));
-  m_direct = false;
-  std::lock_guard lock(m_mutex);
-  m_refused = m_refused || refused;
+Status DirectWriter::set_direct_flag(bool on) {
+  if (m_direct == on) return {};
+  if (!set_direct(m_fd, on)) return make_error(ErrorKind::Io, errno_message(m_name, errno));
+  m_direct = on;
   return {};
 }
 

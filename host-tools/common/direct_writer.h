@@ -36,7 +36,12 @@ class DirectWriter {
  public:
   // nullptr when `fd` cannot be switched to O_DIRECT (its file system does not do it); `name` is for
   // messages.
-  static std::unique_ptr<DirectWriter> start(int fd, std::string name);
+  static std::unique_ptr<DirectWriter> start(int fd, std::string name) {
+    return start(fd, std::move(name), 0);
+  }
+  // For tests: blocks that begin `misalign` bytes past a page in memory, whose direct writes every file
+  // system refuses (EINVAL), as one whose blocks are bigger than a page refuses the writer's.
+  static std::unique_ptr<DirectWriter> start(int fd, std::string name, size_t misalign);
   DirectWriter(const DirectWriter&) = delete;
   DirectWriter& operator=(const DirectWriter&) = delete;
   ~DirectWriter();
@@ -56,17 +61,18 @@ class DirectWriter {
 
  private:
   struct Block {
-    std::unique_ptr<char, void (*)(void*)> data;
-    size_t size = 0;      // bytes of text in it
-    uint64_t offset = 0;  // where it goes in the file
+    std::unique_ptr<char, void (*)(void*)> memory;
+    char* data = nullptr;  // in memory: the first byte of text
+    size_t size = 0;       // bytes of text in it
+    uint64_t offset = 0;   // where it goes in the file
   };
 
-  DirectWriter(int fd, std::string name);
+  DirectWriter(int fd, std::string name, size_t misalign);
   void hand_on();  // the current block to the thread
   void run();
   Status write_block(const Block& block);  // on the thread
   Status write_cached(const char* data, size_t size, uint64_t offset);
-  Status leave_direct(bool refused);  // clears O_DIRECT; `refused`: for good, the file system refused it
+  Status set_direct_flag(bool on);  // O_DIRECT on the descriptor, or not
 
   const int m_fd;
   const std::string m_name;
@@ -83,11 +89,12 @@ class DirectWriter {
   bool m_writing = false;  // the thread is writing a block it took off the queue
   bool m_stop = false;
   bool m_no_thread = false;  // none could start: the writer writes each block itself
-  bool m_refused = false;
-  Status m_status;  // the first error
+  bool m_refused = false;    // m_cached_only, for refused()
+  Status m_status;           // the first error
   std::thread m_thread;
   // Thread side.
-  bool m_direct = true;                   // false once the file system refused a direct write
+  bool m_direct = true;        // the descriptor has O_DIRECT (cleared for what goes through the page cache)
+  bool m_cached_only = false;  // the file system refused a direct write: no more are tried
   std::unique_ptr<WriteBehind> m_behind;  // then: what goes through the page cache leaves it behind
 };
 

@@ -122,6 +122,20 @@ TEST_F(DirectWriterTest, StartsAgainFromByteZero) {
   EXPECT_TRUE(read() == second);
 }
 
+// A file system that refuses the direct writes (here: blocks a byte past their alignment) gets the text
+// through the page cache all the same, the refused block included, and written behind.
+TEST_F(DirectWriterTest, GoesThroughThePageCacheWhereDirectWritesAreRefused) {
+  m_writer.reset();
+  m_writer = DirectWriter::start(m_fd.get(), m_path, 1);
+  ASSERT_TRUE(m_writer);
+  const std::string text = text_of(5 * kBlock + 4321, 7);
+  for (size_t at = 0; at < text.size(); at += 1 << 20)
+    m_writer->append(std::string_view(text).substr(at, 1 << 20));
+  ASSERT_TRUE(m_writer->finish());
+  EXPECT_TRUE(m_writer->refused());
+  EXPECT_TRUE(read() == text);
+}
+
 // A write the system refuses (the file size limit, EFBIG) is the error finish() returns, naming the file;
 // what comes after it is dropped, with no hang while blocks wait.
 TEST_F(DirectWriterTest, AFailedWriteIsItsError) {
