@@ -71,30 +71,32 @@ void DirectWriter::append(std::string_view text) {
     std::memcpy(m_current->data + m_current->size, text.data(), size);
     m_current->size += size;
     text.remove_prefix(size);
-    if (m_current->size == kBlockBytes) hand_on();
+    if (m_current->size == kBlockBytes) hand_on(false);
   }
 }
 
-void DirectWriter::hand_on() {
+void DirectWriter::hand_on(bool last) {
   m_offset += m_current->size;
   Block* const block = std::exchange(m_current, nullptr);
-  {
-    std::lock_guard lock(m_mutex);
-    if (!m_thread.joinable() && !m_no_thread) {
-      try {
-        m_thread = std::thread([this] { run(); });
-      } catch (const std::system_error&) {
-        m_no_thread = true;  // none to spare: the blocks are written here
-      }
+  // The first full block starts the thread; a file of one part block is written here, as is every block
+  // when no thread could start.
+  if (!m_thread.joinable() && !last && !m_no_thread) {
+    try {
+      m_thread = std::thread([this] { run(); });
+    } catch (const std::system_error&) {
+      m_no_thread = true;
     }
-    if (!m_no_thread) m_queue.push_back(block);
   }
-  if (m_no_thread) {
+  if (!m_thread.joinable()) {
     Status status = m_status ? write_block(*block) : Status{};
     std::lock_guard lock(m_mutex);
     if (m_status && !status) m_status = std::move(status);
     m_free.push_back(block);
     return;
+  }
+  {
+    std::lock_guard lock(m_mutex);
+    m_queue.push_back(block);
   }
   m_queued.notify_one();
 }
@@ -169,7 +171,7 @@ Status DirectWriter::set_direct_flag(bool on) {
 }
 
 Status DirectWriter::finish() {
-  if (m_current && m_current->size > 0) hand_on();
+  if (m_current && m_current->size > 0) hand_on(true);
   {
     std::lock_guard lock(m_mutex);
     m_stop = true;

@@ -24,7 +24,7 @@ namespace ett::host {
 // writer fills the next; the writer waits only when all kBlocks blocks are on their way. Through the page
 // cache, the kernel's part of a 3.3 GB export (the copy into new page-cache pages, their buffer heads, the
 // write-back, and dropping them again behind the writer, WriteBehind) took 1.1-1.5 s of system time; this way
-// it takes 0.2-0.4 s, and the disk's own speed is the bound (README, "Performance"). The file's last part
+// it takes 0.2-0.4 s, and the disk's own speed is the bound (README, "End to end"). The file's last part
 // page goes through the page cache (O_DIRECT cleared: a direct write's length is a multiple of the disk's
 // block), the whole pages before it past it. A file system that refuses O_DIRECT when the descriptor is
 // switched gets no DirectWriter (start() says so); one that refuses a direct write (EINVAL) gets that block
@@ -68,7 +68,7 @@ class DirectWriter {
   };
 
   DirectWriter(int fd, std::string name, size_t misalign);
-  void hand_on();  // the current block to the thread
+  void hand_on(bool last);  // the current block to the thread (`last`: finish's part block)
   void run();
   Status write_block(const Block& block);  // on the thread
   Status write_cached(const char* data, size_t size, uint64_t offset);
@@ -88,11 +88,12 @@ class DirectWriter {
   std::vector<Block*> m_free;
   bool m_writing = false;  // the thread is writing a block it took off the queue
   bool m_stop = false;
-  bool m_no_thread = false;  // none could start: the writer writes each block itself
-  bool m_refused = false;    // m_cached_only, for refused()
-  Status m_status;           // the first error
+  bool m_refused = false;  // m_cached_only, for refused()
+  Status m_status;         // the first error
+  // Writer side: the thread, started with the first full block.
   std::thread m_thread;
-  // Thread side.
+  bool m_no_thread = false;  // none could start: the writer writes each block itself
+  // The writing side: the thread, or the writer where there is none.
   bool m_direct = true;        // the descriptor has O_DIRECT (cleared for what goes through the page cache)
   bool m_cached_only = false;  // the file system refused a direct write: no more are tried
   std::unique_ptr<WriteBehind> m_behind;  // then: what goes through the page cache leaves it behind
