@@ -10,6 +10,8 @@
 #include <cstring>
 #include <system_error>
 
+#include "common/write_all.h"
+
 namespace ett::host {
 
 namespace {
@@ -132,10 +134,9 @@ Status DirectWriter::write_block(const Block& block) {
     if (n < 0 && errno == EINVAL) {
       // The file system refused a direct write: this block and the rest of the file go through the page
       // cache, written behind.
-      m_cached_only = true;
       m_behind = std::make_unique<WriteBehind>(m_fd);
       std::lock_guard lock(m_mutex);
-      m_refused = true;
+      m_cached_only = true;
       break;
     }
     if (n <= 0) return make_error(ErrorKind::Io, errno_message(m_name, n < 0 ? errno : ENOSPC));
@@ -151,15 +152,8 @@ Status DirectWriter::write_block(const Block& block) {
 }
 
 Status DirectWriter::write_cached(const char* data, size_t size, uint64_t offset) {
-  while (size > 0) {
-    const ssize_t n = ::pwrite(m_fd, data, size, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return make_error(ErrorKind::Io, errno_message(m_name, n < 0 ? errno : ENOSPC));
-    data += n;
-    size -= static_cast<size_t>(n);
-    offset += static_cast<uint64_t>(n);
-  }
-  if (m_behind) m_behind->wrote(offset);
+  ETT_TRY(pwrite_all(m_fd, data, size, offset, m_name));
+  if (m_behind) m_behind->wrote(offset + size);
   return {};
 }
 
@@ -196,7 +190,7 @@ void DirectWriter::restart() {
 
 bool DirectWriter::refused() {
   std::lock_guard lock(m_mutex);
-  return m_refused;
+  return m_cached_only;
 }
 
 }  // namespace ett::host

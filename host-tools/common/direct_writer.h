@@ -88,14 +88,14 @@ class DirectWriter {
   std::vector<Block*> m_free;
   bool m_writing = false;  // the thread is writing a block it took off the queue
   bool m_stop = false;
-  bool m_refused = false;  // m_cached_only, for refused()
-  Status m_status;         // the first error
+  Status m_status;  // the first error
   // Writer side: the thread, started with the first full block.
   std::thread m_thread;
   bool m_no_thread = false;  // none could start: the writer writes each block itself
   // The writing side: the thread, or the writer where there is none.
   bool m_direct = true;        // the descriptor has O_DIRECT (cleared for what goes through the page cache)
-  bool m_cached_only = false;  // the file system refused a direct write: no more are tried
+  bool m_cached_only = false;  // the file system refused a direct write: no more are tried (set under the
+                               // mutex, for refused())
   std::unique_ptr<WriteBehind> m_behind;  // then: what goes through the page cache leaves it behind
 };
 

@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/write_all.h"
+
 namespace ett::host {
 
 namespace {
@@ -36,17 +38,6 @@ Expected<int> open_target(const std::string& path, bool force) {
 
 std::string target_name(const std::string& path) {
   return path.empty() || path == "-" ? "standard output" : path;
-}
-
-Status write_all(int fd, const char* data, size_t size, const std::string& name) {
-  size_t done = 0;
-  while (done < size) {
-    const ssize_t n = ::write(fd, data + done, size - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return make_error(ErrorKind::Io, errno_message(name, errno));
-    done += static_cast<size_t>(n);
-  }
-  return {};
 }
 
 // The chunks write_independent_lines has formatted and not yet written, at most.

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/unique_fd.h"
+#include "common/write_all.h"
 #include "ett/crc32c.h"
 
 namespace ett::host {
@@ -24,26 +25,12 @@ namespace f = ett::format;
 
 namespace {
 
-Status write_all(int fd, const void* data, size_t size, uint64_t offset, const std::string& path) {
-  const auto* bytes = static_cast<const uint8_t*>(data);
-  size_t done = 0;
-  while (done < size) {
-    ssize_t wrote = ::pwrite(fd, bytes + done, size - done, static_cast<off_t>(offset + done));
-    if (wrote < 0) {
-      if (errno == EINTR) continue;
-      return make_error(ErrorKind::Io, errno_message(path + ": write failed", errno));
-    }
-    done += static_cast<size_t>(wrote);
-  }
-  return {};
-}
-
 // Writes the label and blanks the sectors up to and including the first session's, so that nothing left from
 // an earlier use of the disk looks like a session.
 Status write_label(int fd, const f::DiskLabel& label, const std::string& path) {
   std::vector<uint8_t> head((f::kFirstSessionLba + 1) * f::kSectorSize, 0);
   std::memcpy(head.data(), &label, sizeof(label));
-  auto wrote = write_all(fd, head.data(), head.size(), 0, path);
+  auto wrote = pwrite_all(fd, head.data(), head.size(), 0, path + ": write failed");
   if (!wrote) return wrote;
   if (::fsync(fd) != 0) return make_error(ErrorKind::Io, errno_message(path + ": fsync failed", errno));
   return {};

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "common/fast_crc32c.h"
+#include "common/write_all.h"
 #include "ett/session_codec.h"
 #include "image/trace_image.h"
 
@@ -36,17 +37,7 @@ Expected<SessionWriter> SessionWriter::open(const std::string& path) {
 }
 
 Status SessionWriter::write_at(const void* data, size_t size, uint64_t offset) {
-  const auto* bytes = static_cast<const uint8_t*>(data);
-  size_t done = 0;
-  while (done < size) {
-    ssize_t wrote = ::pwrite(m_fd.get(), bytes + done, size - done, static_cast<off_t>(offset + done));
-    if (wrote < 0) {
-      if (errno == EINTR) continue;
-      return make_error(ErrorKind::Io, errno_message(m_path + ": write failed", errno));
-    }
-    done += static_cast<size_t>(wrote);
-  }
-  return {};
+  return pwrite_all(m_fd.get(), data, size, offset, m_path + ": write failed");
 }
 
 Expected<uint64_t> SessionWriter::append(const SessionSpec& spec) {
