@@ -12,6 +12,7 @@
 
 #include "common/decimals.h"
 #include "common/row_cursor.h"
+#include "common/terminal_text.h"
 
 namespace ett::host {
 
@@ -654,7 +655,7 @@ std::string format_histogram(const HistogramResult& r, OutputFormat format) {
                                                            : "from (ns)";
   out += fmt::format("{:>14}  {:>10}\n", header, "count");
   for (const HistogramRow& row : r.rows)
-    out += fmt::format("{:>14}  {:>10}  {}\n", row.label, row.count,
+    out += fmt::format("{:>14}  {:>10}  {}\n", escape_control_characters(row.label), row.count,
                        std::string(static_cast<size_t>(std::ceil(40.0 * static_cast<double>(row.count) /
                                                                  static_cast<double>(top))),
                                    '#'));

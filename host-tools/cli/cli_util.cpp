@@ -9,6 +9,8 @@
 #include <ctime>
 
 #include "commands.h"
+#include "common/interrupt.h"
+#include "common/output_target.h"
 #include "db/database.h"
 #include "progress.h"
 
@@ -38,7 +40,7 @@ int report(const host::HostError& error) {
     case host::ErrorKind::QemuFailure:
       return 4;
     case host::ErrorKind::Interrupted:
-      return 130;
+      return host::interrupt_exit_status();
     default:
       return 1;
   }
@@ -107,6 +109,7 @@ host::Status require_database(const std::string& url) {
   }
   if (!S_ISREG(st.st_mode))
     return host::make_error(host::ErrorKind::Usage, "--db " + url + ": not a regular file");
+  host::note_database_input(parsed->target);
   return {};
 }
 

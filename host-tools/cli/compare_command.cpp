@@ -2,6 +2,8 @@
 // Text, JSON or Markdown (for a CI job summary); the exit status is the gate's decision.
 #include <fmt/format.h>
 
+#include <set>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +11,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 
 #include "analysis/compare.h"
 #include "analysis/input.h"
@@ -26,6 +29,8 @@ constexpr int kExitPass = 0;
 constexpr int kExitRegression = 1;
 constexpr int kExitUndecided = 7;
 constexpr int kExitError = 8;
+// Bootstrap resamples, at most: each costs a pass over every action of both sides.
+constexpr uint32_t kMaxResamples = 100'000;
 
 struct CompareCommandOptions {
   std::string db = default_db_url();
@@ -247,6 +252,21 @@ int run_compare(const CompareCommandOptions& o) {
   };
   if (o.baseline.empty() || o.candidate.empty())
     return fail({ErrorKind::Usage, "give --baseline TRACE[,TRACE...] and --candidate TRACE[,TRACE...]"});
+  // Each trace once, on one side: a trace compared with itself, or counted twice, measures nothing.
+  std::set<int64_t> seen;
+  for (const auto& [option, ids] : {std::pair{"--baseline", &o.baseline}, std::pair{"--candidate", &o.candidate}})
+    for (const int64_t id : *ids) {
+      if (id <= 0)
+        return fail({ErrorKind::Usage, fmt::format("{}: trace ids are numbers >= 1, not {}", option, id)});
+      if (!seen.insert(id).second)
+        return fail({ErrorKind::Usage,
+                     fmt::format("{}: trace {} is listed twice (each trace goes once, in one list)", option, id)});
+    }
+  if (o.resamples > kMaxResamples)
+    return fail({ErrorKind::Usage,
+                 fmt::format("--resamples {}: at most {} (the bounds move by less than their own rounding "
+                             "past a few thousand)",
+                             o.resamples, kMaxResamples)});
   if (o.format != "text" && o.format != "json" && o.format != "markdown")
     return fail({ErrorKind::Usage, "--format '" + o.format + "': expected text, json or markdown"});
   if (o.pi_ns && !(*o.pi_ns >= 0 && std::isfinite(*o.pi_ns)))
@@ -353,7 +373,7 @@ Command add_compare_command(CLI::App& app) {
          "never below pi")
       ->capture_default_str();
   sub->add_option("--confidence", o->confidence, "Confidence of each bound (0.5-1)")->capture_default_str();
-  sub->add_option("--resamples", o->resamples, "Bootstrap resamples (at least 100)")->capture_default_str();
+  sub->add_option("--resamples", o->resamples, "Bootstrap resamples (100 to 100000)")->capture_default_str();
   sub->add_option("--seed", o->seed, "Seed of the bootstrap's random numbers (same seed, same result)")
       ->capture_default_str();
   sub->add_option("--min-actions", o->min_actions,

@@ -74,17 +74,12 @@ host::TableFormat table_format(DataFormat format) {
 }  // namespace
 
 RowOutput::~RowOutput() {
-  if (m_created.empty()) return;
-  m_writer.reset();
-  m_out.reset();
-  ::unlink(m_created.c_str());
+  m_writer.reset();  // before the output it writes to; a file not finished is removed with its TextOut
 }
 
 host::Status RowOutput::columns(std::span<const std::string> names) {
   const bool file = !to_stdout(m_options);
-  const bool existed = file && ::access(m_options.path.c_str(), F_OK) == 0;
   ETT_TRY_ASSIGN(host::TextOut out, host::TextOut::open(file ? m_options.path : "", m_options.force));
-  if (file && !existed) m_created = m_options.path;
   m_out.emplace(std::move(out));
   m_writer.emplace(table_format(m_format), [this](std::string_view text) { m_out->append(text); });
   return m_writer->columns(names);
@@ -97,9 +92,7 @@ host::Status RowOutput::rows(std::span<const std::vector<host::DbValue>> batch) 
 host::Status RowOutput::finish() {
   if (!m_writer) return {};  // no result began
   m_writer->finish();
-  ETT_TRY(m_out->finish());
-  m_created.clear();
-  return {};
+  return m_out->finish();
 }
 
 }  // namespace ett::cli

@@ -32,8 +32,8 @@ bool to_stdout(const DataOutput& out);
 host::Status emit(const DataOutput& out, const std::string& text);
 
 // A query's rows written to -o FILE or standard output as they are read (host::TableWriter). The output is
-// opened when the columns arrive, so that a query that fails to start writes nothing; a file it creates is
-// removed again unless finish() is reached.
+// opened when the columns arrive, so that a query that fails to start writes nothing; a file is put in place
+// only by finish() (TextOut), so a query that fails midway leaves none.
 class RowOutput final : public host::RowSink {
  public:
   RowOutput(const DataOutput& out, DataFormat format) : m_options(out), m_format(format) {}
@@ -48,7 +48,6 @@ class RowOutput final : public host::RowSink {
   DataFormat m_format;
   std::optional<host::TextOut> m_out;
   std::optional<host::TableWriter> m_writer;
-  std::string m_created;  // a file this run created, removed unless finish() completes
 };
 // A JSON array with one compact object per line: readable, greppable, and still one JSON document.
 std::string json_array_text(const nlohmann::ordered_json& array);

@@ -37,14 +37,6 @@ struct ExportOptions {
   std::string time = "relative";
 };
 
-// The output file this run created: removed when the run returns before the export is complete.
-struct CreatedFile {
-  std::string path;
-  ~CreatedFile() {
-    if (!path.empty()) ::unlink(path.c_str());
-  }
-};
-
 // The probes' `ett label` names, [probe - 1] ("" for an unlabelled probe).
 Expected<std::vector<std::string>> probe_labels(Database& db, int64_t trace) {
   const SqlValue params[] = {trace};
@@ -166,6 +158,11 @@ int run_export(const ExportOptions& o) {
   }
   if (o.time != "relative" && o.time != "utc")
     return report({ErrorKind::Usage, "--time '" + o.time + "': expected relative or utc"});
+  // Binary data on a terminal garbles it: only when standard output was asked for by name (-o -).
+  if (std::string_view(exporter->name) == "perfetto-proto" && o.output.empty() && ::isatty(STDOUT_FILENO))
+    return report({ErrorKind::Usage,
+                   "--format perfetto-proto is binary and standard output is a terminal: give -o FILE (or "
+                   "-o - to send it there anyway)"});
   auto rule = parse_pair_rule(o.pair);
   if (!rule) return report(rule.error());
   std::optional<Endpoint> from, to;
@@ -201,24 +198,20 @@ int run_export(const ExportOptions& o) {
                        *trace)});
     utc.emplace((*mapping)->anchor_tsc, (*mapping)->tsc_hz, *(*mapping)->utc_second);
   }
-  // The output first: "already exists" before seconds of reading. A file this run creates is removed again
-  // when the export does not complete (an error, or Ctrl-C, which ends the run at once).
+  // The output first: "already exists" before seconds of reading. A file is written under a temporary name
+  // and put in place by finish(): an export that does not complete (an error, or Ctrl-C, which ends the run at
+  // once) leaves no file and an earlier one as it was.
   const bool to_file = !o.output.empty() && o.output != "-";
-  const bool created = to_file && ::access(o.output.c_str(), F_OK) != 0;
   auto out = TextOut::open(o.output, o.force);
   if (!out) return report(out.error());
-  CreatedFile incomplete{created ? o.output : ""};
   Progress bar("export");
   if (!to_file) bar.data_to_stdout();
-  if (created) bar.remove_on_interrupt(o.output);
-  if (to_file) bar.watch_file(o.output);
+  if (to_file) bar.watch_file(out->file_path());
   const TscUtcClock* const clock = utc ? &*utc : nullptr;
   auto exported = stream_export(o, *exporter, clock, from, to, *rule, timescale_ps, *out, bar);
   if (!exported) return report(exported.error());
   auto written = out->finish();
   if (!written) return report(written.error());
-  bar.keep();
-  incomplete.path.clear();
   return 0;
 }
 

@@ -31,6 +31,7 @@ struct ExtractOptions {
 
 int run_extract(const ExtractOptions& options) {
   using namespace ett::host;
+  note_input(options.image, "the trace disk");
   auto checked = data_format(options.out);
   if (!checked) return report(checked.error());
   const auto format = event_format_from_name(options.out.format);
@@ -43,10 +44,9 @@ int run_extract(const ExtractOptions& options) {
   }
   const std::string& output = options.out.path;
   const bool to_stdout = cli::to_stdout(options.out);
-  if (!to_stdout && !options.out.force && ::access(output.c_str(), F_OK) == 0)
-    return report({ErrorKind::Usage, output + ": already exists; use --force to overwrite it"});
+  if (auto free = refuse_existing_output(output, options.out.force); !free) return report(free.error());
   // Reading a big session takes seconds, and writing it more; Ctrl-C ends the run at once and removes the
-  // file this run created.
+  // temporary file it was writing.
   Progress bar("extract");
   if (to_stdout) bar.data_to_stdout();
   bar.phase("reading " + options.image);
@@ -88,17 +88,21 @@ int run_extract(const ExtractOptions& options) {
     bar.erase();
     return wrote ? 0 : report(wrote.error());
   }
-  // A file this run created is removed again when writing it fails; anything that existed before (a file
-  // overwritten with --force, a device, a pipe) is left where it is.
-  bool created = true;
-  int fd = ::open(output.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0 && errno == EEXIST && options.out.force) {
-    created = false;
-    fd = ::open(output.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  // A regular file is written under a temporary name beside it and renamed into place when complete
+  // (output_target.h): a failed or interrupted extract leaves an earlier file as it was. A device or a pipe is
+  // written in place.
+  PendingFile pending;
+  int fd = -1;
+  if (written_in_place(output)) {
+    fd = ::open(output.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return report({ErrorKind::Io, errno_message(output, errno)});
+  } else {
+    auto created = PendingFile::create(output, options.out.force);
+    if (!created) return report(created.error());
+    pending = std::move(*created);
+    fd = pending.release_fd();
   }
-  if (fd < 0) return report({ErrorKind::Io, errno_message(output, errno)});
-  if (created) bar.remove_on_interrupt(output);
-  bar.watch_file(output);
+  bar.watch_file(pending.temporary().empty() ? output : pending.temporary());
   std::FILE* out = ::fdopen(fd, "w");
   if (!out) {
     ::close(fd);
@@ -118,10 +122,11 @@ int run_extract(const ExtractOptions& options) {
   if (!wrote || !closed) {
     const HostError error =
         wrote ? HostError{ErrorKind::Io, errno_message(output + ": write failed", errno)} : wrote.error();
-    if (created) ::unlink(output.c_str());
+    pending.discard();
     return report(error);
   }
-  bar.keep();
+  if (!pending.temporary().empty())
+    if (auto placed = pending.commit(); !placed) return report(placed.error());
   bar.erase();
   note(fmt::format("wrote {} events of session {} to {}", total, number, output));
   return 0;

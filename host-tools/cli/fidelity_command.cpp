@@ -90,6 +90,8 @@ host::Expected<MachineInput> assess(const FidelityOptions& options, unsigned mac
 }
 
 int run_fidelity(const FidelityOptions& options) {
+  host::note_input(options.image, "the trace disk");
+  host::note_input(options.sent_log, "the sent log");
   auto format = data_format(options.out);
   if (!format) return report(format.error());
   if (auto free = host::refuse_existing_output(options.out.path, options.out.force); !free)

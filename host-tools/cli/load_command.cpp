@@ -7,6 +7,8 @@
 #include <optional>
 
 #include "commands.h"
+#include "common/output_target.h"
+#include "db/database.h"
 #include "db/loader.h"
 #include "progress.h"
 
@@ -23,6 +25,10 @@ struct LoadOptions {
 
 int run_load(const LoadOptions& options) {
   using namespace ett::host;
+  // The database is the output here: never the trace disk it reads.
+  note_input(options.image, "the trace disk");
+  if (auto url = parse_db_url(options.db); url && url->engine == DbEngine::Sqlite)
+    if (auto refused = refuse_output_on_input(url->target, "--db"); !refused) return report(refused.error());
   // Ctrl-C abandons the session's transaction at its next batch (and a database file this load created is
   // removed): an interrupted load leaves nothing behind.
   Progress bar("load");

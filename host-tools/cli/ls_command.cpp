@@ -79,6 +79,7 @@ int damage_status(const std::vector<host::SessionSummary>& summaries) {
 int run_ls(LsOptions& options) {
   using namespace ett::host;
   if (options.json) options.out.format = "json";
+  note_input(options.image, "the trace disk");
   auto format = data_format(options.out);
   if (!format) return report(format.error());
   if (auto free = refuse_existing_output(options.out.path, options.out.force); !free)
@@ -132,8 +133,11 @@ int run_ls(LsOptions& options) {
   }
   auto written = emit(options.out, text);
   if (!written) return report(written.error());
-  if (!image->chain_problem().empty())
+  // A damaged session header is a bad CRC as much as a damaged chunk: the sessions from it on are lost.
+  if (!image->chain_problem().empty()) {
     warn(fmt::format("{}: {}; any sessions after it cannot be found", options.image, image->chain_problem()));
+    return 12;
+  }
   return damage_status(summaries);
 }
 
@@ -149,7 +153,7 @@ Command add_ls_command(CLI::App& app) {
       "Status: ok, partial (dump cut off; recovered/expected events), corrupt (which chunk), truncated (the\n"
       "image ends inside the session). Every session is listed first; the exit status then says the worst:\n"
       "0 every session ok or partial, 1 usage or I/O error, 10 not a trace disk, 11 unknown format version,\n"
-      "12 bad CRC (label, or a corrupt session), 13 a truncated session. A serial log of dump=serial is "
+      "12 bad CRC (label, a session header, or a corrupt session), 13 a truncated session. A serial log of dump=serial is "
       "read\n"
       "like a disk.");
   return {sub, [options] { return run_ls(*options); }};

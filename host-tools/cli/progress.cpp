@@ -12,6 +12,7 @@
 #include <ctime>
 
 #include "commands.h"
+#include "common/interrupt.h"
 
 namespace ett::cli {
 
@@ -169,12 +170,13 @@ void Progress::run() {
     std::lock_guard lock(m_mutex);
     if (signal == SIGINT || signal == SIGTERM) {
       erase_locked();
+      host::note_interrupt(signal);
       if (m_cooperative && !m_interrupted) {
         m_interrupted = true;  // the verb stops at its next step and cleans up
         continue;
       }
       if (!m_remove.empty()) ::unlink(m_remove.c_str());
-      ::_exit(128 + signal);
+      host::exit_on_signal(signal);
     }
     draw_locked();
   }

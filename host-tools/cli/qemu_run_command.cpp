@@ -87,7 +87,18 @@ int run_qemu_run(QemuRunOptions& options, const CLI::App& sub) {
           {host::ErrorKind::Usage, "--append " + word +
                                        ": `ett qemu run` sets exit=qemu itself (QEMU must exit when the "
                                        "kernel is done); leave exit= out"});
-  // The report's file is checked before the run: a refusal after minutes of capture would lose the report.
+  // The files the run writes are checked before it: a refusal after minutes of capture would lose them.
+  host::note_input(options.run.disk, "the trace disk");
+  host::note_input(options.run.scenario, "the scenario");
+  host::note_input(options.run.kernel, "the kernel");
+  host::note_input(options.run.iso, "the ISO");
+  const std::pair<const char*, const std::string*> outputs[] = {
+      {"--serial-log", &options.run.serial_log},
+      {"--sent-log", &options.run.sent_log},
+      {"--fidelity-json", &options.fidelity_json},
+      {"--fidelity-out", &options.fidelity_out.path}};
+  for (const auto& [option, path] : outputs)
+    if (auto refused = host::refuse_output_on_input(*path, option); !refused) return report(refused.error());
   if (!options.fidelity_out.path.empty()) {
     auto format = data_format(options.fidelity_out);
     if (!format) return report(format.error());

@@ -144,10 +144,7 @@ int run_report(const ReportOptions& o) {
   const std::string html = export_html(
       {&capture, precision ? &*precision : nullptr, durations ? &*durations : nullptr, fit ? &*fit : nullptr,
        comparison ? &*comparison : nullptr, labels, clock ? &clock->mapping : nullptr});
-  if (!o.output.empty() && o.output != "-" && ::access(o.output.c_str(), F_OK) != 0)
-    bar.remove_on_interrupt(o.output);
   auto written = write_output(o.output, html, o.force);
-  bar.keep();
   if (!written) return report(written.error());
   return 0;
 }

@@ -6,11 +6,15 @@
 #include <memory>
 
 #include "commands.h"
+#include "common/text_input.h"
 #include "data_output.h"
 
 namespace ett::cli {
 
 namespace {
+
+// SQL from standard input: at most this much (a script, not a data file).
+constexpr uint64_t kMaxSqlBytes = uint64_t{16} << 20;
 
 struct SqlOptions {
   std::string sql;
@@ -25,8 +29,9 @@ int run_sql(SqlOptions& options) {
   auto format = data_format(options.out);
   if (!format) return report(format.error());
   if (options.sql == "-") {
-    options.sql.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-    if (std::cin.bad()) return report({ErrorKind::Io, "cannot read the SQL from standard input"});
+    auto text = read_text_file("-", kMaxSqlBytes, "the SQL");
+    if (!text) return report(text.error());
+    options.sql = std::move(*text);
   }
   if (options.sql.find_first_not_of(" \t\r\n") == std::string::npos)
     return report({ErrorKind::Usage, "no SQL given (standard input was empty)"});

@@ -6,7 +6,10 @@
 #include <memory>
 
 #include "commands.h"
+#include "common/output_target.h"
 #include "common/probe_layout.h"
+#include "common/resources.h"
+#include "ett/trace_format.h"
 #include "image/synth.h"
 #include "progress.h"
 
@@ -26,11 +29,27 @@ int run_synth(const SynthOptions& options) {
   using namespace ett::host;
   const auto layout = ProbeLayout::from_name(options.layout);
   if (!layout) return report({ErrorKind::Usage, "--layout must be 2x4, 8x1, 4x2 or 1x8"});
-  // Ctrl-C ends the run at once; a disk this run was creating is removed.
+  // The events are made in memory, then written: both checked before anything is made.
+  const std::string request = fmt::format("--events {}", options.events);
+  if (auto fits = check_memory(options.events * sizeof(format::EventRecord), request); !fits)
+    return report(fits.error());
+  const uint64_t session_bytes = format::session_sectors(options.events) * uint64_t{format::kSectorSize};
+  if (auto room = check_disk_space(options.image, session_bytes, request); !room) return report(room.error());
+  // A new disk is made under a temporary name and renamed into place when the session is on it: a failed or
+  // interrupted synth (Ctrl-C ends the run at once) leaves no image. An existing disk is appended to.
+  PendingFile new_disk;
+  std::string target = options.image;
+  if (::access(options.image.c_str(), F_OK) != 0) {
+    auto pending = PendingFile::create(options.image, /*force=*/false);
+    if (!pending) return report(pending.error());
+    new_disk = std::move(*pending);
+    ::close(new_disk.release_fd());
+    ::unlink(new_disk.temporary().c_str());  // the disk maker creates it anew
+    target = new_disk.temporary();
+  }
   // A bar as load, extract and export draw while the events are made; then how long the writing takes.
   Progress bar("synth");
   bar.phase(fmt::format("generating {} events", options.events));
-  if (::access(options.image.c_str(), F_OK) != 0) bar.remove_on_interrupt(options.image);
   std::string step_shown = "generating";
   const auto progress = [&](const char* step, uint64_t done) {
     if (step_shown == step) {
@@ -41,10 +60,11 @@ int run_synth(const SynthOptions& options) {
     }
   };
   auto written = write_synth_capture(
-      options.image, {options.events, options.seed, layout->layout(), progress, options.clock_ppm});
-  bar.keep();
+      target, {options.events, options.seed, layout->layout(), progress, options.clock_ppm});
   bar.erase();
   if (!written) return report(written.error());
+  if (!new_disk.temporary().empty())
+    if (auto placed = new_disk.commit(); !placed) return report(placed.error());
   const std::string clock = options.clock_ppm != 0 ? fmt::format(", clock {:+g} ppm", options.clock_ppm) : "";
   std::printf("%s%s: session %u, %llu synthetic events (seed %llu, layout %s%s)\n", options.image.c_str(),
               written->created_disk ? " (new trace disk)" : "", written->session,

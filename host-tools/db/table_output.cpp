@@ -9,6 +9,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "common/terminal_text.h"
+
 namespace ett::host {
 
 namespace {
@@ -121,7 +123,8 @@ Status TableWriter::columns(std::span<const std::string> names) {
   switch (m_format) {
     case TableFormat::Text:
       m_width.clear();
-      for (const std::string& name : names) m_width.push_back(name.size());
+      for (std::string& name : m_columns) name = escape_control_characters(name);
+      for (const std::string& name : m_columns) m_width.push_back(name.size());
       m_numeric.assign(names.size(), true);
       break;
     case TableFormat::Csv:
@@ -164,11 +167,15 @@ void TableWriter::json_row(const std::vector<DbValue>& row) {
 
 void TableWriter::held_row(const std::vector<DbValue>& row) {
   for (size_t c = 0; c < m_columns.size(); ++c) {
-    const DbValue& cell = c < row.size() ? row[c] : DbValue();
-    if (!cell) {
+    const DbValue& given = c < row.size() ? row[c] : DbValue();
+    if (!given) {
       m_held += static_cast<char>(kNullCell);
       continue;
     }
+    // A text table goes to a terminal: control characters in a label are shown, not sent.
+    const DbValue escaped =
+        has_control_characters(*given) ? DbValue(escape_control_characters(*given)) : DbValue();
+    const DbValue& cell = escaped ? escaped : given;
     m_width[c] = std::max(m_width[c], cell->size());
     if (!is_number(*cell)) m_numeric[c] = false;
     if (cell->size() < kLongCell) {

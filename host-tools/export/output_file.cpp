@@ -25,14 +25,12 @@ ett::Failure<HostError> already_exists(const std::string& path) {
   return make_error(ErrorKind::Usage, path + ": already exists; use --force to overwrite it");
 }
 
-// Standard output or a new file (an existing one only when forced); the name is for messages.
-Expected<int> open_target(const std::string& path, bool force) {
+// Standard output, or a device, pipe or terminal written in place (an existing one only when forced).
+Expected<int> open_in_place(const std::string& path, bool force) {
   if (path.empty() || path == "-") return STDOUT_FILENO;
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
-  if (fd < 0) {
-    if (errno == EEXIST) return already_exists(path);
-    return make_error(ErrorKind::Io, errno_message(path, errno));
-  }
+  if (!force) return already_exists(path);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return make_error(ErrorKind::Io, errno_message(path, errno));
   return fd;
 }
 
@@ -75,6 +73,7 @@ ChunkBuffers& chunk_buffers() {
 }  // namespace
 
 Status refuse_existing_output(const std::string& path, bool force) {
+  ETT_TRY(refuse_output_on_input(path));
   struct stat status {};
   if (force || path.empty() || path == "-" || ::lstat(path.c_str(), &status) != 0) return {};
   return already_exists(path);
@@ -95,7 +94,8 @@ TextOut::TextOut(TextOut&& other) noexcept
       m_status(std::move(other.m_status)),
       m_file_bytes(other.m_file_bytes),
       m_direct(std::move(other.m_direct)),
-      m_write_behind(std::move(other.m_write_behind)) {
+      m_write_behind(std::move(other.m_write_behind)),
+      m_pending(std::move(other.m_pending)) {
   other.m_fd = -1;
   other.m_owns = false;
 }
@@ -109,14 +109,17 @@ TextOut::~TextOut() {
 Expected<TextOut> TextOut::open(const std::string& path, bool force) {
   // Whatever stdio already buffered for standard output goes first.
   if (std::fflush(stdout) != 0) return make_error(ErrorKind::Io, errno_message("standard output", errno));
-  ETT_TRY_ASSIGN(int fd, open_target(path, force));
-  TextOut out(fd, target_name(path), fd != STDOUT_FILENO);
-  struct stat status {};
-  out.m_regular_file = out.m_owns && ::fstat(fd, &status) == 0 && S_ISREG(status.st_mode);
-  if (out.m_regular_file) {
-    out.m_direct = DirectWriter::start(fd, out.m_name);
-    if (!out.m_direct) out.m_write_behind = std::make_unique<WriteBehind>(fd);
+  ETT_TRY(refuse_output_on_input(path));
+  if (written_in_place(path)) {
+    ETT_TRY_ASSIGN(int fd, open_in_place(path, force));
+    return TextOut(fd, target_name(path), fd != STDOUT_FILENO);
   }
+  ETT_TRY_ASSIGN(PendingFile pending, PendingFile::create(path, force));
+  TextOut out(pending.release_fd(), target_name(path), true);
+  out.m_pending = std::move(pending);
+  out.m_regular_file = true;
+  out.m_direct = DirectWriter::start(out.m_fd, out.m_name);
+  if (!out.m_direct) out.m_write_behind = std::make_unique<WriteBehind>(out.m_fd);
   return out;
 }
 
@@ -164,6 +167,11 @@ Status TextOut::finish() {
     m_owns = false;
     if (::close(fd) != 0 && m_status) m_status = make_error(ErrorKind::Io, errno_message(m_name, errno));
   }
+  if (!m_status) {
+    m_pending.discard();
+    return m_status;
+  }
+  if (!m_pending.temporary().empty()) m_status = m_pending.commit();
   return m_status;
 }
 

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "common/direct_writer.h"
+#include "common/output_target.h"
 #include "common/status.h"
 #include "common/write_behind.h"
 
@@ -21,7 +22,7 @@ namespace ett::host {
 // path "" or "-": standard output.
 Status write_output(const std::string& path, const std::string& text, bool force);
 
-// The refusal TextOut::open gives an existing `path` without `force`, for a command to give before it spends
+// The refusals TextOut::open gives an input of the run, or an existing `path` without `force`, for a command to give before it spends
 // seconds on an analysis whose output it could not write. TextOut::open still refuses a file made meanwhile.
 Status refuse_existing_output(const std::string& path, bool force);
 
@@ -39,7 +40,9 @@ class TextOut {
   TextOut(TextOut&& other) noexcept;
   ~TextOut();
 
-  // Opens `path` ("" or "-": standard output) as write_output does: an existing file only with `force`.
+  // Opens `path` ("" or "-": standard output) as write_output does: an existing file only with `force`, never
+  // one of the run's inputs (output_target.h). A regular file is written under a temporary name and renamed
+  // into place by finish() when every write succeeded; without finish() (an error, an exception) it is removed.
   static Expected<TextOut> open(const std::string& path, bool force);
 
   void append(std::string_view text) {
@@ -62,6 +65,10 @@ class TextOut {
   Status rewind();
   // Writes what is buffered and closes the file: the first error of any write, if one failed.
   Status finish();
+  // The file the text goes to now: the temporary file of a regular file until finish() puts it in place.
+  const std::string& file_path() const {
+    return m_pending.temporary().empty() ? m_name : m_pending.temporary();
+  }
   // The text written so far (in-memory TextOut only).
   std::string take();
 
@@ -82,6 +89,7 @@ class TextOut {
   uint64_t m_file_bytes = 0;                    // written to m_fd so far
   std::unique_ptr<DirectWriter> m_direct;       // a regular file of ours
   std::unique_ptr<WriteBehind> m_write_behind;  // one whose file system has no O_DIRECT
+  PendingFile m_pending;                        // a regular file: its temporary name until finish()
 };
 
 // Appends the lines of items [begin, end) to a buffer.

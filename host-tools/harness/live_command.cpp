@@ -17,6 +17,8 @@
 #include <sstream>
 #include <string_view>
 
+#include "common/text_input.h"
+
 namespace ett::host {
 
 namespace {
@@ -115,10 +117,10 @@ Expected<std::vector<SentEvent>> read_signal_log(const std::string& path, uint64
   std::ifstream in(path);
   if (!in) return make_error(ErrorKind::Io, errno_message("signal log " + path, errno));
   std::vector<SentEvent> sent;
+  LineReader reader(in, "signal log " + path);
   std::string line;
-  size_t number = 0;
-  while (std::getline(in, line)) {
-    ++number;
+  while (reader.next(line)) {
+    const size_t number = reader.number();
     if (line.empty() || line.starts_with("index,")) continue;  // each process that created it wrote a header
     std::replace(line.begin(), line.end(), ',', ' ');
     std::istringstream fields(line);
@@ -138,6 +140,7 @@ Expected<std::vector<SentEvent>> read_signal_log(const std::string& path, uint64
     event.host_tsc_before = event.host_tsc;
     sent.push_back(event);
   }
+  ETT_TRY(reader.status());
   std::stable_sort(sent.begin(), sent.end(),
                    [](const SentEvent& a, const SentEvent& b) { return a.host_tsc < b.host_tsc; });
   for (size_t i = 0; i < sent.size(); ++i) sent[i].index = i;

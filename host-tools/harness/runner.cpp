@@ -18,6 +18,7 @@
 #include <random>
 #include <vector>
 
+#include "common/interrupt.h"
 #include "common/probe_layout.h"
 #include "ett/trace_format.h"
 #include "ett/virtual_probe.h"
@@ -46,7 +47,8 @@ constexpr uint64_t kFailedExitGraceNs = 10'000'000'000;  // a Failed kernel shou
 
 std::atomic<bool> g_interrupted{false};
 
-extern "C" void on_terminate_signal(int) {
+extern "C" void on_terminate_signal(int signal) {
+  note_interrupt(signal);
   g_interrupted.store(true);
 }
 

@@ -12,6 +12,8 @@
 #include <optional>
 #include <sstream>
 
+#include "common/text_input.h"
+
 namespace ett::host {
 
 namespace {
@@ -153,12 +155,8 @@ Expected<Scenario> load_scenario(const std::string& path, ProbeLayout layout, ui
   std::error_code error;
   if (std::filesystem::is_directory(path, error))
     return make_error(ErrorKind::Usage, path + ": is a directory, not a scenario file");
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return make_error(ErrorKind::Usage, errno_message(path, errno));
-  std::ostringstream contents;
-  contents << file.rdbuf();
-  if (file.bad()) return make_error(ErrorKind::Io, path + ": read failed");
-  return parse_scenario(contents.str(), path, layout, initial_lines);
+  ETT_TRY_ASSIGN(const std::string contents, read_text_file(path, kMaxScenarioBytes, "a scenario"));
+  return parse_scenario(contents, path, layout, initial_lines);
 }
 
 Expected<Scenario> with_pps_edges(const Scenario& scenario, int line, std::span<const PpsEdge> edges,

@@ -47,6 +47,9 @@ struct Scenario {
 // `file_name` only labels the error messages ("scn.txt:12: ...").
 Expected<Scenario> parse_scenario(std::string_view text, const std::string& file_name, ProbeLayout layout,
                                   uint8_t initial_lines = 0);
+// A scenario file holds at most this much text (about 10 M events) and lines of at most 64 KiB of text
+// (text_input.h): /dev/zero or a binary file is refused at once.
+inline constexpr uint64_t kMaxScenarioBytes = uint64_t{256} << 20;
 Expected<Scenario> load_scenario(const std::string& path, ProbeLayout layout, uint8_t initial_lines = 0);
 
 // One edge of a PPS line: high at a rising edge (UTC second `second` begins), low at a falling one.

@@ -11,12 +11,16 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/text_input.h"
+
 namespace ett::host {
 
 namespace {
 
 constexpr const char* kRunFormat = "ett-sent-run";
 constexpr int kRunVersion = 1;
+// A .run.json describes one run in a few kilobytes; anything much larger is not one.
+constexpr uint64_t kMaxRunDescriptionBytes = uint64_t{16} << 20;
 
 std::vector<std::string_view> split_commas(std::string_view line) {
   std::vector<std::string_view> fields;
@@ -65,9 +69,8 @@ Status write_sent_run(const SentRun& run, const std::string& path) {
 }
 
 Expected<SentRun> read_sent_run(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return make_error(ErrorKind::Io, errno_message(path, errno));
-  const nlohmann::json document = nlohmann::json::parse(in, nullptr, false);
+  ETT_TRY_ASSIGN(const std::string text, read_text_file(path, kMaxRunDescriptionBytes, "a run description"));
+  const nlohmann::json document = nlohmann::json::parse(text, nullptr, false);
   auto bad = [&](const std::string& what) {
     return make_error(ErrorKind::Usage,
                       fmt::format("{}: {} (not the .run.json `ett qemu run --sent-log` writes)", path, what));
@@ -98,12 +101,14 @@ Expected<SentRun> read_sent_run(const std::string& path) {
 Expected<SentLog> read_sent_log(const std::string& path) {
   std::ifstream in(path);
   if (!in) return make_error(ErrorKind::Io, errno_message(path, errno));
+  LineReader reader(in, path);
   std::string line;
-  if (!std::getline(in, line) || line.rfind("index,", 0) != 0)
+  if (!reader.next(line) || line.rfind("index,", 0) != 0) {
+    ETT_TRY(reader.status());
     return make_error(ErrorKind::Usage, fmt::format("{}: no header 'index,probe,code,...' (not a sent log of "
                                                     "`ett qemu run --sent-log`)",
                                                     path));
-  if (!line.empty() && line.back() == '\r') line.pop_back();
+  }
   std::map<std::string, size_t, std::less<>> columns;
   const std::vector<std::string_view> names = split_commas(line);
   for (size_t i = 0; i < names.size(); ++i) columns.emplace(std::string(names[i]), i);
@@ -120,10 +125,8 @@ Expected<SentLog> read_sent_log(const std::string& path) {
                                                       path, name));
   SentLog log;
   log.held_ns_known = column("held_ns").has_value();
-  size_t number = 1;
-  while (std::getline(in, line)) {
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+  while (reader.next(line)) {
+    const size_t number = reader.number();
     if (line.empty()) continue;
     const std::vector<std::string_view> fields = split_commas(line);
     if (fields.size() != names.size())
@@ -168,6 +171,7 @@ Expected<SentLog> read_sent_log(const std::string& path) {
     event.held_back = held_back == 1;
     log.events.push_back(event);
   }
+  ETT_TRY(reader.status());
   if (in.bad()) return make_error(ErrorKind::Io, errno_message(path, errno));
   return log;
 }

@@ -471,7 +471,13 @@ Status require_usable(const std::string& path, const SessionSummary& summary) {
   const uint32_t number = summary.header.session_number;
   switch (summary.health) {
     case SessionHealth::Ok:
+      return {};
     case SessionHealth::Partial:
+      // A dump cut off before its first chunk: nothing to extract is a failure, not an empty success.
+      if (summary.recovered_events == 0 && summary.expected_events > 0)
+        return make_error(ErrorKind::Truncated,
+                          fmt::format("{}: session {} is {}: none of its events could be recovered", path,
+                                      number, summary.describe()));
       return {};
     case SessionHealth::Truncated:
       return make_error(ErrorKind::Truncated, fmt::format("{}: image truncated: session {} is {}", path,
