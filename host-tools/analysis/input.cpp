@@ -44,13 +44,47 @@ std::string as_text(const DbValue& value) {
 
 }  // namespace
 
+namespace {
+
+std::function<void(const std::string&)>& loss_notice() {
+  static std::function<void(const std::string&)>& notice = *new std::function<void(const std::string&)>;
+  return notice;
+}
+
+// The losses of a salvaged trace, told once per trace. A database made before the losses table has none.
+void tell_losses(Database& db, int64_t trace_id) {
+  if (!loss_notice()) return;
+  const SqlValue params[] = {trace_id};
+  auto rows = db.query("SELECT first_seq, last_seq, events FROM losses WHERE trace_id = $1 ORDER BY first_seq",
+                       params);
+  if (!rows || rows->rows.empty()) return;
+  std::string ranges;
+  int64_t events = 0;
+  for (const auto& row : rows->rows) {
+    ranges += fmt::format("{}{}-{}", ranges.empty() ? "" : ", ", row[0].value_or("?"), row[1].value_or("?"));
+    events += row[2] ? std::atoll(row[2]->c_str()) : 0;
+  }
+  loss_notice()(fmt::format("trace {} was loaded with --salvage and lost {} events (seqs {}): a gap there is a "
+                            "loss, not a quiet period",
+                            trace_id, events, ranges));
+}
+
+}  // namespace
+
+void set_loss_notice(std::function<void(const std::string&)> notice) { loss_notice() = std::move(notice); }
+
 Expected<int64_t> resolve_trace(Database& db, std::optional<int64_t> trace) {
-  if (!trace) return latest_trace(db);
+  if (!trace) {
+    ETT_TRY_ASSIGN(const int64_t latest, latest_trace(db));
+    tell_losses(db, latest);
+    return latest;
+  }
   const SqlValue params[] = {*trace};
   auto rows = db.query("SELECT trace_id FROM traces WHERE trace_id = $1", params);
   if (!rows) return rows.failure();
   if (rows->rows.empty())
     return make_error(ErrorKind::Usage, fmt::format("no trace {} in the database", *trace));
+  tell_losses(db, *trace);
   return *trace;
 }
 

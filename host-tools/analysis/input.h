@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,8 +18,12 @@
 
 namespace ett::host {
 
-// The trace to analyse: `trace` when given (it must exist), else the most recently loaded one.
+// The trace to analyse: `trace` when given (it must exist), else the most recently loaded one. A trace loaded
+// with --salvage that lost events is told to the loss notice (set_loss_notice), so that every analysis and
+// export says a gap in those seqs is a loss, not a quiet period.
 Expected<int64_t> resolve_trace(Database& db, std::optional<int64_t> trace);
+// Called with "trace 3 lost 2046 events (seqs 2046-4091) when it was salvaged: ..." (the CLI warns).
+void set_loss_notice(std::function<void(const std::string&)> notice);
 
 // The traces row and every event of the trace, in seq order. time_ns is recomputed from the TSC as a double
 // (sub-ns), like the loader's integer column but without its rounding.

@@ -11,6 +11,7 @@
 #include "analysis/output.h"
 #include "analysis/pps_align.h"
 #include "commands.h"
+#include "common/resources.h"
 #include "export/output_file.h"
 #include "utc_columns.h"
 
@@ -186,7 +187,11 @@ std::string duration_text(double ns) {
 host::Status check_bucket_span(double first_ns, double last_ns, const HistogramSpec& spec,
                                const std::string& by, uint64_t cap) {
   const double buckets = std::floor(last_ns / spec.bucket_ns) - std::floor(first_ns / spec.bucket_ns) + 1;
-  if (buckets <= static_cast<double>(cap)) return {};
+  // A raised cap still has to fit in memory: each bucket is a row and a line of text, ~200 bytes.
+  constexpr double kBytesPerBucket = sizeof(HistogramRow) + 160.0;
+  if (buckets <= static_cast<double>(cap))
+    return host::check_memory(static_cast<uint64_t>(std::min(buckets * kBytesPerBucket, 1.8e19)),
+                              fmt::format("--by {} with {:.0f} buckets", by, buckets));
   return make_error(
       ErrorKind::Usage,
       fmt::format("--by {} makes {:.0f} buckets over the {} from the first event to the last, more "

@@ -27,6 +27,7 @@ struct ExtractOptions {
   DataOutput out;  // --format csv|text|json|jsonl, -o FILE, --force
   std::string cpu_hz;
   std::optional<uint32_t> session;
+  bool salvage = false;
 };
 
 int run_extract(const ExtractOptions& options) {
@@ -61,10 +62,18 @@ int run_extract(const ExtractOptions& options) {
   auto checked_session = image->check_session(*index);
   if (!checked_session) return report(checked_session.error());
   const SessionSummary& summary = *checked_session;
-  auto usable = require_usable(options.image, summary);
+  auto usable = require_usable(options.image, summary, options.salvage);
   if (!usable) return report(usable.error());
   const uint32_t number = summary.header.session_number;
-  if (summary.health == SessionHealth::Partial)
+  if (options.salvage && summary.health != SessionHealth::Ok) {
+    // What was asked for: the good chunks' events, and exactly which seqs are missing.
+    const std::vector<LostRange> lost = lost_ranges(summary);
+    warn(fmt::format("session {} is {}: salvaging the {} of {} events of its good chunks; lost seqs {}",
+                     number, summary.describe(), summary.recovered_events, summary.expected_events,
+                     lost_ranges_text(lost)));
+    if (summary.header.format_version >= 2 && summary.stalls.empty() && summary.header.stall_records > 0)
+      warn(fmt::format("session {}: its stall table is damaged: the capture's stalls are unknown", number));
+  } else if (summary.health == SessionHealth::Partial)
     warn(
         fmt::format("session {} is partial (its dump was cut off): extracting the {} of {} events recovered "
                     "from {} of {} chunks",
@@ -145,6 +154,9 @@ Command add_extract_command(CLI::App& app) {
                   "TSC frequency for time_ns (default: the session's calibrated "
                   "tsc_hz), e.g. 2.4G");
   sub->add_option("--session", options->session, "Session number (default: the newest)");
+  sub->add_flag("--salvage", options->salvage,
+                "Extract a damaged session's good chunks (skip those that fail their CRC) and say which seqs "
+                "were lost");
   sub->footer(
       "Columns: seq,probe,code,tsc,time_ns (csv); json, jsonl and text add lines (D7..D0). A partial\n"
       "session (dump cut off) is extracted with a warning. A serial log of dump=serial is read like a disk.\n"

@@ -20,6 +20,7 @@ struct LoadOptions {
   std::string image;
   std::optional<uint32_t> session;
   bool all = false;
+  bool salvage = false;
   std::string db = host::default_db_url();
 };
 
@@ -39,7 +40,7 @@ int run_load(const LoadOptions& options) {
     bar.count(done, total);
     return !bar.interrupted();
   };
-  const LoadRequest request{options.image, options.session, options.all};
+  const LoadRequest request{options.image, options.session, options.all, options.salvage};
   auto loaded = load_into(options.db, request, progress);
   bar.erase();
   if (!loaded) return report(loaded.error());
@@ -56,6 +57,9 @@ int run_load(const LoadOptions& options) {
       std::printf("session %u of %s is already loaded as trace %lld: nothing changed\n", session.session,
                   options.image.c_str(), static_cast<long long>(session.trace_id));
     } else {
+      if (!session.lost.empty())
+        warn(fmt::format("session {} is damaged: salvaged {} events; lost seqs {} (in the losses table)",
+                         session.session, session.events, session.lost));
       std::printf("session %u of %s loaded as trace %lld: %llu events%s in %.2f s (%.2f M events/s)\n",
                   session.session, options.image.c_str(), static_cast<long long>(session.trace_id),
                   static_cast<unsigned long long>(session.events),
@@ -74,6 +78,9 @@ Command add_load_command(CLI::App& app) {
   sub->add_option("IMAGE", options->image, "Trace disk image file or block device")->required();
   auto* session = sub->add_option("--session", options->session, "Session number (default: the newest)");
   sub->add_flag("--all", options->all, "Every session on the disk")->excludes(session);
+  sub->add_flag("--salvage", options->salvage,
+                "Load a damaged session's good chunks (skip those that fail their CRC); the lost seqs are "
+                "stored in the losses table and named on standard error");
   add_db_option(sub, options->db);
   sub->footer(
       "Each session is loaded in one transaction, identified by disk UUID, session number and a hash of its "

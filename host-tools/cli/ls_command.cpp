@@ -40,6 +40,10 @@ nlohmann::ordered_json session_json(const format::DiskLabel& label, const host::
   json["good_chunks"] = summary.good_chunks;
   json["status"] = host::health_name(summary.health);
   json["detail"] = summary.describe();
+  // What `extract --salvage` / `load --salvage` would lose: [[first_seq, last_seq], ...].
+  nlohmann::ordered_json lost = nlohmann::ordered_json::array();
+  for (const host::LostRange& range : host::lost_ranges(summary)) lost.push_back({range.first_seq, range.last_seq});
+  json["lost_seqs"] = lost;
   json["duration_ns"] = h.tsc_hz ? nlohmann::ordered_json(static_cast<uint64_t>(
                                        host::ticks_to_ns_exact(static_cast<int64_t>(ticks), h.tsc_hz)))
                                  : nlohmann::ordered_json(nullptr);
@@ -67,6 +71,13 @@ std::string csv_field(const nlohmann::ordered_json& value) {
 }
 
 // The exit status for what the check found (README, "The `ett` command"): a damaged session is not "ok".
+// The status column: ok / partial / corrupt / truncated with its detail, and the seqs a --salvage would lose.
+std::string status_text(const host::SessionSummary& summary) {
+  const std::vector<host::LostRange> lost = host::lost_ranges(summary);
+  if (lost.empty() || summary.recovered_events == 0) return summary.describe();
+  return summary.describe() + "; lost seqs " + host::lost_ranges_text(lost);
+}
+
 int damage_status(const std::vector<host::SessionSummary>& summaries) {
   bool corrupt = false, truncated = false;
   for (const host::SessionSummary& summary : summaries) {
@@ -128,7 +139,7 @@ int run_ls(LsOptions& options) {
                       format_unix_time(h.captured_at_unix), h.event_count,
                       format::stop_reason_name(h.stop_reason), measured ? std::to_string(h.stall_count) : "-",
                       measured && h.stall_count ? length_text(h.longest_stall_ticks, h.tsc_hz) : "-",
-                      measured ? length_text(h.longest_check_ticks, h.tsc_hz) : "-", summary.describe());
+                      measured ? length_text(h.longest_check_ticks, h.tsc_hz) : "-", status_text(summary));
     }
   }
   auto written = emit(options.out, text);

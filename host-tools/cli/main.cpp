@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/input.h"
 #include "commands.h"
 #include "common/interrupt.h"
 
@@ -78,6 +79,7 @@ int report_parse_error(const CLI::ParseError& error, const std::string& verb) {
 
 int main(int argc, char** argv) {
   handle_signals();
+  ett::host::set_loss_notice([](const std::string& message) { ett::cli::warn(message); });
   try {
     CLI::App app{"ett: Event Timestamping Toolkit host tools", "ett"};
     app.set_version_flag("--version", ett::cli::version_text());

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "common/text_input.h"
 #include "data_output.h"
+#include "db/schema.h"
 
 namespace ett::cli {
 
@@ -21,7 +22,13 @@ struct SqlOptions {
   bool csv = false;  // the older spelling of --format csv
   DataOutput out;
   std::string db = host::default_db_url();
+  bool write = false;
 };
+
+// What the database says when a statement would write (SQLite, PostgreSQL).
+bool is_read_only_refusal(const std::string& message) {
+  return message.find("readonly") != std::string::npos || message.find("read-only") != std::string::npos;
+}
 
 int run_sql(SqlOptions& options) {
   using namespace ett::host;
@@ -39,13 +46,33 @@ int run_sql(SqlOptions& options) {
   if (!exists) return report(exists.error());
   auto db = open_database(options.db);
   if (!db) return report(db.error());
+  Database& database = **db;
+  // Without --write the connection only reads: an UPDATE typed by mistake changes nothing.
+  if (!options.write) {
+    auto read_only = database.run_script(database.engine() == DbEngine::Sqlite
+                                             ? "PRAGMA query_only = ON"
+                                             : "SET default_transaction_read_only = on");
+    if (!read_only) return report(read_only.error());
+  }
   // Written as the rows are read (a SELECT of 10 M events is never held whole); nothing for statements
   // without results (CREATE INDEX, UPDATE, ...).
   RowOutput out(options.out, *format);
-  auto ran = (*db)->run_script_rows(options.sql, out);
-  if (!ran) return report(ran.error());
+  auto ran = database.run_script_rows(options.sql, out);
+  if (!ran) {
+    HostError error = ran.error();
+    if (!options.write && is_read_only_refusal(error.message))
+      error.message += " (`ett sql` only reads; give --write to change the database)";
+    return report(error);
+  }
   auto written = out.finish();
-  return written ? 0 : report(written.error());
+  if (!written) return report(written.error());
+  // The event rows may have changed: what analyses and exports read in their place (the packs, the tallies)
+  // is made from them again, so that no reader sees the old events.
+  if (options.write) {
+    auto refreshed = database.run_script("BEGIN;\n" + refresh_derived_sql() + "COMMIT;");
+    if (!refreshed) return report(refreshed.error());
+  }
+  return 0;
 }
 
 }  // namespace
@@ -58,6 +85,9 @@ Command add_sql_command(CLI::App& app) {
       ->required();
   add_data_output(sub, options->out, {"text", "csv", "json", "jsonl"});
   sub->add_flag("--csv", options->csv, "Same as --format csv");
+  sub->add_flag("--write", options->write,
+                "Allow statements that change the database (without it, only reads); the packed copy and "
+                "tallies of the events are made again from the rows afterwards");
   add_db_option(sub, options->db);
   return {sub, [options] { return run_sql(*options); }};
 }

@@ -54,6 +54,19 @@ Expected<std::optional<LoadOutcome>> load_streamed(Database& db, const TraceImag
   return db.load_fed_trace(header, header.event_count, feed, finish, progress);
 }
 
+// The seqs a salvaged load could not read, for analyses to tell a loss from a quiet period.
+Status insert_losses(Database& db, int64_t trace_id, const std::vector<LostRange>& lost) {
+  for (const LostRange& range : lost) {
+    const SqlValue params[] = {trace_id, static_cast<int64_t>(range.first_seq),
+                               static_cast<int64_t>(range.last_seq), static_cast<int64_t>(range.events()),
+                               range.reason};
+    ETT_TRY(db.query("INSERT INTO losses (trace_id, first_seq, last_seq, events, reason) VALUES ($1, $2, $3, "
+                     "$4, $5)",
+                     params));
+  }
+  return {};
+}
+
 }  // namespace
 
 Expected<std::vector<LoadedSession>> load_image(Database& db, const LoadRequest& request,
@@ -88,8 +101,15 @@ Expected<std::vector<LoadedSession>> load_image(Database& db, const LoadRequest&
       loaded.push_back(result);
     };
 
+    // A damaged session with --salvage: its good chunks only, through the checked path below.
+    std::vector<LostRange> lost;
+    if (request.salvage) {
+      ETT_TRY_ASSIGN(SessionSummary checked, image.check_session(index));
+      lost = lost_ranges(checked);
+    }
     bool unusable = false;
-    auto streamed = load_streamed(db, image, index, on_progress, unusable);
+    auto streamed = lost.empty() ? load_streamed(db, image, index, on_progress, unusable)
+                                 : Expected<std::optional<LoadOutcome>>(std::optional<LoadOutcome>());
     if (!streamed) {
       if (!request.all || !unusable) return streamed.failure();
       result.skipped = streamed.error().message;
@@ -106,10 +126,10 @@ Expected<std::vector<LoadedSession>> load_image(Database& db, const LoadRequest&
     SessionEvents source(image, index);
     auto read = [&]() -> Expected<TraceRow> {
       ETT_TRY_ASSIGN(SessionSummary checked, image.check_session(index));
-      ETT_TRY(require_usable(request.image, checked));
+      ETT_TRY(require_usable(request.image, checked, request.salvage));
       EventTallies tallies(checked.header, checked.recovered_events);
       ETT_TRY(source.scan([&tallies](std::span<const Event> events) { tallies.add(events); }));
-      ETT_TRY(require_usable(request.image, source.summary()));
+      ETT_TRY(require_usable(request.image, source.summary(), request.salvage));
       if (tallies.events() != checked.recovered_events)
         return session_changed(request.image, result.session, tallies.events(), checked.recovered_events);
       return make_trace_row(image.label(), source.summary(), std::move(tallies));
@@ -126,7 +146,9 @@ Expected<std::vector<LoadedSession>> load_image(Database& db, const LoadRequest&
     cpu_start = thread_cpu_seconds();
     ETT_TRY_ASSIGN(LoadOutcome outcome, db.load_trace(*row, source, summary.header.capture_start_tsc,
                                                       summary.header.tsc_hz, on_progress));
+    if (!outcome.already_loaded) ETT_TRY(insert_losses(db, outcome.trace_id, lost));
     record(outcome, source.size(), summary.health);
+    if (!lost.empty()) loaded.back().lost = lost_ranges_text(lost);
   }
   return loaded;
 }

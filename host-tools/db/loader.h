@@ -14,6 +14,7 @@ struct LoadRequest {
   std::string image;
   std::optional<uint32_t> session;  // nullopt: the newest (unless all)
   bool all = false;                 // every usable session on the disk
+  bool salvage = false;             // a damaged session's good chunks too; its lost seqs go to `losses`
 };
 
 struct LoadedSession {
@@ -24,6 +25,7 @@ struct LoadedSession {
   std::string repaired;  // already loaded, but its events rows were not all there: why (they were reloaded)
   std::string health;    // "ok", "partial"
   std::string skipped;   // why the session was not loaded (--all only; "" when it was)
+  std::string lost;      // --salvage: the seqs lost, lost_ranges_text ("" when none)
   // Time spent in the database (a session loaded as it is decoded: with the decoding, which runs beside it)
   // and this thread's CPU time in it (user + system).
   double seconds = 0;

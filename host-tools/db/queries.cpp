@@ -55,6 +55,11 @@ const std::vector<NamedQuery>& named_queries() {
        {},
        true,
        "SELECT probe, label FROM probes WHERE trace_id = $1 ORDER BY probe"},
+      {"losses",
+       "the seqs a salvaged load (ett load --salvage) could not read",
+       {},
+       true,
+       "SELECT first_seq, last_seq, events, reason FROM losses WHERE trace_id = $1 ORDER BY first_seq"},
   };
   return kQueries;
 }

@@ -248,6 +248,17 @@ struct Migration {
   std::vector<std::string> (*statements)(DbEngine engine);
 };
 
+// The tallies of every trace, counted again from its event rows.
+constexpr const char* kCountEventCodesSql =
+    "INSERT INTO event_codes (trace_id, probe, code, events) SELECT trace_id, probe, code, count(*) FROM events "
+    "GROUP BY trace_id, probe, code";
+std::string count_event_blocks_sql() {
+  return fmt::format(
+      "INSERT INTO event_blocks (trace_id, first_seq, last_seq, min_ns, max_ns) SELECT trace_id, min(seq), "
+      "max(seq), min(time_ns), max(time_ns) FROM events GROUP BY trace_id, seq >> {}",
+      kEventBlockShift);
+}
+
 const Migration kMigrations[] = {
     {1,
      [](DbEngine engine) {
@@ -258,10 +269,7 @@ const Migration kMigrations[] = {
        };
        // The old traces' counts, once, from their rows (the table itself comes with schema_statements).
        out.push_back(event_codes_table_sql(engine));
-       out.push_back(
-           "INSERT INTO event_codes (trace_id, probe, code, events) SELECT trace_id, probe, code, count(*) "
-           "FROM "
-           "events GROUP BY trace_id, probe, code");
+       out.push_back(kCountEventCodesSql);
        return out;
      }},
     {2,
@@ -269,10 +277,7 @@ const Migration kMigrations[] = {
        std::vector<std::string> out;
        if (engine == DbEngine::Sqlite) out.push_back("DROP INDEX IF EXISTS events_time");
        out.push_back(event_blocks_table_sql(engine));
-       out.push_back(fmt::format(
-           "INSERT INTO event_blocks (trace_id, first_seq, last_seq, min_ns, max_ns) SELECT trace_id, "
-           "min(seq), max(seq), min(time_ns), max(time_ns) FROM events GROUP BY trace_id, seq >> {}",
-           kEventBlockShift));
+       out.push_back(count_event_blocks_sql());
        return out;
      }},
     {3,
@@ -281,6 +286,8 @@ const Migration kMigrations[] = {
        if (engine == DbEngine::Postgres) out.push_back("DROP INDEX IF EXISTS events_time");
        return out;
      }},
+    // 6 -> 7: the losses table, which schema_statements creates.
+    {6, [](DbEngine) { return std::vector<std::string>(); }},
 };
 
 Expected<bool> has_table(Database& db, const char* name) {
@@ -351,7 +358,17 @@ std::vector<std::string> schema_statements(DbEngine engine) {
   };
   if (pg) out.push_back("CREATE TABLE IF NOT EXISTS events_default PARTITION OF events DEFAULT");
   out.push_back(event_packs_table_sql(engine));
+  // Seqs a salvaged load (`ett load --salvage`) could not read: a gap there is a loss, not a quiet period.
+  out.push_back(fmt::format(
+      "CREATE TABLE IF NOT EXISTS losses (\n  trace_id {0} NOT NULL,\n  first_seq {0} NOT NULL,\n  last_seq {0} "
+      "NOT NULL,\n  events {0} NOT NULL,\n  reason TEXT,\n  PRIMARY KEY (trace_id, first_seq)\n){1}",
+      pg ? "BIGINT" : "INTEGER", pg ? "" : " WITHOUT ROWID"));
   return out;
+}
+
+std::string refresh_derived_sql() {
+  return std::string("DELETE FROM event_packs;\nDELETE FROM event_codes;\n") + kCountEventCodesSql +
+         ";\nDELETE FROM event_blocks;\n" + count_event_blocks_sql() + ";\n";
 }
 
 Status insert_event_blocks(Database& db, int64_t trace_id, const EventTallies& tallies, uint64_t tsc_hz) {

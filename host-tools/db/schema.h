@@ -33,7 +33,7 @@ const std::vector<ColumnDef>& trace_columns();
 //      which whole-trace reads take; a trace loaded before it has none and is read from events
 //   6  SQLite: event_packs too, the same way
 // A newer version adds a step to the migrations in schema.cpp and bumps this.
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 
 // CREATE TABLE / INDEX statements of the current schema for an engine, run in order (IF NOT EXISTS).
 std::vector<std::string> schema_statements(DbEngine engine);
@@ -41,6 +41,9 @@ std::vector<std::string> schema_statements(DbEngine engine);
 // The trace's rows of event_blocks, from its tallies: per block of seqs, the first and last seq present and
 // the least and greatest time_ns (NULL without a TSC rate).
 Status insert_event_blocks(Database& db, int64_t trace_id, const EventTallies& tallies, uint64_t tsc_hz);
+// After rows of events changed (`ett sql --write`): the packed copy dropped (reads then take the events rows)
+// and the tallies counted again from the rows, so that no reader sees the old events.
+std::string refresh_derived_sql();
 // The trace's rows of event_codes, from its tallies.
 Status insert_event_codes(Database& db, int64_t trace_id, const EventTallies& tallies);
 

@@ -467,8 +467,46 @@ Status TraceImage::scan_session(size_t index, SessionSummary& summary, std::vect
   return {};
 }
 
-Status require_usable(const std::string& path, const SessionSummary& summary) {
+std::vector<LostRange> lost_ranges(const SessionSummary& summary) {
+  std::vector<LostRange> ranges;
+  const f::SessionHeader& header = summary.header;
+  for (const SessionProblem& problem : summary.problems) {
+    if (!problem.chunk_index) continue;  // the header or the stall table: no events of their own
+    const uint64_t first = *problem.chunk_index * f::kRecordsPerChunk;
+    if (first >= header.event_count) continue;
+    // The first chunk beyond the end of the image stands for every chunk after it.
+    const bool to_end = problem.what == "beyond the end of the image";
+    const uint64_t last =
+        to_end ? header.event_count - 1 : std::min(first + f::kRecordsPerChunk, header.event_count) - 1;
+    if (!ranges.empty() && ranges.back().last_seq + 1 == first) {
+      ranges.back().last_seq = last;
+      continue;
+    }
+    ranges.push_back(
+        LostRange{first, last, fmt::format("chunk {} (LBA {}): {}", *problem.chunk_index, problem.lba, problem.what)});
+  }
+  return ranges;
+}
+
+std::string lost_ranges_text(const std::vector<LostRange>& ranges) {
+  std::string text;
+  uint64_t events = 0;
+  for (const LostRange& range : ranges) {
+    text += fmt::format("{}{}-{}", text.empty() ? "" : ", ", range.first_seq, range.last_seq);
+    events += range.events();
+  }
+  return fmt::format("{} ({} events)", text, events);
+}
+
+Status require_usable(const std::string& path, const SessionSummary& summary, bool salvage) {
   const uint32_t number = summary.header.session_number;
+  if (salvage && summary.health != SessionHealth::Ok && summary.recovered_events > 0) {
+    const bool header_whole = std::none_of(
+        summary.problems.begin(), summary.problems.end(), [&](const SessionProblem& problem) {
+          return !problem.chunk_index && problem.lba == summary.header.start_lba;
+        });
+    if (header_whole) return {};
+  }
   switch (summary.health) {
     case SessionHealth::Ok:
       return {};

@@ -123,6 +123,22 @@ class TraceImage {
 };
 
 // An error for a session that must not be exported (Corrupt -> BadCrc, Truncated -> Truncated).
-Status require_usable(const std::string& path, const SessionSummary& summary);
+// With `salvage`, a corrupt, truncated or partial session is usable too when some of its chunks are good and
+// its header is whole: what the good chunks hold is read, the rest reported by lost_ranges().
+Status require_usable(const std::string& path, const SessionSummary& summary, bool salvage = false);
+
+// A run of events a session's header counts but no good chunk holds (a chunk with a bad CRC, never written,
+// beyond the end of the image): seqs first_seq..last_seq, both included.
+struct LostRange {
+  uint64_t first_seq = 0;
+  uint64_t last_seq = 0;
+  std::string reason;  // the first chunk's problem: "chunk 3 (LBA 201): bad CRC (...)"
+  uint64_t events() const { return last_seq - first_seq + 1; }
+};
+// The lost runs of a checked session, neighbouring chunks' runs joined, in seq order. Empty for a session
+// whose header is damaged (nothing of it is read) or that lost nothing.
+std::vector<LostRange> lost_ranges(const SessionSummary& summary);
+// "1000-1999, 5000-5999 (2000 events)": for messages.
+std::string lost_ranges_text(const std::vector<LostRange>& ranges);
 
 }  // namespace ett::host
