@@ -9,6 +9,7 @@
 #include <ctime>
 
 #include "commands.h"
+#include "common/exit_codes.h"
 #include "common/interrupt.h"
 #include "common/output_target.h"
 #include "db/database.h"
@@ -19,30 +20,30 @@ namespace ett::cli {
 int report(const host::HostError& error) {
   Progress::erase_current();
   std::fprintf(stderr, "ett: %s\n", error.message.c_str());
-  // The exit status per error class (README, "Exit status"): scripts tell a wrong disk from a damaged one.
+  // The exit status per error class (common/exit_codes.h): scripts tell a wrong disk from a damaged one.
   switch (error.kind) {
     case host::ErrorKind::NotTraceDisk:
-      return 10;
+      return host::kExitNotTraceDisk;
     case host::ErrorKind::UnknownVersion:
-      return 11;
+      return host::kExitUnknownVersion;
     case host::ErrorKind::BadCrc:
-      return 12;
+      return host::kExitBadCrc;
     case host::ErrorKind::Truncated:
-      return 13;
+      return host::kExitTruncated;
     case host::ErrorKind::EmptyDisk:
-      return 14;
+      return host::kExitEmptyDisk;
     case host::ErrorKind::NoSuchSession:
-      return 15;
+      return host::kExitNoSuchSession;
     case host::ErrorKind::KernelFailure:
-      return 2;
+      return host::kExitKernelFailure;
     case host::ErrorKind::Timeout:
-      return 3;
+      return host::kExitTimeout;
     case host::ErrorKind::QemuFailure:
-      return 4;
+      return host::kExitQemuFailure;
     case host::ErrorKind::Interrupted:
       return host::interrupt_exit_status();
     default:
-      return 1;
+      return host::kExitUsage;
   }
 }
 

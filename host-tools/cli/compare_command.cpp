@@ -16,6 +16,7 @@
 #include "analysis/compare.h"
 #include "analysis/input.h"
 #include "commands.h"
+#include "common/exit_codes.h"
 #include "export/output_file.h"
 
 namespace ett::cli {
@@ -25,10 +26,10 @@ namespace {
 using namespace ett::host;
 
 // Exit statuses (README, "ett compare"): scripts and CI jobs branch on them.
-constexpr int kExitPass = 0;
-constexpr int kExitRegression = 1;
-constexpr int kExitUndecided = 7;
-constexpr int kExitError = 8;
+constexpr int kExitPass = kExitOk;
+constexpr int kExitRegression = kExitUsage;
+constexpr int kExitUndecided = kExitGateUndecided;
+constexpr int kExitError = kExitCompareError;
 // Bootstrap resamples, at most: each costs a pass over every action of both sides.
 constexpr uint32_t kMaxResamples = 100'000;
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "common/exit_codes.h"
 #include "ett_git_commit.h"  // generated at build time (cmake/git_commit.cmake)
 #include "progress.h"
 
@@ -93,6 +94,11 @@ std::string man_page(const CLI::App& app) {
   man_options(out, app);
   out += ".SH COMMANDS\n";
   for (const CLI::App* sub : children(app)) man_verb(out, *sub, "ett " + sub->get_name());
+  out += ".SH EXIT STATUS\n";
+  for (const host::ExitCodeRow& row : host::exit_code_table())
+    out += fmt::format(".TP\n\\fB{}\\fR ({})\n{}\n", row.code, roff_escape(row.verbs), roff_escape(row.meaning));
+  out += ".SH ENVIRONMENT\n.TP\n\\fBETT_DB\\fR\nThe trace database of every verb that takes --db, when --db is not "
+         "given (default sqlite:traces.db).\n";
   return out;
 }
 

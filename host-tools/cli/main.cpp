@@ -10,6 +10,7 @@
 
 #include "analysis/input.h"
 #include "commands.h"
+#include "common/exit_codes.h"
 #include "common/interrupt.h"
 
 namespace {
@@ -72,7 +73,7 @@ int report_parse_error(const CLI::ParseError& error, const std::string& verb) {
   while (!message.empty() && message.back() == ' ') message.pop_back();
   std::fprintf(stderr, "ett: %s (see `ett help%s%s`)\n", message.c_str(), verb.empty() ? "" : " ",
                verb.c_str());
-  return verb == "compare" ? 8 : 1;
+  return verb == "compare" ? ett::host::kExitCompareError : ett::host::kExitUsage;
 }
 
 }  // namespace
