@@ -69,6 +69,26 @@ TEST_F(BoundedInputTest, ScenarioFromDevZeroOrWithAHugeLineIsRefused) {
   EXPECT_EQ(other_files({"kernel.elf", "long.scn"}), std::vector<std::string>{});
 }
 
+TEST_F(BoundedInputTest, SyncEdgesAreBoundedBeforeQemuStarts) {
+  // 1000 s of scenario: 0.01 us between edges would make 1e11 of them; below 1 ns the period is 0.
+  write_bytes(path("kernel.elf"), "not used: the edges are counted first");
+  write_bytes(path("s.scn"), "0 1 1\n1000000000 1 2\n");
+  const std::vector<std::string> run = {"qemu",       "run",   "--disk",       "t.img",
+                                        "--scenario", "s.scn", "--kernel",     "kernel.elf",
+                                        "--machines", "2",     "--sync-probe", "2"};
+  auto with_period = [&](const std::string& period) {
+    std::vector<std::string> args = run;
+    args.insert(args.end(), {"--sync-period", period});
+    return ett_limited(args);
+  };
+  expect_usage_error(
+      with_period("0.01"), 1,
+      "--sync-period 0.01 us over the scenario's 1000 s makes 100000000001 sync edges; at most "
+      "10000000");
+  expect_usage_error(with_period("0.0001"), 1, "--sync-period: at least 0.001 us");
+  EXPECT_EQ(other_files({"kernel.elf", "s.scn"}), std::vector<std::string>{});
+}
+
 TEST_F(BoundedInputTest, SqlFromStandardInputIsBoundedAndText) {
   expect_usage_error(ett_limited({"sql", "-", "--db", "sqlite:x.db"}, "/dev/zero"), 1,
                      "standard input (the SQL): a NUL byte at offset 0");
