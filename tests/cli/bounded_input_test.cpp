@@ -100,10 +100,17 @@ TEST_F(BoundedInputTest, SqlFromStandardInputIsBoundedAndText) {
                      "larger than 16.8 MB, the most the SQL may hold");
 }
 
-TEST_F(BoundedInputTest, SentLogFromDevZeroIsRefused) {
+TEST_F(BoundedInputTest, SentLogAndItsRunDescriptionFromDevZeroAreRefused) {
   ASSERT_EQ(ett_limited({"synth", "t.img", "--events", "200", "--seed", "7"}).status, 0);
   expect_usage_error(ett_limited({"fidelity", "t.img", "--sent-log", "/dev/zero"}), 1,
                      "/dev/zero:1: a NUL byte: not a text file");
+  // A sent log whose .run.json beside it is /dev/zero.
+  write_bytes(path("sent.csv"),
+              "index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before,guest_tsc_due,"
+              "guest_tsc_before,held_back\n");
+  fs::create_symlink("/dev/zero", path("sent.run.json"));
+  expect_usage_error(ett_limited({"fidelity", "t.img", "--sent-log", "sent.csv"}), 1,
+                     "sent.run.json: a NUL byte at offset 0: not a text file");
 }
 
 TEST_F(BoundedInputTest, SynthRefusesWhatWouldNotFitBeforeWritingAnything) {
