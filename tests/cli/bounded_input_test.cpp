@@ -137,6 +137,24 @@ TEST_F(BoundedInputTest, RaisedHistogramCapIsCheckedAgainstMemory) {
   expect_usage_error(run, 1, "buckets needs ");
 }
 
+TEST_F(BoundedInputTest, AStoredEventCountBeyondMemoryOnlySizesNothing) {
+  // The trace's event_count sizes the analyses' first allocations; a wrong one (100 million for 2000 events)
+  // is only a hint, which does not fit under the limit: the same results, from vectors that grow as they
+  // fill.
+  ASSERT_EQ(ett_limited({"synth", "t.img", "--events", "2000", "--seed", "7"}).status, 0);
+  ASSERT_EQ(ett_limited({"load", "t.img", "--db", "sqlite:t.db"}).status, 0);
+  const std::vector<std::string> durations = {"analyze", "durations", "--from", "1",    "--to",
+                                              "2",       "--format",  "json",   "--db", "sqlite:t.db"};
+  const EttRun before = ett_limited(durations);
+  ASSERT_EQ(before.status, 0) << before.err;
+  const EttRun forged =
+      ett_limited({"sql", "--write", "UPDATE traces SET event_count = 100000000", "--db", "sqlite:t.db"});
+  ASSERT_EQ(forged.status, 0) << forged.err;
+  const EttRun after = ett_limited(durations);
+  EXPECT_EQ(after.status, 0) << after.err;
+  EXPECT_EQ(after.out, before.out);
+}
+
 TEST_F(BoundedInputTest, SerialLogNamingAFarSectorIsRefusedBeforeItIsMade) {
   if (!kPeaksAreMeaningful)
     GTEST_SKIP() << "needs the address-space limit, which AddressSanitizer cannot run under";
