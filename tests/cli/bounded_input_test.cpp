@@ -1,6 +1,7 @@
-// bounded_input_test.cpp: inputs that once filled memory or ran for minutes (/dev/zero as a scenario, SQL or
-// sent log; a huge --events, --resamples or --max-buckets; a serial log naming a far sector) end at once with
-// one `ett:` line, under a 2 GB address-space limit and a one-minute timeout, leaving nothing behind.
+// bounded_input_test.cpp: inputs that once filled memory, crashed or ran for minutes (/dev/zero as a
+// scenario, SQL, sent log or .run.json; a huge --events, --resamples or --max-buckets; a tiny --sync-period;
+// a serial log naming a far sector; a wrong stored event count) end at once with one `ett:` line or the right
+// result, under a 2 GB address-space limit and a one-minute timeout, leaving nothing behind.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
