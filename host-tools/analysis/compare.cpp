@@ -133,6 +133,17 @@ Status check_options(const CompareOptions& options) {
   return {};
 }
 
+// Usage error when the bootstrap over `values` durations would exceed kMaxResampledDurations.
+Status check_bootstrap_work(size_t values, const CompareOptions& options) {
+  const uint64_t work = uint64_t{options.resamples} * values;
+  if (work <= kMaxResampledDurations) return {};
+  return make_error(ErrorKind::Usage,
+                    fmt::format("--resamples {} over {} durations draws {} values; at most {} (lower "
+                                "--resamples to {} or fewer)",
+                                options.resamples, values, work, kMaxResampledDurations,
+                                std::max<uint64_t>(kMaxResampledDurations / std::max<size_t>(values, 1), 1)));
+}
+
 // Too little data to decide: why, or "" when there is enough.
 std::string lack_of_data(const CompareSide& side, const char* name, const CompareOptions& options) {
   const size_t total = side.durations_ns.size() + side.stalled;
@@ -171,6 +182,7 @@ Expected<CompareResult> compare_durations(const CompareSide& baseline, const Com
     return result;
   }
 
+  ETT_TRY(check_bootstrap_work(baseline.durations_ns.size() + candidate.durations_ns.size(), options));
   // Every statistic from the same resamples: one sort per resample and side.
   constexpr size_t kStats = std::size(kCompareStats);
   std::vector<double> differences[kStats];
@@ -184,6 +196,7 @@ Expected<CompareResult> compare_durations(const CompareSide& baseline, const Com
     std::sort(c.begin(), c.end());
     for (size_t s = 0; s < kStats; ++s)
       differences[s].push_back(sorted_statistic(kCompareStats[s], c) - sorted_statistic(kCompareStats[s], b));
+    if (options.on_resample) options.on_resample(r + 1);
   }
   for (size_t s = 0; s < kStats; ++s) {
     StatComparison row;
@@ -237,6 +250,7 @@ Expected<FitComparison> compare_fits(std::span<const double> baseline_x, std::sp
   result.method = method;
   ETT_TRY_ASSIGN(result.baseline, fit_line(method, baseline_x, baseline_y));
   ETT_TRY_ASSIGN(result.candidate, fit_line(method, candidate_x, candidate_y));
+  ETT_TRY(check_bootstrap_work(baseline_x.size() + candidate_x.size(), options));
   std::vector<double> intercepts, slopes;
   std::mt19937_64 random(options.seed);
   std::vector<double> bx, by, cx, cy;
@@ -256,6 +270,7 @@ Expected<FitComparison> compare_fits(std::span<const double> baseline_x, std::sp
     draw(candidate_x, candidate_y, cx, cy);
     auto b = fit_line(method, bx, by);
     auto c = fit_line(method, cx, cy);
+    if (options.on_resample) options.on_resample(r + 1);
     if (!b || !c) continue;  // a resample with a single size: no line (rare; it only thins the bootstrap)
     intercepts.push_back(c->intercept_ns - b->intercept_ns);
     slopes.push_back(c->slope_ns - b->slope_ns);

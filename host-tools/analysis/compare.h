@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -39,8 +40,14 @@ struct RegressionLimit {
 };
 Expected<RegressionLimit> parse_regression_limit(std::string_view text);
 
+// The bootstrap's work, at most: resamples x (baseline + candidate durations) values drawn and sorted (about
+// a few minutes on one core); a larger request is refused before it starts.
+inline constexpr uint64_t kMaxResampledDurations = 4'000'000'000;
+
 struct CompareOptions {
   uint32_t resamples = 2000;
+  // Called after each resample with the number done (a progress line); may be empty.
+  std::function<void(uint32_t done)> on_resample;
   uint64_t seed = 1;
   double confidence = 0.95;
   double pi_ns = 0;  // differences within ±pi are not differences (0: unknown)

@@ -10,6 +10,7 @@
 
 #include "common/huge_pages.h"
 #include "common/probe_layout.h"
+#include "common/resources.h"
 #include "common/tsc_time.h"
 #include "db/schema.h"
 #include "db/tallies.h"
@@ -184,7 +185,10 @@ class EventPlacer final : public EventPartSink {
       span += m_parts[i].size;
     }
     // Sized by the seq range when it is about the event count (dense seqs), else buffered per part.
-    m_placed = span <= std::max<int64_t>(2 * m_count_hint, int64_t{1} << 16) && span <= (int64_t{1} << 28);
+    // The count is the trace's stored one: within this run's memory budget only (under RLIMIT_AS a larger
+    // vector fails at once, where the buffers grow with the rows really read).
+    m_placed = span <= std::max<int64_t>(2 * m_count_hint, int64_t{1} << 16) && span <= (int64_t{1} << 28) &&
+               static_cast<uint64_t>(span) * sizeof(AnalysisEvent) <= memory_budget_bytes();
     if (m_placed) {
       // Its pages are faulted in on two threads before the zeroing writes every event: the kernel's zeroing
       // of fresh pages was the resize's cost.
@@ -550,7 +554,10 @@ Expected<DurationsResult> stored_actions(Database& db, int64_t trace_id, const E
   auto start = [&]() -> Status {
     ETT_TRY_ASSIGN(ActionPairer made, ActionPairer::make(from, to, rule));
     pairer.emplace(std::move(made));
-    if (count_hint / 2 <= kReserveLimit / sizeof(Action)) {
+    // The hint is the trace's stored count: a reservation beyond this run's memory budget would fail under
+    // RLIMIT_AS; the vectors then grow as they fill.
+    if (count_hint / 2 <= kReserveLimit / sizeof(Action) &&
+        count_hint / 2 * sizeof(Action) <= memory_budget_bytes() / 2) {
       pairer->reserve(count_hint, count_hint / 2);
       pairer->fault_in_ahead();
     }

@@ -2,8 +2,6 @@
 // Text, JSON or Markdown (for a CI job summary); the exit status is the gate's decision.
 #include <fmt/format.h>
 
-#include <set>
-
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +16,7 @@
 #include "commands.h"
 #include "common/exit_codes.h"
 #include "export/output_file.h"
+#include "progress.h"
 
 namespace ett::cli {
 
@@ -313,6 +312,12 @@ int run_compare(const CompareCommandOptions& o) {
   if (!candidate) return fail(candidate.error());
   options.pi_ns = pi_ns;
 
+  // A large bootstrap takes seconds to minutes: a bar counts its resamples (each comparison's in turn).
+  Progress bar("compare");
+  bar.phase(fmt::format("bootstrap: {} resamples", o.resamples));
+  options.on_resample = [&bar, total = o.resamples](uint32_t done) {
+    if (done % 64 == 0 || done == total) bar.count(done, total, "resamples");
+  };
   auto overall = compare_durations(baseline->all, candidate->all, options);
   if (!overall) return fail(overall.error());
   Report out{o, *baseline, *candidate, pi_ns, *overall, {}, std::nullopt};
@@ -330,6 +335,7 @@ int run_compare(const CompareCommandOptions& o) {
     if (!fitted) return fail(fitted.error());
     out.fit = std::move(*fitted);
   }
+  bar.erase();
   const std::string text = o.format == "json" ? format_json(out) : format_text(out, o.format == "markdown");
   auto written = write_output(o.output, text, o.force);
   if (!written) return fail(written.error());

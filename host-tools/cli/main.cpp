@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,7 @@ int report_parse_error(const CLI::ParseError& error, const std::string& verb) {
 
 int main(int argc, char** argv) {
   handle_signals();
+  std::string verb_path;  // "qemu run", "analyze durations": the verb being run, for messages
   ett::host::set_loss_notice([](const std::string& message) { ett::cli::warn(message); });
   try {
     CLI::App app{"ett: Event Timestamping Toolkit host tools", "ett"};
@@ -115,7 +117,6 @@ int main(int argc, char** argv) {
     }
     if (verb == "help") return ett::cli::run_help(app, argc, argv);
     // "qemu run", "analyze durations": where `ett help` has the options of the verb that failed to parse.
-    std::string verb_path;
     const CLI::App* level = &app;
     for (int i = 1; i < argc && level; ++i) {
       if (argv[i][0] == '-') continue;
@@ -136,6 +137,12 @@ int main(int argc, char** argv) {
     for (const ett::cli::Command& command : commands)
       if (command.app->parsed()) return command.run();
     return 1;
+  } catch (const std::bad_alloc&) {
+    // The checks before each request should make this unreachable; when one was missed, say what happened.
+    std::fprintf(stderr,
+                 "ett: out of memory while running `ett%s%s`: the request needs more than this machine (or "
+                 "its address-space limit) allows\n",
+                 verb_path.empty() ? "" : " ", verb_path.c_str());
   } catch (const std::exception& error) {
     std::fprintf(stderr, "ett: internal error: %s\n", error.what());
   } catch (...) {

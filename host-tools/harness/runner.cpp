@@ -44,6 +44,8 @@ constexpr uint64_t kPollNs = 1'000'000;
 constexpr uint64_t kSettleNs = 20'000'000;       // after the last write, before Stop: let the kernel see it
 constexpr uint64_t kOffsetMarginNs = 2'000'000;  // see Machine::offset_bounds
 constexpr uint64_t kFailedExitGraceNs = 10'000'000'000;  // a Failed kernel should leave QEMU by itself
+// Sync edges added to a scenario, at most: about as many events as a scenario file may hold.
+constexpr uint64_t kMaxAddedEdges = 10'000'000;
 
 std::atomic<bool> g_interrupted{false};
 
@@ -278,7 +280,15 @@ Expected<Scenario> with_sync_edges(const Scenario& scenario, bool include_events
                         fmt::format("{}:{}: the scenario uses probe {}, the --sync-probe: choose another one",
                                     file_name, event.line_number, probe));
   const uint64_t last = scenario.events.empty() ? 0 : scenario.events.back().time_ns;
+  if (period_ns == 0)
+    return make_error(ErrorKind::Usage, "--sync-period: at least 0.001 us (the edges are timed in ns)");
   const uint64_t edges = std::max<uint64_t>(3, last / period_ns + 1);
+  if (edges > kMaxAddedEdges)
+    return make_error(ErrorKind::Usage,
+                      fmt::format("--sync-period {:g} us over the scenario's {:g} s makes {} sync edges; at "
+                                  "most {} (a longer --sync-period)",
+                                  static_cast<double>(period_ns) / 1e3, static_cast<double>(last) / 1e9,
+                                  edges, kMaxAddedEdges));
   auto line = [](uint64_t time_ns, unsigned p, unsigned code) {
     return fmt::format("{}.{:03d} {} {}\n", time_ns / 1000, time_ns % 1000, p, code);
   };

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "common/resources.h"
 #include "ett/serial_framing.h"
 #include "ett/trace_format.h"
 
@@ -21,8 +22,13 @@ bool looks_like_serial_log(std::string_view text) {
 
 Expected<SerialLogImage> decode_serial_log(std::string_view text, const std::string& path) {
   SerialLogImage image;
+  // The image is built in memory: a line whose sector lies beyond what this machine may hold (its CRC can be
+  // right while its LBA is far out) is refused before anything that size is made.
+  const uint64_t budget = memory_budget_bytes();
   size_t start = 0;
+  size_t number = 0;
   while (start < text.size()) {
+    ++number;
     size_t end = text.find('\n', start);
     if (end == std::string_view::npos) end = text.size();
     std::string_view line = text.substr(start, end - start);
@@ -35,8 +41,16 @@ Expected<SerialLogImage> decode_serial_log(std::string_view text, const std::str
       continue;
     }
     const uint64_t at = parsed.lba * format::kSectorSize + parsed.offset;
-    if (image.bytes.size() < (parsed.lba + 1) * format::kSectorSize)
-      image.bytes.resize((parsed.lba + 1) * format::kSectorSize, 0);
+    const uint64_t needed = (parsed.lba + 1) * format::kSectorSize;
+    if (image.bytes.size() < needed) {
+      if (budget != 0 && needed > budget)
+        return make_error(
+            ErrorKind::Usage,
+            fmt::format("{}:{}: an ETTX line for sector {} makes a {} image; at most {} may be "
+                        "held in memory here",
+                        path, number, parsed.lba, byte_size_text(needed), byte_size_text(budget)));
+      image.bytes.resize(needed, 0);
+    }
     std::copy(parsed.data, parsed.data + serial::kBytesPerLine,
               image.bytes.begin() + static_cast<ptrdiff_t>(at));
     ++image.good_lines;

@@ -138,6 +138,31 @@ TEST(Compare, BadOptionsAreRefused) {
   EXPECT_FALSE(compare_durations(side, side, options));
 }
 
+TEST(Compare, ABootstrapBeyondItsWorkBoundIsRefusedBeforeItStarts) {
+  // 100000 resamples of 60000 durations: 6e9 values drawn and sorted, more than kMaxResampledDurations.
+  CompareSide side{std::vector<double>(30'000, 1.0)};
+  CompareOptions options;
+  options.resamples = 100'000;
+  uint32_t resamples_done = 0;
+  options.on_resample = [&](uint32_t done) { resamples_done = done; };
+  auto refused = compare_durations(side, side, options);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, ErrorKind::Usage);
+  EXPECT_NE(refused.error().message.find("--resamples 100000 over 60000 durations draws 6000000000 values; "
+                                         "at most 4000000000 (lower --resamples to 66666 or fewer)"),
+            std::string::npos)
+      << refused.error().message;
+  EXPECT_EQ(resamples_done, 0u);
+  std::vector<double> x(30'000, 1.0);
+  EXPECT_FALSE(compare_fits(x, x, x, x, FitMethod::Linear, options));
+  EXPECT_EQ(resamples_done, 0u);
+  // Within the bound every resample is counted.
+  options.resamples = 150;
+  CompareSide small{std::vector<double>(50, 1.0)};
+  ASSERT_TRUE(compare_durations(small, small, options));
+  EXPECT_EQ(resamples_done, 150u);
+}
+
 TEST(Compare, RegressionLimits) {
   auto percent = parse_regression_limit("5%");
   ASSERT_TRUE(percent);
