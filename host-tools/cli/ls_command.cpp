@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "common/exit_codes.h"
 #include "common/tsc_time.h"
 #include "data_output.h"
 #include "db/schema.h"
@@ -84,7 +85,7 @@ int damage_status(const std::vector<host::SessionSummary>& summaries) {
     corrupt = corrupt || summary.health == host::SessionHealth::Corrupt;
     truncated = truncated || summary.health == host::SessionHealth::Truncated;
   }
-  return corrupt ? 12 : truncated ? 13 : 0;
+  return corrupt ? host::kExitBadCrc : truncated ? host::kExitTruncated : host::kExitOk;
 }
 
 int run_ls(LsOptions& options) {
@@ -144,12 +145,25 @@ int run_ls(LsOptions& options) {
   }
   auto written = emit(options.out, text);
   if (!written) return report(written.error());
-  // A damaged session header is a bad CRC as much as a damaged chunk: the sessions from it on are lost.
-  if (!image->chain_problem().empty()) {
-    warn(fmt::format("{}: {}; any sessions after it cannot be found", options.image, image->chain_problem()));
-    return 12;
+  // The listing first, then one error line for the worst problem: a damaged session header is a bad CRC as
+  // much as a damaged chunk (the sessions from it on are lost); an image cut short, a truncation.
+  if (!image->chain_problem().empty())
+    return report({ErrorKind::BadCrc, fmt::format("{}: {}; any sessions after it cannot be found",
+                                                  options.image, image->chain_problem())});
+  const int status = damage_status(summaries);
+  if (status == kExitOk && !image->cut_short().empty())
+    return report({ErrorKind::Truncated, options.image + ": image truncated: " + image->cut_short()});
+  if (status != kExitOk) {
+    size_t damaged = 0;
+    for (const SessionSummary& summary : summaries)
+      damaged += summary.health == SessionHealth::Corrupt || summary.health == SessionHealth::Truncated;
+    return report({status == kExitBadCrc ? ErrorKind::BadCrc : ErrorKind::Truncated,
+                   fmt::format("{}: {} of {} sessions {} (see the status column; extract --salvage keeps their "
+                               "good chunks)",
+                               options.image, damaged, summaries.size(),
+                               status == kExitBadCrc ? "damaged" : "truncated")});
   }
-  return damage_status(summaries);
+  return kExitOk;
 }
 
 }  // namespace

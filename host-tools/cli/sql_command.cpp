@@ -25,6 +25,13 @@ struct SqlOptions {
   bool write = false;
 };
 
+// Whether the events table and the tables made from it are all there.
+bool has_derived_tables(host::Database& database) {
+  for (const char* table : {"events", "event_packs", "event_codes", "event_blocks"})
+    if (!database.query(std::string("SELECT 1 FROM ") + table + " WHERE 1 = 0", {})) return false;
+  return true;
+}
+
 // What the database says when a statement would write (SQLite, PostgreSQL).
 bool is_read_only_refusal(const std::string& message) {
   return message.find("readonly") != std::string::npos || message.find("read-only") != std::string::npos;
@@ -68,7 +75,8 @@ int run_sql(SqlOptions& options) {
   if (!written) return report(written.error());
   // The event rows may have changed: what analyses and exports read in their place (the packs, the tallies)
   // is made from them again, so that no reader sees the old events.
-  if (options.write) {
+  // (A database whose tables were dropped by the statements has nothing of the kind left to make.)
+  if (options.write && has_derived_tables(database)) {
     auto refreshed = database.run_script("BEGIN;\n" + refresh_derived_sql() + "COMMIT;");
     if (!refreshed) return report(refreshed.error());
   }

@@ -271,6 +271,10 @@ Status TraceImage::walk_sessions() {
     }
     break;
   }
+  if (lba >= sectors && m_label.total_sectors > sectors)
+    m_cut_short = fmt::format("the image ends at LBA {} where its label describes {} sectors: it was cut, and "
+                              "whatever followed the {} session(s) before is lost",
+                              sectors, m_label.total_sectors, m_sessions.size());
   return {};
 }
 
@@ -283,6 +287,7 @@ Expected<size_t> TraceImage::find_session(std::optional<uint32_t> number) const 
     if (!m_chain_problem.empty())
       return make_error(ErrorKind::BadCrc,
                         fmt::format("{}: the first session cannot be read: {}", m_path, m_chain_problem));
+    if (!m_cut_short.empty()) return make_error(ErrorKind::Truncated, m_path + ": image truncated: " + m_cut_short);
     return make_error(ErrorKind::EmptyDisk, m_path + ": empty trace disk: it holds no sessions");
   }
   if (!number) {

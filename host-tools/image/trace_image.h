@@ -86,6 +86,9 @@ class TraceImage {
   const std::vector<format::SessionHeader>& sessions() const { return m_sessions; }
   // Why the chain ended early, when it ended at a damaged header ("" when it ended normally).
   const std::string& chain_problem() const { return m_chain_problem; }
+  // The walk reached the end of the image where its label describes more sectors: the image was cut, and a
+  // session header may have been cut off with it ("" when not).
+  const std::string& cut_short() const { return m_cut_short; }
   // Set when the file is shorter than the label's total_sectors.
   const std::string& size_warning() const { return m_size_warning; }
 
@@ -119,6 +122,7 @@ class TraceImage {
   format::DiskLabel m_label{};
   std::vector<format::SessionHeader> m_sessions;
   std::string m_chain_problem;
+  std::string m_cut_short;
   std::string m_size_warning;
 };
 

@@ -191,7 +191,7 @@ TEST_F(CliTest, HistogramRefusesMoreBucketsThanTheCapAndSaysHowToWiden) {
       ett({"sql",
            "UPDATE events SET lines = CASE WHEN seq < 10 THEN 255 ELSE lines & 127 END; DELETE FROM "
            "event_packs",
-           "--db", "sqlite:t.db"});
+           "--write", "--db", "sqlite:t.db"});
   ASSERT_EQ(marked.status, 0) << marked.err;
   expect_one_line_error(ett({"analyze", "histogram", "--by", "time:100ns", "--db", "sqlite:t.db"}),
                         "cap of 100000");

@@ -122,6 +122,7 @@ TEST_F(PostgresLoad, BinaryCopyLoadsTheSameRowsAsSqlite) {
     if (std::string(query.name) == "window") args = {"1000000", "3000000"};
     if (std::string(query.name) == "probe") args = {"1"};
     if (std::string(query.name) == "traces") continue;  // loaded_at differs
+    if (std::string(query.name) == "losses") continue;  // whole sessions lose nothing (salvage_test.cpp)
     // Through PostgreSQL's cursor: probe 1's rows take several FETCHes.
     auto a = run_named_query(**pg, query, 1, args);
     auto b = run_named_query(**sqlite, query, 1, args);
@@ -841,7 +842,7 @@ TEST_F(PostgresLoad, AnOldSchemaIsMigratedAndReloadsRepairMissingRows) {
   EXPECT_NE(reload.out.find("was loaded as trace 1, but"), std::string::npos) << reload.out;
   EXPECT_EQ(ett("sql 'SELECT count(*) AS n, count(aux) AS a FROM events' --csv" + db).out,
             "n,a\n2000,2000\n");
-  ASSERT_EQ(ett("sql 'DROP TABLE events'" + db).status, 0);
+  ASSERT_EQ(ett("sql --write 'DROP TABLE events'" + db).status, 0);
   auto repaired = ett("load " + image + " --session 2" + db);
   EXPECT_NE(repaired.out.find("but it has 0 of its 2000 events: its 2000 events were loaded again"),
             std::string::npos)
