@@ -39,8 +39,9 @@ class OutputSafetyTest : public ::testing::Test {
   // a write past the limit fails with EFBIG as a write to a full disk fails with ENOSPC.
   EttRun ett_with_file_limit(const std::vector<std::string>& args, int blocks) {
     const std::string dir = m_dir.file("");
-    std::string command = "cd " + shell_quote(dir) + " && trap '' XFSZ && ulimit -f " + std::to_string(blocks) +
-                          " && ETT_DB= exec " + shell_quote(std::string(ETT_BIN_DIR) + "/ett");
+    std::string command = "cd " + shell_quote(dir) + " && trap '' XFSZ && ulimit -f " +
+                          std::to_string(blocks) + " && ETT_DB= exec " +
+                          shell_quote(std::string(ETT_BIN_DIR) + "/ett");
     for (const std::string& arg : args) command += " " + shell_quote(arg);
     const std::string err_path = dir + "/stderr";
     return run_command(command + " </dev/null 2>" + shell_quote(err_path), err_path);
@@ -92,8 +93,8 @@ class OutputSafetyTest : public ::testing::Test {
   TempDir m_dir;
 };
 
-// Every verb that writes -o refuses its own trace disk or database, spelled plainly, with ./, absolute, through
-// a symlink or a hard link, with --force or without; the input stays byte for byte what it was.
+// Every verb that writes -o refuses its own trace disk or database, spelled plainly, with ./, absolute,
+// through a symlink or a hard link, with --force or without; the input stays byte for byte what it was.
 TEST_F(OutputSafetyTest, AnOutputThatIsAnInputIsRefusedHoweverItIsSpelled) {
   fs::create_symlink("t.img", path("link.img"));
   fs::create_hard_link(path("t.img"), path("hard.img"));
@@ -106,7 +107,8 @@ TEST_F(OutputSafetyTest, AnOutputThatIsAnInputIsRefusedHoweverItIsSpelled) {
     int status;
   };
   const std::vector<std::string> images = {"t.img", "./t.img", path("t.img"), "link.img", "hard.img"};
-  const std::vector<std::string> databases = {"t.db", "./t.db", path("t.db"), "link.db", "t.db-journal", "t.db-wal"};
+  const std::vector<std::string> databases = {"t.db",    "./t.db",       path("t.db"),
+                                              "link.db", "t.db-journal", "t.db-wal"};
   const std::vector<Case> cases = {
       {{"extract", "t.img"}, images, 1},
       {{"ls", "t.img"}, images, 1},
@@ -115,9 +117,15 @@ TEST_F(OutputSafetyTest, AnOutputThatIsAnInputIsRefusedHoweverItIsSpelled) {
       {{"sql", "--write", "SELECT 1", "--db", "sqlite:t.db"}, databases, 1},
       {{"query", "probes", "--db", "sqlite:t.db"}, databases, 1},
       {{"report", "--db", "sqlite:t.db"}, databases, 1},
+      {{"analyze", "precision", "--db", "sqlite:t.db"}, databases, 1},
+      {{"analyze", "durations", "--from", "1", "--to", "2", "--db", "sqlite:t.db"}, databases, 1},
       {{"analyze", "intervals", "--db", "sqlite:t.db"}, databases, 1},
       {{"analyze", "histogram", "--db", "sqlite:t.db"}, databases, 1},
-      {{"compare", "--baseline", "1", "--candidate", "1", "--from", "0x10", "--db", "sqlite:t.db"}, databases, 8},
+      {{"analyze", "align", "--traces", "1,2", "--sync", "1", "--db", "sqlite:t.db"}, databases, 1},
+      {{"analyze", "pps", "--line", "D0", "--db", "sqlite:t.db"}, databases, 1},
+      {{"compare", "--baseline", "1", "--candidate", "2", "--from", "1", "--to", "2", "--db", "sqlite:t.db"},
+       databases,
+       8},
   };
   int runs = 0;
   for (const Case& c : cases)
@@ -136,9 +144,39 @@ TEST_F(OutputSafetyTest, AnOutputThatIsAnInputIsRefusedHoweverItIsSpelled) {
         ASSERT_EQ(slurp(path("t.db")), database) << line;
         ++runs;
       }
-  EXPECT_EQ(runs, 2 * (2 * 5 + 8 * 6));
+  EXPECT_EQ(runs, 2 * (2 * 5 + 12 * 6));
   EXPECT_FALSE(fs::exists(path("t.db-journal")));
   EXPECT_FALSE(fs::exists(path("t.db-wal")));
+  EXPECT_TRUE(temporary_files().empty());
+}
+
+// The files `ett qemu run` and `ett fidelity` write are refused on their trace disk, scenario or sent log
+// before anything starts (QEMU is never launched), with --force too.
+TEST_F(OutputSafetyTest, QemuRunAndFidelityRefuseAnOutputOnTheirInputs) {
+  fs::create_symlink("t.img", path("link.img"));
+  write_bytes(path("s.txt"), "1 0x10\n");
+  write_bytes(path("sent.csv"), "seq\n");
+  const std::string image = slurp(path("t.img"));
+  const std::vector<std::pair<std::string, std::string>> targets = {
+      {"./s.txt", "the scenario"}, {"link.img", "the trace disk"}, {path("t.img"), "the trace disk"}};
+  for (const char* option : {"--fidelity-out", "--fidelity-json", "--sent-log", "--serial-log"})
+    for (const auto& [target, role] : targets) {
+      const EttRun run =
+          ett({"qemu", "run", "--disk", "t.img", "--scenario", "s.txt", option, target, "--force"});
+      const std::string line = std::string(option) + " " + target;
+      EXPECT_EQ(run.status, 1) << line << ": " << run.err;
+      EXPECT_EQ(run.err_lines(), 1) << line << ": " << run.err;
+      EXPECT_EQ(run.err.rfind("ett: " + line + " is " + role, 0), 0u) << run.err;
+    }
+  for (const auto& [target, role] : std::vector<std::pair<std::string, std::string>>{
+           {"./sent.csv", "the sent log"}, {"link.img", "the trace disk"}}) {
+    const EttRun run = ett({"fidelity", "t.img", "--sent-log", "sent.csv", "-o", target, "--force"});
+    EXPECT_EQ(run.status, 1) << target << ": " << run.err;
+    EXPECT_EQ(run.err.rfind("ett: -o " + target + " is " + role, 0), 0u) << run.err;
+  }
+  EXPECT_EQ(slurp(path("t.img")), image);
+  EXPECT_EQ(slurp(path("s.txt")), "1 0x10\n");
+  EXPECT_EQ(slurp(path("sent.csv")), "seq\n");
   EXPECT_TRUE(temporary_files().empty());
 }
 
@@ -201,8 +239,8 @@ TEST_F(OutputSafetyTest, SigtermMidExportLeavesNoTemporaryFile) {
     ::dup2(null, STDOUT_FILENO);
     ::dup2(null, STDERR_FILENO);
     if (::chdir(dir.c_str()) != 0) ::_exit(127);
-    ::execl(bin.c_str(), bin.c_str(), "export", "--format", "csv", "-o", "x.csv", "--force", "--db", "sqlite:t.db",
-            static_cast<char*>(nullptr));
+    ::execl(bin.c_str(), bin.c_str(), "export", "--format", "csv", "-o", "x.csv", "--force", "--db",
+            "sqlite:t.db", static_cast<char*>(nullptr));
     ::_exit(127);
   }
   ASSERT_GT(child, 0);
@@ -220,16 +258,19 @@ TEST_F(OutputSafetyTest, SigtermMidExportLeavesNoTemporaryFile) {
   EXPECT_EQ(slurp(path("x.csv")), "old\n");
 }
 
-// A label holding ESC and an OSC title sequence reaches text output escaped (\xHH), in every verb that shows
-// it there; CSV keeps the bytes as they are.
+// A label or disk name holding ESC and an OSC title sequence reaches text output escaped (\xHH), in every
+// verb that shows it there; CSV keeps the bytes as they are.
 TEST_F(OutputSafetyTest, ControlCharactersInLabelsAreEscapedInText) {
   const std::string label = "evil\033]0;pwned\007x";
   const EttRun labelled = ett({"label", "--probe", "1", "--db", "sqlite:t.db", label});
   ASSERT_EQ(labelled.status, 0) << labelled.err;
   EXPECT_NE(labelled.out.find("evil\\x1b]0;pwned\\x07x"), std::string::npos) << labelled.out;
   EXPECT_EQ(labelled.out.find('\033'), std::string::npos) << labelled.out;
-  for (const std::vector<std::string>& verb : std::vector<std::vector<std::string>>{
-           {"query", "probes"}, {"sql", "SELECT label FROM probes"}}) {
+  const EttRun named = ett({"mkdisk", "named.img", "--size", "1M", "--name", "d\033]0;x\007"});
+  ASSERT_EQ(named.status, 0) << named.err;
+  EXPECT_NE(named.out.find("name \"d\\x1b]0;x\\x07\""), std::string::npos) << named.out;
+  for (const std::vector<std::string>& verb :
+       std::vector<std::vector<std::string>>{{"query", "probes"}, {"sql", "SELECT label FROM probes"}}) {
     std::vector<std::string> args = verb;
     args.insert(args.end(), {"--db", "sqlite:t.db"});
     const EttRun text = ett(args);
@@ -246,7 +287,8 @@ TEST_F(OutputSafetyTest, ControlCharactersInLabelsAreEscapedInText) {
 
 // Binary output is never sent to a terminal by accident; -o - says it is meant.
 TEST_F(OutputSafetyTest, PerfettoProtoIsRefusedOnATerminalUnlessAskedFor) {
-  const auto [refused, screen] = ett_on_terminal({"export", "--format", "perfetto-proto", "--db", "sqlite:t.db"});
+  const auto [refused, screen] =
+      ett_on_terminal({"export", "--format", "perfetto-proto", "--db", "sqlite:t.db"});
   EXPECT_EQ(refused, 1) << screen;
   EXPECT_EQ(screen.rfind("ett: --format perfetto-proto is binary", 0), 0u) << screen;
   const auto [asked, bytes] =
