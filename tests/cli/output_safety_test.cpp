@@ -28,6 +28,8 @@ namespace fs = std::filesystem;
 class OutputSafetyTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    // A 1 MB disk: the tests read it whole after every run.
+    ASSERT_EQ(ett({"mkdisk", "t.img", "--size", "1M"}).status, 0);
     ASSERT_EQ(ett({"synth", "t.img", "--events", "2000", "--seed", "7"}).status, 0);
     const EttRun loaded = ett({"load", "t.img", "--db", "sqlite:t.db"});
     ASSERT_EQ(loaded.status, 0) << loaded.err;
@@ -186,7 +188,7 @@ TEST_F(OutputSafetyTest, QemuRunAndFidelityRefuseAnOutputOnTheirInputs) {
 TEST_F(OutputSafetyTest, AFailedWriteLeavesTheOldTargetAndNoTemporaryFile) {
   const std::vector<std::vector<std::string>> verbs = {
       {"export", "--format", "csv", "--db", "sqlite:t.db"},
-      {"export", "--format", "perfetto-json", "--db", "sqlite:t.db"},
+      {"export", "--format", "perfetto", "--db", "sqlite:t.db"},
       {"sql", "SELECT * FROM events", "--db", "sqlite:t.db"},
       {"extract", "t.img"},
   };
