@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "commands.h"
+#include "common/terminal_text.h"
 #include "db/database.h"
 
 namespace ett::cli {
@@ -39,7 +40,7 @@ int run_label(const LabelOptions& options) {
     return report({ErrorKind::Usage, "trace " + std::to_string(trace) + " has no probe " +
                                          std::to_string(options.probe) + " (ett query probes lists them)"});
   std::printf("trace %lld probe %lld: %s\n", static_cast<long long>(trace),
-              static_cast<long long>(options.probe), options.label.c_str());
+              static_cast<long long>(options.probe), escape_control_characters(options.label).c_str());
   return 0;
 }
 

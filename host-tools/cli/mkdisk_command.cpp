@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "common/terminal_text.h"
 #include "common/units.h"
 #include "image/disk_maker.h"
 
@@ -38,7 +39,7 @@ int run_mkdisk(const MkdiskOptions& options) {
     uuid += fmt::format("{}{:02x}", (i == 4 || i == 6 || i == 8 || i == 10) ? "-" : "", label.disk_uuid[i]);
   fmt::print("{}: trace disk, {} bytes ({} sectors), uuid {}{}\n", options.image,
              label.total_sectors * format::kSectorSize, label.total_sectors, uuid,
-             options.name.empty() ? "" : ", name \"" + options.name + "\"");
+             options.name.empty() ? "" : ", name \"" + host::escape_control_characters(options.name) + "\"");
   return 0;
 }
 

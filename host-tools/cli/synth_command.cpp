@@ -62,7 +62,14 @@ int run_synth(const SynthOptions& options) {
   auto written = write_synth_capture(
       target, {options.events, options.seed, layout->layout(), progress, options.clock_ppm});
   bar.erase();
-  if (!written) return report(written.error());
+  if (!written) {
+    // The message names the disk the user asked for, not the temporary file it was made as.
+    HostError error = written.error();
+    if (const std::string& temporary = new_disk.temporary(); !temporary.empty())
+      for (size_t at; (at = error.message.find(temporary)) != std::string::npos;)
+        error.message.replace(at, temporary.size(), options.image);
+    return report(error);
+  }
   if (!new_disk.temporary().empty())
     if (auto placed = new_disk.commit(); !placed) return report(placed.error());
   const std::string clock = options.clock_ppm != 0 ? fmt::format(", clock {:+g} ppm", options.clock_ppm) : "";
