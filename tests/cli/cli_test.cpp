@@ -272,6 +272,80 @@ TEST_F(CliTest, LsExitStatusSaysCorruptOrTruncated) {
   EXPECT_EQ(json::parse(t.out.substr(0, t.out.find('\n'))).at("status"), "truncated");
 }
 
+// One flipped byte in chunk 2 of a 20,000-event session: without --salvage extract and load refuse it (12);
+// with it they keep every event of the other chunks, name exactly the seqs lost (chunk 2 holds seqs
+// 2*kRecordsPerChunk to 3*kRecordsPerChunk - 1), store them in `losses`, and the analyses say so.
+TEST_F(CliTest, SalvageKeepsTheGoodChunksAndNamesTheLostSeqs) {
+  ASSERT_EQ(ett({"synth", path("t.img"), "--events", "20000", "--seed", "3"}).status, 0);
+  std::string disk = slurp(path("t.img"));
+  const uint64_t chunk2_lba = f::kFirstSessionLba + f::sectors_before_chunks(2) + 2 * f::kChunkSectors;
+  disk[chunk2_lba * f::kSectorSize + sizeof(f::ChunkHeader) + 100] ^= 0x01;
+  write_bytes(path("c.img"), disk);
+  const uint64_t first = 2 * f::kRecordsPerChunk;
+  const uint64_t last = 3 * f::kRecordsPerChunk - 1;
+  const std::string lost = fmt::format("lost seqs {}-{} ({} events)", first, last, f::kRecordsPerChunk);
+
+  const EttRun refused = ett({"extract", path("c.img"), "-o", path("x.csv")});
+  EXPECT_EQ(refused.status, 12) << refused.err;
+  EXPECT_FALSE(fs::exists(path("x.csv")));
+  const EttRun salvaged = ett({"extract", path("c.img"), "--salvage", "-o", path("x.csv")});
+  EXPECT_EQ(salvaged.status, 0) << salvaged.err;
+  EXPECT_NE(salvaged.err.find("ett: warning:"), std::string::npos) << salvaged.err;
+  EXPECT_NE(salvaged.err.find(lost), std::string::npos) << salvaged.err;
+  std::istringstream csv(slurp(path("x.csv")));
+  std::string line;
+  std::getline(csv, line);
+  std::vector<uint64_t> seqs;
+  while (std::getline(csv, line)) seqs.push_back(std::stoull(line.substr(0, line.find(','))));
+  ASSERT_EQ(seqs.size(), 20000 - f::kRecordsPerChunk);
+  for (size_t i = 0; i < seqs.size(); ++i) EXPECT_EQ(seqs[i], i < first ? i : i + f::kRecordsPerChunk) << i;
+
+  const EttRun ls = ett({"ls", path("c.img"), "--json"});
+  EXPECT_EQ(ls.status, 12) << ls.err;
+  EXPECT_EQ(json::parse(ls.out).at(0).at("lost_seqs"), json::parse(fmt::format("[[{},{}]]", first, last)));
+  EXPECT_NE(ett({"ls", path("c.img")}).out.find(lost), std::string::npos);
+
+  EXPECT_EQ(ett({"load", path("c.img"), "--db", "sqlite:" + path("refused.db")}).status, 12);
+  const EttRun load = ett({"load", path("c.img"), "--salvage", "--db", "sqlite:" + path("t.db")});
+  EXPECT_EQ(load.status, 0) << load.err;
+  EXPECT_NE(load.err.find(lost), std::string::npos) << load.err;
+  const EttRun rows = ett({"sql", "--db", "sqlite:" + path("t.db"), "--format", "csv",
+                           "SELECT trace_id, first_seq, last_seq, events FROM losses"});
+  EXPECT_EQ(rows.out, fmt::format("trace_id,first_seq,last_seq,events\n1,{},{},{}\n", first, last,
+                                  f::kRecordsPerChunk));
+  EXPECT_EQ(
+      ett({"sql", "--db", "sqlite:" + path("t.db"), "--format", "csv", "SELECT count(*) FROM events"}).out,
+      fmt::format("count(*)\n{}\n", seqs.size()));
+  const EttRun query = ett({"query", "--db", "sqlite:" + path("t.db"), "--format", "json", "losses"});
+  EXPECT_EQ(query.status, 0) << query.err;
+  EXPECT_EQ(json::parse(query.out).at(0).at("first_seq"), first);
+  const EttRun intervals = ett({"analyze", "intervals", "--db", "sqlite:" + path("t.db")});
+  EXPECT_EQ(intervals.status, 0) << intervals.err;
+  EXPECT_NE(intervals.err.find(fmt::format("lost {} events (seqs {}-{})", f::kRecordsPerChunk, first, last)),
+            std::string::npos)
+      << intervals.err;
+}
+
+// A chunk whose own header is damaged cannot say which seqs it held: the range comes from its place in the
+// session (chunk k holds seqs k*kRecordsPerChunk onwards), so the loss is exact all the same.
+TEST_F(CliTest, SalvageDerivesTheRangeOfAChunkWithADamagedHeader) {
+  ASSERT_EQ(ett({"synth", path("t.img"), "--events", "5000", "--seed", "4"}).status, 0);
+  std::string disk = slurp(path("t.img"));
+  const uint64_t chunk0_lba = f::kFirstSessionLba + f::sectors_before_chunks(2);
+  for (size_t i = 0; i < sizeof(f::ChunkHeader); ++i) disk[chunk0_lba * f::kSectorSize + i] ^= 0x5a;
+  write_bytes(path("c.img"), disk);
+  const EttRun salvaged = ett({"extract", path("c.img"), "--salvage", "-o", path("x.csv")});
+  EXPECT_EQ(salvaged.status, 0) << salvaged.err;
+  EXPECT_NE(salvaged.err.find(
+                fmt::format("lost seqs 0-{} ({} events)", f::kRecordsPerChunk - 1, f::kRecordsPerChunk)),
+            std::string::npos)
+      << salvaged.err;
+  const std::string csv = slurp(path("x.csv"));
+  EXPECT_EQ(static_cast<size_t>(std::count(csv.begin(), csv.end(), '\n')), 1 + 5000 - f::kRecordsPerChunk);
+  EXPECT_EQ(csv.substr(csv.find('\n') + 1, csv.find(',', csv.find('\n')) - csv.find('\n') - 1),
+            std::to_string(f::kRecordsPerChunk));
+}
+
 // ---- one set of conventions
 // --------------------------------------------------------------------------------
 

@@ -743,6 +743,32 @@ TEST_F(PostgresLoad, APartialSessionLoadsAsTwoPartsCutAtItsMiddleChunk) {
   EXPECT_EQ((*again)[0].repaired, "");
 }
 
+// --salvage on PostgreSQL as on SQLite: a session with one flipped byte in chunk 2 loads every event of its
+// other chunks and stores exactly chunk 2's seqs in `losses`; without --salvage it is refused.
+TEST_F(PostgresLoad, ASalvagedLoadStoresItsLosses) {
+  const uint64_t chunk2_lba = f::kFirstSessionLba + f::sectors_before_chunks(2) + 2 * f::kChunkSectors;
+  {
+    std::fstream file(image, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekg(static_cast<std::streamoff>(chunk2_lba * f::kSectorSize + sizeof(f::ChunkHeader) + 100));
+    const char byte = static_cast<char>(file.get() ^ 0x01);
+    file.seekp(static_cast<std::streamoff>(chunk2_lba * f::kSectorSize + sizeof(f::ChunkHeader) + 100));
+    file.put(byte);
+  }
+  auto db = open_database(fresh_database("salvaged"));
+  ASSERT_TRUE(db);
+  EXPECT_FALSE(load_image(**db, {image, 1, false}));
+  auto loaded = load_image(**db, {image, 1, false, true});
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_EQ((*loaded)[0].events, 30'000 - f::kRecordsPerChunk);
+  EXPECT_EQ((*loaded)[0].lost, fmt::format("{}-{} ({} events)", 2 * f::kRecordsPerChunk,
+                                           3 * f::kRecordsPerChunk - 1, f::kRecordsPerChunk));
+  EXPECT_EQ(count(**db, "SELECT count(*) FROM events"), 30'000 - f::kRecordsPerChunk);
+  EXPECT_EQ(count(**db, "SELECT count(*) FROM losses"), 1);
+  EXPECT_EQ(count(**db, "SELECT first_seq FROM losses"), 2 * f::kRecordsPerChunk);
+  EXPECT_EQ(count(**db, "SELECT last_seq FROM losses"), 3 * f::kRecordsPerChunk - 1);
+  EXPECT_EQ(count(**db, "SELECT events FROM losses"), f::kRecordsPerChunk);
+}
+
 // A load never holds the session whole: loading 3 M events takes at most 40 MB more than loading 100 k (about
 // 18 MB: the two parts' decoders and connections; whole, the 2.9 M more events are 70 MB more); a reload's
 // already-loaded check too.
