@@ -396,9 +396,24 @@ Status store_precision(Database& db, int64_t trace_id, const PrecisionResult& re
   return ended ? Status{} : Status{ended.failure()};
 }
 
+namespace {
+
+// Through the catalog, so that a missing table is no failed statement (which aborts a PostgreSQL transaction).
+bool table_exists(Database& db, const char* name) {
+  const SqlValue params[] = {std::string(name)};
+  auto rows = db.query(db.engine() == DbEngine::Sqlite
+                           ? "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = $1"
+                           : "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema() "
+                             "AND tablename = $1",
+                       params);
+  return rows && !rows->rows.empty() && rows->rows[0][0] && *rows->rows[0][0] != "0";
+}
+
+}  // namespace
+
 Expected<std::optional<StoredPrecision>> find_precision(Database& db, int64_t trace_id, double coverage) {
-  auto created = db.run_script(precision_table_sql(db.engine()));
-  if (!created) return created.failure();
+  // A read: a database where nothing was stored yet has no table, and is not written to make one.
+  if (!table_exists(db, "analysis_precision")) return std::optional<StoredPrecision>{};
   const SqlValue params[] = {trace_id, fmt::format("{:.17g}", coverage)};
   auto rows = db.query(
       "SELECT p.trace_id, p.coverage, p.tau_ns, p.epsilon_ns, p.pi_ns FROM analysis_precision p "
@@ -443,7 +458,7 @@ Status store_pps(Database& db, int64_t trace_id, const PpsResult& result) {
 }
 
 Expected<std::optional<PpsResult>> find_pps(Database& db, int64_t trace_id) {
-  ETT_TRY(db.run_script(pps_table_sql(db.engine())));
+  if (!table_exists(db, "pps_mapping")) return std::optional<PpsResult>{};
   const SqlValue params[] = {trace_id};
   ETT_TRY_ASSIGN(auto rows,
                  db.query("SELECT line, tsc_hz, uncertainty_ppb, anchor_tsc, utc_second, label_source, "

@@ -379,13 +379,18 @@ Command add_compare_command(CLI::App& app) {
          "The slowdown allowed: a percentage of the baseline's statistic (5%) or a time (250ns, 3us); "
          "never below pi")
       ->capture_default_str();
-  sub->add_option("--confidence", o->confidence, "Confidence of each bound (0.5-1)")->capture_default_str();
-  sub->add_option("--resamples", o->resamples, "Bootstrap resamples (100 to 100000)")->capture_default_str();
+  sub->add_option("--confidence", o->confidence, "Confidence of each bound (0.5-1)")
+      ->capture_default_str()
+      ->check(positive_number());
+  sub->add_option("--resamples", o->resamples, "Bootstrap resamples (100 to 100000)")
+      ->capture_default_str()
+      ->check(non_negative_number());
   sub->add_option("--seed", o->seed, "Seed of the bootstrap's random numbers (same seed, same result)")
       ->capture_default_str();
   sub->add_option("--min-actions", o->min_actions,
                   "Fewer usable actions on a side than this: the gate cannot decide (exit 7)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(non_negative_number());
   sub->add_option("--pi-ns", o->pi_ns,
                   "Precision bound (default: the largest stored one of the traces' machines)");
   sub->add_option(

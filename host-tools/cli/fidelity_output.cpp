@@ -77,7 +77,7 @@ void add_fidelity_check_options(CLI::App* sub, bool& check, double& tolerance_us
                     what);
   sub->add_option("--tolerance", tolerance_us, "Microseconds of interval and schedule error --check accepts")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());  // finite: CLI::PositiveNumber lets "nan" through
 }
 
 }  // namespace ett::cli

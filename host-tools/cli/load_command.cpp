@@ -45,10 +45,12 @@ int run_load(const LoadOptions& options) {
   bar.erase();
   if (!loaded) return report(loaded.error());
   int status = 0;
+  size_t skipped = 0;
   for (const LoadedSession& session : *loaded) {
     if (!session.skipped.empty()) {
       warn(fmt::format("session {} skipped: {}", session.session, session.skipped));
       status = 1;
+      ++skipped;
     } else if (session.already_loaded && !session.repaired.empty()) {
       std::printf("session %u of %s was loaded as trace %lld, but %s: its %llu events were loaded again\n",
                   session.session, options.image.c_str(), static_cast<long long>(session.trace_id),
@@ -67,6 +69,11 @@ int run_load(const LoadOptions& options) {
                   session.seconds > 0 ? session.events / session.seconds / 1e6 : 0.0);
     }
   }
+  if (skipped > 0)
+    return report({host::ErrorKind::Usage,
+                   fmt::format("{}: {} of {} sessions skipped (see the warnings; --salvage keeps a damaged "
+                               "session's good chunks)",
+                               options.image, skipped, loaded->size())});
   return status;
 }
 

@@ -2,7 +2,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include "commands.h"
@@ -97,6 +99,13 @@ Command add_synth_command(CLI::App& app) {
   sub->add_option("--clock-ppm", options->clock_ppm,
                   "The same events stamped by a clock this many ppm fast (negative: slow): a second "
                   "capture of the same lines, for `ett analyze align`")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            char* end = nullptr;
+            const double value = std::strtod(text.c_str(), &end);
+            return text.empty() || *end != '\0' || !std::isfinite(value) ? "'" + text + "' is not a number" : "";
+          },
+          "NUMBER"))
       ->check(CLI::Range(-1000.0, 1000.0))
       ->capture_default_str();
   return {sub, [options] { return run_synth(*options); }};

@@ -4,11 +4,13 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -176,14 +178,25 @@ Expected<PendingFile> PendingFile::create(const std::string& target, bool force)
                           "." + (name.size() > 200 ? std::string() : name) + ".ett-XXXXXX";
   std::vector<char> buffer(temporary.begin(), temporary.end());
   buffer.push_back('\0');
+  // SIGINT and SIGTERM wait until the file is in the table remove_pending_files() reads: a signal between its
+  // creation and its entry would leave it behind.
+  sigset_t signals, before;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, &before);
   const int fd = ::mkostemp(buffer.data(), O_CLOEXEC);
-  if (fd < 0) return make_error(ErrorKind::Io, errno_message(target, errno));
+  const int error = errno;
   PendingFile file;
-  file.m_target = target;
-  file.m_temporary = buffer.data();
-  file.m_fd = fd;
-  file.m_force = force;
-  file.m_slot = claim_slot(file.m_temporary);
+  if (fd >= 0) {
+    file.m_target = target;
+    file.m_temporary = buffer.data();
+    file.m_fd = fd;
+    file.m_force = force;
+    file.m_slot = claim_slot(file.m_temporary);
+  }
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  if (fd < 0) return make_error(ErrorKind::Io, errno_message(target, error));
   if (::fchmod(fd, new_file_mode()) != 0) return make_error(ErrorKind::Io, errno_message(target, errno));
   return file;
 }

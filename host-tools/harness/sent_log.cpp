@@ -99,6 +99,9 @@ Expected<SentRun> read_sent_run(const std::string& path) {
 }
 
 Expected<SentLog> read_sent_log(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error))
+    return make_error(ErrorKind::Usage, path + ": is a directory, not a sent log");
   std::ifstream in(path);
   if (!in) return make_error(ErrorKind::Io, errno_message(path, errno));
   LineReader reader(in, path);

@@ -24,6 +24,7 @@
 #include "analysis/durations.h"
 #include "analysis/input.h"
 #include "common/tsc_time.h"
+#include "db/schema.h"
 #include "export/perfetto.h"
 #include "export/vcd.h"
 #include "golden/golden_cases.h"
@@ -365,6 +366,7 @@ TEST_F(ExportCommand, UtcTimesComeFromThePpsMappingAndItsAbsenceIsNamed) {
   const long double anchor = start + hz, rate = hz * (1 - 20e-6L);
   ASSERT_EQ(
       ett({"sql", "--write",
+           host::pps_table_sql(host::DbEngine::Sqlite) + ";\n" +
            fmt::format("INSERT INTO pps_mapping (trace_id, line, tsc_hz, uncertainty_ppb, anchor_tsc, "
                        "utc_second, label_source, pulses, rejected, jitter_p99_ns) VALUES (1, 7, {:.17g}, "
                        "0.5, {:.17g}, {}, 'user', 10, 0, 12)",
