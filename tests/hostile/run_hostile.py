@@ -65,6 +65,25 @@ def flip(path, offset, mask=0xFF):
         f.write(bytes([byte[0] ^ mask]))
 
 
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def set_label_version(path, version):
+    """The label's format_version (offset 8) set and its CRC32C (the last 4 bytes of sector 0) made again."""
+    with open(path, "r+b") as f:
+        label = bytearray(f.read(512))
+        label[8:12] = version.to_bytes(4, "little")
+        label[508:512] = crc32c(bytes(label[:508])).to_bytes(4, "little")
+        f.seek(0)
+        f.write(label)
+
+
 def find_all(path, magic, limit=8):
     with open(path, "rb") as f:
         data = f.read(8 << 20)
@@ -101,6 +120,7 @@ def make_fixtures(ett, root):
 
     flip(copy("label_magic.img"), 0)  # not a trace disk
     flip(copy("label_crc.img"), 100)  # inside the label: its CRC fails
+    set_label_version(copy("version.img"), 99)  # a format from the future, its label whole
     if sessions:
         flip(copy("header_crc.img"), sessions[0] + 64)
         flip(copy("header2_crc.img"), sessions[1] + 64 if len(sessions) > 1 else sessions[0] + 64)
@@ -148,6 +168,7 @@ def cases():
         ("empty disk", "{empty.img}", {"ls": 0, "extract": 14, "load": 14}),
         ("not a trace disk", "{label_magic.img}", {"ls": 10, "extract": 10, "load": 10}),
         ("label CRC", "{label_crc.img}", {"ls": 12, "extract": 12, "load": 12}),
+        ("unknown format version", "{version.img}", {"ls": 11, "extract": 11, "load": 11}),
         ("session header CRC", "{header_crc.img}", {"ls": 12, "extract": 12, "load": 12}),
         ("newest header CRC", "{header2_crc.img}", {"ls": 12, "extract": 12, "load": 12}),
         ("chunk CRC (older session)", "{chunk.img}", {"ls": 12, "extract": 0, "load": 0}),
