@@ -56,8 +56,8 @@ std::function<void(const std::string&)>& loss_notice() {
 void tell_losses(Database& db, int64_t trace_id) {
   if (!loss_notice()) return;
   const SqlValue params[] = {trace_id};
-  auto rows = db.query("SELECT first_seq, last_seq, events FROM losses WHERE trace_id = $1 ORDER BY first_seq",
-                       params);
+  auto rows = db.query(
+      "SELECT first_seq, last_seq, events FROM losses WHERE trace_id = $1 ORDER BY first_seq", params);
   if (!rows || rows->rows.empty()) return;
   std::string ranges;
   int64_t events = 0;
@@ -65,14 +65,17 @@ void tell_losses(Database& db, int64_t trace_id) {
     ranges += fmt::format("{}{}-{}", ranges.empty() ? "" : ", ", row[0].value_or("?"), row[1].value_or("?"));
     events += row[2] ? std::atoll(row[2]->c_str()) : 0;
   }
-  loss_notice()(fmt::format("trace {} was loaded with --salvage and lost {} events (seqs {}): a gap there is a "
-                            "loss, not a quiet period",
-                            trace_id, events, ranges));
+  loss_notice()(
+      fmt::format("trace {} was loaded with --salvage and lost {} events (seqs {}): a gap there is a "
+                  "loss, not a quiet period",
+                  trace_id, events, ranges));
 }
 
 }  // namespace
 
-void set_loss_notice(std::function<void(const std::string&)> notice) { loss_notice() = std::move(notice); }
+void set_loss_notice(std::function<void(const std::string&)> notice) {
+  loss_notice() = std::move(notice);
+}
 
 Expected<int64_t> resolve_trace(Database& db, std::optional<int64_t> trace) {
   if (!trace) {
@@ -396,24 +399,9 @@ Status store_precision(Database& db, int64_t trace_id, const PrecisionResult& re
   return ended ? Status{} : Status{ended.failure()};
 }
 
-namespace {
-
-// Through the catalog, so that a missing table is no failed statement (which aborts a PostgreSQL transaction).
-bool table_exists(Database& db, const char* name) {
-  const SqlValue params[] = {std::string(name)};
-  auto rows = db.query(db.engine() == DbEngine::Sqlite
-                           ? "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = $1"
-                           : "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema() "
-                             "AND tablename = $1",
-                       params);
-  return rows && !rows->rows.empty() && rows->rows[0][0] && *rows->rows[0][0] != "0";
-}
-
-}  // namespace
-
 Expected<std::optional<StoredPrecision>> find_precision(Database& db, int64_t trace_id, double coverage) {
   // A read: a database where nothing was stored yet has no table, and is not written to make one.
-  if (!table_exists(db, "analysis_precision")) return std::optional<StoredPrecision>{};
+  if (auto has = has_table(db, "analysis_precision"); !has || !*has) return std::optional<StoredPrecision>{};
   const SqlValue params[] = {trace_id, fmt::format("{:.17g}", coverage)};
   auto rows = db.query(
       "SELECT p.trace_id, p.coverage, p.tau_ns, p.epsilon_ns, p.pi_ns FROM analysis_precision p "
@@ -458,7 +446,7 @@ Status store_pps(Database& db, int64_t trace_id, const PpsResult& result) {
 }
 
 Expected<std::optional<PpsResult>> find_pps(Database& db, int64_t trace_id) {
-  if (!table_exists(db, "pps_mapping")) return std::optional<PpsResult>{};
+  if (auto has = has_table(db, "pps_mapping"); !has || !*has) return std::optional<PpsResult>{};
   const SqlValue params[] = {trace_id};
   ETT_TRY_ASSIGN(auto rows,
                  db.query("SELECT line, tsc_hz, uncertainty_ppb, anchor_tsc, utc_second, label_source, "

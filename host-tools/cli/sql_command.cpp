@@ -28,7 +28,7 @@ struct SqlOptions {
 // Whether the events table and the tables made from it are all there.
 bool has_derived_tables(host::Database& database) {
   for (const char* table : {"events", "event_packs", "event_codes", "event_blocks"})
-    if (!database.query(std::string("SELECT 1 FROM ") + table + " WHERE 1 = 0", {})) return false;
+    if (auto has = host::has_table(database, table); !has || !*has) return false;
   return true;
 }
 

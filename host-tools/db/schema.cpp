@@ -290,18 +290,6 @@ const Migration kMigrations[] = {
     {6, [](DbEngine) { return std::vector<std::string>(); }},
 };
 
-Expected<bool> has_table(Database& db, const char* name) {
-  const SqlValue params[] = {std::string(name)};
-  ETT_TRY_ASSIGN(ResultTable table,
-                 db.query(db.engine() == DbEngine::Sqlite
-                              ? "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = $1"
-                              // pg_tables, not information_schema.tables (a view of many joins): as the
-                              // first query of a command's connection, 5 ms against 12 ms under strace
-                              : "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = "
-                                "current_schema() AND tablename = $1",
-                          params));
-  return !table.rows.empty() && table.rows[0][0] && *table.rows[0][0] != "0";
-}
 
 // 0: a new database (no traces table); 1: made before ett_schema existed; else ett_schema's version.
 Expected<int> schema_version(Database& db) {
@@ -364,6 +352,19 @@ std::vector<std::string> schema_statements(DbEngine engine) {
       "NOT NULL,\n  events {0} NOT NULL,\n  reason TEXT,\n  PRIMARY KEY (trace_id, first_seq)\n){1}",
       pg ? "BIGINT" : "INTEGER", pg ? "" : " WITHOUT ROWID"));
   return out;
+}
+
+Expected<bool> has_table(Database& db, const char* name) {
+  const SqlValue params[] = {std::string(name)};
+  ETT_TRY_ASSIGN(ResultTable table,
+                 db.query(db.engine() == DbEngine::Sqlite
+                              ? "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = $1"
+                              // pg_tables, not information_schema.tables (a view of many joins): as the
+                              // first query of a command's connection, 5 ms against 12 ms under strace
+                              : "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = "
+                                "current_schema() AND tablename = $1",
+                          params));
+  return !table.rows.empty() && table.rows[0][0] && *table.rows[0][0] != "0";
 }
 
 std::string refresh_derived_sql() {

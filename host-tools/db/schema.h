@@ -41,6 +41,9 @@ std::vector<std::string> schema_statements(DbEngine engine);
 // The trace's rows of event_blocks, from its tallies: per block of seqs, the first and last seq present and
 // the least and greatest time_ns (NULL without a TSC rate).
 Status insert_event_blocks(Database& db, int64_t trace_id, const EventTallies& tallies, uint64_t tsc_hz);
+// Whether the database has table `name` (through the catalog: a missing table is no failed statement, which
+// would abort a PostgreSQL transaction).
+Expected<bool> has_table(Database& db, const char* name);
 // After rows of events changed (`ett sql --write`): the packed copy dropped (reads then take the events rows)
 // and the tallies counted again from the rows, so that no reader sees the old events.
 std::string refresh_derived_sql();
