@@ -24,7 +24,7 @@ namespace {
 
 using namespace ett::host;
 
-// Exit statuses (README, "ett compare"): scripts and CI jobs branch on them.
+// Exit statuses (docs/guide/regression-gate.md): scripts and CI jobs branch on them.
 constexpr int kExitPass = kExitOk;
 constexpr int kExitRegression = kExitUsage;
 constexpr int kExitUndecided = kExitGateUndecided;

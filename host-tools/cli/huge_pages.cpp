@@ -1,6 +1,6 @@
 // huge_pages.cpp: the `ett` binary's operator new advises transparent huge pages on every large block
 // (common/huge_pages.h). glibc serves such a block from a fresh mapping or the untouched top of its heap, so
-// the advice usually comes before anything touches it (README, "Memory": what it saves); pages already
+// the advice usually comes before anything touches it (docs/benchmarks.md, "Memory": what it saves); pages already
 // touched keep their size. The block starts on a 2 MB boundary: malloc's blocks start 16 bytes into a
 // mapping, whose first and last 2 MB then stayed 4 KB pages (a quarter of an 8 MB block). The block is still
 // malloc's: the library's operator delete (free) releases it.

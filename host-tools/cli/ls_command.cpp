@@ -71,7 +71,7 @@ std::string csv_field(const nlohmann::ordered_json& value) {
   return quoted + "\"";
 }
 
-// The exit status for what the check found (README, "The `ett` command"): a damaged session is not "ok".
+// The exit status for what the check found (docs/guide/ett-command.md): a damaged session is not "ok".
 // The status column: ok / partial / corrupt / truncated with its detail, and the seqs a --salvage would lose.
 std::string status_text(const host::SessionSummary& summary) {
   const std::vector<host::LostRange> lost = host::lost_ranges(summary);

@@ -24,7 +24,7 @@ namespace ett::host {
 // writer fills the next; the writer waits only when all kBlocks blocks are on their way. Through the page
 // cache, the kernel's part of a 3.3 GB export (the copy into new page-cache pages, their buffer heads, the
 // write-back, and dropping them again behind the writer, WriteBehind) took 1.1-1.5 s of system time; this way
-// it takes 0.2-0.4 s, and the disk's own speed is the bound (README, "End to end"). The file's last part
+// it takes 0.2-0.4 s, and the disk's own speed is the bound (docs/benchmarks.md, "End to end"). The file's last part
 // page goes through the page cache (O_DIRECT cleared: a direct write's length is a multiple of the disk's
 // block), the whole pages before it past it. A file system that refuses O_DIRECT when the descriptor is
 // switched gets no DirectWriter (start() says so); one that refuses a direct write (EINVAL) gets that block

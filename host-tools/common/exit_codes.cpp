@@ -1,4 +1,4 @@
-// exit_codes.cpp: what each exit status means, for the manual page and the README check.
+// exit_codes.cpp: what each exit status means, for the manual page and the check of the guide's table.
 #include "common/exit_codes.h"
 
 namespace ett::host {

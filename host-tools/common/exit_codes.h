@@ -1,5 +1,5 @@
 // exit_codes.h: the exit status of every `ett` verb, in one table: the code returns these, `ett man` prints
-// them under EXIT STATUS, README's table is checked against them (tests/cli/exit_codes_test.cpp), and a
+// them under EXIT STATUS, docs/guide/ett-command.md's table is checked against them (tests/cli/exit_codes_test.cpp), and a
 // test provokes each one.
 #pragma once
 

@@ -1,5 +1,5 @@
 // event_packs.h: a trace's events packed about a thousand to a row, as event_packs holds them beside the
-// events table (README "Trace database"): what a whole-trace read takes, since a binary COPY of 10 M events
+// events table (docs/design/database.md): what a whole-trace read takes, since a binary COPY of 10 M events
 // rows costs PostgreSQL 2.0-2.8 s and the same events as 8,700 packed rows 0.3 s, and SQLite's scan of the
 // rows 0.9 s against 0.07 s for the packs.
 //

@@ -68,7 +68,7 @@ struct TraceColumn {
     }                                                                \
   }
 
-// Names are part of the interface (README): users' queries use them.
+// Names are part of the interface (docs/guide/database.md): users' queries use them.
 const std::vector<TraceColumn>& columns() {
   static const std::vector<TraceColumn> kColumns = {
       ETT_TEXT("disk_uuid", format_uuid(h.disk_uuid)),
@@ -200,7 +200,7 @@ Expected<bool> has_legacy_events(Database& db) {
 
 // Events per probe and code of each trace, written by the load from the decoded events: what `ett query
 // codes` reads. An index that could answer it, (trace_id, probe, code), cost more than the rest of a load put
-// together (README "Trace database").
+// together (docs/design/database.md).
 std::string event_codes_table_sql(DbEngine engine) {
   const bool pg = engine == DbEngine::Postgres;
   return fmt::format(
@@ -213,7 +213,7 @@ std::string event_codes_table_sql(DbEngine engine) {
 // (time_ns grows with seq within a trace, but the block's least and greatest time make it exact either way),
 // then each block it needs is a range of the events' primary key. Neither engine keeps an index on time_ns:
 // kept up during a SQLite load it cost as much CPU as the rest of the insert, and built for each PostgreSQL
-// partition it was a third of the server's work (README "Trace database").
+// partition it was a third of the server's work (docs/design/database.md).
 std::string event_blocks_table_sql(DbEngine engine) {
   const bool pg = engine == DbEngine::Postgres;
   return fmt::format(

@@ -1,4 +1,4 @@
-// schema.h: the trace database's tables, the same on SQLite and PostgreSQL (README "Trace database").
+// schema.h: the trace database's tables, the same on SQLite and PostgreSQL (docs/guide/database.md).
 #pragma once
 
 #include <string>
@@ -20,7 +20,7 @@ struct ColumnDef {
 // The columns of `traces` after trace_id: identity, what was loaded, then every session-header field.
 const std::vector<ColumnDef>& trace_columns();
 
-// The schema's version, kept in the one-row table ett_schema (README "Trace database"):
+// The schema's version, kept in the one-row table ett_schema (docs/guide/database.md):
 //   1  traces, events (trace_id, seq, probe, code, tsc, time_ns, lines), probes; no ett_schema table
 //   2  events gains flags and aux (every field of the record); the events_time index; event_codes (events per
 //      probe and code, written by the load); ett_schema

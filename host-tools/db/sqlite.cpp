@@ -262,7 +262,7 @@ class SqliteDatabase final : public Database {
     // Load-time pragmas: a 16 MB page cache and temporary storage in memory. An append touches only the
     // right edge of each b-tree, and the pages it fills go to the file's page cache either way: a 256 MB
     // cache held them a second time in fresh memory, 250 MB more of peak and about a tenth more wall time for
-    // a 10 M-event load (README "Trace database"). The rollback journal stays on (journal_mode DELETE):
+    // a 10 M-event load (docs/design/database.md). The rollback journal stays on (journal_mode DELETE):
     // appending to a table journals almost nothing, and it is what makes an interrupted load leave no trace
     // behind.
     ETT_TRY(exec("PRAGMA cache_size = -16384"));

@@ -121,7 +121,7 @@ std::string format_machines(const std::vector<MachineFidelity>& machines);
 // machines 2..N (the array --fidelity-json writes).
 nlohmann::ordered_json machines_document(const std::vector<MachineFidelity>& machines);
 
-// --check's default --tolerance: see README ("Timing under load").
+// --check's default --tolerance: see docs/guide/qemu.md ("Timing under load").
 inline constexpr double kDefaultToleranceUs = 5000;
 
 }  // namespace ett::host

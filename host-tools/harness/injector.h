@@ -117,7 +117,7 @@ PlayResult play_scenario(const Scenario& scenario, uint8_t* lines, const std::fu
 // Plays several scenarios on one clock, each into its own probe: the writes of all targets are merged by
 // time; writes due at the same time go out back to back in target order (each target's store followed by its
 // own rdtsc). Pacing is per target, but writes due together wait until every one of their kernels has polled,
-// so a sync edge still reaches all machines together (measured: median 0.15 us apart, max 18 us, README).
+// so a sync edge still reaches all machines together (measured: median 0.15 us apart, max 18 us, docs/guide/several-pcs.md).
 // `start_monotonic_ns`: the scenario's time 0 on CLOCK_MONOTONIC (0: now); a later one waits for it.
 PlayResult play_scenarios(const std::vector<PlayTarget>& targets, const std::function<bool()>& keep_going,
                           std::optional<int> cpu = std::nullopt, uint64_t start_monotonic_ns = 0);

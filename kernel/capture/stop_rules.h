@@ -23,7 +23,7 @@ class StopRules {
   // The loop consults check() once every 2^kPollIntervalLog2 polls: ~20-40 us under QEMU, ~1 ms on a
   // parallel port; how late a stop request, the deadline or a key is noticed, never how late an event is.
   // The check is the slowest step of the loop: with keyboard=1 it adds one read of the PS/2 controller's
-  // status port (an I/O cycle on the LPC bus, ~1-2 us on real PCs; measured under QEMU in README.md).
+  // status port (an I/O cycle on the LPC bus, ~1-2 us on real PCs; measured under QEMU in docs/benchmarks.md).
   static constexpr uint32_t kPollIntervalLog2 = 10;
 
   // limit_ticks == 0: no deadline.

@@ -251,7 +251,7 @@ TEST_F(CliTest, BadNumbersAreRefusedInOneLine) {
   EXPECT_FALSE(fs::exists(path("q.img"))) << "refused before anything was made";
 }
 
-// ls lists every session, then its exit status says the worst it found (README: 12 corrupt, 13 truncated).
+// ls lists every session, then its exit status says the worst it found (docs/guide/ett-command.md: 12 corrupt, 13 truncated).
 TEST_F(CliTest, LsExitStatusSaysCorruptOrTruncated) {
   ASSERT_EQ(ett({"synth", path("t.img"), "--events", "100", "--seed", "3"}).status, 0);
   std::string disk = slurp(path("t.img"));
@@ -697,13 +697,13 @@ TEST_F(CliTest, ProgressIsForTerminalsAndCtrlCCleansUp) {
   EXPECT_EQ(piped.err.find('\r'), npos) << piped.err;
 }
 
-// README's command reference (section "The `ett` command") names every verb `ett help` lists, with every
-// option `ett help VERB` lists.
-TEST_F(CliTest, ReadmeCommandReferenceMatchesHelp) {
-  const std::string readme = slurp(std::string(ETT_SOURCE_DIR) + "/README.md");
-  const size_t start = readme.find("## The `ett` command");
+// The guide's table of verbs (docs/guide/ett-command.md, "The verbs") names every verb `ett help` lists, with
+// every option `ett help VERB` lists.
+TEST_F(CliTest, GuideVerbTableMatchesHelp) {
+  const std::string guide = slurp(std::string(ETT_SOURCE_DIR) + "/docs/guide/ett-command.md");
+  const size_t start = guide.find("## The verbs");
   ASSERT_NE(start, std::string::npos);
-  const std::string section = readme.substr(start, readme.find("\n## ", start + 1) - start);
+  const std::string section = guide.substr(start, guide.find("\n## ", start + 1) - start);
   const std::string man = ett({"man"}).out;
   std::istringstream in(man);
   std::string line, verb;
@@ -716,13 +716,13 @@ TEST_F(CliTest, ReadmeCommandReferenceMatchesHelp) {
       std::istringstream words(verb.substr(4));
       std::string first, rest;
       words >> first;
-      EXPECT_NE(section.find("`ett " + first), std::string::npos) << verb << " is not in README's reference";
-      while (words >> rest) EXPECT_NE(section.find(rest), std::string::npos) << verb << " is not in README";
+      EXPECT_NE(section.find("`ett " + first), std::string::npos) << verb << " is not in the guide's table of verbs";
+      while (words >> rest) EXPECT_NE(section.find(rest), std::string::npos) << verb << " is not in the guide";
     } else if (!verb.empty() && line.rfind("\\fB\\-\\-", 0) == 0) {
       std::string option = line.substr(3, line.find("\\fR") - 3);
       for (size_t at; (at = option.find("\\-")) != std::string::npos;) option.replace(at, 2, "-");
       if (option == "--help") continue;
-      EXPECT_NE(section.find(option), std::string::npos) << verb << " " << option << " is not in README";
+      EXPECT_NE(section.find(option), std::string::npos) << verb << " " << option << " is not in the guide";
     }
   }
   EXPECT_GE(verbs, 15);

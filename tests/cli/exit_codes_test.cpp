@@ -1,4 +1,4 @@
-// exit_codes_test.cpp: README's exit-status table is the code's (common/exit_codes.h), and the codes no other
+// exit_codes_test.cpp: the guide's exit-status table (docs/guide/ett-command.md) is the code's (common/exit_codes.h), and the codes no other
 // test provokes are provoked here: the gate's 0/1/7/8, the signals' 130/143 (with what a killed export was
 // writing removed). The trace disk's 10-15 and the usage 1 of every verb are provoked by the hostile-input
 // suite (tests/hostile); qemu run's 2-6 by the QEMU boot tests (tests/qemu: failure, timeout, QEMU exit,
@@ -26,11 +26,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string readme_path() { return std::string(ETT_SOURCE_DIR) + "/README.md"; }
+std::string guide_path() { return std::string(ETT_SOURCE_DIR) + "/docs/guide/ett-command.md"; }
 
-// The rows between the exit-codes markers of README: "code|verbs|meaning".
-std::vector<std::string> readme_rows() {
-  std::ifstream in(readme_path());
+// The rows between the exit-codes markers of the guide (docs/guide/ett-command.md): "code|verbs|meaning".
+std::vector<std::string> guide_rows() {
+  std::ifstream in(guide_path());
   std::vector<std::string> rows;
   bool inside = false;
   for (std::string line; std::getline(in, line);) {
@@ -50,11 +50,11 @@ std::vector<std::string> readme_rows() {
   return rows;
 }
 
-TEST(ExitCodes, ReadmeTableIsTheTableTheCodeUses) {
+TEST(ExitCodes, GuideTableIsTheTableTheCodeUses) {
   std::vector<std::string> code_rows;
   for (const host::ExitCodeRow& row : host::exit_code_table())
     code_rows.push_back(fmt::format("{}|{}|{}", row.code, row.verbs, row.meaning));
-  EXPECT_EQ(readme_rows(), code_rows) << "README's table between the exit-codes markers must list "
+  EXPECT_EQ(guide_rows(), code_rows) << "docs/guide/ett-command.md's table between the exit-codes markers must list "
                                          "common/exit_codes.cpp's rows";
 }
 

@@ -317,7 +317,7 @@ TEST(ExportStreamed, PerfettoProtoStartsAtTheEarliestEventWhereverItIs) {
   const host::CaptureInfo info = head->capture.info;
   const uint64_t early_tsc = info.capture_start_tsc - 777'777;
   const int64_t early_ns = host::ticks_to_ns_exact(-777'777, info.tsc_hz);
-  // Events changed by hand: their packs go (what README says to do), and the trace is read from its rows.
+  // Events changed by hand: their packs go (what docs/design/database.md says to do), and the trace is read from its rows.
   sql(fmt::format("UPDATE events SET tsc = {} WHERE seq = 20000; DELETE FROM event_packs", early_tsc));
   sql(fmt::format("UPDATE event_blocks SET min_ns = {} WHERE first_seq = {}", early_ns, (20000 >> 12) << 12));
 

@@ -159,7 +159,7 @@ TEST(ExportTools, GtkwaveConvertsTheVcdWithoutLosingAChange) {
 
 // What --no-bus is for: the same capture with its code vectors stops sigrok-cli 0.7.2 (libsigrok 0.5.2) at
 // the first vector value, so fewer samples come out. When a newer libsigrok reads vectors, this fails: then
-// the README's advice to use --no-bus for PulseView can go.
+// docs/guide/exports.md's advice to use --no-bus for PulseView can go.
 TEST(ExportTools, SigrokOfDebian12StopsAtTheFirstVectorValue) {
   if (!have_tool("sigrok-cli")) GTEST_SKIP() << "sigrok-cli is not installed (Debian package sigrok-cli)";
   TempDir dir;

@@ -18,7 +18,7 @@ namespace {
 // (held up, then pacing the backlog) that lateness is the host's, and Timing.* measure it.
 //
 // Measured on this project's 2-core machine with two CPU hogs and other helpers' builds: |stamp - due| median
-// 0.1-1 us, p95 1-5 us, worst 0.1-2 ms when the host held up the injector itself (README, "Timing under
+// 0.1-1 us, p95 1-5 us, worst 0.1-2 ms when the host held up the injector itself (docs/guide/qemu.md, "Timing under
 // load"). The bounds leave room for a busier CI machine; a kernel that stamped late, batched its stamps or
 // lost its place, or an injector on the wrong clock (errors of milliseconds as soon as the host is loaded),
 // would break them.

@@ -1,5 +1,5 @@
 // cli_exit_codes_test.cpp: `ett ls` and `ett extract` on real images through the real binary: each class of
-// bad trace disk gets its documented exit code (README, "The `ett` command") and a message naming the
+// bad trace disk gets its documented exit code (docs/guide/ett-command.md) and a message naming the
 // problem, and `ls --json` carries the session header.
 #include <cstring>
 

@@ -106,7 +106,7 @@ std::string analyze_pps(const std::string& db, int id, const std::vector<SentRow
   return pps.output;
 }
 
-// The loose bound the tests assert on UTC errors; the goal on a quiet machine is 50 us (README, "Absolute
+// The loose bound the tests assert on UTC errors; the goal on a quiet machine is 50 us (docs/guide/absolute-time.md, "Absolute
 // time: a PPS line", gives the measured figures).
 constexpr double kUtcBoundNs = 1e6;
 
@@ -146,7 +146,7 @@ TEST(PpsBoot, TenSecondCaptureGivesRateAndUtcOfEvents) {
   EXPECT_GE(json_field(pps, "pulses"), static_cast<double>(rises.size() - late - 1)) << pps;
   std::printf("%zu pulses sent, %zu of them late by more than 100 us; %s\n", rises.size(), late, pps.c_str());
 
-  // The truth's rate: the guest's UTC is a linear map of its TSC (README), whose slope the sent log's pulses
+  // The truth's rate: the guest's UTC is a linear map of its TSC (docs/guide/absolute-time.md), whose slope the sent log's pulses
   // give (the guest TSC of each rise against its true UTC).
   double sx = 0, sy = 0, sxx = 0, sxy = 0;
   const double n = static_cast<double>(rises.size());
@@ -161,7 +161,7 @@ TEST(PpsBoot, TenSecondCaptureGivesRateAndUtcOfEvents) {
   const double error_ppm = (fitted_hz - truth_hz) / truth_hz * 1e6;
   std::printf("PPS rate: fitted %.3f Hz +- %.3f Hz, truth %.3f Hz: %+.4f ppm (%.1f sigma)\n", fitted_hz,
               stderr_hz, truth_hz, error_ppm, std::abs(fitted_hz - truth_hz) / std::max(stderr_hz, 1e-9));
-  // The goal is 1 ppm (met on a quiet machine, see README); on a loaded host pulses stamped tens of us late
+  // The goal is 1 ppm (met on a quiet machine, see docs/guide/absolute-time.md); on a loaded host pulses stamped tens of us late
   // widen the fit's own uncertainty past it (1.5 ppm with a p99 jitter of 39 us in one CI run), which the fit
   // then says: within 1 ppm or within three of its standard errors, and that uncertainty itself far below the
   // board crystal's tens of ppm that PPS is there to remove.

@@ -138,7 +138,7 @@ TEST(Regression, SimultaneousChangesOnManyProbesAreCompleteAndInOrder) {
 }
 
 // A million events, paced (the default): complete, in order, and checked event by event by the report.
-// Wall time on this project's 2-core machine: see README ("Capture under QEMU"); ctest gives it its own
+// Wall time on this project's 2-core machine: see docs/guide/qemu.md; ctest gives it its own
 // timeout.
 TEST(RegressionLong, MillionEventsAreCompleteAndInOrder) {
   ScratchDir dir;
@@ -174,7 +174,7 @@ TEST(Regression, RunDeadlineEndsARunThatDoesNotFinish) {
 // The scenario's clock under load: 1,000 events 150-400 us apart on the guest's clock (the default),
 // complete, in order, and each captured interval and time against the scheduled one. A write the host held
 // up is stamped at most the hold's margin (50 us) and a stop check late on the guest's clock, however long
-// the host held it up; how often that happens is the host's doing (README, "Timing under load": with two CPU
+// the host held it up; how often that happens is the host's doing (docs/guide/qemu.md, "Timing under load": with two CPU
 // hogs and other QEMU runs on the 2 cores, p95 0.9-29 us with the injector under SCHED_FIFO, 23-68 us and a
 // median up to 49 us without, max 47-102 us either way). So the test bounds the worst event, not a
 // percentile: a run on the host's clock under load, a kernel that stamped late or did not wait at the hold
@@ -250,7 +250,7 @@ TEST(Regression, TwoMachinesShareSyncEdgesAndAlign) {
   // where align must put machine 2 (truth_offset_ns, drift 0). The bounds are the goal's (10 us, 10 ppm),
   // plus what the run's own late writes can explain: an edge the host held up is stamped late by up to the
   // machine's schedule error, which the fit spreads over offset and drift (least squares over the 897 ms of
-  // edges). Measured with two CPU hogs: 0.2-3 us and 0.1-3 ppm off in runs without late writes (README,
+  // edges). Measured with two CPU hogs: 0.2-3 us and 0.1-3 ppm off in runs without late writes (docs/guide/several-pcs.md,
   // "Several measurement PCs").
   const double late_ns = json_number(result.json, "schedule_error_max_ns", 0) +
                          json_number(result.json, "schedule_error_max_ns", 1);

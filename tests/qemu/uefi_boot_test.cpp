@@ -180,7 +180,7 @@ TEST_P(UefiTraceDisk, IsoBootOnQ35CapturesDumpsAndExtracts) {
   expect_extracted(dir / "trace.img", 6);
 }
 
-// The command README shows, on q35 with the trace disk on AHCI or NVMe: `ett qemu run` makes the disk, boots
+// The command docs/guide/qemu.md shows, on q35 with the trace disk on AHCI or NVMe: `ett qemu run` makes the disk, boots
 // the ISO under OVMF, plays the scenario on the guest's clock and checks what the kernel dumped.
 TEST_P(UefiTraceDisk, QemuRunFromTheCommandLine) {
   ScratchDir dir;
