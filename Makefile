@@ -1,8 +1,8 @@
 # Makefile: the front door. `make` builds, `make demo` runs the main job, `make test` runs the tests.
 # Each first installs what is missing (scripts/deps.sh, Debian packages only). The real build is CMake (CMakeLists.txt).
-# `make docs`: the documentation site (README.md + docs/, MkDocs, offline: no CDN) in $(BUILD)/site; open
-# $(BUILD)/site/index.html (search needs http: `python3 -m http.server -d $(BUILD)/site`). First checks every link and
-# anchor (tests/docs/check_links.py), then scripts/build-docs stages and builds.
+# `make docs`: the documentation site (README.md + docs/, MkDocs, offline: no CDN, search included) in
+# $(BUILD)/site: open $(BUILD)/site/index.html. First checks every link and anchor (tests/docs/check_links.py), then
+# scripts/build-docs stages the sources and builds.
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=

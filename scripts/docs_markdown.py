@@ -8,8 +8,8 @@
   autolinks), code spans and fenced code skipped; scripts/build-docs rewrites them, tests/docs/check_links.py
   checks them.
 - As an MkDocs hook (mkdocs.yml `hooks:`): the site's toc extension uses the same slugify() and unique(), so an
-  anchor that works on GitHub works on the site; and the code blocks' Pygments stylesheet is written into the
-  site (no highlight.js from a CDN).
+  anchor that works on GitHub works on the site; the code blocks' Pygments stylesheet is written into the
+  site (no highlight.js from a CDN); and the search works in pages read from disk (file://) too.
 
 Python standard library only (the hook runs inside MkDocs, the rest under any python3).
 """
@@ -21,15 +21,20 @@ import unicodedata
 # --- slugs -------------------------------------------------------------------------------------------------------
 
 _KEEP_CATEGORIES = ("L", "M", "Nd", "Nl", "Pc")
+# Symbols that Unicode calls alphabetic (Other_Alphabetic): circled, parenthesized and squared Latin letters.
+_ALPHABETIC_SYMBOLS = ((0x24B6, 0x24E9), (0x1F130, 0x1F149), (0x1F150, 0x1F169), (0x1F170, 0x1F189))
 
 
 def slugify(text, sep="-"):
-    """GitHub's slug of a heading's text content (the rendered text: no Markdown, no tags)."""
+    """GitHub's slug of a heading's text content (the rendered text: no Markdown, no tags). github-slugger
+    removes the other numbers, punctuation, symbols, separators and control/format/private/unassigned code
+    points except the alphabetic ones; it passes all 78 cases of github-slugger's test/fixtures.json."""
     out = []
     for ch in text.lower():
         if ch == " ":
             out.append(sep)
-        elif ch == "-" or unicodedata.category(ch).startswith(_KEEP_CATEGORIES):
+        elif ch == "-" or unicodedata.category(ch).startswith(_KEEP_CATEGORIES) or \
+                any(lo <= ord(ch) <= hi for lo, hi in _ALPHABETIC_SYMBOLS):
             out.append(ch)
     return "".join(out)
 
@@ -250,3 +255,74 @@ def on_post_build(config, **kwargs):
         css = "/* Pygments is not installed (Debian python3-pygments): code blocks are not highlighted */\n"
     with open(path, "w", encoding="utf-8") as f:
         f.write(css)
+    _search_from_disk(config["site_dir"])
+
+
+# The search plugin's main.js runs lunr in a Web Worker that fetches search_index.json: a page read from disk
+# (file://) may do neither, so its search would fail. For file:// pages the search runs in the page instead, on
+# lunr.js and the index loaded by <script> tags (search/search_index.js); over http nothing changes.
+_WORKER_START = "if (!window.Worker) {\n  console.log('Web Worker API not supported');"
+_FILE_SEARCH = """// scripts/docs_markdown.py (ETT): a page read from disk (file://) may not start a Web Worker nor fetch
+// search_index.json, so there the search runs in the page, on scripts loaded by <script> tags.
+function ettLoadScript (url, done) {
+  var script = document.createElement('script');
+  script.src = url;
+  script.onload = done;
+  script.onerror = function () { console.error('search: could not load ' + url); };
+  document.head.appendChild(script);
+}
+if (location.protocol === 'file:') {
+  var ettIndex = null, ettDocuments = {};
+  var searchWorker = {postMessage: function (message) {
+    if (!message.query || !ettIndex) return;
+    var results = ettIndex.search(message.query).map(function (result) {
+      var doc = ettDocuments[result.ref];
+      doc.summary = doc.text.substring(0, 200);
+      return doc;
+    });
+    onWorkerMessage({data: {results: results}});
+  }};
+  ettLoadScript(joinUrl(base_url, 'search/lunr.js'), function () {
+    ettLoadScript(joinUrl(base_url, 'search/search_index.js'), function () {
+      var data = window.ettSearchIndex;
+      if (data.config && data.config.separator && data.config.separator.length) {
+        lunr.tokenizer.separator = new RegExp(data.config.separator);
+      }
+      ettIndex = lunr(function () {
+        this.field('title');
+        this.field('text');
+        this.ref('location');
+        for (var i = 0; i < data.docs.length; i++) {
+          this.add(data.docs[i]);
+          ettDocuments[data.docs[i].location] = data.docs[i];
+        }
+      });
+      onWorkerMessage({data: {config: data.config}});
+      onWorkerMessage({data: {allowSearch: true}});
+    });
+  });
+} else """
+
+
+def _search_from_disk(site_dir):
+    import logging
+    import os
+
+    main_js = os.path.join(site_dir, "search", "main.js")
+    index = os.path.join(site_dir, "search", "search_index.json")
+    if not os.path.exists(main_js) or not os.path.exists(index):
+        return  # no search plugin
+    with open(main_js, encoding="utf-8") as f:
+        script = f.read()
+    if _WORKER_START not in script:
+        logging.getLogger("mkdocs.hooks.docs_markdown").warning(
+            "search/main.js is not MkDocs 1.4's: the search of pages read from disk (file://) stays off")
+        return
+    # main.js is a symlink into the mkdocs package on Debian when copied as such: write a new file.
+    os.remove(main_js)
+    with open(main_js, "w", encoding="utf-8") as f:
+        f.write(script.replace(_WORKER_START, _FILE_SEARCH + _WORKER_START, 1))
+    with open(index, encoding="utf-8") as f:
+        data = f.read()
+    with open(os.path.join(site_dir, "search", "search_index.js"), "w", encoding="utf-8") as f:
+        f.write("window.ettSearchIndex = %s;\n" % data.strip())

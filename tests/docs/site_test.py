@@ -4,12 +4,11 @@
 1. The site's heading ids are GitHub's: for every page, the ids of the built <h1>..<h6> are the anchors
    tests/docs/check_links.py computes from the Markdown source (scripts/docs_markdown.py), in order.
 2. In real headless Chromium through chromedriver (tests/support/browser_check.py's WebDriver client), served
-   from 127.0.0.1 (python's http.server: offline; the search index is fetched by a Web Worker, which browsers
-   refuse to file:// pages), it opens the home page, one guide page and a search (index.html?q=WORD, the
-   theme's search box): fails on any console error, any failed or non-local request, and on a search without
-   results pointing at the page the word comes from. It also opens the home page from disk (file://), where
-   only the search may fail (the browser's rule above): no other console error, no failed load.
-   Screenshots: home.png, guide.png, search.png in --screenshots DIR.
+   from 127.0.0.1 (python's http.server: offline), it opens the home page, one guide page and a search (index.html?q=WORD, the
+   theme's search box, WORD from the guide's title): fails on any console error, any failed or non-local
+   request, and on a search without results pointing at the page the word comes from. The search again from
+   disk (file://), where it runs in the page (scripts/docs_markdown.py). Screenshots: home.png, guide.png,
+   search.png, search-disk.png in --screenshots DIR.
 
 usage: site_test.py [--screenshots DIR] [--keep]
 Prints what it checked; exit status 1 on any failure.
@@ -98,21 +97,23 @@ def browser_log(driver, kind):
     return driver.s("POST", "/se/log", {"type": kind}) or []
 
 
-def network_problems(entries, local):
-    """Failed loads, HTTP errors and non-local requests in chromedriver's performance log."""
+def network_problems(entries, ours, local):
+    """Failed loads, HTTP errors and non-local requests of the site's documents (and their workers) in
+    chromedriver's performance log; the browser's own pages (chrome://new-tab-page, ...) are not the site's."""
     requests, problems = {}, []
     for entry in entries:
         message = json.loads(entry["message"])["message"]
         method, params = message.get("method"), message.get("params", {})
         if method == "Network.requestWillBeSent":
             url = params["request"]["url"]
+            if not (ours(params.get("documentURL", "")) or ours(url)):
+                continue
             requests[params["requestId"]] = url
             if not local(url):
                 problems.append("request to the network: " + url)
-        elif method == "Network.loadingFailed" and not params.get("canceled"):
-            problems.append("failed load (%s): %s" % (params.get("errorText"),
-                                                      requests.get(params["requestId"], "?")))
-        elif method == "Network.responseReceived":
+        elif method == "Network.loadingFailed" and params["requestId"] in requests and not params.get("canceled"):
+            problems.append("failed load (%s): %s" % (params.get("errorText"), requests[params["requestId"]]))
+        elif method == "Network.responseReceived" and params["requestId"] in requests:
             status = params["response"].get("status", 0)
             if status >= 400:
                 problems.append("HTTP %d: %s" % (status, params["response"]["url"]))
@@ -160,18 +161,21 @@ def browse(site, shots, guide_md, guide_html):
         driver.session = driver.call("POST", "/session", {"capabilities": {"alwaysMatch": caps}})["sessionId"]
         browser_log(driver, "browser"), browser_log(driver, "performance")  # the new-tab page's entries
 
-        def local(url):
-            return url.startswith(base) or url.startswith("file://") or url.startswith("data:") \
-                or url.startswith("about:") or url.startswith("chrome")
+        def ours(url):
+            return url.startswith(base) or url.startswith("file://" + site)
 
-        def check(name, url, console_ok=lambda message: False):
-            errors = [e["message"] for e in browser_log(driver, "browser")
-                      if e.get("level") == "SEVERE" and not console_ok(e["message"])]
-            problems, requested = network_problems(browser_log(driver, "performance"), local)
+        def local(url):
+            return ours(url) or url.startswith("data:") or url.startswith("blob:") or url.startswith("about:")
+
+        def check(name, url):
+            errors = [e["message"] for e in browser_log(driver, "browser") if e.get("level") == "SEVERE"]
+            problems, requested = network_problems(browser_log(driver, "performance"), ours, local)
             for e in errors:
                 fail("%s (%s): console error: %s" % (name, url, e))
             for p in problems:
                 fail("%s (%s): %s" % (name, url, p))
+            if os.environ.get("ETT_DOCS_DEBUG"):
+                print("\n".join("  " + r for r in requested))
             print("%s: %s: %d request(s), %d console error(s), %d failed load(s)"
                   % (name, url, len(requested), len(errors), len(problems)))
 
@@ -198,35 +202,32 @@ def browse(site, shots, guide_md, guide_html):
         else:
             print("guide: no docs/guide/*.md page yet: only the home page and the search are opened")
 
-        # The search: the theme's search box, filled from ?q= once lunr has indexed the site.
+        # The search: the theme's search box, filled from ?q= once lunr has indexed the site; over http (a Web
+        # Worker) and from disk (file://: in the page, scripts/docs_markdown.py).
         word = title_word(guide_md) if guide_md else None
         word = word or title_word(os.path.join(os.path.dirname(site), "docs-src", "index.md")) or "ett"
-        open_page(driver, base + "index.html?q=" + urllib.parse.quote(word))
-        driver.script("$('#mkdocs_search_modal').modal('show')")
-
-        def results():
-            found = driver.script("return Array.from(document.querySelectorAll('#mkdocs-search-results article h3 a'))"
-                                  ".map(a => a.getAttribute('href'))")
-            return found or None
-        try:
-            hits = wait_until("search results for %r" % word, results, PATIENCE_S)
-        except RuntimeError as e:
-            hits = []
-            fail("search: %s" % e)
-        time.sleep(0.3)
         expected = guide_html or "index.html"
-        if hits and not any(h.split("#")[0].endswith(expected) for h in hits):
-            fail("search: %r finds %s, not %s" % (word, hits, expected))
-        print("search: %r -> %d result(s) %s, screenshot %s"
-              % (word, len(hits), hits[:3], screenshot(driver, os.path.join(shots, "search.png"))))
-        check("search", base + "index.html?q=" + word)
+        query = "index.html?q=" + urllib.parse.quote(word)
+        for name, url, png in (("search", base + query, "search.png"),
+                               ("search from disk", "file://" + os.path.join(site, query), "search-disk.png")):
+            open_page(driver, url)
+            driver.script("$('#mkdocs_search_modal').modal('show')")
 
-        # From disk: everything but the search (a Web Worker, which file:// pages may not start) must work.
-        file_url = "file://" + os.path.join(site, "index.html")
-        open_page(driver, file_url)
-        time.sleep(0.3)
-        check("home from disk", file_url,
-              console_ok=lambda m: "search/worker.js" in m and ("Worker" in m or "origin 'null'" in m))
+            def results():
+                return driver.script(
+                    "return Array.from(document.querySelectorAll('#mkdocs-search-results article h3 a'))"
+                    ".map(a => a.getAttribute('href'))") or None
+            try:
+                hits = wait_until("search results for %r" % word, results, PATIENCE_S)
+            except RuntimeError as e:
+                hits = []
+                fail("%s: %s" % (name, e))
+            time.sleep(0.3)
+            if hits and not any(h.split("#")[0].endswith(expected) for h in hits):
+                fail("%s: %r finds %s, not %s" % (name, word, hits, expected))
+            print("%s: %r -> %d result(s) %s, screenshot %s"
+                  % (name, word, len(hits), hits[:3], screenshot(driver, os.path.join(shots, png))))
+            check(name, url)
     finally:
         if driver.session:
             try:
