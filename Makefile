@@ -1,5 +1,8 @@
 # Makefile: the front door. `make` builds, `make demo` runs the main job, `make test` runs the tests.
 # Each first installs what is missing (scripts/deps.sh, Debian packages only). The real build is CMake (CMakeLists.txt).
+# `make docs`: the documentation site (README.md + docs/, MkDocs, offline: no CDN, search included) in
+# $(BUILD)/site: open $(BUILD)/site/index.html. First checks every link and anchor (tests/docs/check_links.py), then
+# scripts/build-docs stages the sources and builds.
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
@@ -23,7 +26,7 @@ E2E_EVENTS ?= 10000000
 # `make install PREFIX=/usr/local` (cmake --install); `make deb`: the Debian package (CPack) in $(BUILD).
 PREFIX ?= /usr/local
 
-.PHONY: all deps build demo test test-sanitize bench fuzz iso clean install deb
+.PHONY: all deps build demo test test-sanitize bench fuzz iso clean install deb docs
 
 all: build
 
@@ -67,6 +70,10 @@ bench: deps $(BUILD)/build.ninja
 	$(BUILD)/bin/ett_bench --benchmark_out=$(BENCH_JSON) --benchmark_out_format=json $(BENCH_ARGS)
 	@echo "JSON: $(BENCH_JSON)"
 	$(BUILD)/bin/ett_e2e_bench $(E2E_EVENTS)
+
+docs: deps
+	python3 tests/docs/check_links.py
+	scripts/build-docs --out $(BUILD)
 
 fuzz: deps
 	CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DETT_FUZZ=ON $(CMAKE_FLAGS)
