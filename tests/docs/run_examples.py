@@ -20,6 +20,7 @@ expected output (stdout and stderr together, as a terminal shows them). Expected
 An HTML comment right before a block says how to run it:
   <!-- doctest: skip REASON -->   not run (a real PC, a package install): counted and listed with its reason
   <!-- doctest: qemu -->          boots the kernel under QEMU: the page runs only with --qemu
+  <!-- doctest: file NAME -->     the next block (any language) is written to NAME, for later commands to use
 Hidden set-up commands, run in order with the blocks but not shown on the page:
   <!-- doctest-setup
   $ ett synth --events 1000 trace.img
@@ -77,8 +78,8 @@ def parse_page(path):
         m = DIRECTIVE.match(line)
         if m:
             directive = (m.group(1), m.group(2))
-            if directive[0] not in ("skip", "qemu"):
-                raise SystemExit(f"{path}:{i + 1}: unknown doctest directive '{directive[0]}' (skip or qemu)")
+            if directive[0] not in ("skip", "qemu", "file"):
+                raise SystemExit(f"{path}:{i + 1}: unknown doctest directive '{directive[0]}' (skip, qemu or file)")
             i += 1
             continue
         if line.strip() == "<!-- doctest-setup":
@@ -101,7 +102,9 @@ def parse_page(path):
             while i < len(text) and not text[i].strip().startswith(fence):
                 body.append(text[i][len(indent):] if text[i].startswith(indent) else text[i].lstrip())
                 i += 1
-            if lang in SHELL_LANGS or (not lang and any(b.startswith("$ ") for b in body)):
+            if directive and directive[0] == "file":
+                blocks.append(Block(path, start, lang, body, directive, hidden=True))
+            elif lang in SHELL_LANGS or (not lang and any(b.startswith("$ ") for b in body)):
                 blocks.append(Block(path, start, lang, body, directive))
             directive = None
             i += 1
@@ -185,6 +188,10 @@ def run_page(path, bin_dir, with_qemu, verbose):
         for block in blocks:
             if block.kind == "skip":
                 counts["skip"] += 1
+                continue
+            if block.kind == "file":
+                with open(os.path.join(work, block.reason), "w", encoding="utf-8") as f:
+                    f.write("\n".join(block.lines) + "\n")
                 continue
             for command, expected, lineno in commands_of(block):
                 status = 0
