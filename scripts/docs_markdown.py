@@ -314,6 +314,8 @@ def _search_from_disk(site_dir):
         return  # no search plugin
     with open(main_js, encoding="utf-8") as f:
         script = f.read()
+    if "function ettLoadScript" in script:
+        return  # done already
     if _WORKER_START not in script:
         logging.getLogger("mkdocs.hooks.docs_markdown").warning(
             "search/main.js is not MkDocs 1.4's: the search of pages read from disk (file://) stays off")
