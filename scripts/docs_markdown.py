@@ -9,7 +9,8 @@
   checks them.
 - As an MkDocs hook (mkdocs.yml `hooks:`): the site's toc extension uses the same slugify() and unique(), so an
   anchor that works on GitHub works on the site; the code blocks' Pygments stylesheet is written into the
-  site (no highlight.js from a CDN); and the search works in pages read from disk (file://) too.
+  site (no highlight.js from a CDN); page titles are their first heading's text (no Markdown); and the search
+  works in pages read from disk (file://) too.
 
 Python standard library only (the hook runs inside MkDocs, the rest under any python3).
 """
@@ -241,6 +242,21 @@ def on_config(config, **kwargs):
     if PYGMENTS_CSS not in config["extra_css"]:
         config["extra_css"].append(PYGMENTS_CSS)
     return config
+
+
+def on_page_content(html_text, page, **kwargs):
+    """The page's title (navigation, <title>) as its first heading reads on the page: MkDocs 1.4 takes the
+    heading's Markdown source, so "Benchmarks (`make bench`)" kept its backticks."""
+    from mkdocs.utils import get_markdown_title
+
+    m = re.search(r"<h1[^>]*>(.*?)</h1>", html_text, re.DOTALL)
+    # only a title MkDocs took from the heading: not one the nav or the page's meta gives
+    if m and page.title is not None and page.title == get_markdown_title(page.markdown):
+        text = re.sub(r'<a class="headerlink"[^>]*>.*?</a>', "", m.group(1), flags=re.DOTALL)
+        text = html.unescape(re.sub(r"<[^>]+>", "", text)).strip()
+        if text:
+            page.title = text
+    return html_text
 
 
 def on_post_build(config, **kwargs):
