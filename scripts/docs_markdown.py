@@ -9,7 +9,8 @@
   checks them.
 - As an MkDocs hook (mkdocs.yml `hooks:`): the site's toc extension uses the same slugify() and unique(), so an
   anchor that works on GitHub works on the site; the code blocks' Pygments stylesheet is written into the
-  site (no highlight.js from a CDN); and the search works in pages read from disk (file://) too.
+  site (no highlight.js from a CDN); page titles are their first heading's text (no Markdown); and the search
+  works in pages read from disk (file://) too.
 
 Python standard library only (the hook runs inside MkDocs, the rest under any python3).
 """
@@ -243,6 +244,21 @@ def on_config(config, **kwargs):
     return config
 
 
+def on_page_content(html_text, page, **kwargs):
+    """The page's title (navigation, <title>) as its first heading reads on the page: MkDocs 1.4 takes the
+    heading's Markdown source, so "Benchmarks (`make bench`)" kept its backticks."""
+    from mkdocs.utils import get_markdown_title
+
+    m = re.search(r"<h1[^>]*>(.*?)</h1>", html_text, re.DOTALL)
+    # only a title MkDocs took from the heading: not one the nav or the page's meta gives
+    if m and page.title is not None and page.title == get_markdown_title(page.markdown):
+        text = re.sub(r'<a class="headerlink"[^>]*>.*?</a>', "", m.group(1), flags=re.DOTALL)
+        text = html.unescape(re.sub(r"<[^>]+>", "", text)).strip()
+        if text:
+            page.title = text
+    return html_text
+
+
 def on_post_build(config, **kwargs):
     import os
 
@@ -314,6 +330,8 @@ def _search_from_disk(site_dir):
         return  # no search plugin
     with open(main_js, encoding="utf-8") as f:
         script = f.read()
+    if "function ettLoadScript" in script:
+        return  # done already
     if _WORKER_START not in script:
         logging.getLogger("mkdocs.hooks.docs_markdown").warning(
             "search/main.js is not MkDocs 1.4's: the search of pages read from disk (file://) stays off")

@@ -2,7 +2,8 @@
 """site_test.py: builds the documentation site (scripts/build-docs) in a scratch directory and checks it.
 
 1. The site's heading ids are GitHub's: for every page, the ids of the built <h1>..<h6> are the anchors
-   tests/docs/check_links.py computes from the Markdown source (scripts/docs_markdown.py), in order.
+   tests/docs/check_links.py computes from the Markdown source (scripts/docs_markdown.py), in order; every
+   relative <a href> of every built page names a page of the site and, with #x, an id in it.
 2. In real headless Chromium through chromedriver (tests/support/browser_check.py's WebDriver client), served
    from 127.0.0.1 (python's http.server: offline), it opens the home page, one guide page and a search (index.html?q=WORD, the
    theme's search box, WORD from the guide's title): fails on any console error, any failed or non-local
@@ -32,6 +33,7 @@ import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
 import docs_markdown as md  # noqa: E402
@@ -64,6 +66,38 @@ def check_heading_ids(src, site):
                  % (rel, [i for i in ids if i not in expected], [a for a in expected if a not in ids]))
         pages += 1
     print("heading ids: %d page(s), site ids = GitHub slugs" % pages)
+
+
+def check_site_links(site):
+    """Every relative <a href> of every built page names a file of the site and, with #x, an id in it."""
+    ids, pages = {}, sorted(glob.glob(os.path.join(site, "**", "*.html"), recursive=True))
+
+    def ids_of(path):
+        if path not in ids:
+            with open(path, encoding="utf-8") as f:
+                ids[path] = {html.unescape(i) for i in re.findall(r"\b(?:id|name)=\"([^\"]*)\"", f.read())}
+        return ids[path]
+    count = 0
+    for page in pages:
+        with open(page, encoding="utf-8") as f:
+            text = f.read()
+        for href in re.findall(r"<a\s[^>]*?\bhref=\"([^\"]*)\"", text):
+            href = html.unescape(href)
+            if href in ("", "#") or md.is_external(href):
+                continue
+            count += 1
+            path, _, fragment = href.partition("#")
+            # 404.html links from the site's root (/x.html): a server shows it at any path
+            base = site if path.startswith("/") else os.path.dirname(page)
+            target = os.path.normpath(os.path.join(base, urllib.parse.unquote(path).lstrip("/"))) if path else page
+            if os.path.isdir(target):
+                target = os.path.join(target, "index.html")
+            rel = os.path.relpath(page, site)
+            if not os.path.isfile(target):
+                fail("%s: link %s: no such page in the site" % (rel, href))
+            elif fragment and target.endswith(".html") and urllib.parse.unquote(fragment) not in ids_of(target):
+                fail("%s: link %s: no id %r in %s" % (rel, href, fragment, os.path.relpath(target, site)))
+    print("site links: %d page(s), %d relative link(s)" % (len(pages), count))
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -269,6 +303,7 @@ def main():
         src, site = os.path.join(work, "docs-src"), os.path.join(work, "site")
         print("built in %.1f s" % (time.monotonic() - started))
         check_heading_ids(src, site)
+        check_site_links(site)
         guides = sorted(glob.glob(os.path.join(src, "guide", "*.md")))
         guide_md = guides[0] if guides else None
         guide_html = os.path.relpath(os.path.splitext(guide_md)[0] + ".html", src) if guide_md else None

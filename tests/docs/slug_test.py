@@ -19,6 +19,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts")
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, SCRIPTS)
 import docs_markdown as md  # noqa: E402
 
@@ -120,7 +121,7 @@ def main():
     if not python:
         failures.append("mkdocs is not installed (Debian mkdocs; scripts/deps.sh installs it)")
     else:
-        run = subprocess.run([python, "-c", RENDER, SCRIPTS], input=SOURCE, capture_output=True, text=True)
+        run = subprocess.run([python, "-B", "-c", RENDER, SCRIPTS], input=SOURCE, capture_output=True, text=True)
         if run.returncode != 0:
             failures.append("Python-Markdown (%s) failed: %s" % (python, run.stderr.strip()[-2000:]))
         else:
