@@ -417,7 +417,8 @@ def limit_memory():
     os.setsid()
 
 
-def check_case(ett, case, fixtures, root, sanitized):
+def check_case(ett, case, fixtures, root, sanitized, observe=None):
+    """The problems of one case (an empty list when it passed); observe(case, result), if given, sees the run."""
     scratch = tempfile.mkdtemp(prefix="case-", dir=root)
     cwd = fixtures["fixtures"] if case.cwd == "fixtures" else scratch
     args = [substitute(w, fixtures, scratch) for w in case.args]
@@ -435,6 +436,8 @@ def check_case(ett, case, fixtures, root, sanitized):
     finally:
         if case.stdin:
             stdin.close()
+    if observe:
+        observe(case, result)
     err = result.stderr.decode(errors="replace")
     out = result.stdout.decode(errors="replace")
     code = case.sanitized_code if sanitized and case.sanitized_code is not None else case.code
