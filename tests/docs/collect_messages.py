@@ -101,10 +101,10 @@ def collect(ett, pattern="", sanitized=False):
                 continue  # the sanitized build has no kernel: that case ends otherwise there
             args = [run_hostile.substitute(w, fixtures, root) for w in case.args]
             paths = [p for p in fixtures.values()]
-            paths += [w for w in args if "://" not in w
+            paths += [w for w in args if "://" not in w and not w.startswith("sqlite:")
                       and ("/" in w or re.search(r"\.(img|db|csv|txt|bin|json|log)$", w))]
             paths += [w[len("sqlite:"):] for w in args if w.startswith("sqlite:") and w != "sqlite:"]
-            values = [w for w in args if w not in paths and not w.startswith("--") and w != "sqlite:"]
+            values = [w for w in args if w not in paths and not w.startswith(("--", "sqlite:"))]
             values += [part for w in values for part in re.split(r"[:,=]", w) if part and part != w]
             seen = []
             problems = run_hostile.check_case(ett, case, fixtures, root, sanitized,
