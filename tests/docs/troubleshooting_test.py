@@ -6,8 +6,8 @@ or `ETT:` (a `\\|` in a cell is a `|`); the cell after the messages is their exi
   1. every distinct message the hostile corpus provokes (tests/docs/collect_messages.py, normalised: FILE, N,
      0xN, VALUE, OPTION, VERB, TEXT) is quoted on the page, and its exit cell names every status it exited with;
   2. every message quoted on the page is still provoked by some case, or its text between placeholders is still
-     in a string literal of host-tools/ or kernel/ (printf %-conversions and fmt {} fields count as
-     placeholders), so that a message taken out of the code goes out of the page too.
+     in a string literal of host-tools/ or kernel/ (printf %-conversions, fmt {} fields and the C library's
+     errno texts count as placeholders), so that a message taken out of the code goes out of the page too.
 
 Usage: troubleshooting_test.py ETT [--page PATH] [--sanitized]
 """
@@ -103,6 +103,10 @@ def in_sources(message, sources):
         if text.startswith(prefix):
             text = text[len(prefix):]
             break
+    # The C library's texts of errno values (strerror) are not in the sources: they stand for themselves.
+    for error in sorted({os.strerror(e) for e in range(1, 134)}, key=len, reverse=True):
+        if not error.startswith("Unknown error"):
+            text = text.replace(error, "TEXT")
     missing = []
     for fragment in re.split(PLACEHOLDERS, text):
         if len(re.findall(r"[A-Za-z]", fragment)) >= 3 and fragment not in sources:
