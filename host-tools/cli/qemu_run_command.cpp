@@ -28,11 +28,26 @@ std::string microseconds(uint64_t ns) {
   return fmt::format("{:.1f} us", static_cast<double>(ns) / 1e3);
 }
 
+// The playback's span on the guest's clock: its TSC from the scenario's time 0 to the last write, converted
+// at the rate the kernel calibrated.
+std::string guest_span_text(const host::RunReport& r) {
+  if (!r.guest_playback_ns) return "its span on the guest's clock unknown";
+  return fmt::format("{} on the guest's clock (its TSC at the kernel's {:.3f} MHz)",
+                     milliseconds(*r.guest_playback_ns), static_cast<double>(r.tsc_hz) / 1e6);
+}
+
+// How fast the guest's clock ran against the host's: guest_rate is in guest ticks per host ns.
+std::string guest_rate_text(const host::RunReport& r) {
+  if (r.tsc_hz == 0 || r.guest_rate <= 0) return "the guest's speed against host time unknown";
+  return fmt::format("the guest's clock ran at up to {:.2f}x host time",
+                     r.guest_rate / (static_cast<double>(r.tsc_hz) / 1e9));
+}
+
 // --run: the command's own failure, distinct from the run's (1-4, 130).
 constexpr int kCommandFailedStatus = 5;
 
 void print_live_summary(const host::RunReport& r) {
-  fmt::print("  signals:        {} by the --run command in {} ({}; {})\n", r.events_sent,
+  fmt::print("  signals:        {} by the --run command in {} of host time ({}; {})\n", r.events_sent,
              milliseconds(r.playback_ns),
              r.command_terminated ? "stopped when the kernel stopped"
                                   : (r.command_failure.empty() ? "exit status 0" : r.command_failure),
@@ -126,13 +141,11 @@ int run_qemu_run(QemuRunOptions& options, const CLI::App& sub) {
   if (r.live)
     print_live_summary(r);
   else if (r.guest_clock)
-    fmt::print(
-        "  events sent:    {} of {} in {} on the guest's clock (QEMU -icount; the guest ran at {:.2f}x "
-        "host time; injector {})\n",
-        r.events_sent, r.scenario_events, milliseconds(r.playback_ns), r.guest_rate,
-        r.realtime ? "SCHED_FIFO" : "normal priority");
+    fmt::print("  events sent:    {} of {} in {} of host time, {} (QEMU -icount; {}; injector {})\n",
+               r.events_sent, r.scenario_events, milliseconds(r.playback_ns), guest_span_text(r),
+               guest_rate_text(r), r.realtime ? "SCHED_FIFO" : "normal priority");
   else
-    fmt::print("  events sent:    {} of {} in {} (lateness: median {}, max {}; {})\n", r.events_sent,
+    fmt::print("  events sent:    {} of {} in {} of host time (lateness: median {}, max {}; {})\n", r.events_sent,
                r.scenario_events, milliseconds(r.playback_ns), microseconds(r.median_late_ns),
                microseconds(r.max_late_ns), r.realtime ? "SCHED_FIFO" : "normal priority");
   if (r.paced && !r.live)
