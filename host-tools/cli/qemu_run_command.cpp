@@ -28,19 +28,22 @@ std::string microseconds(uint64_t ns) {
   return fmt::format("{:.1f} us", static_cast<double>(ns) / 1e3);
 }
 
-// The playback's span on the guest's clock: its TSC from the scenario's time 0 to the last write, converted
-// at the rate the kernel calibrated.
-std::string guest_span_text(const host::RunReport& r) {
-  if (!r.guest_playback_ns) return "its span on the guest's clock unknown";
-  return fmt::format("{} on the guest's clock (its TSC at the kernel's {:.3f} MHz)",
-                     milliseconds(*r.guest_playback_ns), static_cast<double>(r.tsc_hz) / 1e6);
-}
-
-// How fast the guest's clock ran against the host's: guest_rate is in guest ticks per host ns.
-std::string guest_rate_text(const host::RunReport& r) {
-  if (r.tsc_hz == 0 || r.guest_rate <= 0) return "the guest's speed against host time unknown";
-  return fmt::format("the guest's clock ran at up to {:.2f}x host time",
-                     r.guest_rate / (static_cast<double>(r.tsc_hz) / 1e9));
+// "in 52.4 ms of host time, 50.0 ms on the guest's clock (its TSC at the kernel's 1000.000 MHz; QEMU -icount:
+// the guest's clock ran at up to 4.47x host time": the playback's host time (CLOCK_MONOTONIC), its span on the
+// guest's TSC converted at the rate the kernel calibrated, and the fastest rate the injector saw the guest's
+// clock run at (guest_rate is in guest ticks per host ns).
+std::string guest_playback_text(const host::RunReport& r) {
+  const double ghz = static_cast<double>(r.tsc_hz) / 1e9;
+  const std::string span =
+      r.guest_playback_ns && r.tsc_hz > 0
+          ? fmt::format("{} on the guest's clock (its TSC at the kernel's {:.3f} MHz; ",
+                        milliseconds(*r.guest_playback_ns), ghz * 1e3)
+          : std::string("its span on the guest's clock unknown (");
+  const std::string rate =
+      r.tsc_hz > 0 && r.guest_rate > 0
+          ? fmt::format("QEMU -icount: the guest's clock ran at up to {:.2f}x host time", r.guest_rate / ghz)
+          : std::string("QEMU -icount");
+  return fmt::format("in {} of host time, {}{}", milliseconds(r.playback_ns), span, rate);
 }
 
 // --run: the command's own failure, distinct from the run's (1-4, 130).
@@ -141,9 +144,8 @@ int run_qemu_run(QemuRunOptions& options, const CLI::App& sub) {
   if (r.live)
     print_live_summary(r);
   else if (r.guest_clock)
-    fmt::print("  events sent:    {} of {} in {} of host time, {} (QEMU -icount; {}; injector {})\n",
-               r.events_sent, r.scenario_events, milliseconds(r.playback_ns), guest_span_text(r),
-               guest_rate_text(r), r.realtime ? "SCHED_FIFO" : "normal priority");
+    fmt::print("  events sent:    {} of {} {}; injector {})\n", r.events_sent, r.scenario_events,
+               guest_playback_text(r), r.realtime ? "SCHED_FIFO" : "normal priority");
   else
     fmt::print("  events sent:    {} of {} in {} of host time (lateness: median {}, max {}; {})\n", r.events_sent,
                r.scenario_events, milliseconds(r.playback_ns), microseconds(r.median_late_ns),
