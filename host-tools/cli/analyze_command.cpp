@@ -86,10 +86,11 @@ int run_precision(const AnalyzeOptions& o, OutputFormat format) {
   std::string text = format_precision(*result, format);
   // Text says where the bound went: the durations and intervals of other traces look it up by CPU.
   if (format == OutputFormat::Text && result->source == PrecisionSource::Calibrate)
-    text += store ? fmt::format("\nstored: `ett analyze durations`, `ett analyze intervals` and `ett report` "
-                                "quote it for every trace of this CPU ({}) in this database\n",
-                                head->capture.info.cpu_brand.empty() ? "no CPU brand recorded"
-                                                                     : head->capture.info.cpu_brand)
+    text += store ? fmt::format(
+                        "\nstored: `ett analyze durations`, `ett analyze intervals` and `ett report` "
+                        "quote it for every trace of this CPU ({}) in this database\n",
+                        head->capture.info.cpu_brand.empty() ? "no CPU brand recorded"
+                                                             : head->capture.info.cpu_brand)
                   : "\nnot stored (--no-store)\n";
   return print(o, format, head->capture.info.name, text);
 }

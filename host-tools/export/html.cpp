@@ -359,7 +359,8 @@ std::string export_html(const ReportInput& input) {
     }
   } else {
     out += fmt::format(
-        "<p class=\"note\">No precision known for this CPU: {}; then run <code>ett report</code> again.</p>\n",
+        "<p class=\"note\">No precision known for this CPU: {}; then run <code>ett report</code> "
+        "again.</p>\n",
         code_spans(kStorePrecisionSteps));
   }
 

@@ -710,8 +710,7 @@ class RunSteps {
     m_report.events_sent = sent.size();
     m_report.playback_ns = played.duration_ns;
     if (played.guest_clock)
-      m_report.guest_playback_ns =
-          guest_span_ns(sent, first().origin_tsc, load(first().control()->tsc_hz));
+      m_report.guest_playback_ns = guest_span_ns(sent, first().origin_tsc, load(first().control()->tsc_hz));
     m_report.realtime = played.realtime;
     switch (abort) {
       case Abort::None:
@@ -925,7 +924,8 @@ Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState
 
 }  // namespace
 
-std::optional<uint64_t> guest_span_ns(const std::vector<SentEvent>& sent, uint64_t origin_tsc, uint64_t tsc_hz) {
+std::optional<uint64_t> guest_span_ns(const std::vector<SentEvent>& sent, uint64_t origin_tsc,
+                                      uint64_t tsc_hz) {
   if (tsc_hz == 0) return std::nullopt;
   uint64_t last = 0;
   for (const SentEvent& event : sent) last = std::max({last, event.guest_tsc_due, event.guest_tsc_before});

@@ -120,10 +120,11 @@ struct RunReport {
 };
 
 // A guest-clock playback's span on the guest's clock, in ns at the kernel's calibrated `tsc_hz`: from the
-// guest's TSC at the scenario's time 0 (`origin_tsc`) to its last write (the later of the TSC it was due at and
-// the clock the kernel had published before it). Nothing when nothing was written on the guest's clock or the
-// rate is unknown; 0 when the last write's TSC is before the origin.
-std::optional<uint64_t> guest_span_ns(const std::vector<SentEvent>& sent, uint64_t origin_tsc, uint64_t tsc_hz);
+// guest's TSC at the scenario's time 0 (`origin_tsc`) to its last write (the later of the TSC it was due at
+// and the clock the kernel had published before it). Nothing when nothing was written on the guest's clock or
+// the rate is unknown; 0 when the last write's TSC is before the origin.
+std::optional<uint64_t> guest_span_ns(const std::vector<SentEvent>& sent, uint64_t origin_tsc,
+                                      uint64_t tsc_hz);
 
 // Errors: Usage (bad options or input), KernelFailure, Timeout, QemuFailure, Interrupted, Io.
 // `progress` gets one-line notes (disk created, kernel stopped early); may be nullptr.

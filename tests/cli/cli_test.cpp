@@ -601,13 +601,15 @@ TEST_F(CliTest, AnalysisJsonSaysNullForWhatIsNotKnown) {
 TEST_F(CliTest, TheNoPrecisionHintNamesStepsThatStoreOne) {
   load();  // trace 1: `ett synth` traffic (CPU "ett synth"); nothing stored for its CPU
   const std::string db = "sqlite:" + path("t.db");
-  const std::vector<std::string> durations = {"analyze", "durations", "--trace", "1", "--from", "1",
-                                              "--to",    "2",         "--db",    db};
+  const std::vector<std::string> durations = {"analyze", "durations", "--trace", "1",    "--from",
+                                              "1",       "--to",      "2",       "--db", db};
   const EttRun unknown = ett(durations);
   ASSERT_EQ(unknown.status, 0) << unknown.err;
   const std::string steps =
-      "capture once with the kernel argument mode=calibrate on this PC (under QEMU: `ett qemu run ... --append "
-      "mode=calibrate`), `ett load` that disk into this database, then run `ett analyze precision --trace ID` "
+      "capture once with the kernel argument mode=calibrate on this PC (under QEMU: `ett qemu run ... "
+      "--append "
+      "mode=calibrate`), `ett load` that disk into this database, then run `ett analyze precision --trace "
+      "ID` "
       "on that trace: it stores the bound for every trace of the same CPU";
   EXPECT_NE(unknown.out.find("error bound unknown: no precision stored for this CPU and no --pi-ns"),
             std::string::npos)

@@ -49,14 +49,14 @@ TEST(Injector, ElapsedIsZeroWhenTheEndIsBeforeTheStart) {
   ASSERT_TRUE(scenario.ok());
   uint8_t lines = 0;
   const uint64_t ahead = monotonic_ns() + 10'000'000'000;  // time 0 in 10 s
-  const PlayResult stopped =
-      play_scenarios({PlayTarget{&*scenario, &lines}}, [] { return false; }, std::nullopt, ahead);
+  const PlayResult stopped = play_scenarios(
+      {PlayTarget{&*scenario, &lines}}, [] { return false; }, std::nullopt, ahead);
   EXPECT_TRUE(stopped.stopped_early);
   EXPECT_EQ(stopped.writes_done, 0u);
   EXPECT_EQ(stopped.duration_ns, 0u);
   const Scenario empty;  // a machine with nothing to play
-  const PlayResult nothing =
-      play_scenarios({PlayTarget{&empty, &lines}}, [] { return true; }, std::nullopt, ahead);
+  const PlayResult nothing = play_scenarios(
+      {PlayTarget{&empty, &lines}}, [] { return true; }, std::nullopt, ahead);
   EXPECT_EQ(nothing.duration_ns, 0u);
 }
 

@@ -235,14 +235,14 @@ TEST_F(QemuRunnerTest, SentLogAndItsRunJsonRepeatTheReport) {
 // On the guest's clock (the default): the fake publishes its clock like the kernel's stop check, QEMU gets
 // -icount, each write waits for that clock, and the fidelity report pairs on it (offset 0) and compares the
 // captured intervals with the scenario's.
-// The guest-clock span `ett qemu run` prints: guest TSC from the origin to the last write at the kernel's rate;
-// nothing without writes on the guest's clock or a rate, and 0 (not 2^64 less a little) for a last write
-// before the origin.
+// The guest-clock span `ett qemu run` prints: guest TSC from the origin to the last write at the kernel's
+// rate; nothing without writes on the guest's clock or a rate, and 0 (not 2^64 less a little) for a last
+// write before the origin.
 TEST(GuestSpan, FromTheOriginToTheLastWriteAtTheKernelsRate) {
   std::vector<SentEvent> sent(2);
   sent[0].guest_tsc_due = 1'000'000 + 3'000;
   sent[0].guest_tsc_before = 1'000'000 + 2'900;
-  sent[1].guest_tsc_due = 1'000'000 + 9'000;   // due at 3 us at 3 GHz ...
+  sent[1].guest_tsc_due = 1'000'000 + 9'000;     // due at 3 us at 3 GHz ...
   sent[1].guest_tsc_before = 1'000'000 + 9'300;  // ... the clock showed 100 ns more before the store
   EXPECT_EQ(guest_span_ns(sent, 1'000'000, 3'000'000'000), 3'100u);
   EXPECT_EQ(guest_span_ns(sent, 2'000'000, 3'000'000'000), 0u) << "the last write before the origin";

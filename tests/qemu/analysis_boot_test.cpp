@@ -93,8 +93,9 @@ TEST(AnalysisBoot, PrecisionOfARealCalibrationCaptureAndTheTauItLeaves) {
   EXPECT_EQ(probes[0].at("events").get<int>() + probes[1].at("events").get<int>(), 40);
   const auto text = run_ett({"analyze", "intervals", "--db", db});
   EXPECT_NE(text.output.find("measured on trace 1"), std::string::npos) << text.output;
-  // The steps the no-precision hint names (`ett qemu run ... --append mode=calibrate`, `ett load`, `ett analyze
-  // precision --trace ID`) are the ones above: the durations of the ordinary capture quote the stored pi.
+  // The steps the no-precision hint names (`ett qemu run ... --append mode=calibrate`, `ett load`, `ett
+  // analyze precision --trace ID`) are the ones above: the durations of the ordinary capture quote the stored
+  // pi.
   const auto durations = run_ett({"analyze", "durations", "--from", "1", "--to", "2", "--db", db});
   ASSERT_EQ(durations.exit_code, 0) << durations.output;
   EXPECT_EQ(durations.output.find("error bound unknown"), std::string::npos) << durations.output;
