@@ -200,9 +200,10 @@ std::string format_precision(const PrecisionResult& r, OutputFormat format) {
         "outside the stalls: tau <= stall threshold - 1023 typical polls = {:.1f} ns   pi = {:.1f} "
         "ns (the bound for events no stall touches)\n",
         r.tau_outside_stalls_ns, r.tau_outside_stalls_ns + r.epsilon_ns);
-    out +=
-        "(not stored: a capture-time estimate describes this capture, not the machine; ett analyze precision "
-        "on a mode=calibrate capture stores the machine's)\n";
+    out += fmt::format(
+        "(not stored: a capture-time estimate describes this capture, not the machine; to store the "
+        "machine's, {})\n",
+        kStorePrecisionSteps);
     return out;
   }
   std::string out = fmt::format(
@@ -434,9 +435,9 @@ Report durations_text(const DurationsResult& r, PendingFit* fit, const UtcLabels
       r.pi_trace_id ? fmt::format(" of this CPU, measured on trace {}", r.pi_trace_id) : "";
   if (r.pi_ns <= 0)
     out += fmt::format(
-        "  error bound unknown: no precision stored for this machine (ett analyze precision) and "
-        "no --pi-ns; {} of {} actions touch one of the capture's {} stalls\n",
-        r.stalled, r.actions.size(), r.stall_count);
+        "  error bound unknown: no precision stored for this CPU and no --pi-ns; {} of {} actions touch one "
+        "of the capture's {} stalls\n  to know it: give --pi-ns NS, or {}\n",
+        r.stalled, r.actions.size(), r.stall_count, kStorePrecisionSteps);
   else if (r.stalled == 0)
     out += fmt::format(
         "  each duration is within ±{:.1f} ns (pi{}) of the real one: the bound holds for {} of {} "
@@ -598,7 +599,10 @@ std::string format_intervals(const IntervalsResult& r, OutputFormat format) {
           ? fmt::format("; {} touch one of the capture's {} stalls (column stall)", stalled, r.stall_count)
           : fmt::format(" (the capture's {} stalls touch none)", r.stall_count));
   if (r.tau_ns <= 0) {
-    out += "events closer than tau: not checked (no precision stored for this machine and no --tau-ns)\n";
+    out += fmt::format(
+        "events closer than tau: not checked (no precision stored for this CPU and no --tau-ns)\n  to check "
+        "them: give --tau-ns NS, or {}\n",
+        kStorePrecisionSteps);
     return out;
   }
   size_t close = 0;

@@ -51,6 +51,15 @@ enum class PrecisionSource {
 };
 const char* precision_source_name(PrecisionSource source);  // "calibrate" | "check-intervals"
 
+// How a precision gets stored, for the messages that find none (durations, intervals, the check-interval
+// estimate, the report): only `ett analyze precision` on a loaded mode=calibrate capture stores one, and
+// every trace of the same CPU (cpu_vendor and cpu_brand) in that database then quotes it. A capture-time
+// estimate is never stored, so sending the user to `ett analyze precision` alone would lead them in a circle.
+constexpr const char* kStorePrecisionSteps =
+    "capture once with the kernel argument mode=calibrate on this PC (under QEMU: `ett qemu run ... --append "
+    "mode=calibrate`), `ett load` that disk into this database, then run `ett analyze precision --trace ID` "
+    "on that trace: it stores the bound for every trace of the same CPU";
+
 struct PrecisionResult {
   PrecisionSource source = PrecisionSource::Calibrate;
   uint64_t steps = 0;

@@ -78,11 +78,21 @@ int run_precision(const AnalyzeOptions& o, OutputFormat format) {
   options.bins = o.bins;
   auto result = stored_precision(*head->db, head->capture, options);
   if (!result) return report(result.error());
-  if (!o.no_store && result->source == PrecisionSource::Calibrate) {
+  const bool store = !o.no_store && result->source == PrecisionSource::Calibrate;
+  if (store) {
     auto stored = store_precision(*head->db, head->capture.info.trace_id, *result);
     if (!stored) return report(stored.error());
   }
-  return print(o, format, head->capture.info.name, format_precision(*result, format));
+  std::string text = format_precision(*result, format);
+  // Text says where the bound went: the durations and intervals of other traces look it up by CPU.
+  if (format == OutputFormat::Text && result->source == PrecisionSource::Calibrate)
+    text += store ? fmt::format(
+                        "\nstored: `ett analyze durations`, `ett analyze intervals` and `ett report` "
+                        "quote it for every trace of this CPU ({}) in this database\n",
+                        head->capture.info.cpu_brand.empty() ? "no CPU brand recorded"
+                                                             : head->capture.info.cpu_brand)
+                  : "\nnot stored (--no-store)\n";
+  return print(o, format, head->capture.info.name, text);
 }
 
 int run_durations(const AnalyzeOptions& o, OutputFormat format) {

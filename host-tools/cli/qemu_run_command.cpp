@@ -28,11 +28,28 @@ std::string microseconds(uint64_t ns) {
   return fmt::format("{:.1f} us", static_cast<double>(ns) / 1e3);
 }
 
+// "in 52.4 ms of host time, 50.0 ms on the guest's clock (its TSC at the kernel's 1000.000 MHz; QEMU -icount:
+// the guest's clock ran at up to 4.47x host time": the playback's host time (CLOCK_MONOTONIC), its span on
+// the guest's TSC converted at the rate the kernel calibrated, and the fastest rate the injector saw the
+// guest's clock run at (guest_rate is in guest ticks per host ns).
+std::string guest_playback_text(const host::RunReport& r) {
+  const double ghz = static_cast<double>(r.tsc_hz) / 1e9;
+  const std::string span = r.guest_playback_ns && r.tsc_hz > 0
+                               ? fmt::format("{} on the guest's clock (its TSC at the kernel's {:.3f} MHz; ",
+                                             milliseconds(*r.guest_playback_ns), ghz * 1e3)
+                               : std::string("its span on the guest's clock unknown (");
+  const std::string rate =
+      r.tsc_hz > 0 && r.guest_rate > 0
+          ? fmt::format("QEMU -icount: the guest's clock ran at up to {:.2f}x host time", r.guest_rate / ghz)
+          : std::string("QEMU -icount");
+  return fmt::format("in {} of host time, {}{}", milliseconds(r.playback_ns), span, rate);
+}
+
 // --run: the command's own failure, distinct from the run's (1-4, 130).
 constexpr int kCommandFailedStatus = 5;
 
 void print_live_summary(const host::RunReport& r) {
-  fmt::print("  signals:        {} by the --run command in {} ({}; {})\n", r.events_sent,
+  fmt::print("  signals:        {} by the --run command in {} of host time ({}; {})\n", r.events_sent,
              milliseconds(r.playback_ns),
              r.command_terminated ? "stopped when the kernel stopped"
                                   : (r.command_failure.empty() ? "exit status 0" : r.command_failure),
@@ -126,14 +143,11 @@ int run_qemu_run(QemuRunOptions& options, const CLI::App& sub) {
   if (r.live)
     print_live_summary(r);
   else if (r.guest_clock)
-    fmt::print(
-        "  events sent:    {} of {} in {} on the guest's clock (QEMU -icount; the guest ran at {:.2f}x "
-        "host time; injector {})\n",
-        r.events_sent, r.scenario_events, milliseconds(r.playback_ns), r.guest_rate,
-        r.realtime ? "SCHED_FIFO" : "normal priority");
+    fmt::print("  events sent:    {} of {} {}; injector {})\n", r.events_sent, r.scenario_events,
+               guest_playback_text(r), r.realtime ? "SCHED_FIFO" : "normal priority");
   else
-    fmt::print("  events sent:    {} of {} in {} (lateness: median {}, max {}; {})\n", r.events_sent,
-               r.scenario_events, milliseconds(r.playback_ns), microseconds(r.median_late_ns),
+    fmt::print("  events sent:    {} of {} in {} of host time (lateness: median {}, max {}; {})\n",
+               r.events_sent, r.scenario_events, milliseconds(r.playback_ns), microseconds(r.median_late_ns),
                microseconds(r.max_late_ns), r.realtime ? "SCHED_FIFO" : "normal priority");
   if (r.paced && !r.live)
     fmt::print("  pacing:         {} write(s) held back until the kernel had polled, by up to {}\n",

@@ -271,6 +271,23 @@ std::string html_escape(const std::string& text) {
   return out;
 }
 
+namespace {
+
+// A message of the text tools in HTML: escaped, each `quoted` command as <code>.
+std::string code_spans(const std::string& text) {
+  std::string out;
+  bool open = false;
+  size_t from = 0;
+  for (size_t at = text.find('`'); at != std::string::npos; at = text.find('`', from)) {
+    out += html_escape(text.substr(from, at - from)) + (open ? "</code>" : "<code>");
+    open = !open;
+    from = at + 1;
+  }
+  return out + html_escape(text.substr(from)) + (open ? "</code>" : "");
+}
+
+}  // namespace
+
 std::string export_html(const ReportInput& input) {
   const Capture& capture = *input.capture;
   const CaptureInfo& info = capture.info;
@@ -341,9 +358,10 @@ std::string export_html(const ReportInput& input) {
             p.histogram.back().count, ns_text(p.histogram.back().lo_ns), ns_text(p.histogram.back().hi_ns));
     }
   } else {
-    out +=
-        "<p class=\"note\">No precision known for this machine: run <code>ett analyze precision</code> on a "
-        "mode=calibrate capture from the same PC.</p>\n";
+    out += fmt::format(
+        "<p class=\"note\">No precision known for this CPU: {}; then run <code>ett report</code> "
+        "again.</p>\n",
+        code_spans(kStorePrecisionSteps));
   }
 
   TimelineSummary shown;

@@ -147,6 +147,13 @@
         ys[index.get(t)] = base + 0.15 + p.c[i] * scale;
         cs[index.get(t)] = p.c[i];
       });
+      // Hovering shows the code each probe holds at that time: from its latest change at or before it ("–"
+      // before its first), not only on the probe that changed there.
+      let held = null;
+      for (let i = 0; i < cs.length; ++i) {
+        if (cs[i] == null) cs[i] = held;
+        else held = cs[i];
+      }
       // The probe keeps its last code to the end of the capture.
       if (p.t.length) {
         ys[unique.length - 1] = ys[unique.length - 1] == null ? base + 0.15 + p.c[p.c.length - 1] * scale

@@ -281,7 +281,7 @@ PlayResult play_scenarios(const std::vector<PlayTarget>& targets, const std::fun
     realtime.pace(now);
     if (keep_going()) return true;
     result.stopped_early = true;
-    result.duration_ns = monotonic_ns() - std::min(start, monotonic_ns());
+    result.duration_ns = elapsed_ns(start, monotonic_ns());
     return false;
   };
 
@@ -338,7 +338,7 @@ PlayResult play_scenarios(const std::vector<PlayTarget>& targets, const std::fun
       const uint64_t tsc = __rdtsc();
       if (cursor.beat) cursor.beat_at_last_write = cursor.beat->load(std::memory_order_acquire);
       cursor.wrote_before = true;
-      const uint64_t sent = monotonic_ns() - start;
+      const uint64_t sent = elapsed_ns(start, monotonic_ns());
       const uint64_t held = held_back ? sent - std::min(sent, write.time_ns) : 0;
       result.held_back_max_ns = std::max(result.held_back_max_ns, held);
       result.held_back_total_ns += held;
@@ -352,7 +352,7 @@ PlayResult play_scenarios(const std::vector<PlayTarget>& targets, const std::fun
       ++result.writes_done;
     }
   }
-  result.duration_ns = monotonic_ns() - std::min(start, monotonic_ns());
+  result.duration_ns = elapsed_ns(start, monotonic_ns());
   return result;
 }
 
@@ -425,7 +425,7 @@ PlayResult play_on_guest_clocks(const std::vector<PlayTarget>& targets,
       cursor.hold_at(0);
       if (cursor.pipe) cursor.pipe->release();  // whatever the clock shows yet
     }
-    result.duration_ns = monotonic_ns() - start;
+    result.duration_ns = elapsed_ns(start, monotonic_ns());
     for (const Cursor& cursor : cursors) result.guest_rate.push_back(cursor.clock.fastest_rate());
   };
   auto hold_margin = [](const Cursor& cursor) {
@@ -477,7 +477,7 @@ PlayResult play_on_guest_clocks(const std::vector<PlayTarget>& targets,
       cursor.hold_at(cursor.next < scenario.writes.size()
                          ? due_tsc(cursor, scenario.writes[cursor.next]) + hold_margin(cursor)
                          : 0);
-      const uint64_t sent = monotonic_ns() - start;
+      const uint64_t sent = elapsed_ns(start, monotonic_ns());
       uint64_t held = 0;
       if (cursor.held) {
         held =

@@ -147,6 +147,11 @@ std::optional<int> choose_injector_cpu();
 Status write_sent_log(const std::vector<SentEvent>& sent, const std::string& path);
 
 uint64_t monotonic_ns();
+// The ns from `from` to `to` on one clock; 0 when `to` is before `from` (a playback stopped before its time
+// 0, which may lie ahead: an unsigned `to - from` would be 2^64 less a little, 18446744073709.6 ms).
+constexpr uint64_t elapsed_ns(uint64_t from, uint64_t to) {
+  return to > from ? to - from : 0;
+}
 // CLOCK_REALTIME in ns since 1970.
 int64_t realtime_ns();
 

@@ -263,7 +263,7 @@ Expected<LiveEnd> run_live_command(const RunOptions& options, Machine& machine, 
     }
     sleep_ns(kPollNs);
   }
-  report.playback_ns = monotonic_ns() - command.start_ns();
+  report.playback_ns = elapsed_ns(command.start_ns(), monotonic_ns());
   ETT_TRY_ASSIGN(machine.sent, read_signal_log(log.path(), command.start_ns()));
   report.events_sent = report.scenario_events = machine.sent.size();
   return end;
@@ -621,7 +621,7 @@ class RunSteps {
       }
       sleep_ns(kPollNs);
     }
-    m_report.boot_ns = monotonic_ns() - m_qemu_start;
+    m_report.boot_ns = elapsed_ns(m_qemu_start, monotonic_ns());
     return {};
   }
 
@@ -709,6 +709,8 @@ class RunSteps {
     m_report.paced_writes = played.paced_writes;
     m_report.events_sent = sent.size();
     m_report.playback_ns = played.duration_ns;
+    if (played.guest_clock)
+      m_report.guest_playback_ns = guest_span_ns(sent, first().origin_tsc, load(first().control()->tsc_hz));
     m_report.realtime = played.realtime;
     switch (abort) {
       case Abort::None:
@@ -834,7 +836,7 @@ class RunSteps {
         sleep_ns(kPollNs);
       }
     }
-    m_report.total_ns = monotonic_ns() - m_qemu_start;
+    m_report.total_ns = elapsed_ns(m_qemu_start, monotonic_ns());
     return {};
   }
 
@@ -921,6 +923,16 @@ Expected<RunReport> run(const RunOptions& options, std::FILE* progress, RunState
 }
 
 }  // namespace
+
+std::optional<uint64_t> guest_span_ns(const std::vector<SentEvent>& sent, uint64_t origin_tsc,
+                                      uint64_t tsc_hz) {
+  if (tsc_hz == 0) return std::nullopt;
+  uint64_t last = 0;
+  for (const SentEvent& event : sent) last = std::max({last, event.guest_tsc_due, event.guest_tsc_before});
+  if (last == 0) return std::nullopt;
+  return static_cast<uint64_t>(
+      std::llround(static_cast<double>(elapsed_ns(origin_tsc, last)) * 1e9 / static_cast<double>(tsc_hz)));
+}
 
 std::string machine_disk_path(const std::string& path, unsigned machine, unsigned machines) {
   if (machines <= 1) return path;

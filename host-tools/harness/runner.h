@@ -89,7 +89,10 @@ struct RunReport {
   uint32_t stop_reason = 0;
   uint64_t tsc_hz = 0;
   uint64_t boot_ns = 0;      // QEMU start to Capturing
-  uint64_t playback_ns = 0;  // scenario start to the last write
+  uint64_t playback_ns = 0;  // scenario start to the last write, host time (CLOCK_MONOTONIC)
+  // Guest clock: the same span on the guest's clock, machine 1's TSC from the scenario's time 0 to its last
+  // write, at the kernel's calibrated rate (guest_span_ns).
+  std::optional<uint64_t> guest_playback_ns;
   uint64_t total_ns = 0;     // QEMU start to exit
   uint64_t max_late_ns = 0;  // worst sent_ns - scheduled_ns
   uint64_t median_late_ns = 0;
@@ -115,6 +118,13 @@ struct RunReport {
   std::string command_failure;      // --run: "exit status 3" when the command failed ("" = exit 0)
   bool command_terminated = false;  // --run: the kernel stopped first and the command was ended
 };
+
+// A guest-clock playback's span on the guest's clock, in ns at the kernel's calibrated `tsc_hz`: from the
+// guest's TSC at the scenario's time 0 (`origin_tsc`) to its last write (the later of the TSC it was due at
+// and the clock the kernel had published before it). Nothing when nothing was written on the guest's clock or
+// the rate is unknown; 0 when the last write's TSC is before the origin.
+std::optional<uint64_t> guest_span_ns(const std::vector<SentEvent>& sent, uint64_t origin_tsc,
+                                      uint64_t tsc_hz);
 
 // Errors: Usage (bad options or input), KernelFailure, Timeout, QemuFailure, Interrupted, Io.
 // `progress` gets one-line notes (disk created, kernel stopped early); may be nullptr.

@@ -30,6 +30,7 @@
 #include "ett/trace_format.h"
 #include "ett/virtual_probe.h"
 #include "image/event_writer.h"
+#include "image/session_writer.h"
 #include "image/trace_image.h"
 #include "support/child_peak.h"
 #include "support/ett_command.h"
@@ -591,6 +592,74 @@ TEST_F(CliTest, AnalysisJsonSaysNullForWhatIsNotKnown) {
   EXPECT_EQ(nothing.at("matched"), 2000);
   EXPECT_EQ(nothing.at("bucket_ns"), 1e6);
   EXPECT_TRUE(analyze({"histogram", "--by", "probe"}).at("match").is_null());
+}
+
+// The hint of a durations or intervals run without a stored precision names steps that store one: a
+// mode=calibrate capture of the same CPU (here written as the kernel dumps one), `ett load` into the same
+// database, `ett analyze precision --trace ID`; after them the same commands quote the bound. The estimate
+// `ett analyze precision` makes of an ordinary capture is never stored, so the hint must not stop there.
+TEST_F(CliTest, TheNoPrecisionHintNamesStepsThatStoreOne) {
+  load();  // trace 1: `ett synth` traffic (CPU "ett synth"); nothing stored for its CPU
+  const std::string db = "sqlite:" + path("t.db");
+  const std::vector<std::string> durations = {"analyze", "durations", "--trace", "1",    "--from",
+                                              "1",       "--to",      "2",       "--db", db};
+  const EttRun unknown = ett(durations);
+  ASSERT_EQ(unknown.status, 0) << unknown.err;
+  const std::string steps =
+      "capture once with the kernel argument mode=calibrate on this PC (under QEMU: `ett qemu run ... "
+      "--append "
+      "mode=calibrate`), `ett load` that disk into this database, then run `ett analyze precision --trace "
+      "ID` "
+      "on that trace: it stores the bound for every trace of the same CPU";
+  EXPECT_NE(unknown.out.find("error bound unknown: no precision stored for this CPU and no --pi-ns"),
+            std::string::npos)
+      << unknown.out;
+  EXPECT_NE(unknown.out.find("to know it: give --pi-ns NS, or " + steps), std::string::npos) << unknown.out;
+  const EttRun unchecked = ett({"analyze", "intervals", "--trace", "1", "--db", db});
+  ASSERT_EQ(unchecked.status, 0) << unchecked.err;
+  EXPECT_NE(unchecked.out.find("to check them: give --tau-ns NS, or " + steps), std::string::npos)
+      << unchecked.out;
+
+  // Step 1: a mode=calibrate capture on the same PC: every loop step a record (probe 0, aux = the step in
+  // ticks), 200 ns steps at 3 GHz and one of 1500 ns.
+  std::vector<f::EventRecord> loop;
+  uint64_t tsc = 2'000'000;
+  for (uint32_t i = 0; i <= 1000; ++i) {
+    const uint32_t step = i == 0 ? 0 : i == 500 ? 4'500 : 600;
+    tsc += step;
+    loop.push_back({tsc, 0, 0, 0, 0, step});
+  }
+  {
+    auto writer = host::SessionWriter::open(path("t.img"));
+    ASSERT_TRUE(writer) << writer.error().message;
+    host::SessionSpec calibrate;
+    calibrate.records = loop;
+    calibrate.mode = f::CaptureMode::Calibrate;
+    calibrate.cpu_vendor = "GenuineIntel";  // `ett synth`'s CPU
+    calibrate.cpu_brand = "ett synth";
+    ASSERT_TRUE(writer->append(calibrate)) << "appending the calibrate session";
+  }
+  // Step 2: `ett load` it into this database (the newest session: trace 2).
+  const EttRun loaded = ett({"load", path("t.img"), "--db", db});
+  ASSERT_EQ(loaded.status, 0) << loaded.err;
+  // Step 3: `ett analyze precision --trace ID` stores it, and says so.
+  const EttRun precision = ett({"analyze", "precision", "--trace", "2", "--db", db});
+  ASSERT_EQ(precision.status, 0) << precision.err;
+  EXPECT_NE(precision.out.find("stored: `ett analyze durations`, `ett analyze intervals` and `ett report` "
+                               "quote it for every trace of this CPU (ett synth) in this database"),
+            std::string::npos)
+      << precision.out;
+
+  // The bound is known now: pi(100 %) = the longest step + epsilon = 1500 + 1/3 ns, measured on trace 2.
+  const EttRun known = ett(durations);
+  ASSERT_EQ(known.status, 0) << known.err;
+  EXPECT_EQ(known.out.find("error bound unknown"), std::string::npos) << known.out;
+  EXPECT_NE(known.out.find("(pi of this CPU, measured on trace 2)"), std::string::npos) << known.out;
+  EXPECT_NE(known.out.find("±1500.3 ns"), std::string::npos) << known.out;
+  const EttRun checked = ett({"analyze", "intervals", "--trace", "1", "--db", db});
+  ASSERT_EQ(checked.status, 0) << checked.err;
+  EXPECT_NE(checked.out.find("the 100 % tau of this CPU, measured on trace 2"), std::string::npos)
+      << checked.out;
 }
 
 TEST_F(CliTest, ExtractSpeaksEveryFormat) {

@@ -267,6 +267,12 @@ TEST(ReportInChromium, DrawsWithoutErrorsOrRequestsAndZoomsByButtonAndDrag) {
   const std::string legend = result["legend"].dump();
   EXPECT_NE(legend.find("probe 1: request"), std::string::npos) << legend;
   EXPECT_NE(legend.find("probe 2: reply"), std::string::npos) << legend;
+  // Hovering the timeline shows the time and the code every probe holds there (probe 1 starts actions with
+  // code 1, probe 2 ends them with code 2), not "–" for each probe but the one that changed at that instant.
+  ASSERT_EQ(result["hover_legend"].size(), 3u) << result["hover_legend"];
+  EXPECT_NE(result["hover_legend"][0], "–") << result["hover_legend"];
+  EXPECT_EQ(result["hover_legend"][1], "code 0x1") << result["hover_legend"];
+  EXPECT_EQ(result["hover_legend"][2], "code 0x2") << result["hover_legend"];
   ASSERT_FALSE(result["histogram_ticks"].empty());
   EXPECT_EQ(result["histogram_ticks"].back().get<std::string>().rfind("≥ ", 0), 0u)
       << result["histogram_ticks"];

@@ -37,6 +37,29 @@ TEST(Injector, PlaysWritesInOrderAndOnTime) {
   EXPECT_EQ(stopped.sent.size(), 1u);
 }
 
+// A span whose end reads before its start is 0, not 2^64 less a little (`ett qemu run` once printed
+// "18446744073709.6 ms"): a playback stopped, or with nothing to write, before a time 0 still ahead.
+TEST(Injector, ElapsedIsZeroWhenTheEndIsBeforeTheStart) {
+  EXPECT_EQ(elapsed_ns(100, 160), 60u);
+  EXPECT_EQ(elapsed_ns(160, 160), 0u);
+  EXPECT_EQ(elapsed_ns(160, 100), 0u);
+  EXPECT_EQ(elapsed_ns(UINT64_MAX, 0), 0u);
+
+  auto scenario = parse_scenario("0 1 1\n1000 1 0\n", "t", ProbeLayout());
+  ASSERT_TRUE(scenario.ok());
+  uint8_t lines = 0;
+  const uint64_t ahead = monotonic_ns() + 10'000'000'000;  // time 0 in 10 s
+  const PlayResult stopped = play_scenarios(
+      {PlayTarget{&*scenario, &lines}}, [] { return false; }, std::nullopt, ahead);
+  EXPECT_TRUE(stopped.stopped_early);
+  EXPECT_EQ(stopped.writes_done, 0u);
+  EXPECT_EQ(stopped.duration_ns, 0u);
+  const Scenario empty;  // a machine with nothing to play
+  const PlayResult nothing = play_scenarios(
+      {PlayTarget{&empty, &lines}}, [] { return true; }, std::nullopt, ahead);
+  EXPECT_EQ(nothing.duration_ns, 0u);
+}
+
 // With a heartbeat, a write waits until the kernel has polled since the previous one, however late that makes
 // it.
 TEST(Injector, PacedWritesWaitForTheKernelsHeartbeat) {

@@ -235,6 +235,22 @@ TEST_F(QemuRunnerTest, SentLogAndItsRunJsonRepeatTheReport) {
 // On the guest's clock (the default): the fake publishes its clock like the kernel's stop check, QEMU gets
 // -icount, each write waits for that clock, and the fidelity report pairs on it (offset 0) and compares the
 // captured intervals with the scenario's.
+// The guest-clock span `ett qemu run` prints: guest TSC from the origin to the last write at the kernel's
+// rate; nothing without writes on the guest's clock or a rate, and 0 (not 2^64 less a little) for a last
+// write before the origin.
+TEST(GuestSpan, FromTheOriginToTheLastWriteAtTheKernelsRate) {
+  std::vector<SentEvent> sent(2);
+  sent[0].guest_tsc_due = 1'000'000 + 3'000;
+  sent[0].guest_tsc_before = 1'000'000 + 2'900;
+  sent[1].guest_tsc_due = 1'000'000 + 9'000;     // due at 3 us at 3 GHz ...
+  sent[1].guest_tsc_before = 1'000'000 + 9'300;  // ... the clock showed 100 ns more before the store
+  EXPECT_EQ(guest_span_ns(sent, 1'000'000, 3'000'000'000), 3'100u);
+  EXPECT_EQ(guest_span_ns(sent, 2'000'000, 3'000'000'000), 0u) << "the last write before the origin";
+  EXPECT_FALSE(guest_span_ns(sent, 1'000'000, 0)) << "no calibrated rate";
+  EXPECT_FALSE(guest_span_ns({}, 1'000'000, 3'000'000'000)) << "nothing written";
+  EXPECT_FALSE(guest_span_ns(std::vector<SentEvent>(3), 0, 3'000'000'000)) << "a host-clock playback";
+}
+
 TEST_F(QemuRunnerTest, GuestClockRun) {
   RunOptions run = options("ok");
   run.guest_clock = true;
@@ -242,6 +258,11 @@ TEST_F(QemuRunnerTest, GuestClockRun) {
   ASSERT_TRUE(report.ok()) << report.error().message;
   EXPECT_TRUE(report->guest_clock);
   EXPECT_GT(report->guest_rate, 0);
+  // The playback's span on the guest's clock: to the last write, due at the scenario's 3 ms (the host time
+  // of the playback is playback_ns).
+  ASSERT_TRUE(report->guest_playback_ns.has_value());
+  EXPECT_GE(*report->guest_playback_ns, 2'999'999u);
+  EXPECT_LT(*report->guest_playback_ns, 1'000'000'000u);
   ASSERT_EQ(report->machines.size(), 1u);
   ASSERT_TRUE(report->machines[0].fidelity.has_value());
   const FidelityReport& fidelity = *report->machines[0].fidelity;

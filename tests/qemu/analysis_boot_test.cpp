@@ -1,7 +1,7 @@
 // analysis_boot_test.cpp: `ett analyze precision` on a real mode=calibrate capture: the kernel under QEMU
 // fills a one-chunk trace disk with loop steps, `ett load` puts it in a database, and the precision table is
 // checked against the steps computed here from `ett extract`'s tsc column; a normal capture from the same CPU
-// then quotes the stored tau in `ett analyze intervals`.
+// then quotes the stored tau in `ett analyze intervals` and the stored pi in `ett analyze durations`.
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
@@ -93,6 +93,14 @@ TEST(AnalysisBoot, PrecisionOfARealCalibrationCaptureAndTheTauItLeaves) {
   EXPECT_EQ(probes[0].at("events").get<int>() + probes[1].at("events").get<int>(), 40);
   const auto text = run_ett({"analyze", "intervals", "--db", db});
   EXPECT_NE(text.output.find("measured on trace 1"), std::string::npos) << text.output;
+  // The steps the no-precision hint names (`ett qemu run ... --append mode=calibrate`, `ett load`, `ett
+  // analyze precision --trace ID`) are the ones above: the durations of the ordinary capture quote the stored
+  // pi.
+  const auto durations = run_ett({"analyze", "durations", "--from", "1", "--to", "2", "--db", db});
+  ASSERT_EQ(durations.exit_code, 0) << durations.output;
+  EXPECT_EQ(durations.output.find("error bound unknown"), std::string::npos) << durations.output;
+  EXPECT_NE(durations.output.find("(pi of this CPU, measured on trace 1)"), std::string::npos)
+      << durations.output;
 
   // The ordinary capture gives a capture-time estimate from its own check intervals, and says so; it is not
   // stored (the calibration's levels stay the machine's).

@@ -106,6 +106,12 @@ def main():
             "const u = window.ettReport.charts.durations; return u ? u.axes[0]._values : []")
         result["timeline_ticks"] = driver.script(
             "const u = window.ettReport.charts.timeline; return u ? u.axes[0]._values : []")
+        # Hovering the middle of the timeline: the legend's values (the time, then each probe's code).
+        result["hover_legend"] = driver.script(
+            "const u = window.ettReport.charts.timeline; if (!u) return [];"
+            "u.setCursor({left: u.over.getBoundingClientRect().width / 2, top: 5});"
+            "return Array.from(document.querySelectorAll('#chart-timeline .u-legend .u-series .u-value'))"
+            ".map(e => e.textContent)")
         x_range = "const s = window.ettReport.charts.timeline.scales.x; return [s.min, s.max]"
         timeline = driver.script("return document.getElementById('chart-timeline')")
         result["x_before"] = driver.script(x_range)
