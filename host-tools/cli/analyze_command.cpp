@@ -390,8 +390,11 @@ int run_pps(const AnalyzeOptions& o, OutputFormat format) {
 
 CLI::App* add_common(CLI::App* sub, AnalyzeOptions& o, bool with_trace = true) {
   if (with_trace) add_trace_option(sub, o.trace);
-  sub->add_option("--format", o.format, "text, csv or json")->capture_default_str();
-  sub->add_option("-o,--output", o.output, "Write to FILE instead of standard output (- is standard output)");
+  sub->add_option("--format", o.format, "text, csv or json")
+      ->type_name("text|csv|json")
+      ->capture_default_str();
+  sub->add_option("-o,--output", o.output, "Write to FILE instead of standard output (- is standard output)")
+      ->type_name("FILE");
   sub->add_flag("--force", o.force, "Overwrite an existing output file");
   add_db_option(sub, o.db);
   return sub;
@@ -412,12 +415,14 @@ Command add_analyze_command(CLI::App& app) {
           "ppb), the pulses' jitter, and the TSC-to-UTC mapping (stored with the trace)"),
       *o);
   pps->add_option("--line", o->line, "The data line the PPS output is wired to, D0 to D7")
+      ->type_name("Dn")
       ->capture_default_str();
   pps->add_flag("--falling", o->falling, "The falling edge marks the second (default: the rising edge)");
   pps->add_option(
-      "--utc-at-edge", o->utc_at_edge,
-      "N=2026-11-23T16:00:05Z: accepted pulse N (from 1) is that UTC second (default: from the capture's "
-      "CMOS start time, when unambiguous)");
+         "--utc-at-edge", o->utc_at_edge,
+         "N=2026-11-23T16:00:05Z: accepted pulse N (from 1) is that UTC second (default: from the capture's "
+         "CMOS start time, when unambiguous)")
+      ->type_name("N=ISO");
   pps->add_flag("--no-store", o->no_store, "Do not store the mapping in the database");
 
   CLI::App* precision = add_common(
@@ -426,8 +431,9 @@ Command add_analyze_command(CLI::App& app) {
                           "95.5 %, 99.7 % and 100 % coverage (stored for the machine's other traces)"),
       *o);
   precision->add_option("--bins", o->bins, "Histogram bins")
+      ->type_name("N")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1000));
+      ->check(in_range(1, 1000));
   precision->add_flag("--no-store", o->no_store, "Do not store the result in the database");
 
   CLI::App* durations = add_common(
@@ -435,26 +441,34 @@ Command add_analyze_command(CLI::App& app) {
                           "Durations of actions from start events (--from) to end events (--to), "
                           "with the ±pi bound; --size-of-code with --fit linear fits a + b * size"),
       *o);
-  durations->add_option("--from", o->from, "Start events: PROBE or PROBE:CODE")->required();
+  durations->add_option("--from", o->from, "Start events: PROBE or PROBE:CODE")
+      ->type_name("P[:C]")
+      ->required();
   durations
       ->add_option("--to", o->to,
                    "End events: PROBE or PROBE:CODE (without a code: the same code as the start)")
+      ->type_name("P[:C]")
       ->required();
   add_pair_option(durations, o->pair);
-  durations->add_option("--size-of-code", o->size_of_code,
-                        "The size each start code stands for: \"1=16,2=500\"");
-  durations->add_option(
-      "--fit", o->fit,
-      "linear: least-squares duration = a + b * size; robust: the same line with bisquare weights, "
-      "which outliers (stalls) cannot pull away");
+  durations
+      ->add_option("--size-of-code", o->size_of_code, "The size each start code stands for: \"1=16,2=500\"")
+      ->type_name("C=S,...");
+  durations
+      ->add_option(
+          "--fit", o->fit,
+          "linear: least-squares duration = a + b * size; robust: the same line with bisquare weights, "
+          "which outliers (stalls) cannot pull away")
+      ->type_name("linear|robust");
   durations
       ->add_option("--time", o->time,
                    "ns, or utc: each action's start and end also in UTC (ISO-8601, ns) through the "
                    "trace's PPS mapping (`ett analyze pps`)")
+      ->type_name("ns|utc")
       ->capture_default_str();
   durations
       ->add_option("--pi-ns", o->pi_ns,
                    "Precision bound to quote, ns (default: the stored one of this machine)")
+      ->type_name("NS")
       ->check(non_negative_number());
 
   CLI::App* intervals = add_common(
@@ -462,40 +476,53 @@ Command add_analyze_command(CLI::App& app) {
       *o);
   intervals
       ->add_option("--tau-ns", o->tau_ns, "Threshold, ns (default: the stored 100 % tau of this machine)")
+      ->type_name("NS")
       ->check(non_negative_number());
 
   intervals
       ->add_option("--time", o->time,
                    "ns, or utc: each probe's first and last event and the close pairs also in UTC (ISO-8601, "
                    "ns) through the trace's PPS mapping (`ett analyze pps`)")
+      ->type_name("ns|utc")
       ->capture_default_str();
 
   CLI::App* hist =
       add_common(sub->add_subcommand(
                      "histogram", "Event counters by code, probe or time bucket, with a mask/match filter"),
                  *o);
-  hist->add_option("--by", o->by, "code, probe or time:BUCKET (e.g. time:1ms)")->capture_default_str();
+  hist->add_option("--by", o->by, "code, probe or time:BUCKET (e.g. time:1ms)")
+      ->type_name("code|probe|time:BUCKET")
+      ->capture_default_str();
   hist->add_option("--max-buckets", o->max_buckets,
                    "The most time buckets --by time:BUCKET may make (bounds memory and output)")
+      ->type_name("N")
       ->capture_default_str()
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 32));
+      ->check(in_range(uint64_t{1}, uint64_t{1} << 32));
   hist->add_option("--time", o->time,
                    "ns, or utc: with --by time:BUCKET each bucket's start also in UTC (ISO-8601, ns) through "
                    "the trace's PPS mapping (`ett analyze pps`)")
+      ->type_name("ns|utc")
       ->capture_default_str();
-  hist->add_option("--match", o->match, "Eight trits D7..D0, each 1, 0 or X: only events whose lines match");
+  hist->add_option("--match", o->match, "Eight trits D7..D0, each 1, 0 or X: only events whose lines match")
+      ->type_name("TRITS");
 
   CLI::App* align = add_common(
       sub->add_subcommand("align",
                           "Fit the clocks of captures sharing a sync line against the first, and merge "
                           "their events (--format csv: the merged timeline)"),
       *o, false);
-  align->add_option("--traces", o->traces, "Trace ids, the reference first")->delimiter(',')->required();
-  align->add_option("--sync", o->sync, "The probe carrying the shared sync line")->check(CLI::Range(1, 8));
+  align->add_option("--traces", o->traces, "Trace ids, the reference first")
+      ->type_name("ID")
+      ->delimiter(',')
+      ->required();
+  align->add_option("--sync", o->sync, "The probe carrying the shared sync line")
+      ->type_name("PROBE")
+      ->check(in_range(1, 8));
   align
       ->add_option("--time", o->time,
                    "ns, or utc: the merged timeline (csv, json) gets each event's time_utc, through the "
                    "reference's PPS mapping (`ett analyze pps`); with --pps always, through each trace's own")
+      ->type_name("ns|utc")
       ->capture_default_str();
   align->add_flag("--pps", o->pps_align,
                   "Align through each trace's stored PPS mapping (`ett analyze pps`) instead of a sync line, "

@@ -93,6 +93,7 @@ std::string format_unix_time(uint64_t seconds) {
 
 void add_db_option(CLI::App* sub, std::string& db) {
   sub->add_option("--db", db, "sqlite:FILE or postgresql://... (default: $ETT_DB or sqlite:traces.db)")
+      ->type_name("DB")
       ->capture_default_str();
 }
 
@@ -139,12 +140,13 @@ CLI::Validator positive_number() {
 }
 
 void add_trace_option(CLI::App* sub, std::optional<int64_t>& trace) {
-  sub->add_option("--trace", trace, "Trace id (default: the most recently loaded trace)");
+  sub->add_option("--trace", trace, "Trace id (default: the most recently loaded trace)")->type_name("ID");
 }
 
 void add_pair_option(CLI::App* sub, std::string& pair) {
   sub->add_option("--pair", pair,
                   "same-code: an end closes the oldest open start with its code; fifo: the oldest, any code")
+      ->type_name("same-code|fifo")
       ->capture_default_str();
 }
 

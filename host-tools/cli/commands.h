@@ -1,6 +1,8 @@
 // commands.h: the `ett` subcommands. Each file adds one to the CLI11 app and returns how to run it.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <functional>
@@ -62,6 +64,14 @@ host::Status require_database(const std::string& url);
 // Finite numbers only ("nan", "inf" and negative values are refused by the parser, in the ett: style).
 CLI::Validator non_negative_number();
 CLI::Validator positive_number();
+// CLI::Range with a description free of CLI11's type names ("[1 - 8]", not "INT in [1 - 8]"): the option's
+// own placeholder (N, PROBE) says what the value is.
+template <typename T>
+CLI::Validator in_range(T min, T max) {
+  CLI::Range range(min, max);
+  range.description(fmt::format("[{} - {}]", min, max));
+  return range;
+}
 
 // Prints "ett: <message>" on stderr and returns the exit status for the error's kind.
 int report(const host::HostError& error);

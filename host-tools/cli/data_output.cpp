@@ -23,8 +23,11 @@ std::string names_of(const std::vector<std::string>& formats) {
 void add_data_output(CLI::App* sub, DataOutput& out, std::vector<std::string> formats) {
   const std::string names = names_of(formats);
   out.allowed = formats;
-  sub->add_option("--format", out.format, names)->capture_default_str();
-  sub->add_option("-o,--output", out.path, "Write to FILE instead of standard output (- is standard output)");
+  std::string choices;
+  for (const std::string& format : formats) choices += (choices.empty() ? "" : "|") + format;
+  sub->add_option("--format", out.format, names)->type_name(choices)->capture_default_str();
+  sub->add_option("-o,--output", out.path, "Write to FILE instead of standard output (- is standard output)")
+      ->type_name("FILE");
   sub->add_flag("--force", out.force, "Overwrite an existing output file");
 }
 

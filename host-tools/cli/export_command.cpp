@@ -199,8 +199,8 @@ int run_export(const ExportOptions& o) {
     utc.emplace((*mapping)->anchor_tsc, (*mapping)->tsc_hz, *(*mapping)->utc_second);
   }
   // The output first: "already exists" before seconds of reading. A file is written under a temporary name
-  // and put in place by finish(): an export that does not complete (an error, or Ctrl-C, which ends the run at
-  // once) leaves no file and an earlier one as it was.
+  // and put in place by finish(): an export that does not complete (an error, or Ctrl-C, which ends the run
+  // at once) leaves no file and an earlier one as it was.
   const bool to_file = !o.output.empty() && o.output != "-";
   auto out = TextOut::open(o.output, o.force);
   if (!out) return report(out.error());
@@ -222,27 +222,31 @@ Command add_export_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("export",
                                      "Export a loaded trace: VCD (GTKWave, PulseView), Perfetto (JSON or "
                                      "protobuf), or CSV");
-  std::string formats;
-  for (const Exporter& exporter : exporters())
+  std::string formats, choices;
+  for (const Exporter& exporter : exporters()) {
     formats += fmt::format("{}{}: {}", formats.empty() ? "" : "; ", exporter.name, exporter.description);
-  sub->add_option("--format", o->format, formats)->required();
-  sub->add_option("-o,--output", o->output,
-                  "Write to FILE instead of standard output (- is standard output)");
+    choices += fmt::format("{}{}", choices.empty() ? "" : "|", exporter.name);
+  }
+  sub->add_option("--format", o->format, formats)->type_name(choices)->required();
+  sub->add_option("-o,--output", o->output, "Write to FILE instead of standard output (- is standard output)")
+      ->type_name("FILE");
   sub->add_flag("--force", o->force, "Overwrite an existing output file");
-  sub->add_option("--from", o->from, "perfetto: start events of actions, PROBE[:CODE]");
+  sub->add_option("--from", o->from, "perfetto: start events of actions, PROBE[:CODE]")->type_name("P[:C]");
   add_pair_option(sub, o->pair);
-  sub->add_option("--to", o->to, "perfetto: end events of actions, PROBE[:CODE]");
+  sub->add_option("--to", o->to, "perfetto: end events of actions, PROBE[:CODE]")->type_name("P[:C]");
   sub->add_option(
-      "--timescale", o->timescale,
-      "vcd: the time unit, 1, 10 or 100 of s, ms, us, ns or ps (default 1ns); coarser ones merge the "
-      "polls within a unit");
+         "--timescale", o->timescale,
+         "vcd: the time unit, 1, 10 or 100 of s, ms, us, ns or ps (default 1ns); coarser ones merge the "
+         "polls within a unit")
+      ->type_name("UNIT");
   sub->add_flag("--no-bus", o->no_bus,
                 "vcd: leave out the probes' code vectors (libsigrok 0.5, as in Debian 12's sigrok-cli and "
                 "PulseView, stops reading at the first vector value)");
   sub->add_option(
-      "--time", o->time,
-      "relative (default: from the capture start) or utc: absolute times from the trace's PPS mapping "
-      "(`ett analyze pps`): a utc column in CSV, Unix time in Perfetto, the VCD's $date");
+         "--time", o->time,
+         "relative (default: from the capture start) or utc: absolute times from the trace's PPS mapping "
+         "(`ett analyze pps`): a utc column in CSV, Unix time in Perfetto, the VCD's $date")
+      ->type_name("relative|utc");
   add_trace_option(sub, o->trace);
   add_db_option(sub, o->db);
   return {sub, [o] { return run_export(*o); }};

@@ -98,8 +98,8 @@ int run_extract(const ExtractOptions& options) {
     return wrote ? 0 : report(wrote.error());
   }
   // A regular file is written under a temporary name beside it and renamed into place when complete
-  // (output_target.h): a failed or interrupted extract leaves an earlier file as it was. A device or a pipe is
-  // written in place.
+  // (output_target.h): a failed or interrupted extract leaves an earlier file as it was. A device or a pipe
+  // is written in place.
   PendingFile pending;
   int fd = -1;
   if (written_in_place(output)) {
@@ -147,13 +147,16 @@ Command add_extract_command(CLI::App& app) {
   auto options = std::make_shared<ExtractOptions>();
   CLI::App* sub =
       app.add_subcommand("extract", "Write one session's events as CSV, JSON, JSON Lines or a table");
-  sub->add_option("IMAGE", options->image, "Trace disk image file or block device")->required();
+  sub->add_option("IMAGE", options->image, "Trace disk image file or block device")
+      ->type_name("PATH")
+      ->required();
   options->out.format = "csv";
   add_data_output(sub, options->out, {"csv", "text", "json", "jsonl"});
   sub->add_option("--cpu-hz", options->cpu_hz,
                   "TSC frequency for time_ns (default: the session's calibrated "
-                  "tsc_hz), e.g. 2.4G");
-  sub->add_option("--session", options->session, "Session number (default: the newest)");
+                  "tsc_hz), e.g. 2.4G")
+      ->type_name("HZ");
+  sub->add_option("--session", options->session, "Session number (default: the newest)")->type_name("N");
   sub->add_flag("--salvage", options->salvage,
                 "Extract a damaged session's good chunks (skip those that fail their CRC) and say which seqs "
                 "were lost");

@@ -122,17 +122,20 @@ Command add_fidelity_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "fidelity",
       "Compare a capture of `ett qemu run` with what its injector sent (the run's fidelity report, again)");
-  sub->add_option("IMAGE", options->image, "The run's trace disk (--disk)")->required();
+  sub->add_option("IMAGE", options->image, "The run's trace disk (--disk)")->type_name("PATH")->required();
   sub->add_option("--sent-log", options->sent_log,
                   "The run's --sent-log CSV (its .run.json beside it gives the offset bounds and the clock)")
+      ->type_name("CSV")
       ->required();
-  sub->add_option("--session", options->session, "Session number (default: the run's, from the .run.json)");
+  sub->add_option("--session", options->session, "Session number (default: the run's, from the .run.json)")
+      ->type_name("N");
   sub->add_option(
          "--machines", options->machines,
          "The run's --machines N: IMAGE and the sent log name machine 1..N's files as `ett qemu run` "
          "numbered them (trace-1.img, sent-1.csv, ...); one report per machine")
+      ->type_name("N")
       ->capture_default_str()
-      ->check(CLI::Range(1, 8));
+      ->check(in_range(1, 8));
   add_fidelity_check_options(sub, options->check, options->tolerance_us, "");
   add_data_output(sub, options->out, {"text", "csv", "json", "jsonl"});
   sub->footer(

@@ -76,6 +76,7 @@ void add_fidelity_check_options(CLI::App* sub, bool& check, double& tolerance_us
                 "schedule error exceeds --tolerance" +
                     what);
   sub->add_option("--tolerance", tolerance_us, "Microseconds of interval and schedule error --check accepts")
+      ->type_name("US")
       ->capture_default_str()
       ->check(positive_number());  // finite: CLI::PositiveNumber lets "nan" through
 }

@@ -96,9 +96,12 @@ std::string man_page(const CLI::App& app) {
   for (const CLI::App* sub : children(app)) man_verb(out, *sub, "ett " + sub->get_name());
   out += ".SH EXIT STATUS\n";
   for (const host::ExitCodeRow& row : host::exit_code_table())
-    out += fmt::format(".TP\n\\fB{}\\fR ({})\n{}\n", row.code, roff_escape(row.verbs), roff_escape(row.meaning));
-  out += ".SH ENVIRONMENT\n.TP\n\\fBETT_DB\\fR\nThe trace database of every verb that takes --db, when --db is not "
-         "given (default sqlite:traces.db).\n";
+    out +=
+        fmt::format(".TP\n\\fB{}\\fR ({})\n{}\n", row.code, roff_escape(row.verbs), roff_escape(row.meaning));
+  out +=
+      ".SH ENVIRONMENT\n.TP\n\\fBETT_DB\\fR\nThe trace database of every verb that takes --db, when --db is "
+      "not "
+      "given (default sqlite:traces.db).\n";
   return out;
 }
 
@@ -203,7 +206,10 @@ std::vector<Command> add_self_commands(CLI::App& app) {
   CLI::App* completion =
       app.add_subcommand("completion", "Print the bash completion script: source <(ett completion bash)");
   auto shell = std::make_shared<std::string>();
-  completion->add_option("SHELL", *shell, "bash")->check(CLI::IsMember({"bash"}))->required();
+  completion->add_option("SHELL", *shell, "bash")
+      ->type_name("SHELL")
+      ->check(CLI::IsMember({"bash"}))
+      ->required();
   CLI::App* man = app.add_subcommand("man", "Print the manual page (roff): ett man | man -l -");
   auto print = [](const std::string& text) {
     std::fwrite(text.data(), 1, text.size(), stdout);

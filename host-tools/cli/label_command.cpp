@@ -49,8 +49,8 @@ int run_label(const LabelOptions& options) {
 Command add_label_command(CLI::App& app) {
   auto options = std::make_shared<LabelOptions>();
   CLI::App* sub = app.add_subcommand("label", "Name a probe of a loaded trace");
-  sub->add_option("LABEL", options->label, "The name, e.g. \"node A\"")->required();
-  sub->add_option("--probe", options->probe, "Probe number (from 1)")->required();
+  sub->add_option("LABEL", options->label, "The name, e.g. \"node A\"")->type_name("LABEL")->required();
+  sub->add_option("--probe", options->probe, "Probe number (from 1)")->type_name("PROBE")->required();
   add_trace_option(sub, options->trace);
   add_db_option(sub, options->db);
   return {sub, [options] { return run_label(*options); }};

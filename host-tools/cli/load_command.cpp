@@ -82,8 +82,11 @@ int run_load(const LoadOptions& options) {
 Command add_load_command(CLI::App& app) {
   auto options = std::make_shared<LoadOptions>();
   CLI::App* sub = app.add_subcommand("load", "Load decoded sessions into the trace database");
-  sub->add_option("IMAGE", options->image, "Trace disk image file or block device")->required();
-  auto* session = sub->add_option("--session", options->session, "Session number (default: the newest)");
+  sub->add_option("IMAGE", options->image, "Trace disk image file or block device")
+      ->type_name("PATH")
+      ->required();
+  auto* session =
+      sub->add_option("--session", options->session, "Session number (default: the newest)")->type_name("N");
   sub->add_flag("--all", options->all, "Every session on the disk")->excludes(session);
   sub->add_flag("--salvage", options->salvage,
                 "Load a damaged session's good chunks (skip those that fail their CRC); the lost seqs are "

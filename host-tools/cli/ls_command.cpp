@@ -43,7 +43,8 @@ nlohmann::ordered_json session_json(const format::DiskLabel& label, const host::
   json["detail"] = summary.describe();
   // What `extract --salvage` / `load --salvage` would lose: [[first_seq, last_seq], ...].
   nlohmann::ordered_json lost = nlohmann::ordered_json::array();
-  for (const host::LostRange& range : host::lost_ranges(summary)) lost.push_back({range.first_seq, range.last_seq});
+  for (const host::LostRange& range : host::lost_ranges(summary))
+    lost.push_back({range.first_seq, range.last_seq});
   json["lost_seqs"] = lost;
   json["duration_ns"] = h.tsc_hz ? nlohmann::ordered_json(static_cast<uint64_t>(
                                        host::ticks_to_ns_exact(static_cast<int64_t>(ticks), h.tsc_hz)))
@@ -157,11 +158,12 @@ int run_ls(LsOptions& options) {
     size_t damaged = 0;
     for (const SessionSummary& summary : summaries)
       damaged += summary.health == SessionHealth::Corrupt || summary.health == SessionHealth::Truncated;
-    return report({status == kExitBadCrc ? ErrorKind::BadCrc : ErrorKind::Truncated,
-                   fmt::format("{}: {} of {} sessions {} (see the status column; extract --salvage keeps their "
-                               "good chunks)",
-                               options.image, damaged, summaries.size(),
-                               status == kExitBadCrc ? "damaged" : "truncated")});
+    return report(
+        {status == kExitBadCrc ? ErrorKind::BadCrc : ErrorKind::Truncated,
+         fmt::format("{}: {} of {} sessions {} (see the status column; extract --salvage keeps their "
+                     "good chunks)",
+                     options.image, damaged, summaries.size(),
+                     status == kExitBadCrc ? "damaged" : "truncated")});
   }
   return kExitOk;
 }
@@ -171,14 +173,17 @@ int run_ls(LsOptions& options) {
 Command add_ls_command(CLI::App& app) {
   auto options = std::make_shared<LsOptions>();
   CLI::App* sub = app.add_subcommand("ls", "List the sessions on a trace disk and check every chunk");
-  sub->add_option("IMAGE", options->image, "Trace disk image file or block device")->required();
+  sub->add_option("IMAGE", options->image, "Trace disk image file or block device")
+      ->type_name("PATH")
+      ->required();
   add_data_output(sub, options->out, {"text", "csv", "json", "jsonl"});
   sub->add_flag("--json", options->json, "Same as --format json");
   sub->footer(
       "Status: ok, partial (dump cut off; recovered/expected events), corrupt (which chunk), truncated (the\n"
       "image ends inside the session). Every session is listed first; the exit status then says the worst:\n"
       "0 every session ok or partial, 1 usage or I/O error, 10 not a trace disk, 11 unknown format version,\n"
-      "12 bad CRC (label, a session header, or a corrupt session), 13 a truncated session. A serial log of dump=serial is "
+      "12 bad CRC (label, a session header, or a corrupt session), 13 a truncated session. A serial log of "
+      "dump=serial is "
       "read\n"
       "like a disk.");
   return {sub, [options] { return run_ls(*options); }};

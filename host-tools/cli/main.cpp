@@ -18,7 +18,9 @@ namespace {
 
 // SIGINT and SIGTERM outside a Progress or a QEMU run (which take them themselves): the temporary file of an
 // output being written is removed, and the exit status says which signal it was.
-extern "C" void on_signal(int signal) { ett::host::exit_on_signal(signal); }
+extern "C" void on_signal(int signal) {
+  ett::host::exit_on_signal(signal);
+}
 
 void handle_signals() {
   struct sigaction action {};

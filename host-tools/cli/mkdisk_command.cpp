@@ -49,10 +49,13 @@ Command add_mkdisk_command(CLI::App& app) {
   auto options = std::make_shared<MkdiskOptions>();
   CLI::App* sub =
       app.add_subcommand("mkdisk", "Make a labelled, empty trace disk (image file or block device)");
-  sub->add_option("IMAGE", options->image, "Image file to create, or a block device")->required();
+  sub->add_option("IMAGE", options->image, "Image file to create, or a block device")
+      ->type_name("PATH")
+      ->required();
   sub->add_option("--size", options->size,
-                  "Image size in bytes, with K/M/G suffix (default 64M; not for devices)");
-  sub->add_option("--name", options->name, "Free-text disk name (up to 63 bytes)");
+                  "Image size in bytes, with K/M/G suffix (default 64M; not for devices)")
+      ->type_name("SIZE");
+  sub->add_option("--name", options->name, "Free-text disk name (up to 63 bytes)")->type_name("NAME");
   sub->add_flag("--force", options->force, "Overwrite an existing file, or a device that already holds data");
   sub->footer("Exit status: 0 ok, 1 error.");
   return {sub, [options] { return run_mkdisk(*options); }};

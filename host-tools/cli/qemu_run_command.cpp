@@ -191,42 +191,55 @@ Command add_qemu_run_command(CLI::App& app) {
       "probe, stop and dump to --disk");
   auto& run = options->run;
   sub->add_option("--disk", run.disk, "Trace disk image (made as a 64 MiB trace disk when missing)")
+      ->type_name("IMAGE")
       ->required();
   auto* scenario =
-      sub->add_option("--scenario", run.scenario, "Scenario file: '<time_us> <probe> <code>' per line");
+      sub->add_option("--scenario", run.scenario, "Scenario file: '<time_us> <probe> <code>' per line")
+          ->type_name("FILE");
   sub->add_option("--run", run.run_command,
                   "Live mode instead of a scenario: run CMD with /bin/sh once the kernel captures, with "
                   "ETT_PROBE_URL (the virtual probe for libettprobe / `ett signal`) in its environment; "
                   "stop the capture when CMD exits")
+      ->type_name("CMD")
       ->excludes(scenario);
   auto* kernel =
-      sub->add_option("--kernel", run.kernel, "Multiboot kernel ELF (default: ett-kernel.elf next to ett)");
+      sub->add_option("--kernel", run.kernel, "Multiboot kernel ELF (default: ett-kernel.elf next to ett)")
+          ->type_name("ELF");
   sub->add_option("--iso", run.iso, "Boot this GRUB ISO instead (its QEMU menu entry sets the arguments)")
+      ->type_name("ISO")
       ->excludes(kernel);
   sub->add_option(
          "--firmware", run.firmware,
          "bios (SeaBIOS) or uefi (OVMF from Debian's ovmf package; boots only --iso; the boot timeout "
          "defaults to 120 s)")
+      ->type_name("bios|uefi")
       ->transform(CLI::CheckedTransformer(std::map<std::string, host::Firmware>{
           {"bios", host::Firmware::Bios}, {"uefi", host::Firmware::Uefi}}))
       ->option_text("bios|uefi (default: bios)");
   sub->add_option("--append", run.append,
-                  "Kernel arguments after 'exit=qemu', e.g. \"layout=8x1\" (not with --iso)");
+                  "Kernel arguments after 'exit=qemu', e.g. \"layout=8x1\" (not with --iso)")
+      ->type_name("ARGS");
   sub->add_option("--timeout", run.timeout_s, "Seconds for the whole run; QEMU is killed after")
+      ->type_name("S")
       ->capture_default_str()
       ->check(positive_number());
   sub->add_option("--boot-timeout", run.boot_timeout_s, "Seconds until the kernel starts capturing")
+      ->type_name("S")
       ->capture_default_str()
       ->check(positive_number());
   sub->add_option("--initial-lines", options->initial_lines, "Line byte D7..D0 before the scenario (0-255)")
+      ->type_name("N")
       ->capture_default_str()
-      ->check(CLI::Range(0, 255));
+      ->check(in_range(0, 255));
   sub->add_option(
-      "--sent-log", run.sent_log,
-      "Write CSV index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before,guest_tsc_due,"
-      "guest_tsc_before,held_back,utc_ns,pps_edge,pps_second,held_ns (utc_ns: the write's true UTC, ns since "
-      "1970; held_ns: how long pacing held the write back)");
-  sub->add_option("--serial-log", run.serial_log, "Save the guest's serial output to FILE");
+         "--sent-log", run.sent_log,
+         "Write CSV index,probe,code,lines,scheduled_ns,sent_ns,host_tsc,host_tsc_before,guest_tsc_due,"
+         "guest_tsc_before,held_back,utc_ns,pps_edge,pps_second,held_ns (utc_ns: the write's true UTC, ns "
+         "since "
+         "1970; held_ns: how long pacing held the write back)")
+      ->type_name("CSV");
+  sub->add_option("--serial-log", run.serial_log, "Save the guest's serial output to FILE")
+      ->type_name("FILE");
   sub->add_flag(
       "--free-run", run.free_run,
       "Write on the scenario's clock alone (--run: ETT_PROBE_URL gets pace=0); by default each write waits "
@@ -237,43 +250,55 @@ Command add_qemu_run_command(CLI::App& app) {
                   "guest: QEMU runs with -icount and the scenario plays on the guest's clock (keeps the "
                   "scenario's intervals on a busy host); host: plain TCG, writes on the host's clock (--run "
                   "always uses the host's)")
+      ->type_name("guest|host")
       ->capture_default_str()
       ->check(CLI::IsMember({"guest", "host"}));
   sub->add_option("--fidelity-json", options->fidelity_json,
-                  "Write the fidelity report as a JSON array (one object per machine) to FILE");
+                  "Write the fidelity report as a JSON array (one object per machine) to FILE")
+      ->type_name("FILE");
   options->fidelity_out.format = "json";
   options->fidelity_out.allowed = {"text", "csv", "json", "jsonl"};
   sub->add_option("--fidelity-out", options->fidelity_out.path,
                   "Write the fidelity report to FILE (- is standard output) in --fidelity-format, as `ett "
-                  "fidelity` does");
+                  "fidelity` does")
+      ->type_name("FILE");
   sub->add_option("--fidelity-format", options->fidelity_out.format, "text, csv, json or jsonl")
+      ->type_name("text|csv|json|jsonl")
       ->capture_default_str();
   sub->add_flag("--force", options->fidelity_out.force, "Overwrite an existing --fidelity-out file");
   sub->add_option("--machines", run.machines,
                   "Start N kernels, each with its own QEMU, probe and disk (DISK with -1..-N before the "
                   "extension); the scenario goes to machine 1, the sync edges and PPS pulses to all")
+      ->type_name("N")
       ->capture_default_str()
-      ->check(CLI::Range(1, 8));
+      ->check(in_range(1, 8));
   sub->add_option("--sync-probe", options->sync_probe,
                   "Probe that receives the shared sync edges (toggling its lowest line) on every machine")
-      ->check(CLI::Range(1, 8));
+      ->type_name("PROBE")
+      ->check(in_range(1, 8));
   sub->add_option("--sync-period", run.sync_period_us, "Microseconds between sync edges")
+      ->type_name("US")
       ->capture_default_str()
       ->check(positive_number());
   sub->add_option("--pps-line", options->pps_line,
                   "Dn: drive that data line as a GPS receiver's pulse-per-second on every machine (high for "
-                  "100 ms from each whole second of UTC; the truth goes to the sent log)");
+                  "100 ms from each whole second of UTC; the truth goes to the sent log)")
+      ->type_name("Dn");
   sub->add_option("--pps-jitter-ns", run.pps_jitter_ns,
                   "Standard deviation of the modelled receiver's jitter on each pulse, ns")
+      ->type_name("NS")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 100e6));
+      ->check(in_range(0.0, 100e6));
   sub->add_option("--pps-seed", run.pps_seed, "Seed of the jitter (machine K uses SEED + K - 1)")
+      ->type_name("N")
       ->capture_default_str();
   sub->add_option("--memory", run.memory_mb, "Each QEMU's RAM in MiB (-m)")
+      ->type_name("MB")
       ->capture_default_str()
-      ->check(CLI::Range(16, 4096));
+      ->check(in_range(16, 4096));
   sub->add_option("--machine", run.machine,
                   "QEMU machine: pc (i440FX, PIIX3 IDE) or q35 (ICH9, its built-in AHCI controller)")
+      ->type_name("pc|q35")
       ->capture_default_str()
       ->check(CLI::IsMember({"pc", "q35"}));
   sub->add_option_function<std::string>(
@@ -282,9 +307,10 @@ Command add_qemu_run_command(CLI::App& app) {
          "Where the trace disk is attached: ide (primary master; a PIIX3 controller on q35), ahci (port 0; "
          "an AHCI "
          "controller on pc) or nvme (an NVMe controller) [default: ide]")
+      ->type_name("ide|ahci|nvme")
       ->check(CLI::IsMember({"ide", "ahci", "nvme"}));
   sub->add_flag("--verbose", run.verbose, "Copy the guest's serial output to standard output as it arrives");
-  sub->add_option("--qemu", run.qemu, "QEMU binary")->capture_default_str();
+  sub->add_option("--qemu", run.qemu, "QEMU binary")->type_name("PATH")->capture_default_str();
   sub->footer(
       "Success needs QEMU exit status 33, an 'ETT: RESULT OK' serial line and the kernel in state Done.\n"
       "Exit status: 0 ok, 1 bad usage or input, 2 the kernel reported a failure, 3 timeout (boot, capture "

@@ -108,14 +108,15 @@ Command add_query_command(CLI::App& app) {
   auto options = std::make_shared<QueryOptions>();
   CLI::App* sub =
       app.add_subcommand("query", "Run a named query on the trace database (without NAME: list them)");
-  sub->add_option("NAME", options->name, "traces, event, window, probe, codes, probes");
-  sub->add_option("PARAMS", options->args, "The query's values, in order");
+  sub->add_option("NAME", options->name, "traces, event, window, probe, codes, probes")->type_name("NAME");
+  sub->add_option("PARAMS", options->args, "The query's values, in order")->type_name("VALUE");
   add_trace_option(sub, options->trace);
   add_data_output(sub, options->out, {"text", "csv", "json", "jsonl"});
   sub->add_flag("--csv", options->csv, "Same as --format csv");
   sub->add_option("--time", options->time,
                   "ns, or utc: the events also get time_utc (ISO-8601, ns) through the trace's PPS mapping "
                   "(`ett analyze pps`)")
+      ->type_name("ns|utc")
       ->capture_default_str();
   add_db_option(sub, options->db);
   return {sub, [options] { return run_query(*options); }};

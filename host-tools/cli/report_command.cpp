@@ -157,25 +157,29 @@ Command add_report_command(CLI::App& app) {
       app.add_subcommand("report",
                          "Write a self-contained HTML report of a loaded trace: summary, "
                          "precision, zoomable timeline, durations, fit (offline, charts by uPlot)");
-  sub->add_option("-o,--output", o->output, "The HTML file")->required();
+  sub->add_option("-o,--output", o->output, "The HTML file")->type_name("FILE")->required();
   sub->add_flag("--force", o->force, "Overwrite an existing output file");
-  sub->add_option("--from", o->from, "Start events of actions, PROBE[:CODE]");
+  sub->add_option("--from", o->from, "Start events of actions, PROBE[:CODE]")->type_name("P[:C]");
   add_pair_option(sub, o->pair);
-  sub->add_option("--to", o->to, "End events of actions, PROBE[:CODE]");
+  sub->add_option("--to", o->to, "End events of actions, PROBE[:CODE]")->type_name("P[:C]");
   sub->add_option("--size-of-code", o->size_of_code,
-                  "The size each start code stands for: \"1=16,2=500\" (fit plot)");
+                  "The size each start code stands for: \"1=16,2=500\" (fit plot)")
+      ->type_name("C=S,...");
   sub->add_option("--pi-ns", o->pi_ns,
                   "Precision bound to quote, ns (default: the stored one of this machine)")
+      ->type_name("NS")
       ->check(non_negative_number());
   sub->add_option(
          "--baseline", o->baseline,
          "Baseline trace ids T1,T2,...: a comparison section with both duration distributions on one "
          "axis (this trace is the candidate; needs --from/--to)")
+      ->type_name("ID")
       ->delimiter(',');
   sub->add_option(
          "--time", o->time,
          "ns, or utc: the UTC of time 0 in the summary and the time axes in UTC time of day, through "
          "the trace's PPS mapping (`ett analyze pps`)")
+      ->type_name("ns|utc")
       ->capture_default_str();
   add_trace_option(sub, o->trace);
   add_db_option(sub, o->db);

@@ -37,9 +37,10 @@ Command add_signal_command(CLI::App& app) {
   sub->add_option("url", options->url,
                   "shm:PATH (the virtual probe: \"$ETT_PROBE_URL\" under --run) or ppdev:/dev/parportN, "
                   "with optional ?layout=2x4|8x1|4x2|1x8&log=FILE&pace=1|0")
+      ->type_name("URL")
       ->required();
-  sub->add_option("probe", options->probe, "Probe number, from 1")->required();
-  sub->add_option("code", options->code, "The code to show (0-15 under 2x4)")->required();
+  sub->add_option("probe", options->probe, "Probe number, from 1")->type_name("PROBE")->required();
+  sub->add_option("code", options->code, "The code to show (0-15 under 2x4)")->type_name("CODE")->required();
   sub->footer(
       "Waits (at most 1 s) until the capture kernel has polled since the previous write, so that "
       "consecutive\n"

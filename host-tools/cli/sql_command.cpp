@@ -56,9 +56,9 @@ int run_sql(SqlOptions& options) {
   Database& database = **db;
   // Without --write the connection only reads: an UPDATE typed by mistake changes nothing.
   if (!options.write) {
-    auto read_only = database.run_script(database.engine() == DbEngine::Sqlite
-                                             ? "PRAGMA query_only = ON"
-                                             : "SET default_transaction_read_only = on");
+    auto read_only =
+        database.run_script(database.engine() == DbEngine::Sqlite ? "PRAGMA query_only = ON"
+                                                                  : "SET default_transaction_read_only = on");
     if (!read_only) return report(read_only.error());
   }
   // Written as the rows are read (a SELECT of 10 M events is never held whole); nothing for statements
@@ -90,6 +90,7 @@ Command add_sql_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("sql", "Run SQL on the trace database (tables: traces, events, probes)");
   sub->add_option("SQL", options->sql,
                   "The statement(s); the last one's rows are printed. - reads standard input")
+      ->type_name("SQL")
       ->required();
   add_data_output(sub, options->out, {"text", "csv", "json", "jsonl"});
   sub->add_flag("--csv", options->csv, "Same as --format csv");

@@ -89,24 +89,31 @@ Command add_synth_command(CLI::App& app) {
   CLI::App* sub =
       app.add_subcommand("synth", "Append a synthetic capture (request/response traffic) to a trace disk");
   sub->add_option("IMAGE", options->image, "Trace disk image (created, big enough, when missing)")
+      ->type_name("PATH")
       ->required();
   sub->add_option("--events", options->events, "Number of events")
+      ->type_name("N")
       ->required()
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 34));
+      ->check(in_range(uint64_t{1}, uint64_t{1} << 34));
   sub->add_option("--seed", options->seed, "Random seed: the same seed gives the same events")
+      ->type_name("N")
       ->capture_default_str();
-  sub->add_option("--layout", options->layout, "2x4, 8x1, 4x2 or 1x8")->capture_default_str();
+  sub->add_option("--layout", options->layout, "2x4, 8x1, 4x2 or 1x8")
+      ->type_name("2x4|8x1|4x2|1x8")
+      ->capture_default_str();
   sub->add_option("--clock-ppm", options->clock_ppm,
                   "The same events stamped by a clock this many ppm fast (negative: slow): a second "
                   "capture of the same lines, for `ett analyze align`")
+      ->type_name("PPM")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
             char* end = nullptr;
             const double value = std::strtod(text.c_str(), &end);
-            return text.empty() || *end != '\0' || !std::isfinite(value) ? "'" + text + "' is not a number" : "";
+            return text.empty() || *end != '\0' || !std::isfinite(value) ? "'" + text + "' is not a number"
+                                                                         : "";
           },
           "NUMBER"))
-      ->check(CLI::Range(-1000.0, 1000.0))
+      ->check(in_range(-1000.0, 1000.0))
       ->capture_default_str();
   return {sub, [options] { return run_synth(*options); }};
 }
