@@ -1,5 +1,6 @@
-// help_command.cpp: `ett help VERB`, `ett completion bash`, `ett man`, --version and -q: everything about the
-// command itself, generated from the one set of CLI11 option definitions so that they cannot disagree.
+// help_command.cpp: `ett help VERB`, `ett completion bash`, `ett man [VERB]`, --version and -q: everything
+// about the command itself, generated from the one set of CLI11 option definitions so that they cannot
+// disagree (the pages themselves: man_pages.cpp).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include "commands.h"
 #include "common/exit_codes.h"
 #include "ett_git_commit.h"  // generated at build time (cmake/git_commit.cmake)
+#include "man_pages.h"
 #include "progress.h"
 
 namespace ett::cli {
@@ -38,71 +40,6 @@ std::vector<std::string> option_names(const CLI::Option& option) {
 
 std::vector<const CLI::Option*> named_options(const CLI::App& app) {
   return app.get_options([](const CLI::Option* option) { return !option->get_positional(); });
-}
-
-std::string roff_escape(std::string text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '\\')
-      out += "\\e";
-    else if (c == '-')
-      out += "\\-";
-    else
-      out += c;
-  }
-  // A line starting with . or ' would be a roff request.
-  std::string safe;
-  size_t start = 0;
-  while (start <= out.size()) {
-    size_t end = out.find('\n', start);
-    if (end == std::string::npos) end = out.size();
-    std::string line = out.substr(start, end - start);
-    if (!line.empty() && (line[0] == '.' || line[0] == '\'')) line = "\\&" + line;
-    safe += line;
-    if (end < out.size()) safe += "\n.br\n";
-    start = end + 1;
-  }
-  return safe;
-}
-
-void man_options(std::string& out, const CLI::App& app) {
-  for (const CLI::Option* option : app.get_options()) {
-    std::string names;
-    for (const std::string& name :
-         option->get_positional() ? std::vector<std::string>{option->get_name()} : option_names(*option))
-      names += (names.empty() ? "" : ", ") + fmt::format("\\fB{}\\fR", roff_escape(name));
-    if (option->get_type_size() != 0 && !option->get_positional() && !option->get_type_name().empty())
-      names += " \\fI" + roff_escape(option->get_type_name()) + "\\fR";
-    out += ".TP\n" + names + "\n" + roff_escape(option->get_description()) + "\n";
-  }
-}
-
-void man_verb(std::string& out, const CLI::App& sub, const std::string& path) {
-  out += fmt::format(".SS \"{}\"\n{}\n", roff_escape(path), roff_escape(sub.get_description()));
-  man_options(out, sub);
-  if (!sub.get_footer().empty()) out += ".PP\n" + roff_escape(sub.get_footer()) + "\n";
-  for (const CLI::App* child : children(sub)) man_verb(out, *child, path + " " + child->get_name());
-}
-
-std::string man_page(const CLI::App& app) {
-  std::string out = fmt::format(".TH ETT 1 \"\" \"{}\" \"User Commands\"\n", roff_escape(version_text()));
-  out += ".SH NAME\nett \\- Event Timestamping Toolkit host tools\n";
-  out += ".SH SYNOPSIS\n\\fBett\\fR [\\fB\\-q\\fR] \\fIVERB\\fR [\\fIOPTIONS\\fR]\n";
-  out += ".SH DESCRIPTION\n" + roff_escape(app.get_description()) +
-         ". Every verb's options follow; `ett help VERB` prints the same.\n";
-  out += ".SH GLOBAL OPTIONS\n";
-  man_options(out, app);
-  out += ".SH COMMANDS\n";
-  for (const CLI::App* sub : children(app)) man_verb(out, *sub, "ett " + sub->get_name());
-  out += ".SH EXIT STATUS\n";
-  for (const host::ExitCodeRow& row : host::exit_code_table())
-    out +=
-        fmt::format(".TP\n\\fB{}\\fR ({})\n{}\n", row.code, roff_escape(row.verbs), roff_escape(row.meaning));
-  out +=
-      ".SH ENVIRONMENT\n.TP\n\\fBETT_DB\\fR\nThe trace database of every verb that takes --db, when --db is "
-      "not "
-      "given (default sqlite:traces.db).\n";
-  return out;
 }
 
 // One bash word list per position: the verbs, each verb's subverbs and options, each subverb's options.
@@ -210,14 +147,44 @@ std::vector<Command> add_self_commands(CLI::App& app) {
       ->type_name("SHELL")
       ->check(CLI::IsMember({"bash"}))
       ->required();
-  CLI::App* man = app.add_subcommand("man", "Print the manual page (roff): ett man | man -l -");
+  CLI::App* man = app.add_subcommand(
+      "man", "Print the manual page of ett or of one verb (roff, or markdown): ett man [VERB] | man -l -");
+  auto page = std::make_shared<std::vector<std::string>>();
+  auto markdown = std::make_shared<bool>(false);
+  man->add_option("VERB", *page, "A verb (and perhaps its subverb, whose page is the verb's): ett-VERB(1)")
+      ->type_name("WORD")
+      ->expected(0, 2);
+  // Hidden from the option lists (its page's footer and examples say it): the reference's generator uses it.
+  man->add_flag("--markdown", *markdown, "Markdown instead of roff")->group("");
+  man->footer(
+      "A verb's page covers its subverbs (ett-analyze(1) holds durations); `ett man VERB SUBVERB` prints "
+      "it.\n"
+      "--markdown prints the same page as markdown: scripts/gen-reference writes docs/reference/cli with "
+      "it.");
   auto print = [](const std::string& text) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return std::fflush(stdout) == 0 ? 0 : 1;
   };
-  // The lambda keeps `shell` alive: CLI11 writes the parsed value into it after this function returned.
-  return {{completion, [&app, print, shell] { return print(bash_completion(app)); }},
-          {man, [&app, print] { return print(man_page(app)); }}};
+  // ett-analyze(1) covers `analyze durations`: a subverb names the page of its verb, once it is checked.
+  auto print_page = [&app, print, page, markdown] {
+    const CLI::App* verb = nullptr;
+    const CLI::App* level = &app;
+    for (const std::string& word : *page) {
+      const CLI::App* child = find_child(*level, word);
+      if (!child) {
+        std::fprintf(stderr, "ett: man: %s has no command '%s' (`ett man%s` lists them)\n",
+                     level == &app ? "ett" : ("ett " + level->get_name()).c_str(), word.c_str(),
+                     level == &app ? "" : (" " + level->get_name()).c_str());
+        return 1;
+      }
+      if (verb == nullptr) verb = child;
+      level = child;
+    }
+    return print(manual_page(app, verb, *markdown ? PageFormat::Markdown : PageFormat::Roff));
+  };
+  // The lambdas keep `shell` and `page` alive: CLI11 writes the parsed values into them after this function
+  // returned.
+  return {{completion, [&app, print, shell] { return print(bash_completion(app)); }}, {man, print_page}};
 }
 
 }  // namespace ett::cli

@@ -250,7 +250,8 @@ struct Migration {
 
 // The tallies of every trace, counted again from its event rows.
 constexpr const char* kCountEventCodesSql =
-    "INSERT INTO event_codes (trace_id, probe, code, events) SELECT trace_id, probe, code, count(*) FROM events "
+    "INSERT INTO event_codes (trace_id, probe, code, events) SELECT trace_id, probe, code, count(*) FROM "
+    "events "
     "GROUP BY trace_id, probe, code";
 std::string count_event_blocks_sql() {
   return fmt::format(
@@ -289,7 +290,6 @@ const Migration kMigrations[] = {
     // 6 -> 7: the losses table, which schema_statements creates.
     {6, [](DbEngine) { return std::vector<std::string>(); }},
 };
-
 
 // 0: a new database (no traces table); 1: made before ett_schema existed; else ett_schema's version.
 Expected<int> schema_version(Database& db) {
@@ -348,10 +348,38 @@ std::vector<std::string> schema_statements(DbEngine engine) {
   out.push_back(event_packs_table_sql(engine));
   // Seqs a salvaged load (`ett load --salvage`) could not read: a gap there is a loss, not a quiet period.
   out.push_back(fmt::format(
-      "CREATE TABLE IF NOT EXISTS losses (\n  trace_id {0} NOT NULL,\n  first_seq {0} NOT NULL,\n  last_seq {0} "
+      "CREATE TABLE IF NOT EXISTS losses (\n  trace_id {0} NOT NULL,\n  first_seq {0} NOT NULL,\n  last_seq "
+      "{0} "
       "NOT NULL,\n  events {0} NOT NULL,\n  reason TEXT,\n  PRIMARY KEY (trace_id, first_seq)\n){1}",
       pg ? "BIGINT" : "INTEGER", pg ? "" : " WITHOUT ROWID"));
   return out;
+}
+
+std::span<const TableNote> table_notes() {
+  static constexpr TableNote kNotes[] = {
+      {"ett_schema", "The schema's version (one row): what apply_schema migrates from."},
+      {"traces",
+       "One row per loaded session: its identity, what was loaded, and every session-header field."},
+      {"events", "Every event of every trace, keyed by (trace_id, seq): the decoded records with time_ns."},
+      {"event_codes",
+       "Events per probe and code of each trace, counted by the load: what `ett query codes` reads."},
+      {"event_blocks",
+       "The seq and time range of each block of 4096 seqs of a trace: what `ett query window` "
+       "searches."},
+      {"probes", "Probe names of a trace (`ett label`)."},
+      {"stalls",
+       "The session's stall table: where the capture loop did not poll, so events there may be late."},
+      {"events_default", "PostgreSQL: the partition of events rows no trace's own partition covers."},
+      {"event_packs",
+       "Each trace's events again, packed about a thousand to a row: what whole-trace reads take."},
+      {"losses", "Seqs a salvaged load (`ett load --salvage`) could not read: a gap there is a loss."},
+      {"analysis_precision",
+       "The measured precision per trace and coverage (`ett analyze precision`), created on "
+       "first use."},
+      {"pps_mapping",
+       "A trace's TSC-to-UTC mapping from its PPS line (`ett analyze pps`), created on first use."},
+  };
+  return kNotes;
 }
 
 Expected<bool> has_table(Database& db, const char* name) {

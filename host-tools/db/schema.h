@@ -1,6 +1,7 @@
 // schema.h: the trace database's tables, the same on SQLite and PostgreSQL (docs/guide/database.md).
 #pragma once
 
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,6 +74,14 @@ std::string insert_stall_sql();
 // missing ones (ALTER TABLE ... ADD COLUMN; its older traces read NULL there), so that it keeps loading and
 // reading.
 Status add_missing_trace_columns(Database& db);
+
+// What each table of the schema holds, one line each, for docs/reference/schema.md (ett-reference checks that
+// every table the DDL above creates has one).
+struct TableNote {
+  const char* table;
+  const char* note;
+};
+std::span<const TableNote> table_notes();
 
 // "01234567-89ab-cdef-0123-456789abcdef"
 std::string format_uuid(const uint8_t (&uuid)[16]);

@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #include "capture/trit_pattern.h"
+#include "config/cmdline_options.h"
 #include "lib/format.h"
 #include "lib/text.h"
 
@@ -278,19 +279,29 @@ ParseResult parse_bench(Word value, Config& config) {
   return {};
 }
 
-struct Option {
-  const char* key;
-  ParseResult (*parse)(Word value, Config& config);
+// The parser of each option, in the order of kCmdlineOptions (cmdline_options.h), which has the keys.
+using OptionParser = ParseResult (*)(Word value, Config& config);
+constexpr OptionParser kParsers[] = {
+    parse_probe,   parse_layout,     parse_limit,  parse_exit, parse_dump,     parse_mode,      parse_auto,
+    parse_trigger, parse_pretrigger, parse_filter, parse_stop, parse_keyboard, parse_threshold, parse_bench,
 };
+constexpr uint32_t kOptionCount = kCmdlineOptionCount;
+static_assert(sizeof(kParsers) / sizeof(kParsers[0]) == kOptionCount, "a parser per option of the table");
 
-constexpr Option kOptions[] = {
-    {"probe", parse_probe},         {"layout", parse_layout},   {"limit", parse_limit},
-    {"exit", parse_exit},           {"dump", parse_dump},       {"mode", parse_mode},
-    {"auto", parse_auto},           {"trigger", parse_trigger}, {"pretrigger", parse_pretrigger},
-    {"filter", parse_filter},       {"stop", parse_stop},       {"keyboard", parse_keyboard},
-    {"threshold", parse_threshold}, {"bench", parse_bench},
-};
-constexpr uint32_t kOptionCount = sizeof(kOptions) / sizeof(kOptions[0]);
+constexpr bool same_text(const char* a, const char* b) {
+  while (*a != '\0' && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+// The table's order, spelled once more only here, where the compiler checks it.
+constexpr const char* kParserKeys[] = {"probe", "layout",   "limit",     "exit",       "dump",
+                                       "mode",  "auto",     "trigger",   "pretrigger", "filter",
+                                       "stop",  "keyboard", "threshold", "bench"};
+constexpr bool parsers_match_table() {
+  for (uint32_t i = 0; i < kOptionCount; ++i)
+    if (!same_text(kParserKeys[i], kCmdlineOptions[i].key)) return false;
+  return true;
+}
+static_assert(parsers_match_table(), "kParsers must follow kCmdlineOptions' order");
 
 ParseResult parse_word(Word word, Config& config, bool (&seen)[kOptionCount]) {
   uint32_t equals = 0;
@@ -300,12 +311,12 @@ ParseResult parse_word(Word word, Config& config, bool (&seen)[kOptionCount]) {
   const Word key{word.text, equals};
   const Word value = word.drop(equals + 1);
   for (uint32_t i = 0; i < kOptionCount; ++i) {
-    if (!key.is(kOptions[i].key)) continue;
+    if (!key.is(kCmdlineOptions[i].key)) continue;
     if (value.length == 0)
       return error("option '%.*s' has an empty value", word.printable_length(), word.text);
     if (seen[i]) return error("option '%.*s' is given twice", word.printable_length(), word.text);
     seen[i] = true;
-    return kOptions[i].parse(value, config);
+    return kParsers[i](value, config);
   }
   return error("unknown option '%.*s'", word.printable_length(), word.text);
 }

@@ -1,22 +1,9 @@
 // cmdline.h: the capture kernel's command line: a strict key=value parser with errors that name the word.
 //
 // QEMU's -kernel loader (and GRUB Legacy) pass "<kernel path> <args>"; GRUB 2 passes only "<args>", so
-// kernel_arguments() drops the path according to the loader's name. Options, separated by spaces, each at
-// most once:
-//   probe=ivshmem|lpt|lpt:BASE|pci-lpt   (default ivshmem; the lpt sources parse but are not supported yet)
-//   layout=2x4|8x1|4x2|1x8               (default 2x4)
-//   limit=SECONDS                        (> 0, up to 3 decimals; default: no limit)
-//   exit=qemu|halt                       (default halt)
-//   dump=ata|serial|none                 (default ata)
-//   auto=0|1                             (default 0: the start screen waits for Enter; exit=qemu implies 1)
-//   mode=capture|calibrate|hwlat         (default capture)
-//   trigger=PATTERN  pretrigger=N        (8 trits D7..D0 of 1/0/X; N events before it kept; default none)
-//   filter=PATTERN                       (8 trits of 1/X: only the lines marked 1 give events; default all)
-//   stop=zero|code:P:C                   (a zero code on any probe / code C on probe P ends the capture)
-//   keyboard=0|1                         (a key press ends the capture; default 0)
-//   threshold=NS                         (mode=hwlat: gaps above NS ns are recorded; default 1000)
-//   bench=N                              (mode=capture: first time the capture loop against the bare poll
-//                                         floor in N interleaved window pairs, 20..1000; default none)
+// kernel_arguments() drops the path according to the loader's name. Options are key=value words separated by
+// spaces, each at most once; config/cmdline_options.h lists them (probe=, layout=, limit=, exit=, dump=, mode=,
+// auto=, trigger=, pretrigger=, filter=, stop=, keyboard=, threshold=, bench=) with their values and defaults.
 #pragma once
 
 #include <stdint.h>

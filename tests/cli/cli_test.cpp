@@ -521,16 +521,18 @@ TEST_F(CliTest, HelpSuggestionsVersionCompletionAndManComeFromOneDefinition) {
   EXPECT_NE(fidelity_offered.find("--sent-log"), std::string::npos) << fidelity_offered;
   EXPECT_NE(fidelity_offered.find("--session"), std::string::npos) << fidelity_offered;
 
+  // ett(1) lists the verbs, each verb's page (ett-VERB(1)) its options (tests/cli/man_pages_test.cpp).
   const EttRun man = ett({"man"});
   ASSERT_EQ(man.status, 0);
   EXPECT_EQ(man.out.rfind(".TH ETT 1", 0), 0u);
-  for (const char* verb : {"ls", "extract", "qemu run", "signal", "load", "query", "sql", "analyze durations",
-                           "export", "report", "label", "synth", "mkdisk", "fidelity"})
-    EXPECT_NE(man.out.find(std::string(".SS \"ett ") + verb + "\""), std::string::npos) << verb;
-  const std::string fidelity = man.out.substr(man.out.find(".SS \"ett fidelity\""));
+  for (const char* verb : {"ls", "extract", "qemu", "signal", "load", "query", "sql", "analyze", "export",
+                           "report", "label", "synth", "mkdisk", "fidelity"})
+    EXPECT_NE(man.out.find(std::string("ett\\-") + verb + "(1)"), std::string::npos) << verb;
+  EXPECT_NE(ett({"man", "analyze"}).out.find(".SS \"ett analyze durations\""), std::string::npos);
+  const std::string fidelity = ett({"man", "fidelity"}).out;
   for (const char* option : {"sent\\-log", "machines", "tolerance", "format", "force"})
     EXPECT_NE(fidelity.find(std::string("\\fB\\-\\-") + option), std::string::npos) << option;
-  EXPECT_NE(man.out.find("\\fB\\-\\-fidelity\\-format"), std::string::npos);
+  EXPECT_NE(ett({"man", "qemu"}).out.find("\\fB\\-\\-fidelity\\-format"), std::string::npos);
 }
 
 TEST_F(CliTest, QuietLeavesOnlyResultsAndErrors) {
@@ -773,7 +775,19 @@ TEST_F(CliTest, GuideVerbTableMatchesHelp) {
   const size_t start = guide.find("## The verbs");
   ASSERT_NE(start, std::string::npos);
   const std::string section = guide.substr(start, guide.find("\n## ", start + 1) - start);
-  const std::string man = ett({"man"}).out;
+  // Every verb's page (ett(1) lists them): a verb's OPTIONS, under a heading per subverb.
+  std::string man;
+  std::istringstream commands(ett({"man"}).out);
+  bool listing = false;
+  for (std::string line, previous; std::getline(commands, line); previous = line) {
+    if (line.rfind(".SH ", 0) == 0) listing = line == ".SH COMMANDS";
+    if (!listing || previous != ".TP") continue;
+    const std::string verb = line.substr(3, line.find("\\fR") - 3);
+    const std::string page = ett({"man", verb}).out;
+    const size_t options = page.find(".SH OPTIONS");
+    if (page.find(".SS \"", options) == std::string::npos) man += ".SS \"ett " + verb + "\"\n";
+    man += page.substr(options, page.find(".SH EXIT STATUS") - options);
+  }
   std::istringstream in(man);
   std::string line, verb;
   int verbs = 0;

@@ -4,8 +4,7 @@
 //
 //   LBA 0                      DiskLabel: magic, format version, disk UUID, capacity
 //   LBA kFirstSessionLba       session 1: SessionHeader (1 sector), the stall table (kStallTableSectors;
-//   session
-//                              format version 2 on), then chunk_count chunks
+//                              session format version 2 on), then chunk_count chunks
 //   session 1 + reserved       session 2: ...            (sessions are appended, never rewritten)
 //
 // A chunk is kChunkSectors sectors: a ChunkHeader followed by fixed-size EventRecords, zero-padded. The
