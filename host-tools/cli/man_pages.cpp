@@ -226,12 +226,43 @@ std::vector<std::string> option_names(const CLI::Option& option) {
   return names;
 }
 
+// CLI11 shows an option's value as its type name and each validator's description after a colon
+// ("S:NUMBER>0", "N:[1 - 8]"). A page names the value by the type name alone and says the check in words; the
+// validators ett uses describe themselves as NUMBER... or [MIN - MAX] (commands.h), and the choice lists'
+// own descriptions are blank where the placeholder lists them.
+struct ValueName {
+  std::string placeholder;
+  std::vector<std::string> checks;  // "> 0", "1 to 8"
+};
+
+ValueName value_name(const CLI::Option& option) {
+  ValueName value{option.get_type_name(), {}};
+  for (size_t colon; (colon = value.placeholder.rfind(':')) != std::string::npos;) {
+    const std::string check = value.placeholder.substr(colon + 1);
+    if (check.rfind("NUMBER", 0) == 0) {
+      value.checks.insert(value.checks.begin(),
+                          check.size() > 6 ? check.substr(6, check.find_first_not_of("<>=", 6) - 6) + " " +
+                                                 check.substr(check.find_first_not_of("<>=", 6))
+                                           : "a number");
+    } else if (check.size() > 2 && check.front() == '[' && check.back() == ']' &&
+               check.find(" - ") != std::string::npos) {
+      const std::string range = check.substr(1, check.size() - 2);
+      value.checks.insert(value.checks.begin(),
+                          range.substr(0, range.find(" - ")) + " to " + range.substr(range.find(" - ") + 3));
+    } else {
+      break;
+    }
+    value.placeholder.erase(colon);
+  }
+  return value;
+}
+
 std::string option_term(const CLI::Option& option) {
   std::string term;
   if (option.get_positional()) return placeholder(option.get_name());
   for (const std::string& name : option_names(option)) term += (term.empty() ? "" : ", ") + literal(name);
   if (option.get_type_size() != 0 && !option.get_type_name().empty())
-    term += " " + placeholder(option.get_type_name());
+    term += " " + placeholder(value_name(option).placeholder);
   return term;
 }
 
@@ -239,6 +270,7 @@ std::string option_text(const CLI::Option& option) {
   std::string text = option.get_description();
   std::vector<std::string> notes;
   if (option.get_required()) notes.push_back("required");
+  for (const std::string& check : value_name(option).checks) notes.push_back(check);
   if (!option.get_default_str().empty()) notes.push_back("default " + option.get_default_str());
   if (!notes.empty()) {
     text += " (";
@@ -263,7 +295,8 @@ std::string synopsis_line(const CLI::App& app, const std::string& path) {
   for (const CLI::Option* option : app.get_options()) {
     if (option->get_positional() || option->get_group().empty()) continue;
     if (option->get_required())
-      line += " " + literal(option_names(*option).back()) + " " + placeholder(option->get_type_name());
+      line +=
+          " " + literal(option_names(*option).back()) + " " + placeholder(value_name(*option).placeholder);
     else
       optional = true;
   }

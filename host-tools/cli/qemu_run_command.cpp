@@ -212,9 +212,10 @@ Command add_qemu_run_command(CLI::App& app) {
          "--firmware", run.firmware,
          "bios (SeaBIOS) or uefi (OVMF from Debian's ovmf package; boots only --iso; the boot timeout "
          "defaults to 120 s)")
-      ->type_name("bios|uefi")
+      ->type_name("bios|uefi")  // the choices are the placeholder: the validators' own lists are blanked
       ->transform(CLI::CheckedTransformer(std::map<std::string, host::Firmware>{
-          {"bios", host::Firmware::Bios}, {"uefi", host::Firmware::Uefi}}))
+                                              {"bios", host::Firmware::Bios}, {"uefi", host::Firmware::Uefi}})
+                      .description(""))
       ->option_text("bios|uefi (default: bios)");
   sub->add_option("--append", run.append,
                   "Kernel arguments after 'exit=qemu', e.g. \"layout=8x1\" (not with --iso)")
@@ -252,7 +253,7 @@ Command add_qemu_run_command(CLI::App& app) {
                   "always uses the host's)")
       ->type_name("guest|host")
       ->capture_default_str()
-      ->check(CLI::IsMember({"guest", "host"}));
+      ->check(CLI::IsMember({"guest", "host"}).description(""));
   sub->add_option("--fidelity-json", options->fidelity_json,
                   "Write the fidelity report as a JSON array (one object per machine) to FILE")
       ->type_name("FILE");
@@ -300,7 +301,7 @@ Command add_qemu_run_command(CLI::App& app) {
                   "QEMU machine: pc (i440FX, PIIX3 IDE) or q35 (ICH9, its built-in AHCI controller)")
       ->type_name("pc|q35")
       ->capture_default_str()
-      ->check(CLI::IsMember({"pc", "q35"}));
+      ->check(CLI::IsMember({"pc", "q35"}).description(""));
   sub->add_option_function<std::string>(
          "--disk-interface",
          [&run](const std::string& name) { run.disk_interface = *host::parse_disk_interface(name); },
@@ -308,7 +309,7 @@ Command add_qemu_run_command(CLI::App& app) {
          "an AHCI "
          "controller on pc) or nvme (an NVMe controller) [default: ide]")
       ->type_name("ide|ahci|nvme")
-      ->check(CLI::IsMember({"ide", "ahci", "nvme"}));
+      ->check(CLI::IsMember({"ide", "ahci", "nvme"}).description(""));
   sub->add_flag("--verbose", run.verbose, "Copy the guest's serial output to standard output as it arrives");
   sub->add_option("--qemu", run.qemu, "QEMU binary")->type_name("PATH")->capture_default_str();
   sub->footer(
