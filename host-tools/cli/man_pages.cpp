@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -235,23 +236,25 @@ struct ValueName {
   std::vector<std::string> checks;  // "> 0", "1 to 8"
 };
 
+// "NUMBER>0" -> "> 0", "NUMBER" -> "a number", "[1 - 8]" -> "1 to 8"; nothing for another description.
+std::optional<std::string> check_in_words(const std::string& check) {
+  if (check == "NUMBER") return "a number";
+  if (check.rfind("NUMBER", 0) == 0) {
+    const size_t bound = check.find_first_not_of("<>=", 6);
+    return check.substr(6, bound - 6) + " " + check.substr(bound);
+  }
+  const size_t dash = check.find(" - ");
+  if (check.size() > 2 && check.front() == '[' && check.back() == ']' && dash != std::string::npos)
+    return check.substr(1, dash - 1) + " to " + check.substr(dash + 3, check.size() - dash - 4);
+  return std::nullopt;
+}
+
 ValueName value_name(const CLI::Option& option) {
   ValueName value{option.get_type_name(), {}};
   for (size_t colon; (colon = value.placeholder.rfind(':')) != std::string::npos;) {
-    const std::string check = value.placeholder.substr(colon + 1);
-    if (check.rfind("NUMBER", 0) == 0) {
-      value.checks.insert(value.checks.begin(),
-                          check.size() > 6 ? check.substr(6, check.find_first_not_of("<>=", 6) - 6) + " " +
-                                                 check.substr(check.find_first_not_of("<>=", 6))
-                                           : "a number");
-    } else if (check.size() > 2 && check.front() == '[' && check.back() == ']' &&
-               check.find(" - ") != std::string::npos) {
-      const std::string range = check.substr(1, check.size() - 2);
-      value.checks.insert(value.checks.begin(),
-                          range.substr(0, range.find(" - ")) + " to " + range.substr(range.find(" - ") + 3));
-    } else {
-      break;
-    }
+    const std::optional<std::string> check = check_in_words(value.placeholder.substr(colon + 1));
+    if (!check) break;  // "P[:C]", "time:BUCKET": a colon of the placeholder itself
+    value.checks.insert(value.checks.begin(), *check);
     value.placeholder.erase(colon);
   }
   return value;
