@@ -279,11 +279,20 @@ ParseResult parse_bench(Word value, Config& config) {
   return {};
 }
 
-// The parser of each option, in the order of kCmdlineOptions (cmdline_options.h), which has the keys.
-using OptionParser = ParseResult (*)(Word value, Config& config);
+// The parser of each option of kCmdlineOptions (cmdline_options.h), in its order: parse_word finds a key in
+// that table and runs the parser at the same index. The key is repeated here so that the compiler checks the
+// pairing.
+struct OptionParser {
+  const char* key;
+  ParseResult (*parse)(Word value, Config& config);
+};
+
 constexpr OptionParser kParsers[] = {
-    parse_probe,   parse_layout,     parse_limit,  parse_exit, parse_dump,     parse_mode,      parse_auto,
-    parse_trigger, parse_pretrigger, parse_filter, parse_stop, parse_keyboard, parse_threshold, parse_bench,
+    {"probe", parse_probe},         {"layout", parse_layout},   {"limit", parse_limit},
+    {"exit", parse_exit},           {"dump", parse_dump},       {"mode", parse_mode},
+    {"auto", parse_auto},           {"trigger", parse_trigger}, {"pretrigger", parse_pretrigger},
+    {"filter", parse_filter},       {"stop", parse_stop},       {"keyboard", parse_keyboard},
+    {"threshold", parse_threshold}, {"bench", parse_bench},
 };
 constexpr uint32_t kOptionCount = kCmdlineOptionCount;
 static_assert(sizeof(kParsers) / sizeof(kParsers[0]) == kOptionCount, "a parser per option of the table");
@@ -292,16 +301,15 @@ constexpr bool same_text(const char* a, const char* b) {
   while (*a != '\0' && *a == *b) ++a, ++b;
   return *a == *b;
 }
-// The table's order, spelled once more only here, where the compiler checks it.
-constexpr const char* kParserKeys[] = {"probe", "layout",   "limit",     "exit",       "dump",
-                                       "mode",  "auto",     "trigger",   "pretrigger", "filter",
-                                       "stop",  "keyboard", "threshold", "bench"};
 constexpr bool parsers_match_table() {
   for (uint32_t i = 0; i < kOptionCount; ++i)
-    if (!same_text(kParserKeys[i], kCmdlineOptions[i].key)) return false;
+    if (!same_text(kParsers[i].key, kCmdlineOptions[i].key)) return false;
   return true;
 }
 static_assert(parsers_match_table(), "kParsers must follow kCmdlineOptions' order");
+// The numbers the table's text gives (threshold= and bench=).
+static_assert(kDefaultHwlatThresholdNs == 1000 && kMinBenchWindows == 20 && kMaxBenchWindows == 1000,
+              "update the threshold and bench rows of cmdline_options.h");
 
 ParseResult parse_word(Word word, Config& config, bool (&seen)[kOptionCount]) {
   uint32_t equals = 0;
@@ -316,7 +324,7 @@ ParseResult parse_word(Word word, Config& config, bool (&seen)[kOptionCount]) {
       return error("option '%.*s' has an empty value", word.printable_length(), word.text);
     if (seen[i]) return error("option '%.*s' is given twice", word.printable_length(), word.text);
     seen[i] = true;
-    return kParsers[i](value, config);
+    return kParsers[i].parse(value, config);
   }
   return error("unknown option '%.*s'", word.printable_length(), word.text);
 }
