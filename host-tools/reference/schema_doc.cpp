@@ -94,11 +94,11 @@ host::Expected<std::string> schema_doc(const std::string&) {
   const auto postgres = parse(postgres_ddl);
   // The tables in PostgreSQL's order (it has one more, the default partition).
   std::vector<Table> tables;
-  for (const auto& [name, columns] : postgres) {
-    Table table{name, {}};
+  for (const auto& parsed : postgres) {
+    Table table{parsed.first, {}};
     const auto on_sqlite =
-        std::find_if(sqlite.begin(), sqlite.end(), [&](const auto& t) { return t.first == name; });
-    for (const auto& [column, definition] : columns) {
+        std::find_if(sqlite.begin(), sqlite.end(), [&](const auto& t) { return t.first == parsed.first; });
+    for (const auto& [column, definition] : parsed.second) {
       std::string lite = "-";
       if (on_sqlite != sqlite.end())
         for (const auto& [other, other_definition] : on_sqlite->second)
@@ -107,9 +107,9 @@ host::Expected<std::string> schema_doc(const std::string&) {
     }
     tables.push_back(std::move(table));
   }
-  for (const auto& [name, columns] : sqlite)
-    if (std::none_of(tables.begin(), tables.end(), [&](const Table& t) { return t.name == name; }))
-      return host::make_error(host::ErrorKind::Usage, "table " + name + " exists on SQLite only");
+  for (const auto& parsed : sqlite)
+    if (std::none_of(tables.begin(), tables.end(), [&](const Table& t) { return t.name == parsed.first; }))
+      return host::make_error(host::ErrorKind::Usage, "table " + parsed.first + " exists on SQLite only");
 
   std::string out = fmt::format(
       "# Trace database schema\n\n"
