@@ -614,7 +614,12 @@ std::string render_markdown(const Page& page) {
           }
           break;
         case Block::Kind::Example:
-          out += "\n" + markdown_escape(block.detail) + "\n\n```sh\n" + block.text + "\n```\n";
+          // A console block, as the docs' examples are; tests/docs/run_examples.py runs those that show their
+          // output, and these show none.
+          out += "\n" + markdown_escape(block.detail) +
+                 "\n\n<!-- doctest: skip an invocation on a reference page, shown without its output -->\n"
+                 "```console\n$ " +
+                 block.text + "\n```\n";
           break;
       }
     }

@@ -91,7 +91,7 @@ TEST_F(ManPagesTest, EveryVerbHasAPageWithEverySection) {
       roff_at = r;
       markdown_at = m;
     }
-    EXPECT_NE(markdown.out.find("```sh\n"), std::string::npos) << verb << " has no example";
+    EXPECT_NE(markdown.out.find("```console\n$ "), std::string::npos) << verb << " has no example";
   }
   // ett(1) too; a subverb names its verb's page; an unknown verb is one error line.
   const EttRun ett_page = ett({"man"});
@@ -148,8 +148,8 @@ TEST_F(ManPagesTest, ExamplesNameRealVerbsAndOptions) {
   int examples = 0;
   for (const std::string& verb : verbs()) {
     const std::string page = ett({"man", "--markdown", verb}).out;
-    for (size_t at = 0; (at = page.find("```sh\n", at)) != std::string::npos;) {
-      at += 6;
+    for (size_t at = 0; (at = page.find("```console\n$ ", at)) != std::string::npos;) {
+      at += 13;
       const std::string command = page.substr(at, page.find('\n', at) - at);
       ++examples;
       if (command.rfind("ett ", 0) != 0) continue;  // source <(ett completion bash)
