@@ -22,7 +22,13 @@ namespace {
 struct Example {
   const char* command;  // one shell line, starting with `ett`
   const char* what;
+  // How the docs' test runs it on the reference page (tests/docs/run_examples.py, in the directory that
+  // tests/docs/reference_fixture.sh fills): "" on the fixture's trace disk and database, kQemu after a
+  // capture under QEMU, anything else is why it is not run.
+  const char* run = "";
 };
+
+constexpr const char* kQemu = "qemu";
 
 struct EnvironmentVariable {
   const char* name;
@@ -67,17 +73,21 @@ const std::vector<VerbDoc>& verb_docs() {
       {"mkdisk",
        nullptr,
        {},
-       {{"ett mkdisk trace.img --size 256M --name bench", "A new 256 MiB trace-disk image."},
-        {"ett mkdisk /dev/sdb --force", "Label a USB stick as a trace disk, overwriting what it holds."}},
+       {{"ett mkdisk new.img --size 256M --name bench", "A new 256 MiB trace-disk image."},
+        {"ett mkdisk /dev/sdb --force", "Label a USB stick as a trace disk, overwriting what it holds.",
+         "it overwrites a disk"}},
        {"qemu", "ls"}},
       {"qemu",
        nullptr,
        {kPath, kProbeUrl},
-       {{"ett qemu run --disk trace.img --scenario demo.scn", "Capture a scenario under QEMU."},
+       {{"ett qemu run --disk trace.img --scenario demo.scn", "Capture a scenario under QEMU.", kQemu},
         {"ett qemu run --disk trace.img --run 'ett signal \"$ETT_PROBE_URL\" 1 5' --check",
-         "Live mode: capture while a command signals, and check what was captured."},
-        {"ett qemu run --disk trace.img --scenario demo.scn --machines 2 --sync-probe 2 --sync-period 1000",
-         "Two machines sharing a sync line, for `ett analyze align`."}},
+         "Live mode: capture while a command signals, and check what was captured.", kQemu},
+        {"ett qemu run --disk trace.img --scenario requests.scn --machines 2 --sync-probe 2 --sync-period "
+         "1000",
+         "Two machines sharing a sync line on probe 2 (the scenario uses probe 1 only), for `ett analyze "
+         "align`.",
+         kQemu}},
        {"signal", "fidelity", "ls"}},
       {"synth",
        nullptr,
@@ -90,7 +100,8 @@ const std::vector<VerbDoc>& verb_docs() {
        nullptr,
        {},
        {{"ett load trace.img", "Load the newest session into sqlite:traces.db."},
-        {"ett load trace.img --all --db postgresql://localhost/ett", "Every session, into PostgreSQL."}},
+        {"ett load trace.img --all --db postgresql://localhost/ett", "Every session, into PostgreSQL.",
+         "it needs a PostgreSQL server"}},
        {"query", "sql", "ls"}},
       {"query",
        nullptr,
@@ -113,12 +124,14 @@ const std::vector<VerbDoc>& verb_docs() {
       {"analyze",
        nullptr,
        {},
-       {{"ett analyze precision", "tau, epsilon and pi of a mode=calibrate capture (stored)."},
+       {{"ett analyze precision", "tau, epsilon and pi of a mode=calibrate capture (stored).",
+         "it needs a mode=calibrate capture: docs/guide/analyses.md runs one"},
         {"ett analyze durations --from 1 --to 2 --pair fifo",
          "Durations from probe 1's events to probe 2's."},
         {"ett analyze histogram --by time:1ms --format csv", "Events per millisecond."},
         {"ett analyze align --traces 1,2 --sync 2", "Align two captures on a shared sync line."},
-        {"ett analyze pps --line D7", "The TSC-to-UTC mapping from a PPS line on D7."}},
+        {"ett analyze pps --line D7", "The TSC-to-UTC mapping from a PPS line on D7.",
+         "it needs a capture with a PPS line: docs/guide/absolute-time.md runs one"}},
        {"compare", "report", "export"}},
       {"compare",
        nullptr,
@@ -139,19 +152,21 @@ const std::vector<VerbDoc>& verb_docs() {
        nullptr,
        {},
        {{"ett report -o report.html", "The HTML report of the newest trace."},
-        {"ett report -o report.html --from 1 --to 2 --baseline 1,2", "With durations and a comparison."}},
+        {"ett report -o actions.html --from 1 --to 2 --baseline 1,2", "With durations and a comparison."}},
        {"analyze", "compare", "export"}},
       {"signal",
        nullptr,
        {kProbeLog},
-       {{"ett signal \"$ETT_PROBE_URL\" 1 5", "Show code 5 on probe 1 (inside `ett qemu run --run`)."},
-        {"ett signal ppdev:/dev/parport0 2 0", "Code 0 on probe 2 of a real parallel-port cable."}},
+       {{"ett signal \"$ETT_PROBE_URL\" 1 5", "Show code 5 on probe 1 (inside `ett qemu run --run`).",
+         "it runs inside `ett qemu run --run`, as the qemu page's example does"},
+        {"ett signal ppdev:/dev/parport0 2 0", "Code 0 on probe 2 of a real parallel-port cable.",
+         "it needs a parallel port"}},
        {"qemu"}},
       {"fidelity",
        nullptr,
        {},
-       {{"ett fidelity trace.img --sent-log sent.csv", "The fidelity report of a run, again."},
-        {"ett fidelity trace.img --sent-log sent.csv --check --format json", "Checked, as JSON."}},
+       {{"ett fidelity trace.img --sent-log sent.csv", "The fidelity report of a run, again.", kQemu},
+        {"ett fidelity trace.img --sent-log sent.csv --check --format json", "Checked, as JSON.", kQemu}},
        {"qemu"}},
       {"help",
        "**ett help** [__VERB__ [__SUBVERB__]]",
@@ -167,8 +182,8 @@ const std::vector<VerbDoc>& verb_docs() {
       {"man",
        nullptr,
        {},
-       {{"ett man | man -l -", "Read ett(1)."},
-        {"ett man analyze | man -l -", "Read ett-analyze(1)."},
+       {{"ett man | man -l -", "Read ett(1).", "it opens the man pager"},
+        {"ett man analyze | man -l -", "Read ett-analyze(1).", "it opens the man pager"},
         {"ett man --markdown analyze", "The same page as markdown (docs/reference/cli/ett-analyze.md)."}},
        {"help"}},
   };
@@ -192,6 +207,7 @@ struct Block {
   Kind kind;
   std::string text;         // Paragraph, Heading; Example: the command
   std::string detail;       // Example: what it does
+  std::string run;          // Example: how the docs' test runs it (Example::run)
   std::vector<Item> items;  // Items
 };
 
@@ -363,7 +379,7 @@ Section environment(const std::vector<EnvironmentVariable>& variables) {
 Section examples(const std::vector<Example>& list) {
   Section section{"EXAMPLES", {}};
   for (const Example& example : list)
-    section.blocks.push_back({Block::Kind::Example, example.command, example.what, {}});
+    section.blocks.push_back({Block::Kind::Example, example.command, example.what, example.run, {}});
   return section;
 }
 
@@ -451,7 +467,7 @@ Page ett_page(const CLI::App& app) {
       examples({{"ett synth trace.img --events 10000", "A synthetic capture on a new trace disk."},
                 {"ett load trace.img", "Into the trace database."},
                 {"ett analyze durations --from 1 --to 2", "The durations of its actions."},
-                {"ett man extract | man -l -", "The page of one verb."}}));
+                {"ett man extract | man -l -", "The page of one verb.", "it opens the man pager"}}));
   std::string see_also;
   for (const CLI::App* verb : subverbs(app))
     see_also += (see_also.empty() ? "" : ", ") + page_ref(verb->get_name());
@@ -595,6 +611,19 @@ std::string render_markdown(const Page& page) {
            "\n";
   for (const Section& section : page.sections) {
     out += "\n## " + section.title + "\n";
+    // The examples run in the docs' test (tests/docs/run_examples.py), each checked for its exit status, in a
+    // directory that tests/docs/reference_fixture.sh fills first (with a capture under QEMU when one needs
+    // it).
+    bool runs = false, qemu = false;
+    for (const Block& block : section.blocks) {
+      if (block.kind != Block::Kind::Example) continue;
+      runs = runs || block.run.empty() || block.run == kQemu;
+      qemu = qemu || block.run == kQemu;
+    }
+    if (runs)
+      out += fmt::format(
+          "\n<!-- doctest-setup\n$ sh \"$DOCTEST_SOURCE_DIR/tests/docs/reference_fixture.sh\"{}\n-->\n",
+          qemu ? " qemu" : "");
     for (const Block& block : section.blocks) {
       switch (block.kind) {
         case Block::Kind::Paragraph:
@@ -613,14 +642,16 @@ std::string render_markdown(const Page& page) {
             out += "- " + markdown_term(item.term) + ": " + text + "\n";
           }
           break;
-        case Block::Kind::Example:
-          // A console block, as the docs' examples are; tests/docs/run_examples.py runs those that show their
-          // output, and these show none.
-          out += "\n" + markdown_escape(block.detail) +
-                 "\n\n<!-- doctest: skip an invocation on a reference page, shown without its output -->\n"
-                 "```console\n$ " +
+        case Block::Kind::Example: {
+          // A console block, as the docs' examples are, shown without its output: the test checks its exit
+          // status (doctest: status), or says why it does not run it.
+          const std::string how = block.run.empty()    ? "status"
+                                  : block.run == kQemu ? "qemu status"
+                                                       : "skip " + block.run;
+          out += "\n" + markdown_escape(block.detail) + "\n\n<!-- doctest: " + how + " -->\n```console\n$ " +
                  block.text + "\n```\n";
           break;
+        }
       }
     }
   }
