@@ -13,7 +13,7 @@ ett load trace.img --all --quiet > /dev/null
 cp "$source_dir/qemu/scenarios/demo.scn" demo.scn
 awk '$2 == 1' demo.scn > requests.scn
 echo "SELECT trace_id, event_count FROM traces;" > query.sql
-mkdir -p "$HOME/.local/share/bash-completion/completions"
+mkdir -p "$HOME/.local/share/bash-completion/completions" "$HOME/.config/fish/completions"
 if [ "$1" = qemu ]; then
   ett qemu run --disk trace.img --scenario demo.scn --sent-log sent.csv --quiet > /dev/null
 fi
