@@ -325,9 +325,10 @@ std::string export_html(const ReportInput& input) {
   row("TSC rate", fmt::format("{} Hz", info.tsc_hz));
   if (!info.cpu_brand.empty()) row("CPU", info.cpu_brand);
   if (info.typical_check_ns > 0) {  // recorded by the kernel (session format 2)
-    row("stalls",
-        fmt::format("{} (the longest record of the stall table {}); red on the timeline", info.stall_count,
-                    capture.stalls.empty() ? "-" : ns_text(longest_stall(capture))));
+    row("stalls", info.stall_count == 0 || capture.stalls.empty()
+                      ? std::string("none: the capture loop was never held up")
+                      : fmt::format("{}, the longest {} (red bands on the timeline)", info.stall_count,
+                                    ns_text(longest_stall(capture))));
     row("check interval (1024 polls)", fmt::format("typical {}, longest {}", ns_text(info.typical_check_ns),
                                                    ns_text(info.longest_check_ns)));
   }
