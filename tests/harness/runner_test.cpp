@@ -300,10 +300,10 @@ void expect_pps_truth(const std::string& sent, size_t pulses) {
     if (fields[12] == "rise") {
       ++rises;
       // The rise marks its second: written at it or after (at most a stop check early, from the injector's
-      // extrapolation of the guest's clock), within it. How late is the host's doing: the fake QEMU stamps the
-      // host's TSC, so while the host deschedules it its clock runs on and a write that waits for it is late in
-      // UTC too, where under -icount the guest's clock would stand still. A bound of 50 ms failed once in a
-      // `ctest -j 2` run; the fidelity report measures the lateness, this checks the labelling.
+      // extrapolation of the guest's clock), within it. How late is the host's doing: the fake QEMU stamps
+      // the host's TSC, so while the host deschedules it its clock runs on and a write that waits for it is
+      // late in UTC too, where under -icount the guest's clock would stand still. A bound of 50 ms failed
+      // once in a `ctest -j 2` run; the fidelity report measures the lateness, this checks the labelling.
       const int64_t late_ns = utc - std::stoll(fields[13]) * 1'000'000'000;
       EXPECT_GE(late_ns, -1'000'000) << line;
       EXPECT_LT(late_ns, 1'000'000'000) << line;
