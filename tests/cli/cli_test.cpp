@@ -252,7 +252,8 @@ TEST_F(CliTest, BadNumbersAreRefusedInOneLine) {
   EXPECT_FALSE(fs::exists(path("q.img"))) << "refused before anything was made";
 }
 
-// ls lists every session, then its exit status says the worst it found (docs/guide/ett-command.md: 12 corrupt, 13 truncated).
+// ls lists every session, then its exit status says the worst it found (docs/guide/ett-command.md: 12
+// corrupt, 13 truncated).
 TEST_F(CliTest, LsExitStatusSaysCorruptOrTruncated) {
   ASSERT_EQ(ett({"synth", path("t.img"), "--events", "100", "--seed", "3"}).status, 0);
   std::string disk = slurp(path("t.img"));
@@ -759,6 +760,22 @@ TEST_F(CliTest, ProgressIsForTerminalsAndCtrlCCleansUp) {
     EXPECT_NE(exported.screen.find("\r\033[K", export_bar), npos) << "the last bar is erased";
   }
 
+  // A VCD with code vectors, written on a terminal: a note says what sigrok needs (--no-bus); with --no-bus,
+  // or without a terminal, none.
+  {
+    const TerminalRun vcd =
+        ett_on_terminal({"export", "--format", "vcd", "-o", path("bus.vcd"), "--db", "sqlite:f.db"});
+    EXPECT_EQ(vcd.status, 0) << vcd.screen;
+    EXPECT_NE(vcd.screen.find("export with --no-bus"), npos) << vcd.screen;
+    const TerminalRun no_bus = ett_on_terminal(
+        {"export", "--format", "vcd", "--no-bus", "-o", path("wires.vcd"), "--db", "sqlite:f.db"});
+    EXPECT_EQ(no_bus.status, 0) << no_bus.screen;
+    EXPECT_EQ(no_bus.screen.find("--no-bus"), npos) << no_bus.screen;
+    const EttRun piped = ett({"export", "--format", "vcd", "-o", path("piped.vcd"), "--db", "sqlite:f.db"});
+    EXPECT_EQ(piped.status, 0) << piped.err;
+    EXPECT_EQ(piped.err.find("--no-bus"), npos) << piped.err;
+  }
+
   // -q: no progress; not a terminal: no progress either.
   const TerminalRun quiet = ett_on_terminal({"-q", "extract", path("big.img"), "-o", "/dev/null", "--force"});
   EXPECT_EQ(quiet.status, 0) << quiet.screen;
@@ -799,8 +816,10 @@ TEST_F(CliTest, GuideVerbTableMatchesHelp) {
       std::istringstream words(verb.substr(4));
       std::string first, rest;
       words >> first;
-      EXPECT_NE(section.find("`ett " + first), std::string::npos) << verb << " is not in the guide's table of verbs";
-      while (words >> rest) EXPECT_NE(section.find(rest), std::string::npos) << verb << " is not in the guide";
+      EXPECT_NE(section.find("`ett " + first), std::string::npos)
+          << verb << " is not in the guide's table of verbs";
+      while (words >> rest)
+        EXPECT_NE(section.find(rest), std::string::npos) << verb << " is not in the guide";
     } else if (!verb.empty() && line.rfind("\\fB\\-\\-", 0) == 0) {
       std::string option = line.substr(3, line.find("\\fR") - 3);
       for (size_t at; (at = option.find("\\-")) != std::string::npos;) option.replace(at, 2, "-");
