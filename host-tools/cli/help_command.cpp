@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
-#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "commands.h"
@@ -54,7 +54,7 @@ struct CompletionOption {
 };
 struct CompletionNode {
   std::string key;
-  std::vector<std::string> subverbs;
+  std::vector<std::pair<std::string, std::string>> subverbs;  // name, description
   std::vector<CompletionOption> options;
   bool takes_files = false;  // a positional argument (IMAGE, FILE, ...)
   std::string choices;       // a positional argument's choices (`ett completion SHELL`), separated by spaces
@@ -94,7 +94,8 @@ CompletionOption completion_option(const CLI::Option& option) {
 
 void completion_nodes(const CLI::App& app, const std::string& key, std::vector<CompletionNode>& nodes) {
   CompletionNode node{key, {}, {}, false, {}};
-  for (const CLI::App* sub : children(app)) node.subverbs.push_back(sub->get_name());
+  for (const CLI::App* sub : children(app))
+    node.subverbs.emplace_back(sub->get_name(), sub->get_description());
   for (const CLI::Option* option : named_options(app)) node.options.push_back(completion_option(*option));
   for (const CLI::Option* option :
        app.get_options([](const CLI::Option* o) { return o->get_positional(); })) {
@@ -121,7 +122,7 @@ std::string bash_function(const CLI::App& app) {
   for (const CompletionNode& node : completion_model(app)) {
     if (!node.key.empty()) keys += (keys.empty() ? "" : "|") + ("\"" + node.key + "\"");
     std::string words = node.choices;
-    for (const std::string& sub : node.subverbs) words += (words.empty() ? "" : " ") + sub;
+    for (const auto& [sub, description] : node.subverbs) words += (words.empty() ? "" : " ") + sub;
     for (const CompletionOption& option : node.options)
       for (const std::string& name : option.names) words += (words.empty() ? "" : " ") + name;
     words_cases += fmt::format("    \"{}\") words=\"{}\" ;;\n", node.key, words);
@@ -208,13 +209,9 @@ std::string fish_completion(const CLI::App& app) {
     if (!node.key.empty()) keys += " " + fish_quote(node.key);
     const std::string guard = fmt::format("-n {}", fish_quote("test (__ett_key) = " + fish_quote(node.key)));
     if (!node.subverbs.empty()) {
-      for (const std::string& sub : node.subverbs) {
-        const CLI::App* verb = &app;
-        std::istringstream path(node.key.empty() ? sub : node.key + " " + sub);
-        for (std::string word; path >> word && verb != nullptr;) verb = find_child(*verb, word);
+      for (const auto& [sub, description] : node.subverbs)
         lines += fmt::format("complete -c ett {} -f -a {} -d {}\n", guard, fish_quote(sub),
-                             fish_quote(verb != nullptr ? verb->get_description() : ""));
-      }
+                             fish_quote(description));
     } else if (!node.choices.empty()) {
       lines += fmt::format("complete -c ett {} -f -a {}\n", guard, fish_quote(node.choices));
     } else if (!node.takes_files) {

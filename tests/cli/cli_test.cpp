@@ -5,8 +5,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <poll.h>
-#include <pty.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,51 +50,8 @@ class CliTest : public ::testing::Test {
 
   std::string path(const std::string& name) const { return m_dir.file(name); }
 
-  // The real `ett` on a pseudo-terminal (its standard output and error are the terminal, 200 columns): what
-  // it wrote there, and its exit status. When `interrupt_at` shows up in what it wrote, Ctrl-C is typed
-  // (the terminal sends SIGINT, as a shell's would).
-  struct TerminalRun {
-    int status = -1;
-    std::string screen;
-    bool interrupted = false;
-  };
   TerminalRun ett_on_terminal(const std::vector<std::string>& args, const std::string& interrupt_at = "") {
-    std::vector<std::string> argv_text = {std::string(ETT_BIN_DIR) + "/ett"};
-    argv_text.insert(argv_text.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& arg : argv_text) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    const std::string dir = m_dir.file("");
-    winsize size{};
-    size.ws_row = 24;
-    size.ws_col = 200;
-    int master = -1;
-    const pid_t child = ::forkpty(&master, nullptr, nullptr, &size);
-    if (child == 0) {
-      if (::chdir(dir.c_str()) != 0) ::_exit(127);
-      ::unsetenv("ETT_DB");
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    TerminalRun run;
-    if (child < 0) return run;
-    std::array<char, 65536> buffer;
-    for (;;) {
-      pollfd fd{master, POLLIN, 0};
-      if (::poll(&fd, 1, 120'000) <= 0) break;  // a hung ett: the status check below fails
-      const ssize_t got = ::read(master, buffer.data(), buffer.size());
-      if (got <= 0) break;  // EIO: the child's side is closed
-      run.screen.append(buffer.data(), static_cast<size_t>(got));
-      if (!interrupt_at.empty() && !run.interrupted && run.screen.find(interrupt_at) != std::string::npos) {
-        EXPECT_EQ(::write(master, "\x03", 1), 1);
-        run.interrupted = true;
-      }
-    }
-    int status = 0;
-    ::waitpid(child, &status, 0);
-    ::close(master);
-    run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return run;
+    return run_ett_on_terminal(m_dir.file(""), args, interrupt_at);
   }
 
   // A synthetic capture loaded into sqlite:NAME.

@@ -3,13 +3,10 @@
 // file, and user text with control characters reaches a terminal escaped.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <poll.h>
-#include <pty.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -60,36 +57,8 @@ class OutputSafetyTest : public ::testing::Test {
     return names;
   }
 
-  // The real `ett` on a pseudo-terminal: what it wrote there, and its exit status.
-  std::pair<int, std::string> ett_on_terminal(const std::vector<std::string>& args) {
-    std::vector<std::string> argv_text = {std::string(ETT_BIN_DIR) + "/ett"};
-    argv_text.insert(argv_text.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& arg : argv_text) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    const std::string dir = m_dir.file("");
-    int master = -1;
-    const pid_t child = ::forkpty(&master, nullptr, nullptr, nullptr);
-    if (child == 0) {
-      if (::chdir(dir.c_str()) != 0) ::_exit(127);
-      ::unsetenv("ETT_DB");
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    std::string screen;
-    if (child < 0) return {-1, screen};
-    std::array<char, 65536> buffer;
-    for (;;) {
-      pollfd fd{master, POLLIN, 0};
-      if (::poll(&fd, 1, 120'000) <= 0) break;
-      const ssize_t got = ::read(master, buffer.data(), buffer.size());
-      if (got <= 0) break;
-      screen.append(buffer.data(), static_cast<size_t>(got));
-    }
-    int status = 0;
-    ::waitpid(child, &status, 0);
-    ::close(master);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, screen};
+  TerminalRun ett_on_terminal(const std::vector<std::string>& args) {
+    return run_ett_on_terminal(m_dir.file(""), args);
   }
 
   TempDir m_dir;
@@ -289,14 +258,14 @@ TEST_F(OutputSafetyTest, ControlCharactersInLabelsAreEscapedInText) {
 
 // Binary output is never sent to a terminal by accident; -o - says it is meant.
 TEST_F(OutputSafetyTest, PerfettoProtoIsRefusedOnATerminalUnlessAskedFor) {
-  const auto [refused, screen] =
+  const TerminalRun refused =
       ett_on_terminal({"export", "--format", "perfetto-proto", "--db", "sqlite:t.db"});
-  EXPECT_EQ(refused, 1) << screen;
-  EXPECT_EQ(screen.rfind("ett: --format perfetto-proto is binary", 0), 0u) << screen;
-  const auto [asked, bytes] =
+  EXPECT_EQ(refused.status, 1) << refused.screen;
+  EXPECT_EQ(refused.screen.rfind("ett: --format perfetto-proto is binary", 0), 0u) << refused.screen;
+  const TerminalRun asked =
       ett_on_terminal({"-q", "export", "--format", "perfetto-proto", "--db", "sqlite:t.db", "-o", "-"});
-  EXPECT_EQ(asked, 0);
-  EXPECT_GT(bytes.size(), 2000u);
+  EXPECT_EQ(asked.status, 0);
+  EXPECT_GT(asked.screen.size(), 2000u);
 }
 
 }  // namespace

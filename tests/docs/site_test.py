@@ -37,7 +37,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
 import docs_markdown as md  # noqa: E402
-from browser_check import Driver, free_port, wait_until  # noqa: E402
+from browser_check import chromium, wait_until  # noqa: E402
 
 PATIENCE_S = 60
 failures = []
@@ -170,110 +170,82 @@ def browse(site, shots, guide_md, guide_html):
     server = start_server(site)
     base = "http://127.0.0.1:%d/" % server.server_address[1]
     profile = tempfile.mkdtemp(prefix="ett-docs-chromium-")
-    port = free_port()
-    log = open(os.path.join(shots, "chromedriver.log"), "w")
-    chromedriver = subprocess.Popen(["chromedriver", "--port=%d" % port], stdout=log, stderr=subprocess.STDOUT)
-    driver = Driver(port)
     try:
-        def ready():
-            try:
-                return (driver.call("GET", "/status", timeout=5) or {}).get("ready")
-            except (OSError, RuntimeError):
-                return False
-        wait_until("chromedriver", ready, PATIENCE_S)
-        options = {
-            "binary": "/usr/bin/chromium",
-            "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--window-size=1280,900", "--hide-scrollbars", "--force-device-scale-factor=1",
-                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                     "--no-first-run", "--user-data-dir=" + profile],
-            "perfLoggingPrefs": {"enableNetwork": True, "enablePage": False},
-        }
-        caps = {"browserName": "chrome", "goog:chromeOptions": options,
-                "goog:loggingPrefs": {"browser": "ALL", "performance": "ALL"},
-                "timeouts": {"pageLoad": PATIENCE_S * 1000, "script": PATIENCE_S * 1000, "implicit": 0}}
-        driver.session = driver.call("POST", "/session", {"capabilities": {"alwaysMatch": caps}})["sessionId"]
-        browser_log(driver, "browser"), browser_log(driver, "performance")  # the new-tab page's entries
+        with chromium(os.path.join(shots, "chromedriver.log"), profile, window="1280,900",
+                      ready_s=PATIENCE_S) as driver:
+            browser_log(driver, "browser"), browser_log(driver, "performance")  # the new-tab page's entries
 
-        def ours(url):
-            return url.startswith(base) or url.startswith("file://" + site)
+            def ours(url):
+                return url.startswith(base) or url.startswith("file://" + site)
 
-        def local(url):
-            return ours(url) or url.startswith("data:") or url.startswith("blob:") or url.startswith("about:")
+            def local(url):
+                return ours(url) or url.startswith("data:") or url.startswith("blob:") or url.startswith("about:")
 
-        def check(name, url):
-            errors = [e["message"] for e in browser_log(driver, "browser") if e.get("level") == "SEVERE"]
-            problems, requested = network_problems(browser_log(driver, "performance"), ours, local)
-            for e in errors:
-                fail("%s (%s): console error: %s" % (name, url, e))
-            for p in problems:
-                fail("%s (%s): %s" % (name, url, p))
-            if os.environ.get("ETT_DOCS_DEBUG"):
-                print("\n".join("  " + r for r in requested))
-            print("%s: %s: %d request(s), %d console error(s), %d failed load(s)"
-                  % (name, url, len(requested), len(errors), len(problems)))
+            def check(name, url):
+                errors = [e["message"] for e in browser_log(driver, "browser") if e.get("level") == "SEVERE"]
+                problems, requested = network_problems(browser_log(driver, "performance"), ours, local)
+                for e in errors:
+                    fail("%s (%s): console error: %s" % (name, url, e))
+                for p in problems:
+                    fail("%s (%s): %s" % (name, url, p))
+                if os.environ.get("ETT_DOCS_DEBUG"):
+                    print("\n".join("  " + r for r in requested))
+                print("%s: %s: %d request(s), %d console error(s), %d failed load(s)"
+                      % (name, url, len(requested), len(errors), len(problems)))
 
-        # The home page: README.md.
-        open_page(driver, base + "index.html")
-        title = driver.script("return document.querySelector('div[role=main] h1') ?"
-                              " document.querySelector('div[role=main] h1').textContent : ''")
-        nav = driver.script("return Array.from(document.querySelectorAll('.navbar-nav .nav-link'))"
-                            ".map(e => e.textContent.trim()).filter(t => t)")
-        if not title:
-            fail("home: no <h1> in the page")
-        # The side table of contents and the search index are built by scripts: give them a moment.
-        time.sleep(0.5)
-        print("home: title %r, nav %s, screenshot %s" % (title, nav, screenshot(driver, os.path.join(shots, "home.png"))))
-        check("home", base + "index.html")
+            # The home page: README.md.
+            open_page(driver, base + "index.html")
+            title = driver.script("return document.querySelector('div[role=main] h1') ?"
+                                  " document.querySelector('div[role=main] h1').textContent : ''")
+            nav = driver.script("return Array.from(document.querySelectorAll('.navbar-nav .nav-link'))"
+                                ".map(e => e.textContent.trim()).filter(t => t)")
+            if not title:
+                fail("home: no <h1> in the page")
+            # The side table of contents and the search index are built by scripts: give them a moment.
+            time.sleep(0.5)
+            print("home: title %r, nav %s, screenshot %s"
+                  % (title, nav, screenshot(driver, os.path.join(shots, "home.png"))))
+            check("home", base + "index.html")
 
-        # One guide page.
-        if guide_html:
-            open_page(driver, base + guide_html)
-            time.sleep(0.3)
-            h1 = driver.script("const h = document.querySelector('div[role=main] h1'); return h ? h.textContent : ''")
-            print("guide: %s, title %r, screenshot %s" % (guide_html, h1, screenshot(driver, os.path.join(shots, "guide.png"))))
-            check("guide", base + guide_html)
-        else:
-            print("guide: no docs/guide/*.md page yet: only the home page and the search are opened")
+            # One guide page.
+            if guide_html:
+                open_page(driver, base + guide_html)
+                time.sleep(0.3)
+                h1 = driver.script(
+                    "const h = document.querySelector('div[role=main] h1'); return h ? h.textContent : ''")
+                print("guide: %s, title %r, screenshot %s"
+                      % (guide_html, h1, screenshot(driver, os.path.join(shots, "guide.png"))))
+                check("guide", base + guide_html)
+            else:
+                print("guide: no docs/guide/*.md page yet: only the home page and the search are opened")
 
-        # The search: the theme's search box, filled from ?q= once lunr has indexed the site; over http (a Web
-        # Worker) and from disk (file://: in the page, scripts/docs_markdown.py).
-        word = title_word(guide_md) if guide_md else None
-        word = word or title_word(os.path.join(os.path.dirname(site), "docs-src", "index.md")) or "ett"
-        expected = guide_html or "index.html"
-        query = "index.html?q=" + urllib.parse.quote(word)
-        for name, url, png in (("search", base + query, "search.png"),
-                               ("search from disk", "file://" + os.path.join(site, query), "search-disk.png")):
-            open_page(driver, url)
-            driver.script("$('#mkdocs_search_modal').modal('show')")
+            # The search: the theme's search box, filled from ?q= once lunr has indexed the site; over http (a Web
+            # Worker) and from disk (file://: in the page, scripts/docs_markdown.py).
+            word = title_word(guide_md) if guide_md else None
+            word = word or title_word(os.path.join(os.path.dirname(site), "docs-src", "index.md")) or "ett"
+            expected = guide_html or "index.html"
+            query = "index.html?q=" + urllib.parse.quote(word)
+            for name, url, png in (("search", base + query, "search.png"),
+                                   ("search from disk", "file://" + os.path.join(site, query), "search-disk.png")):
+                open_page(driver, url)
+                driver.script("$('#mkdocs_search_modal').modal('show')")
 
-            def results():
-                return driver.script(
-                    "return Array.from(document.querySelectorAll('#mkdocs-search-results article h3 a'))"
-                    ".map(a => a.getAttribute('href'))") or None
-            try:
-                hits = wait_until("search results for %r" % word, results, PATIENCE_S)
-            except RuntimeError as e:
-                hits = []
-                fail("%s: %s" % (name, e))
-            time.sleep(0.3)
-            if hits and not any(h.split("#")[0].endswith(expected) for h in hits):
-                fail("%s: %r finds %s, not %s" % (name, word, hits, expected))
-            print("%s: %r -> %d result(s) %s, screenshot %s"
-                  % (name, word, len(hits), hits[:3], screenshot(driver, os.path.join(shots, png))))
-            check(name, url)
+                def results():
+                    return driver.script(
+                        "return Array.from(document.querySelectorAll('#mkdocs-search-results article h3 a'))"
+                        ".map(a => a.getAttribute('href'))") or None
+                try:
+                    hits = wait_until("search results for %r" % word, results, PATIENCE_S)
+                except RuntimeError as e:
+                    hits = []
+                    fail("%s: %s" % (name, e))
+                time.sleep(0.3)
+                if hits and not any(h.split("#")[0].endswith(expected) for h in hits):
+                    fail("%s: %r finds %s, not %s" % (name, word, hits, expected))
+                print("%s: %r -> %d result(s) %s, screenshot %s"
+                      % (name, word, len(hits), hits[:3], screenshot(driver, os.path.join(shots, png))))
+                check(name, url)
     finally:
-        if driver.session:
-            try:
-                driver.s("DELETE", "")
-            except Exception:
-                pass
-        chromedriver.terminate()
-        try:
-            chromedriver.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            chromedriver.kill()
-        log.close()
         server.shutdown()
         shutil.rmtree(profile, ignore_errors=True)
     for e in QuietHandler.errors:

@@ -8,6 +8,7 @@
 #
 # usage: browser_check.py PAGE.html OUTDIR
 import base64
+import contextlib
 import json
 import os
 import socket
@@ -66,101 +67,34 @@ def wait_until(what, check, seconds=PATIENCE_S):
         time.sleep(0.2)
 
 
-def main():
-    page, outdir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+@contextlib.contextmanager
+def chromium(log_path, profile_dir, window="1280,1000", ready_s=PATIENCE_S):
+    """chromedriver on a free port (its output in log_path) and one headless Chromium session with the browser's
+    console and network logs on; the session, chromedriver and the log are ended on leaving."""
     port = free_port()
-    log = open(os.path.join(outdir, "chromedriver.log"), "w")
+    log = open(log_path, "w")
     server = subprocess.Popen(["chromedriver", "--port=%d" % port], stdout=log, stderr=subprocess.STDOUT)
     driver = Driver(port)
-    result = {}
     try:
         def ready():
             try:
                 return (driver.call("GET", "/status", timeout=5) or {}).get("ready")
             except (OSError, RuntimeError):
                 return False
-        wait_until("chromedriver", ready, 60)
+        wait_until("chromedriver", ready, ready_s)
         options = {
             "binary": "/usr/bin/chromium",
             "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--window-size=1280,1000", "--hide-scrollbars", "--force-device-scale-factor=1",
+                     "--window-size=" + window, "--hide-scrollbars", "--force-device-scale-factor=1",
                      "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                     "--no-first-run", "--user-data-dir=" + os.path.join(outdir, "profile")],
+                     "--no-first-run", "--user-data-dir=" + profile_dir],
             "perfLoggingPrefs": {"enableNetwork": True, "enablePage": False},
         }
         caps = {"browserName": "chrome", "goog:chromeOptions": options,
                 "goog:loggingPrefs": {"browser": "ALL", "performance": "ALL"},
                 "timeouts": {"pageLoad": PATIENCE_S * 1000, "script": PATIENCE_S * 1000, "implicit": 0}}
         driver.session = driver.call("POST", "/session", {"capabilities": {"alwaysMatch": caps}})["sessionId"]
-        url = "file://" + page
-        driver.s("POST", "/url", {"url": url})
-        result["ready"] = wait_until("data-ready", lambda: driver.script(
-            "return document.documentElement.dataset.ready || ''"))
-        charts = driver.script("return window.ettReport ? Object.keys(window.ettReport.charts) : []")
-        result["charts"] = charts
-        result["legend"] = driver.script(
-            "return Array.from(document.querySelectorAll('#chart-timeline .u-legend .u-series .u-label'))"
-            ".map(e => e.textContent)")
-        # uPlot draws tick labels on its canvas; the axis keeps the texts it drew.
-        result["histogram_ticks"] = driver.script(
-            "const u = window.ettReport.charts.durations; return u ? u.axes[0]._values : []")
-        result["timeline_ticks"] = driver.script(
-            "const u = window.ettReport.charts.timeline; return u ? u.axes[0]._values : []")
-        # Hovering the middle of the timeline: the legend's values (the time, then each probe's code).
-        result["hover_legend"] = driver.script(
-            "const u = window.ettReport.charts.timeline; if (!u) return [];"
-            "u.setCursor({left: u.over.getBoundingClientRect().width / 2, top: 5});"
-            "return Array.from(document.querySelectorAll('#chart-timeline .u-legend .u-series .u-value'))"
-            ".map(e => e.textContent)")
-        x_range = "const s = window.ettReport.charts.timeline.scales.x; return [s.min, s.max]"
-        timeline = driver.script("return document.getElementById('chart-timeline')")
-        result["x_before"] = driver.script(x_range)
-        result["before_png"] = driver.screenshot(timeline, os.path.join(outdir, "before.png"))
-
-        button = driver.script("return document.getElementById('chart-timeline').previousElementSibling"
-                               ".querySelector('button[data-action=zoom-in]')")
-        driver.s("POST", "/element/%s/click" % button[ELEMENT], {})
-        result["x_after_button"] = driver.script(x_range)
-        result["after_button_png"] = driver.screenshot(timeline, os.path.join(outdir, "after_button.png"))
-
-        # A drag across the middle fifth of the plot: uPlot's own drag-to-zoom.
-        box = driver.script("const r = window.ettReport.charts.timeline.over.getBoundingClientRect();"
-                            "return [r.width, r.height]")
-        over = driver.script("return window.ettReport.charts.timeline.over")
-        pointer = [{"type": "pointerMove", "origin": over, "x": int(-box[0] * 0.1), "y": 0, "duration": 0},
-                   {"type": "pointerDown", "button": 0},
-                   {"type": "pointerMove", "origin": over, "x": int(-box[0] * 0.05), "y": 0, "duration": 100},
-                   {"type": "pointerMove", "origin": over, "x": int(box[0] * 0.1), "y": 0, "duration": 200},
-                   {"type": "pointerUp", "button": 0}]
-        driver.s("POST", "/actions", {"actions": [
-            {"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"}, "actions": pointer}]})
-        driver.s("DELETE", "/actions")
-        result["x_after_drag"] = driver.script(x_range)
-        result["after_drag_png"] = driver.screenshot(timeline, os.path.join(outdir, "after_drag.png"))
-
-        # The duration scatter's "log axis, every point" box: the chart is drawn again on a log y axis.
-        toggle = driver.script("return document.querySelector('label.toggle input')")
-        if toggle:
-            driver.s("POST", "/element/%s/click" % toggle[ELEMENT], {})
-            result["scatter_log_distr"] = driver.script(
-                "return window.ettReport.charts['duration-time'].scales.y.distr")
-
-        result["resources"] = driver.script(
-            "return performance.getEntriesByType('resource').map(e => e.name)")
-        result["ready_after"] = driver.script("return document.documentElement.dataset.ready || ''")
-        result["console"] = [{"level": e.get("level"), "message": e.get("message")}
-                             for e in driver.s("POST", "/se/log", {"type": "browser"}) or []]
-        # The requests of the report's document (the log also holds those of the new-tab page Chromium starts on).
-        requests = []
-        for entry in driver.s("POST", "/se/log", {"type": "performance"}) or []:
-            message = json.loads(entry["message"])["message"]
-            params = message.get("params", {})
-            if message.get("method") == "Network.requestWillBeSent" and params.get("documentURL") == url:
-                requests.append(params["request"]["url"])
-        result["page_url"] = url
-        result["requests"] = requests
-    except Exception as e:  # reported to the test, which fails with it
-        result["error"] = "%s: %s" % (type(e).__name__, e)
+        yield driver
     finally:
         if driver.session:
             try:
@@ -173,6 +107,83 @@ def main():
         except subprocess.TimeoutExpired:
             server.kill()
         log.close()
+
+
+def main():
+    page, outdir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    result = {}
+    try:
+        with chromium(os.path.join(outdir, "chromedriver.log"), os.path.join(outdir, "profile"),
+                      ready_s=60) as driver:
+            url = "file://" + page
+            driver.s("POST", "/url", {"url": url})
+            result["ready"] = wait_until("data-ready", lambda: driver.script(
+                "return document.documentElement.dataset.ready || ''"))
+            charts = driver.script("return window.ettReport ? Object.keys(window.ettReport.charts) : []")
+            result["charts"] = charts
+            result["legend"] = driver.script(
+                "return Array.from(document.querySelectorAll('#chart-timeline .u-legend .u-series .u-label'))"
+                ".map(e => e.textContent)")
+            # uPlot draws tick labels on its canvas; the axis keeps the texts it drew.
+            result["histogram_ticks"] = driver.script(
+                "const u = window.ettReport.charts.durations; return u ? u.axes[0]._values : []")
+            result["timeline_ticks"] = driver.script(
+                "const u = window.ettReport.charts.timeline; return u ? u.axes[0]._values : []")
+            # Hovering the middle of the timeline: the legend's values (the time, then each probe's code).
+            result["hover_legend"] = driver.script(
+                "const u = window.ettReport.charts.timeline; if (!u) return [];"
+                "u.setCursor({left: u.over.getBoundingClientRect().width / 2, top: 5});"
+                "return Array.from(document.querySelectorAll('#chart-timeline .u-legend .u-series .u-value'))"
+                ".map(e => e.textContent)")
+            x_range = "const s = window.ettReport.charts.timeline.scales.x; return [s.min, s.max]"
+            timeline = driver.script("return document.getElementById('chart-timeline')")
+            result["x_before"] = driver.script(x_range)
+            result["before_png"] = driver.screenshot(timeline, os.path.join(outdir, "before.png"))
+
+            button = driver.script("return document.getElementById('chart-timeline').previousElementSibling"
+                                   ".querySelector('button[data-action=zoom-in]')")
+            driver.s("POST", "/element/%s/click" % button[ELEMENT], {})
+            result["x_after_button"] = driver.script(x_range)
+            result["after_button_png"] = driver.screenshot(timeline, os.path.join(outdir, "after_button.png"))
+
+            # A drag across the middle fifth of the plot: uPlot's own drag-to-zoom.
+            box = driver.script("const r = window.ettReport.charts.timeline.over.getBoundingClientRect();"
+                                "return [r.width, r.height]")
+            over = driver.script("return window.ettReport.charts.timeline.over")
+            pointer = [{"type": "pointerMove", "origin": over, "x": int(-box[0] * 0.1), "y": 0, "duration": 0},
+                       {"type": "pointerDown", "button": 0},
+                       {"type": "pointerMove", "origin": over, "x": int(-box[0] * 0.05), "y": 0, "duration": 100},
+                       {"type": "pointerMove", "origin": over, "x": int(box[0] * 0.1), "y": 0, "duration": 200},
+                       {"type": "pointerUp", "button": 0}]
+            driver.s("POST", "/actions", {"actions": [
+                {"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"}, "actions": pointer}]})
+            driver.s("DELETE", "/actions")
+            result["x_after_drag"] = driver.script(x_range)
+            result["after_drag_png"] = driver.screenshot(timeline, os.path.join(outdir, "after_drag.png"))
+
+            # The duration scatter's "log axis, every point" box: the chart is drawn again on a log y axis.
+            toggle = driver.script("return document.querySelector('label.toggle input')")
+            if toggle:
+                driver.s("POST", "/element/%s/click" % toggle[ELEMENT], {})
+                result["scatter_log_distr"] = driver.script(
+                    "return window.ettReport.charts['duration-time'].scales.y.distr")
+
+            result["resources"] = driver.script(
+                "return performance.getEntriesByType('resource').map(e => e.name)")
+            result["ready_after"] = driver.script("return document.documentElement.dataset.ready || ''")
+            result["console"] = [{"level": e.get("level"), "message": e.get("message")}
+                                 for e in driver.s("POST", "/se/log", {"type": "browser"}) or []]
+            # The requests of the report's document (the log also holds those of the new-tab page Chromium starts on).
+            requests = []
+            for entry in driver.s("POST", "/se/log", {"type": "performance"}) or []:
+                message = json.loads(entry["message"])["message"]
+                params = message.get("params", {})
+                if message.get("method") == "Network.requestWillBeSent" and params.get("documentURL") == url:
+                    requests.append(params["request"]["url"])
+            result["page_url"] = url
+            result["requests"] = requests
+    except Exception as e:  # reported to the test, which fails with it
+        result["error"] = "%s: %s" % (type(e).__name__, e)
     print(json.dumps(result))
 
 

@@ -1,8 +1,13 @@
-// ett_command.h: the real `ett` of this build run by a test (standard output and error kept apart), and the
-// small text helpers such tests share: shell quoting, reading a file whole, splitting a CSV line.
+// ett_command.h: the real `ett` of this build run by a test (standard output and error kept apart, or both on
+// a pseudo-terminal), and the small text helpers such tests share: shell quoting, reading a file whole,
+// splitting a CSV line.
 #pragma once
 
+#include <poll.h>
+#include <pty.h>
+#include <stdlib.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -74,6 +79,52 @@ inline EttRun run_ett_in(const std::string& dir, const std::vector<std::string>&
       "cd " + shell_quote(dir) + " && ETT_DB= " + shell_quote(std::string(ETT_BIN_DIR) + "/ett");
   for (const std::string& arg : args) command += " " + shell_quote(arg);
   return run_command(command + " <" + shell_quote(in_path) + " 2>" + shell_quote(err_path), err_path);
+}
+
+struct TerminalRun {
+  int status = -1;
+  std::string screen;  // what it wrote to the terminal (standard output and error)
+  bool interrupted = false;
+};
+
+// `ett ARGS` in directory `dir` on a pseudo-terminal of 200 columns (its standard output and error are the
+// terminal), without the ETT_DB default: what it wrote there, and its exit status. When `interrupt_at` shows
+// up in what it wrote, Ctrl-C is typed (the terminal sends SIGINT, as a shell's would).
+inline TerminalRun run_ett_on_terminal(const std::string& dir, const std::vector<std::string>& args,
+                                       const std::string& interrupt_at = "") {
+  std::vector<std::string> argv_text = {std::string(ETT_BIN_DIR) + "/ett"};
+  argv_text.insert(argv_text.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& arg : argv_text) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  winsize size{};
+  size.ws_row = 24;
+  size.ws_col = 200;
+  int master = -1;
+  const pid_t child = ::forkpty(&master, nullptr, nullptr, &size);
+  if (child == 0) {
+    if (::chdir(dir.c_str()) != 0) ::_exit(127);
+    ::unsetenv("ETT_DB");
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  TerminalRun run;
+  if (child < 0) return run;
+  std::array<char, 65536> buffer;
+  for (;;) {
+    pollfd fd{master, POLLIN, 0};
+    if (::poll(&fd, 1, 120'000) <= 0) break;  // a hung ett: the caller's status check fails
+    const ssize_t got = ::read(master, buffer.data(), buffer.size());
+    if (got <= 0) break;  // EIO: the child's side is closed
+    run.screen.append(buffer.data(), static_cast<size_t>(got));
+    if (!interrupt_at.empty() && !run.interrupted && run.screen.find(interrupt_at) != std::string::npos)
+      run.interrupted = ::write(master, "\x03", 1) == 1;
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ::close(master);
+  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
 }
 
 }  // namespace ett::test
