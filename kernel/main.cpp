@@ -19,6 +19,7 @@
 #include "drivers/input/ps2_presence.h"
 #include "drivers/probe/ivshmem_probe.h"
 #include "drivers/qemu_exit.h"
+#include "drivers/usb/pci_handoff.h"
 #include "dump/serial_dump.h"
 #include "dump/trace_disk.h"
 #include "engine/probe_engine.h"
@@ -351,6 +352,11 @@ Status run(const Boot& boot, config::Config config, const x86::CpuInfo& cpu) {
   console::print("ETT: ACPI RSDP from %s\n",
                  machine.tsc.timers.rsdp_source ? machine.tsc.timers.rsdp_source : "nowhere (none found)");
   report_calibration(machine.tsc);
+  // Before the keyboard check: once the firmware's USB legacy support lets go, an 8042 it only emulated is
+  // gone.
+  if (drivers::usb::hand_off_all_controllers(machine.tsc.hz).firmware_active != 0)
+    console::write(
+        "ETT: USB legacy support was on: its SMIs are off now, and a USB keyboard no longer works\n");
 
   // No keyboard: nobody can press Enter or S, so the run is unattended, as with auto=1.
   const char* no_keyboard = find_no_keyboard(machine.tsc.timers, machine.tsc.hz);
