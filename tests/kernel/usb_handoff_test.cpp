@@ -74,6 +74,9 @@ struct ControllerModel final : drivers::usb::UsbFunction {
   int polls_after_request = 0;
   bool gone = false;
   int mmio_maps = 0;
+  uint32_t operational = 0;  // CAPLENGTH
+  uint32_t halted_bit = 0;   // USBSTS HCHalted
+  bool never_halts = false;
 
   ControllerModel(uint8_t prog_if, uint64_t bar_address, bool bar_64bit) : bar(bar_address) {
     config.set(0x00, 0x12348086, 0xFFFFFFFF);
@@ -121,12 +124,24 @@ uint32_t MmioModel::read32(uint32_t offset) {
 }
 void MmioModel::write32(uint32_t offset, uint32_t value) {
   m_owner.mmio_regs.write(offset, value, 0xFFFFFFFF);
+  if (offset == m_owner.operational && !(value & 1) && !m_owner.never_halts)  // Run/Stop cleared
+    m_owner.mmio_regs.set(m_owner.operational + 4, m_owner.halted_bit);
+}
+
+// The controller as the firmware left it: halted (the default) or running.
+void set_running(ControllerModel& model, bool running) {
+  model.mmio_regs.set(model.operational, running ? 1 : 0);
+  model.mmio_regs.set(model.operational + 4, running ? 0 : model.halted_bit);
 }
 
 // EHCI: HCCPARAMS.EECP at capability register 0x08 bits 15:8.
 ControllerModel ehci(uint8_t eecp, uint64_t bar = 0xFEBF1000, bool bar_64bit = false) {
   ControllerModel model(0x20, bar, bar_64bit);
+  model.operational = 0x20;
+  model.halted_bit = 1u << 12;
+  model.mmio_regs.set(0x00, 0x01000000 | model.operational, 0xFFFFFFFF);
   model.mmio_regs.set(0x08, uint32_t{eecp} << 8 | 0x12, 0xFFFFFFFF);
+  set_running(model, false);
   return model;
 }
 // USBLEGSUP (semaphores writable, the rest read-only) and USBLEGCTLSTS (status write-1-to-clear).
@@ -141,7 +156,11 @@ void add_legacy(ControllerModel& model, Registers& regs, uint32_t offset, uint32
 ControllerModel xhci(uint32_t xecp_dwords, uint64_t bar = 0xFEB00000, bool bar_64bit = true) {
   ControllerModel model(0x30, bar, bar_64bit);
   model.legacy_in_mmio = true;
+  model.operational = 0x40;
+  model.halted_bit = 1u << 0;
+  model.mmio_regs.set(0x00, 0x01000000 | model.operational, 0xFFFFFFFF);
   model.mmio_regs.set(0x10, xecp_dwords << 16 | 0x1, 0xFFFFFFFF);
+  set_running(model, false);
   return model;
 }
 
@@ -237,6 +256,30 @@ TEST(UsbHandoff, XhciLegacyCapabilityAfterSupportedProtocols) {
   EXPECT_EQ(report.smi_enables, 0xE011u);
   EXPECT_EQ(model.mmio_regs.value(0xB4), kReserved);
   EXPECT_TRUE(drivers::usb::firmware_was_active(report));
+}
+
+TEST(UsbHandoff, ControllerLeftRunningIsHalted) {
+  SimClock clock;
+  ControllerModel model = xhci(0x20);
+  add_legacy(model, model.mmio_regs, 0x80, 0, 0, 0, 0);
+  set_running(model, true);
+  model.mmio_regs.set(0x40, 0x0000000D);  // Run/Stop, interrupter enable, host system error enable
+  const Report report = drivers::usb::hand_off(model, clock);
+  EXPECT_TRUE(report.was_running);
+  EXPECT_TRUE(report.halted);
+  EXPECT_EQ(model.mmio_regs.value(0x40), 0u);
+  EXPECT_EQ(text(report), "xHCI: handed off, the firmware did not own it; halted it (it was running)");
+
+  ControllerModel stuck = ehci(0x68);
+  add_legacy(stuck, stuck.config, 0x68, 0, 0, 0, 0);
+  set_running(stuck, true);
+  stuck.never_halts = true;
+  stuck.mmio_regs.set(0x28, 0x3F);  // USBINTR
+  const Report stuck_report = drivers::usb::hand_off(stuck, clock);
+  EXPECT_FALSE(stuck_report.halted);
+  EXPECT_EQ(stuck.mmio_regs.value(0x28), 0u) << "USBINTR off";
+  EXPECT_EQ(text(stuck_report),
+            "EHCI: handed off, the firmware did not own it; it did not halt within 16 ms");
 }
 
 TEST(UsbHandoff, XhciFirmwareThatNeverReleases) {

@@ -3,6 +3,7 @@
 
 #include "arch/x86/pci.h"
 #include "lib/format.h"
+#include "lib/text.h"
 #include "lib/tsc_math.h"
 
 namespace ett::drivers::usb {
@@ -48,6 +49,17 @@ inline constexpr uint32_t kXhciXecpShift = 16;
 inline constexpr uint32_t kXhciSmiEnables = (1u << 0) | (1u << 4) | (0x7u << 13);
 inline constexpr uint32_t kXhciControlReserved = (0x7u << 1) | (0xFFu << 5) | (0x7u << 17);
 inline constexpr uint32_t kXhciMaxCapabilityOffset = 0x40000;  // xECP and every next pointer are < 256 KiB
+
+// The operational registers (at CAPLENGTH, the low byte of capability register 0): USBCMD and USBSTS alike in
+// EHCI and xHCI, their bits not. EHCI: USBCMD Run/Stop, USBSTS HCHalted (bit 12), USBINTR. xHCI: USBCMD
+// Run/Stop, Interrupter Enable, Host System Error Enable; USBSTS HCHalted (bit 0). Both halt within 16 ms.
+enum OperationalRegister : uint32_t { kUsbCommand = 0x00, kUsbStatus = 0x04, kEhciUsbInterrupts = 0x08 };
+inline constexpr uint32_t kCapLengthMask = 0xFF;
+inline constexpr uint32_t kRunStop = 1u << 0;
+inline constexpr uint32_t kXhciCommandStops = kRunStop | (1u << 2) | (1u << 3);
+inline constexpr uint32_t kEhciHalted = 1u << 12;
+inline constexpr uint32_t kXhciHalted = 1u << 0;
+inline constexpr uint32_t kHaltTimeoutMs = 16;
 
 // UHCI: LEGSUP, 16 bits at 0xC0. Bits 0-3 trap port 60h/64h reads and writes, 4 is the SMI enable, 5 the A20
 // pass-through, 7 SMI at end of pass-through; bits 8-11 and 15 are write-1-to-clear status. Bit 13 routes
@@ -203,6 +215,21 @@ bool find_registers(UsbFunction& function, Report& report) {
   return true;
 }
 
+// A controller the firmware left running keeps reading its schedules from memory during the capture: stop it.
+void halt(RegisterWindow& registers, bool ehci, Clock& clock, Report& report) {
+  const uint32_t operational = registers.read32(0) & kCapLengthMask;
+  const uint32_t halted = ehci ? kEhciHalted : kXhciHalted;
+  const uint32_t status = registers.read32(operational + kUsbStatus);
+  if (status == kAllOnes || (status & halted)) return;
+  report.was_running = true;
+  if (ehci) registers.write32(operational + kEhciUsbInterrupts, 0);
+  const uint32_t command = registers.read32(operational + kUsbCommand);
+  registers.write32(operational + kUsbCommand, command & ~(ehci ? kRunStop : kXhciCommandStops));
+  report.halted = storage::wait_until(clock, kHaltTimeoutMs, "the controller did not halt", [&] {
+                    return (registers.read32(operational + kUsbStatus) & halted) != 0;
+                  }).ok();
+}
+
 // EHCI and xHCI alike: find the capability, take the controller, turn its SMIs off.
 void hand_off_capability(UsbFunction& function, Clock& clock, Report& report) {
   const bool ehci = report.kind == ControllerKind::Ehci;
@@ -223,9 +250,10 @@ void hand_off_capability(UsbFunction& function, Clock& clock, Report& report) {
   MmioLegacyRegisters in_mmio(registers);
   LegacyRegisters& legacy = ehci ? static_cast<LegacyRegisters&>(in_config) : in_mmio;
   take_ownership(legacy, found.offset, clock, report);
-  if (report.outcome != Outcome::DeviceGone)
-    disable_smis(legacy, found.offset, ehci ? kEhciSmiEnables : kXhciSmiEnables,
-                 ehci ? 0 : kXhciControlReserved, report);
+  if (report.outcome == Outcome::DeviceGone) return;
+  disable_smis(legacy, found.offset, ehci ? kEhciSmiEnables : kXhciSmiEnables,
+               ehci ? 0 : kXhciControlReserved, report);
+  halt(registers, ehci, clock, report);
 }
 
 void clear_uhci_traps(UsbFunction& function, Report& report) {
@@ -303,12 +331,19 @@ Report hand_off(UsbFunction& function, Clock& clock) {
 
 size_t describe(const Report& report, char* out, size_t capacity) {
   const char* name = kind_name(report.kind);
-  char smis[96] = "";
+  char smis[128] = "";
   if (report.smi_enables_now != 0)
     lib::format(smis, sizeof(smis), "; SMI enables 0x%04x, still on: 0x%04x", report.smi_enables,
                 report.smi_enables_now);
   else if (report.smi_enables != 0)
     lib::format(smis, sizeof(smis), "; SMI enables 0x%04x turned off", report.smi_enables);
+  if (report.was_running) {
+    const size_t used = lib::text_length(smis);
+    if (report.halted)
+      lib::format(smis + used, sizeof(smis) - used, "; halted it (it was running)");
+    else
+      lib::format(smis + used, sizeof(smis) - used, "; it did not halt within %u ms", kHaltTimeoutMs);
+  }
   switch (report.outcome) {
     case Outcome::Released:
       return lib::format(out, capacity, "%s: handed off, the firmware released it after %u ms%s", name,

@@ -64,6 +64,8 @@ struct Report {
   uint32_t waited_ms;        // Released: how long the firmware took
   uint32_t smi_enables;      // the SMI (and UHCI trap) enables found on
   uint32_t smi_enables_now;  // the same bits read back afterwards (0 when they turned off)
+  bool was_running;          // EHCI, xHCI: the controller was running after the handoff
+  bool halted;               // and stopped when told to
 };
 
 // Hands one controller over to this kernel and turns its legacy SMIs off. Never fails: the outcome says what
