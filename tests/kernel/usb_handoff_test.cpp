@@ -302,6 +302,11 @@ TEST(UsbHandoff, XhciWithoutLegacyCapability) {
   const Report report = drivers::usb::hand_off(model, clock);
   EXPECT_EQ(report.outcome, Outcome::NoCapability);
   EXPECT_EQ(model.mmio_regs.writes + model.config.writes, 0);
+
+  set_running(model, true);  // left running by a firmware that drives it without SMM (SeaBIOS)
+  const Report running = drivers::usb::hand_off(model, clock);
+  EXPECT_EQ(text(running),
+            "xHCI: no USB legacy support capability, nothing to hand off; halted it (it was running)");
 }
 
 TEST(UsbHandoff, RegistersAbove4GiBAreSkippedWithoutTouchingThem) {

@@ -1,7 +1,8 @@
 // usb_handoff_test.cpp: the kernel's USB legacy handoff on QEMU's USB controllers. QEMU models the registers
 // but no firmware in SMM: its usb-ehci has the legacy support capability at EECP 0x68 with the BIOS-owned
 // semaphore clear, its qemu-xhci lists only supported-protocol capabilities, and SeaBIOS leaves the UHCI
-// traps off. The kernel prints one line per controller and the capture runs as before.
+// traps off. With a USB keyboard on a controller SeaBIOS leaves that controller running, and the kernel halts
+// it. The kernel prints one line per controller and the capture runs as before.
 #include <regex>
 
 #include "qemu_direct.h"
@@ -36,6 +37,20 @@ TEST(UsbHandoffBoot, EveryControllerGetsItsLine) {
   EXPECT_NE(serial.find("ETT: RESULT OK"), std::string::npos) << serial;
   // Before the keyboard check, which depends on it (an 8042 the firmware only emulated goes away).
   EXPECT_LT(serial.find("ETT: USB "), serial.find("ETT: capturing")) << serial;
+}
+
+TEST(UsbHandoffBoot, ControllersLeftRunningAreHalted) {
+  constexpr const char* kAddress = R"(ETT: USB 00:[0-9a-f]{2}\.[0-7] )";
+  const std::string ehci = boot_hwlat({"-device", "usb-ehci,id=ehci", "-device", "usb-kbd,bus=ehci.0"});
+  EXPECT_TRUE(
+      has_line(ehci, std::string(kAddress) +
+                         R"(EHCI: handed off, the firmware did not own it; halted it \(it was running\)\n)"))
+      << ehci;
+  const std::string xhci = boot_hwlat({"-device", "qemu-xhci,id=xhci", "-device", "usb-kbd,bus=xhci.0"});
+  EXPECT_TRUE(has_line(xhci, std::string(kAddress) +
+                                 R"(xHCI: no USB legacy support capability, nothing to hand )"
+                                 R"(off; halted it \(it was running\)\n)"))
+      << xhci;
 }
 
 TEST(UsbHandoffBoot, NoControllerIsSaidOnce) {

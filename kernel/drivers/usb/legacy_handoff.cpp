@@ -243,6 +243,7 @@ void hand_off_capability(UsbFunction& function, Clock& clock, Report& report) {
                            : find_xhci_capability(registers, report.bar, params >> kXhciXecpShift);
   if (found.offset == 0) {
     report.outcome = found.problem;
+    if (found.problem == Outcome::NoCapability) halt(registers, ehci, clock, report);
     return;
   }
   report.capability = found.offset;
@@ -361,7 +362,8 @@ size_t describe(const Report& report, char* out, size_t capacity) {
     case Outcome::NoTraps:
       return lib::format(out, capacity, "%s: no legacy trap or SMI enabled", name);
     case Outcome::NoCapability:
-      return lib::format(out, capacity, "%s: no USB legacy support capability, nothing to hand off", name);
+      return lib::format(out, capacity, "%s: no USB legacy support capability, nothing to hand off%s", name,
+                         smis);
     case Outcome::BarAbove4GiB:
       return lib::format(out, capacity,
                          "%s: registers at 0x%llx lie above 4 GiB: skipped (this 32-bit kernel runs with "
