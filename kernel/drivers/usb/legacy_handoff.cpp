@@ -132,15 +132,16 @@ class ConfigLegacyRegisters final : public LegacyRegisters {
   UsbFunction& m_function;
 };
 
-// MMIO has only 32-bit access here: the low half of USBLEGSUP (capability ID, next pointer) is read-only, so
-// writing it back as read changes nothing.
+// MMIO has only 32-bit access here: every bit but the two semaphores is written back as read (read-only or
+// reserved-preserve).
 class MmioLegacyRegisters final : public LegacyRegisters {
  public:
   explicit MmioLegacyRegisters(RegisterWindow& registers) : m_registers(registers) {}
   uint32_t read(uint32_t offset) override { return m_registers.read32(offset); }
   void write_semaphores(uint32_t offset, uint16_t semaphores) override {
-    const uint32_t low = m_registers.read32(offset) & 0xFFFF;
-    m_registers.write32(offset, low | (uint32_t{semaphores} << 16));
+    constexpr uint32_t kSemaphores = kBiosOwned | kOsOwned;
+    const uint32_t others = m_registers.read32(offset) & ~kSemaphores;
+    m_registers.write32(offset, others | ((uint32_t{semaphores} << 16) & kSemaphores));
   }
   void write(uint32_t offset, uint32_t value) override { m_registers.write32(offset, value); }
 
