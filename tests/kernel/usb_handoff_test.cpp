@@ -21,6 +21,10 @@ using drivers::usb::Report;
 
 constexpr uint32_t kBiosOwned = 1u << 16, kOsOwned = 1u << 24;
 constexpr uint32_t kSmiStatus = 0xE0000000;  // USBLEGCTLSTS write-1-to-clear bits
+// OHCI: HcControl (InterruptRouting, functional state), HcCommandStatus.OCR, HcInterruptEnable/Disable.
+constexpr uint32_t kOhciControl = 0x04, kOhciCommandStatus = 0x08, kOhciInterruptEnable = 0x10,
+                   kOhciInterruptDisable = 0x14;
+constexpr uint32_t kOhciIr = 1u << 8, kOhciOperational = 0x2u << 6, kOhciOcr = 1u << 3;
 
 // 32-bit registers with read-only and write-1-to-clear bits, written whole or by bytes (a 16-bit PCI write).
 class Registers {
@@ -74,6 +78,13 @@ struct ControllerModel final : drivers::usb::UsbFunction {
   int polls_after_request = 0;
   bool gone = false;
   int mmio_maps = 0;
+  bool ohci = false;
+  bool ownership_change_requested = false;
+  // OHCI firmware: each read of HcControl after an ownership change request brings its release closer.
+  void ohci_firmware_sees_read(uint32_t offset) {
+    if (!ohci || offset != kOhciControl || !ownership_change_requested || !release_after_polls) return;
+    if (++polls_after_request >= *release_after_polls) mmio_regs.clear_bits(kOhciControl, kOhciIr);
+  }
   uint32_t operational = 0;  // CAPLENGTH
   uint32_t halted_bit = 0;   // USBSTS HCHalted
   bool never_halts = false;
@@ -119,10 +130,19 @@ struct ControllerModel final : drivers::usb::UsbFunction {
 
 uint32_t MmioModel::read32(uint32_t offset) {
   m_owner.firmware_sees_read(m_owner.mmio_regs, offset);
+  m_owner.ohci_firmware_sees_read(offset);
   if (m_owner.gone) return 0xFFFFFFFF;
   return m_owner.mmio_regs.value(offset);
 }
 void MmioModel::write32(uint32_t offset, uint32_t value) {
+  if (m_owner.ohci && offset == kOhciCommandStatus) {
+    m_owner.ownership_change_requested |= (value & kOhciOcr) != 0;
+    return;
+  }
+  if (m_owner.ohci && offset == kOhciInterruptDisable) {
+    m_owner.mmio_regs.clear_bits(kOhciInterruptEnable, value);
+    return;
+  }
   m_owner.mmio_regs.write(offset, value, 0xFFFFFFFF);
   if (offset == m_owner.operational && !(value & 1) && !m_owner.never_halts)  // Run/Stop cleared
     m_owner.mmio_regs.set(m_owner.operational + 4, m_owner.halted_bit);
@@ -370,11 +390,59 @@ TEST(UsbHandoff, UhciTrapsAreTurnedOff) {
   EXPECT_EQ(quiet.config.writes, 0);
 }
 
-TEST(UsbHandoff, OhciIsNamedButNotHandled) {
-  SimClock clock;
+// An OHCI controller whose interrupts the firmware routes to SMIs (HcControl.IR), running.
+ControllerModel ohci_owned() {
   ControllerModel model(0x10, 0xFEBF2000, false);
+  model.ohci = true;
+  model.mmio_regs.set(kOhciControl, kOhciIr | kOhciOperational | 0x3);
+  model.mmio_regs.set(kOhciInterruptEnable, 0x80000042);  // MIE, root hub status change, writeback done head
+  return model;
+}
+
+TEST(UsbHandoff, OhciFirmwareReleasesOnAnOwnershipChangeRequest) {
+  SimClock clock;
+  ControllerModel model = ohci_owned();
+  model.release_after_polls = 7;
   const Report report = drivers::usb::hand_off(model, clock);
   EXPECT_EQ(report.kind, ControllerKind::Ohci);
+  EXPECT_EQ(report.outcome, Outcome::Released) << text(report);
+  EXPECT_TRUE(model.ownership_change_requested);
+  EXPECT_EQ(model.mmio_regs.value(kOhciInterruptEnable), 0u);
+  EXPECT_EQ(model.mmio_regs.value(kOhciControl), 0u) << "reset: stopped, interrupts to the OS";
+  EXPECT_TRUE(report.halted);
+  EXPECT_EQ(text(report),
+            "OHCI: handed off, the firmware released it after 0 ms; SMI enables 0x80000042 turned off; "
+            "halted it (it was running)");
+}
+
+TEST(UsbHandoff, OhciFirmwareThatNeverReleases) {
+  SimClock clock;
+  ControllerModel model = ohci_owned();
+  model.mmio_regs.set(kOhciControl, kOhciIr);  // suspended or reset, not running
+  const Report report = drivers::usb::hand_off(model, clock);
+  EXPECT_EQ(report.outcome, Outcome::Forced);
+  EXPECT_GE(clock.ms(), drivers::usb::kReleaseTimeoutMs);
+  EXPECT_EQ(model.mmio_regs.value(kOhciControl), 0u) << "interrupt routing taken back";
+  EXPECT_EQ(model.mmio_regs.value(kOhciInterruptEnable), 0u);
+  EXPECT_FALSE(report.was_running);
+}
+
+// QEMU's pci-ohci: InterruptRouting clear, nothing to ask for.
+TEST(UsbHandoff, OhciNotOwned) {
+  SimClock clock;
+  ControllerModel model(0x10, 0xFEBF2000, false);
+  model.ohci = true;
+  const Report report = drivers::usb::hand_off(model, clock);
+  EXPECT_EQ(report.outcome, Outcome::NotOwned);
+  EXPECT_FALSE(model.ownership_change_requested);
+  EXPECT_LT(clock.ms(), 1u);
+}
+
+TEST(UsbHandoff, UnknownProgrammingInterfaceIsNamedButNotTouched) {
+  SimClock clock;
+  ControllerModel model(0xFE, 0xFEBF2000, false);  // a USB device (not a host controller)
+  const Report report = drivers::usb::hand_off(model, clock);
+  EXPECT_EQ(report.kind, ControllerKind::Other);
   EXPECT_EQ(report.outcome, Outcome::NotHandled);
   EXPECT_EQ(model.mmio_maps + model.config.writes, 0);
 }

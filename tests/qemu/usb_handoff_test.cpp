@@ -1,8 +1,9 @@
 // usb_handoff_test.cpp: the kernel's USB legacy handoff on QEMU's USB controllers. QEMU models the registers
 // but no firmware in SMM: its usb-ehci has the legacy support capability at EECP 0x68 with the BIOS-owned
-// semaphore clear, its qemu-xhci lists only supported-protocol capabilities, and SeaBIOS leaves the UHCI
-// traps off. With a USB keyboard on a controller SeaBIOS leaves that controller running, and the kernel halts
-// it. The kernel prints one line per controller and the capture runs as before.
+// semaphore clear, its qemu-xhci lists only supported-protocol capabilities, its pci-ohci routes interrupts
+// to the OS, and SeaBIOS leaves the UHCI traps off. With a USB keyboard on a controller SeaBIOS leaves that
+// controller running, and the kernel halts it. The kernel prints one line per controller and the capture runs
+// as before.
 #include <regex>
 
 #include "qemu_direct.h"
@@ -24,8 +25,8 @@ bool has_line(const std::string& serial, const std::string& pattern) {
 }
 
 TEST(UsbHandoffBoot, EveryControllerGetsItsLine) {
-  const std::string serial =
-      boot_hwlat({"-device", "qemu-xhci", "-device", "usb-ehci", "-device", "piix3-usb-uhci"});
+  const std::string serial = boot_hwlat(
+      {"-device", "qemu-xhci", "-device", "usb-ehci", "-device", "piix3-usb-uhci", "-device", "pci-ohci"});
   constexpr const char* kAddress = R"(ETT: USB 00:[0-9a-f]{2}\.[0-7] )";
   EXPECT_TRUE(has_line(
       serial, std::string(kAddress) + R"(xHCI: no USB legacy support capability, nothing to hand off\n)"))
@@ -33,6 +34,8 @@ TEST(UsbHandoffBoot, EveryControllerGetsItsLine) {
   EXPECT_TRUE(has_line(serial, std::string(kAddress) + R"(EHCI: handed off, the firmware did not own it\n)"))
       << serial;
   EXPECT_TRUE(has_line(serial, std::string(kAddress) + R"(UHCI: no legacy trap or SMI enabled\n)")) << serial;
+  EXPECT_TRUE(has_line(serial, std::string(kAddress) + R"(OHCI: handed off, the firmware did not own it\n)"))
+      << serial;
   EXPECT_EQ(serial.find("USB legacy support was on"), std::string::npos) << serial;
   EXPECT_NE(serial.find("ETT: RESULT OK"), std::string::npos) << serial;
   // Before the keyboard check, which depends on it (an 8042 the firmware only emulated goes away).
@@ -51,6 +54,11 @@ TEST(UsbHandoffBoot, ControllersLeftRunningAreHalted) {
                                  R"(xHCI: no USB legacy support capability, nothing to hand )"
                                  R"(off; halted it \(it was running\)\n)"))
       << xhci;
+  const std::string ohci = boot_hwlat({"-device", "pci-ohci,id=ohci", "-device", "usb-kbd,bus=ohci.0"});
+  EXPECT_TRUE(
+      has_line(ohci, std::string(kAddress) +
+                         R"(OHCI: handed off, the firmware did not own it; halted it \(it was running\)\n)"))
+      << ohci;
 }
 
 TEST(UsbHandoffBoot, NoControllerIsSaidOnce) {

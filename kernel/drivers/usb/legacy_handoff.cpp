@@ -61,6 +61,20 @@ inline constexpr uint32_t kEhciHalted = 1u << 12;
 inline constexpr uint32_t kXhciHalted = 1u << 0;
 inline constexpr uint32_t kHaltTimeoutMs = 16;
 
+// OHCI (OpenHCI 1.0a section 5.1.1.3): ownership through HcControl.IR and HcCommandStatus.OCR in the
+// registers.
+enum OhciRegister : uint32_t {
+  kOhciControl = 0x04,
+  kOhciCommandStatus = 0x08,
+  kOhciInterruptEnable = 0x10,
+  kOhciInterruptDisable = 0x14,
+};
+inline constexpr uint32_t kOhciStateMask = 0x3u << 6;  // HostControllerFunctionalState
+inline constexpr uint32_t kOhciOperational = 0x2u << 6;
+inline constexpr uint32_t kOhciInterruptRouting = 1u << 8;
+inline constexpr uint32_t kOhciRemoteWakeupConnected = 1u << 9;
+inline constexpr uint32_t kOhciOwnershipChangeRequest = 1u << 3;
+
 // UHCI: LEGSUP, 16 bits at 0xC0. Bits 0-3 trap port 60h/64h reads and writes, 4 is the SMI enable, 5 the A20
 // pass-through, 7 SMI at end of pass-through; bits 8-11 and 15 are write-1-to-clear status. Bit 13 routes
 // the interrupt to PIRQD: not legacy emulation, but turned off with the rest (this kernel polls).
@@ -258,6 +272,39 @@ void hand_off_capability(UsbFunction& function, Clock& clock, Report& report) {
   halt(registers, ehci, clock, report);
 }
 
+// OHCI: HcControl.InterruptRouting set means the firmware gets the controller's interrupts as SMIs. An
+// ownership change request (HcCommandStatus.OCR) asks it to clear the bit; if it does not, the kernel clears
+// it itself. Then every interrupt is disabled and a running controller is put into reset, which stops it.
+void hand_off_ohci(RegisterWindow& registers, Clock& clock, Report& report) {
+  const uint32_t control = registers.read32(kOhciControl);
+  if (control == kAllOnes) {
+    report.outcome = Outcome::DeviceGone;
+    return;
+  }
+  report.outcome = Outcome::NotOwned;
+  if (control & kOhciInterruptRouting) {
+    registers.write32(kOhciCommandStatus, kOhciOwnershipChangeRequest);
+    const uint64_t start = clock.now();
+    const Status released =
+        storage::wait_until(clock, kReleaseTimeoutMs, "the firmware kept the controller",
+                            [&] { return !(registers.read32(kOhciControl) & kOhciInterruptRouting); });
+    report.waited_ms = static_cast<uint32_t>(lib::us_for_ticks(clock.now() - start, clock.hz()) / 1000);
+    report.outcome = released ? Outcome::Released : Outcome::Forced;
+  }
+  const uint32_t enabled = registers.read32(kOhciInterruptEnable);
+  if (control & kOhciInterruptRouting) report.smi_enables = enabled;  // the interrupts that were SMIs
+  registers.write32(kOhciInterruptDisable, kAllOnes);
+  report.smi_enables_now = registers.read32(kOhciInterruptEnable) & report.smi_enables;
+  const uint32_t now = registers.read32(kOhciControl);
+  if ((now & kOhciStateMask) == kOhciOperational) {
+    report.was_running = true;
+    registers.write32(kOhciControl, now & kOhciRemoteWakeupConnected);  // state USBRESET, routing to the OS
+    report.halted = (registers.read32(kOhciControl) & (kOhciStateMask | kOhciInterruptRouting)) == 0;
+  } else if (now & kOhciInterruptRouting) {
+    registers.write32(kOhciControl, now & ~kOhciInterruptRouting);
+  }
+}
+
 void clear_uhci_traps(UsbFunction& function, Report& report) {
   report.capability = kUhciLegacySupport;
   const uint16_t legsup = static_cast<uint16_t>(function.config_read32(kUhciLegacySupport));
@@ -320,14 +367,17 @@ Report hand_off(UsbFunction& function, Clock& clock) {
       return report;
     case ControllerKind::Ehci:
     case ControllerKind::Xhci:
-      break;
     case ControllerKind::Ohci:
+      break;
     case ControllerKind::Other:
       report.outcome = Outcome::NotHandled;
       return report;
   }
   if (!find_registers(function, report)) return report;
-  hand_off_capability(function, clock, report);
+  if (report.kind == ControllerKind::Ohci)
+    hand_off_ohci(function.mmio(static_cast<uint32_t>(report.bar)), clock, report);
+  else
+    hand_off_capability(function, clock, report);
   return report;
 }
 

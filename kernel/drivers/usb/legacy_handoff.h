@@ -2,7 +2,8 @@
 // option: SMM code that drives a USB keyboard and traps ports 0x60/0x64 to emulate an 8042) so that its SMIs
 // stop. EHCI: USBLEGSUP/USBLEGCTLSTS in PCI configuration space, found through HCCPARAMS.EECP (EHCI 1.0
 // section 2.1.7 and appendix C). xHCI: the USB Legacy Support Capability among the MMIO extended capabilities
-// (HCCPARAMS1.xECP, xHCI section 7.1). UHCI: the trap and SMI enables of LEGSUP at configuration offset 0xC0.
+// (HCCPARAMS1.xECP, xHCI section 7.1). OHCI: HcControl.InterruptRouting and the ownership change request.
+// UHCI: the trap and SMI enables of LEGSUP at configuration offset 0xC0.
 // The driver reaches the controller only through the interfaces below, so the host tests run it against
 // register models.
 #pragma once
@@ -53,7 +54,7 @@ enum class Outcome : uint8_t {
   NotDecoding,    // memory decoding off or no memory BAR: the firmware does not use the controller
   DeviceGone,     // configuration space or registers read all-ones
   BadCapability,  // the capability list points outside its space or loops
-  NotHandled,     // OHCI and unknown interfaces: left as they are
+  NotHandled,     // an unknown programming interface: left as it is
 };
 
 struct Report {
@@ -64,12 +65,12 @@ struct Report {
   uint32_t waited_ms;        // Released: how long the firmware took
   uint32_t smi_enables;      // the SMI (and UHCI trap) enables found on
   uint32_t smi_enables_now;  // the same bits read back afterwards (0 when they turned off)
-  bool was_running;          // EHCI, xHCI: the controller was running after the handoff
+  bool was_running;          // OHCI, EHCI, xHCI: the controller was running after the handoff
   bool halted;               // and stopped when told to
 };
 
 // Hands one controller over to this kernel and turns its legacy SMIs off. Never fails: the outcome says what
-// was done. Reads the registers only when the programming interface is EHCI or xHCI.
+// was done. Reads the registers only when the programming interface is OHCI, EHCI or xHCI.
 Report hand_off(UsbFunction& function, Clock& clock);
 
 // The line the kernel prints for a report ("EHCI: the firmware released it after 12 ms, SMI enables 0x0001
