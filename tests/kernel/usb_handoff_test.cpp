@@ -381,6 +381,7 @@ TEST(UsbHandoff, UhciTrapsAreTurnedOff) {
   EXPECT_EQ(report.kind, ControllerKind::Uhci);
   EXPECT_EQ(report.outcome, Outcome::TrapsCleared) << text(report);
   EXPECT_EQ(report.smi_enables, 0x003Fu);
+  EXPECT_EQ(text(report), "UHCI: legacy port 60h/64h traps and SMIs turned off (enables 0x003f)");
   EXPECT_EQ(model.config.value(0xC0), 0u) << "enables off, trap status cleared";
   EXPECT_EQ(model.config.value(0xC4), 0u) << "nothing else written";
 

@@ -1,4 +1,4 @@
-// legacy_handoff.cpp: the BIOS-to-OS handoff of EHCI and xHCI controllers and the UHCI trap switch-off.
+// legacy_handoff.cpp: the BIOS-to-OS handoff of OHCI, EHCI and xHCI controllers and the UHCI trap switch-off.
 #include "drivers/usb/legacy_handoff.h"
 
 #include "arch/x86/pci.h"
@@ -403,13 +403,12 @@ size_t describe(const Report& report, char* out, size_t capacity) {
     case Outcome::NotOwned:
       return lib::format(out, capacity, "%s: handed off, the firmware did not own it%s", name, smis);
     case Outcome::Forced:
-      return lib::format(out, capacity,
-                         "%s: the firmware did not release it within %u ms: taken by force, its semaphore "
-                         "cleared%s",
+      return lib::format(out, capacity, "%s: the firmware did not release it within %u ms: taken by force%s",
                          name, kReleaseTimeoutMs, smis);
     case Outcome::TrapsCleared:
-      return lib::format(out, capacity, "%s: legacy port 60h/64h traps and SMIs turned off (LEGSUP 0x%04x%s)",
-                         name, report.smi_enables, report.smi_enables_now ? ", some still on" : "");
+      return lib::format(out, capacity,
+                         "%s: legacy port 60h/64h traps and SMIs turned off (enables 0x%04x%s)", name,
+                         report.smi_enables, report.smi_enables_now ? ", some still on" : "");
     case Outcome::NoTraps:
       return lib::format(out, capacity, "%s: no legacy trap or SMI enabled", name);
     case Outcome::NoCapability:
