@@ -354,7 +354,13 @@ Status run(const Boot& boot, config::Config config, const x86::CpuInfo& cpu) {
   report_calibration(machine.tsc);
   // Before the keyboard check: once the firmware's USB legacy support lets go, an 8042 it only emulated is
   // gone.
-  if (drivers::usb::hand_off_all_controllers(machine.tsc.hz).firmware_active != 0)
+  // usb=keep (and usb=auto in a run that needs a keyboard) leaves the controllers to the firmware, so that a
+  // USB keyboard keeps working.
+  if (!config::takes_usb(config))
+    console::write(
+        "ETT: USB controllers left to the firmware (usb=keep, or usb=auto with a keyboard needed): a USB "
+        "keyboard works, and the SMIs of its legacy support, if on, stay; usb=take stops them\n");
+  else if (drivers::usb::hand_off_all_controllers(machine.tsc.hz).firmware_active != 0)
     console::write(
         "ETT: USB legacy support was on: its SMIs are off now, and a USB keyboard no longer works\n");
 

@@ -109,6 +109,8 @@ constexpr Choice<format::Layout> kLayouts[] = {{"2x4", format::Layout::Double2x4
 constexpr Choice<ExitAction> kExits[] = {{"qemu", ExitAction::Qemu}, {"halt", ExitAction::Halt}};
 constexpr Choice<DumpTarget> kDumps[] = {
     {"ata", DumpTarget::Ata}, {"serial", DumpTarget::Serial}, {"none", DumpTarget::None}};
+constexpr Choice<UsbAction> kUsbs[] = {
+    {"auto", UsbAction::Auto}, {"take", UsbAction::Take}, {"keep", UsbAction::Keep}};
 constexpr Choice<bool> kAutos[] = {{"0", false}, {"1", true}};
 constexpr Choice<format::CaptureMode> kModes[] = {{"capture", format::CaptureMode::Capture},
                                                   {"calibrate", format::CaptureMode::Calibrate},
@@ -279,6 +281,11 @@ ParseResult parse_bench(Word value, Config& config) {
   return {};
 }
 
+ParseResult parse_usb(Word value, Config& config) {
+  if (choose(value, kUsbs, config.usb)) return {};
+  return error("usb: '%.*s' must be auto, take or keep", value.printable_length(), value.text);
+}
+
 // The parser of each option of kCmdlineOptions (cmdline_options.h), in its order: parse_word finds a key in
 // that table and runs the parser at the same index. The key is repeated here so that the compiler checks the
 // pairing.
@@ -292,7 +299,7 @@ constexpr OptionParser kParsers[] = {
     {"exit", parse_exit},           {"dump", parse_dump},       {"mode", parse_mode},
     {"auto", parse_auto},           {"trigger", parse_trigger}, {"pretrigger", parse_pretrigger},
     {"filter", parse_filter},       {"stop", parse_stop},       {"keyboard", parse_keyboard},
-    {"threshold", parse_threshold}, {"bench", parse_bench},
+    {"threshold", parse_threshold}, {"bench", parse_bench},     {"usb", parse_usb},
 };
 constexpr uint32_t kOptionCount = kCmdlineOptionCount;
 static_assert(sizeof(kParsers) / sizeof(kParsers[0]) == kOptionCount, "a parser per option of the table");

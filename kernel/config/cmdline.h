@@ -2,8 +2,9 @@
 //
 // QEMU's -kernel loader (and GRUB Legacy) pass "<kernel path> <args>"; GRUB 2 passes only "<args>", so
 // kernel_arguments() drops the path according to the loader's name. Options are key=value words separated by
-// spaces, each at most once; config/cmdline_options.h lists them (probe=, layout=, limit=, exit=, dump=, mode=,
-// auto=, trigger=, pretrigger=, filter=, stop=, keyboard=, threshold=, bench=) with their values and defaults.
+// spaces, each at most once; config/cmdline_options.h lists them (probe=, layout=, limit=, exit=, dump=,
+// mode=, auto=, trigger=, pretrigger=, filter=, stop=, keyboard=, threshold=, bench=, usb=) with their values
+// and defaults.
 #pragma once
 
 #include <stdint.h>
@@ -15,6 +16,8 @@ namespace ett::config {
 
 enum class ExitAction : uint8_t { Halt, Qemu };
 enum class DumpTarget : uint8_t { Ata, None, Serial };
+// usb=: who drives the USB host controllers during the run (drivers/usb/legacy_handoff.h).
+enum class UsbAction : uint8_t { Auto, Take, Keep };
 
 struct Config {
   format::ProbeSource probe = format::ProbeSource::Ivshmem;
@@ -25,7 +28,6 @@ struct Config {
   DumpTarget dump = DumpTarget::Ata;
   bool auto_start = false;  // auto=1: start at once and dump by itself (unattended); see unattended()
   format::CaptureMode mode = format::CaptureMode::Capture;
-  // Issue 3: triggers, filters, stop rules, hwlat.
   bool trigger_enabled = false;
   uint8_t trigger_mask = 0;
   uint8_t trigger_match = 0;
@@ -37,6 +39,7 @@ struct Config {
   bool keyboard = false;
   uint32_t hwlat_threshold_ns = 0;  // 0: not given (mode=hwlat then uses kDefaultHwlatThresholdNs)
   uint32_t bench_windows = 0;  // bench=N: window pairs of the loop benchmark before the capture (0: none)
+  UsbAction usb = UsbAction::Auto;
 };
 
 inline constexpr uint32_t kDefaultHwlatThresholdNs = 1000;
@@ -47,6 +50,12 @@ inline constexpr uint32_t kMaxBenchWindows = 1000;
 // screen waits for Enter and the analysis stage saves on `S`.
 inline bool unattended(const Config& config) {
   return config.auto_start || config.exit == ExitAction::Qemu;
+}
+
+// Whether the kernel takes the USB host controllers from the firmware's legacy support (its SMIs stop, and
+// so does a USB keyboard it emulated): usb=take, or usb=auto in an unattended run, which needs no keyboard.
+inline bool takes_usb(const Config& config) {
+  return config.usb == UsbAction::Take || (config.usb == UsbAction::Auto && unattended(config));
 }
 
 // A message naming the offending word, e.g. "unknown option 'foo=1'".

@@ -62,6 +62,10 @@ inline constexpr CmdlineOption kCmdlineOptions[] = {
     {"bench", "N (20 to 1000; mode=capture)", "none",
      "Before the capture, time the capture loop as configured against the bare poll floor in N interleaved "
      "window pairs of 1 ms and print them on serial (ETT: bench window ...)"},
+    {"usb", "auto, take, keep", "auto",
+     "take: hand every USB host controller over from the firmware's legacy support before the run, so its "
+     "SMIs stop (a USB keyboard then stops working); keep: leave them to the firmware (a USB keyboard works, "
+     "its SMIs stay); auto: take in an unattended run, keep otherwise"},
 };
 
 inline constexpr uint32_t kCmdlineOptionCount = sizeof(kCmdlineOptions) / sizeof(kCmdlineOptions[0]);

@@ -214,6 +214,16 @@ TEST(KernelCmdline, StopRulesAndKeyboard) {
   EXPECT_EQ(parse_error("keyboard=yes"), "keyboard: 'yes' must be 0 or 1");
 }
 
+TEST(Cmdline, UsbTakesTheControllersOnlyWhenNoKeyboardIsNeeded) {
+  EXPECT_FALSE(takes_usb(parse_ok("")));
+  EXPECT_TRUE(takes_usb(parse_ok("auto=1")));
+  EXPECT_TRUE(takes_usb(parse_ok("exit=qemu")));
+  EXPECT_TRUE(takes_usb(parse_ok("usb=take")));
+  EXPECT_FALSE(takes_usb(parse_ok("usb=keep auto=1")));
+  EXPECT_FALSE(takes_usb(parse_ok("usb=auto auto=0")));
+  EXPECT_EQ(parse_error("usb=off"), "usb: 'off' must be auto, take or keep");
+}
+
 TEST(KernelCmdline, SyntaxErrorsWinOverUnsupportedSettings) {
   EXPECT_EQ(parse_error("probe=lpt foo=1"), "unknown option 'foo=1'");
 }

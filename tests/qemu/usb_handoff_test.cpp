@@ -11,9 +11,10 @@
 namespace ett::test {
 namespace {
 
-std::string boot_hwlat(const std::vector<std::string>& devices) {
+std::string boot_hwlat(const std::vector<std::string>& devices, const std::string& extra = "") {
   ScratchDir dir;
-  QemuMachine qemu({.append = "exit=qemu dump=none mode=hwlat limit=0.1", .qemu_args = devices}, dir / "");
+  QemuMachine qemu({.append = "exit=qemu dump=none mode=hwlat limit=0.1" + extra, .qemu_args = devices},
+                   dir / "");
   auto exit = qemu.wait_exit(90);
   EXPECT_TRUE(exit && exit->exited && exit->status == 33)
       << (exit ? exit->describe() : "running") << qemu.serial();
@@ -59,6 +60,14 @@ TEST(UsbHandoffBoot, ControllersLeftRunningAreHalted) {
       has_line(ohci, std::string(kAddress) +
                          R"(OHCI: handed off, the firmware did not own it; halted it \(it was running\)\n)"))
       << ohci;
+}
+
+TEST(UsbHandoffBoot, UsbKeepLeavesEveryControllerToTheFirmware) {
+  const std::string serial =
+      boot_hwlat({"-device", "usb-ehci,id=ehci", "-device", "usb-kbd,bus=ehci.0"}, " usb=keep");
+  EXPECT_NE(serial.find("ETT: USB controllers left to the firmware (usb=keep"), std::string::npos) << serial;
+  EXPECT_EQ(serial.find("EHCI:"), std::string::npos) << serial;
+  EXPECT_NE(serial.find("ETT: RESULT OK"), std::string::npos) << serial;
 }
 
 TEST(UsbHandoffBoot, NoControllerIsSaidOnce) {
