@@ -131,5 +131,19 @@ TEST(DiskMaker, RefusesDirectories) {
   EXPECT_NE(made.error().message.find("neither a regular file nor a block device"), std::string::npos);
 }
 
+// A 4Kn device would get a label that counts 512-byte sectors it does not have: refused by its logical block
+// size (BLKSSZGET), which this check is given.
+TEST(DiskMaker, RefusesDevicesWithoutFiveHundredTwelveByteBlocks) {
+  EXPECT_TRUE(check_logical_block_size("/dev/sdY", 512).ok());
+  auto refused = check_logical_block_size("/dev/sdY", 4096);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, ErrorKind::Usage);
+  EXPECT_EQ(
+      refused.error().message,
+      "/dev/sdY: the device has 4096-byte logical blocks; a trace disk has 512-byte sectors (disks with "
+      "4096-byte logical blocks, 4Kn, are not supported)");
+  EXPECT_FALSE(check_logical_block_size("/dev/sdY", 1024).ok());
+}
+
 }  // namespace
 }  // namespace ett::host
