@@ -33,8 +33,8 @@ class AhciController {
   // (CAP.SSS) a device's link only comes up once its port is told to spin it up (PxCMD.SUD): one port at a
   // time, each waited for (10 ms for a device to show, 100 ms for its link), so that the disks do not all
   // draw their spin-up current at once. Then every port whose device shows without a link (PxSSTS.DET=1:
-  // firmware "Fast Boot" left it down, or the drive is in an error state) gets a COMRESET. Ports call
-  // stop_port() first. A port still without a link after all this reads Link::Offline.
+  // firmware "Fast Boot" left it down, or the drive is in an error state) gets a COMRESET. Each port must
+  // have been stopped (stop_port()) first. A port still without a link after all this reads Link::Offline.
   void spin_up_ports();
   // COMRESET (AHCI 1.3.1 10.4.2): PxSCTL.DET=1 for at least 1 ms, then DET=0, and waits up to 100 ms for
   // the link (PxSSTS.DET=3); clears PxSERR. The port's command list must be stopped (stop_port()).
