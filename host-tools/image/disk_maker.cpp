@@ -57,6 +57,12 @@ Expected<MadeDisk> make_on_device(const MakeDiskOptions& options) {
   uint64_t bytes = 0;
   if (::ioctl(fd.get(), BLKGETSIZE64, &bytes) != 0)
     return make_error(ErrorKind::Io, errno_message(path + ": cannot read the device size", errno));
+  int block_bytes = 0;
+  if (::ioctl(fd.get(), BLKSSZGET, &block_bytes) != 0)
+    return make_error(ErrorKind::Io,
+                      errno_message(path + ": cannot read the device's logical block size", errno));
+  if (auto block_ok = check_logical_block_size(path, static_cast<uint32_t>(block_bytes)); !block_ok)
+    return block_ok.failure();
   if (options.size_given && options.size_bytes != bytes)
     return make_error(
         ErrorKind::Usage,
@@ -140,6 +146,14 @@ f::DiskLabel new_label(uint64_t total_sectors, std::string_view name) {
   std::memcpy(label.name, name.data(), std::min(name.size(), sizeof(label.name) - 1));
   label.crc = crc32c(&label, f::kSectorSize - 4);
   return label;
+}
+
+Status check_logical_block_size(const std::string& path, uint32_t bytes) {
+  if (bytes == f::kSectorSize) return {};
+  return make_error(ErrorKind::Usage,
+                    fmt::format("{}: the device has {}-byte logical blocks; a trace disk has {}-byte sectors "
+                                "(disks with 4096-byte logical blocks, 4Kn, are not supported)",
+                                path, bytes, f::kSectorSize));
 }
 
 Expected<MadeDisk> make_disk(const MakeDiskOptions& options) {

@@ -30,6 +30,10 @@ struct MadeDisk {
 
 Expected<MadeDisk> make_disk(const MakeDiskOptions& options);
 
+// A trace disk has 512-byte sectors (format::kSectorSize): the label counts them and the kernel reads and
+// writes them. A block device whose logical block size (BLKSSZGET) is another one is refused.
+Status check_logical_block_size(const std::string& path, uint32_t bytes);
+
 // A label for a disk of `total_sectors`, with a random UUID and the current time.
 format::DiskLabel new_label(uint64_t total_sectors, std::string_view name);
 

@@ -3,9 +3,15 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <fstream>
+#include <vector>
 
 #include "ett/crc32c.h"
 #include "image/trace_image.h"
@@ -129,6 +135,53 @@ TEST(DiskMaker, RefusesDirectories) {
   auto made = make_disk(options);
   ASSERT_FALSE(made.ok());
   EXPECT_NE(made.error().message.find("neither a regular file nor a block device"), std::string::npos);
+}
+
+// A 4Kn device would get a label that counts 512-byte sectors it does not have: refused by its logical block
+// size (BLKSSZGET), which this check is given.
+TEST(DiskMaker, RefusesDevicesWithoutFiveHundredTwelveByteBlocks) {
+  EXPECT_TRUE(check_logical_block_size("/dev/sdY", 512).ok());
+  auto refused = check_logical_block_size("/dev/sdY", 4096);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, ErrorKind::Usage);
+  EXPECT_EQ(
+      refused.error().message,
+      "/dev/sdY: the device has 4096-byte logical blocks; a trace disk has 512-byte sectors (disks with "
+      "4096-byte logical blocks, 4Kn, are not supported)");
+  EXPECT_FALSE(check_logical_block_size("/dev/sdY", 1024).ok());
+}
+
+// The same refusal through the real ioctl: a loop device with 4096-byte logical blocks. Making one needs root
+// and the loop driver: skipped without them.
+TEST(DiskMaker, RefusesALoopDeviceWithFourKibibyteBlocks) {
+  ett::test::TempDir dir;
+  const std::string backing = dir.file("backing.img");
+  std::ofstream(backing, std::ios::binary).close();
+  ASSERT_EQ(::truncate(backing.c_str(), 16 << 20), 0);
+  FILE* losetup =
+      ::popen(("losetup --find --show --sector-size 4096 '" + backing + "' 2>/dev/null").c_str(), "r");
+  ASSERT_NE(losetup, nullptr);
+  char line[128] = {};
+  const bool got = std::fgets(line, sizeof(line), losetup) != nullptr;
+  if (::pclose(losetup) != 0 || !got) GTEST_SKIP() << "no loop device (needs root and the loop driver)";
+  const std::string device = std::string(line).substr(0, std::strcspn(line, "\n"));
+  struct Detach {
+    std::string device;
+    ~Detach() { (void)std::system(("losetup -d '" + device + "'").c_str()); }
+  } detach{device};
+
+  MakeDiskOptions options;
+  options.path = device;
+  auto made = make_disk(options);
+  ASSERT_FALSE(made.ok());
+  EXPECT_EQ(made.error().message,
+            device +
+                ": the device has 4096-byte logical blocks; a trace disk has 512-byte "
+                "sectors (disks with 4096-byte logical blocks, 4Kn, are not supported)");
+  std::ifstream in(backing, std::ios::binary);
+  std::vector<char> head(1 << 20);
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  EXPECT_TRUE(std::all_of(head.begin(), head.end(), [](char c) { return c == 0; })) << "nothing written";
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ class SimClock final : public Clock {
   uint64_t now() override { return m_ticks += 10'000; }
   uint64_t hz() const override { return 1'000'000'000; }
   uint64_t ms() const { return m_ticks / 1'000'000; }
+  uint64_t ticks() const { return m_ticks; }
 
  private:
   uint64_t m_ticks = 0;
@@ -72,7 +73,9 @@ inline void put32(uint8_t* p, uint32_t v) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// AHCI 1.3.1: HBA registers at 0, ports at 0x100 + 0x80 * n; commands run when PxCI is written.
+// AHCI 1.3.1: HBA registers at 0, ports at 0x100 + 0x80 * n; commands run when PxCI is written. A COMRESET
+// (PxSCTL.DET 1, then 0) must be held 1 ms of the model's clock and only on a port whose list is stopped;
+// afterwards the link takes `link_polls` PxSSTS reads to come up.
 class AhciModel final : public RegisterWindow {
  public:
   enum class Device { None, Offline, Disk, Atapi };
@@ -81,21 +84,26 @@ class AhciModel final : public RegisterWindow {
     std::vector<uint8_t> disk;  // the disk's contents (Device::Disk)
     std::string model = "MODEL DISK";
     bool lba48 = true;
-    bool busy_forever = false;    // PxTFD.BSY never clears
-    bool list_stuck = false;      // PxCMD.CR never clears once the list ran
-    bool fail_writes = false;     // WRITE DMA ends with a task-file error
-    bool never_complete = false;  // commands are accepted and never finish
+    bool busy_forever = false;      // PxTFD.BSY never clears
+    bool list_stuck = false;        // PxCMD.CR never clears once the list ran
+    bool fail_writes = false;       // WRITE DMA ends with a task-file error
+    bool never_complete = false;    // commands are accepted and never finish
+    bool link_down = false;         // a device is there (DET=1) but its link stays down until a COMRESET
+    bool busy_until_reset = false;  // PxTFD.BSY stays set until a COMRESET
     // registers
-    uint32_t clb = 0, fb = 0, is = 0, cmd = 0, serr = 0, ci = 0;
-    int ssts_reads = 0;  // since spin-up
-    uint64_t clb_full() const { return clb; }
+    uint32_t clb = 0, fb = 0, is = 0, cmd = 0, serr = 0, ci = 0, sctl = 0;
+    int link_wait = 0;  // PxSSTS reads until the link is up, after spin-up or a COMRESET
     // what happened
+    int comresets = 0;
+    uint64_t comreset_started = 0;  // clock ticks
+    uint64_t clb_full() const { return clb; }
     std::map<uint8_t, int> commands;                    // ATA command -> count
     std::vector<std::pair<uint64_t, uint32_t>> writes;  // LBA, sectors
     std::vector<uint64_t> command_lists;                // PxCLB of each command run
   };
 
-  AhciModel(GuestMemory& memory, int port_count) : ports(port_count), m_memory(memory) {}
+  AhciModel(GuestMemory& memory, int port_count, const SimClock* clock = nullptr)
+      : ports(port_count), m_memory(memory), m_clock(clock) {}
 
   // Firmware ownership (CAP2.BOH + BOHC.BOS); it lets go `release_after` BOHC reads after OOS is set (-1:
   // never), saying it is busy (BB) meanwhile when `busy`.
@@ -110,6 +118,9 @@ class AhciModel final : public RegisterWindow {
   // reads.
   bool staggered_spin_up = false;
   int link_polls = 3;
+  // Times PxCMD.SUD was set on a port while another port's device was still spinning up (its link not yet
+  // up): staggered spin-up is one port at a time.
+  int overlapping_spin_ups = 0;
 
   uint32_t read32(uint32_t offset) override {
     if (offset >= 0x100) return read_port((offset - 0x100) / 0x80, (offset - 0x100) % 0x80);
@@ -150,7 +161,7 @@ class AhciModel final : public RegisterWindow {
   std::vector<Port> ports;
 
  private:
-  static constexpr uint32_t kSt = 1, kFre = 1u << 4, kFr = 1u << 14, kCr = 1u << 15;
+  static constexpr uint32_t kSt = 1, kSud = 1u << 1, kFre = 1u << 4, kFr = 1u << 14, kCr = 1u << 15;
 
   uint32_t read_port(uint32_t n, uint32_t reg) {
     if (n >= ports.size()) return 0;
@@ -169,15 +180,21 @@ class AhciModel final : public RegisterWindow {
         return cmd;
       }
       case 0x20:
-        if (p.busy_forever) return 0x80;
+        if (p.busy_forever || p.busy_until_reset) return 0x80;
         return m_task_error[n] ? 0x0451 : 0x50;
       case 0x24:
         return p.device == Device::Atapi ? 0xEB140101 : p.device == Device::Disk ? 0x00000101 : 0xFFFFFFFF;
       case 0x28:
         if (p.device == Device::None) return 0;
-        if (p.device == Device::Offline) return 0x1;
-        if (staggered_spin_up && (!(p.cmd & 2) || p.ssts_reads++ < link_polls)) return 0x1;
+        if (p.device == Device::Offline || p.link_down || (p.sctl & 0xF) == 1) return 0x1;
+        if (staggered_spin_up && !(p.cmd & kSud)) return 0x1;
+        if (p.link_wait > 0) {
+          --p.link_wait;
+          return 0x1;
+        }
         return 0x113;
+      case 0x2C:
+        return p.sctl;
       case 0x30:
         return p.serr;
       case 0x38:
@@ -209,14 +226,23 @@ class AhciModel final : public RegisterWindow {
       case 0x18:
         if ((value & kSt) && !(p.cmd & kSt)) {
           if (!(value & kFre)) ADD_FAILURE() << "ST set without FRE";
-          if (p.busy_forever) ADD_FAILURE() << "ST set while BSY";
+          if (p.busy_forever || p.busy_until_reset) ADD_FAILURE() << "ST set while BSY";
           m_list_ran[n] = true;
+        }
+        if (staggered_spin_up && (value & kSud) && !(p.cmd & kSud) && p.device != Device::None) {
+          for (const Port& other : ports)
+            if (&other != &p && other.device != Device::None && (other.cmd & kSud) && other.link_wait > 0)
+              ++overlapping_spin_ups;
+          p.link_wait = link_polls;
         }
         if (!(value & kSt) && (p.cmd & kSt)) {
           p.ci = 0;  // clearing ST clears PxCI
           m_task_error[n] = false;
         }
         p.cmd = value;
+        break;
+      case 0x2C:
+        comreset(n, p, value);
         break;
       case 0x30:
         p.serr &= ~value;
@@ -227,6 +253,25 @@ class AhciModel final : public RegisterWindow {
         break;
       default:
         break;
+    }
+  }
+
+  // PxSCTL.DET: 1 holds COMRESET, 0 releases it.
+  void comreset(uint32_t n, Port& p, uint32_t value) {
+    const uint32_t det = value & 0xF, was = p.sctl & 0xF;
+    const uint64_t now = m_clock ? m_clock->ticks() : 0;
+    p.sctl = value;
+    if (det == 1 && was != 1) {
+      if (read_port(n, 0x18) & (kSt | kCr)) ADD_FAILURE() << "COMRESET while the command list runs";
+      p.comreset_started = now;
+    } else if (det == 0 && was == 1) {
+      if (m_clock && now - p.comreset_started < 1'000'000) ADD_FAILURE() << "COMRESET held less than 1 ms";
+      ++p.comresets;
+      p.link_down = false;
+      p.busy_until_reset = false;
+      m_task_error[n] = false;
+      p.link_wait = link_polls;
+      p.serr |= 1u << 26;  // DIAG.X: the link changed
     }
   }
 
@@ -335,6 +380,7 @@ class AhciModel final : public RegisterWindow {
   }
 
   GuestMemory& m_memory;
+  const SimClock* m_clock;
   uint32_t m_ghc = 0;
   uint32_t m_cap2 = 0;
   uint32_t m_bohc = 0;

@@ -8,9 +8,12 @@ namespace ett::drivers::storage {
 namespace {
 constexpr uint32_t kHandoffMs = 25;         // AHCI 1.3.1 10.6.3: the firmware clears BOS within 25 ms...
 constexpr uint32_t kHandoffBusyMs = 2'000;  // ...or, when it says it is busy (BB), within 2 s
-constexpr uint32_t kSpinUpMs = 50;          // SATA link setup after spin-up takes about 10 ms
+constexpr uint32_t kPresenceMs = 10;        // a device shows (PxSSTS.DET 1) within 10 ms of COMRESET...
+constexpr uint32_t kLinkMs = 100;           // ...and its link is up (DET 3) well within 100 ms
+constexpr uint32_t kComresetMs = 1;         // AHCI 1.3.1 10.4.2: DET=1 held at least 1 ms
 constexpr uint32_t kStopMs = 500;           // CR and FR clear within 500 ms of ST or FRE clearing
 constexpr uint32_t kDeviceReadyMs = 2'000;  // BSY and DRQ clear after the port starts
+constexpr uint32_t kResetReadyMs = 10'000;  // after a COMRESET a real disk may have to spin up again
 constexpr uint32_t kIdentifyMs = 2'000;
 constexpr uint32_t kTransferMs = 10'000;  // a real disk may have to spin up first
 constexpr uint32_t kFlushMs = 30'000;
@@ -26,7 +29,7 @@ Result<AhciController> AhciController::open(RegisterWindow& abar, Clock& clock) 
   abar.write32(kGhc, (abar.read32(kGhc) | kGhcAhciEnable) & ~kGhcInterruptEnable);
   if (!(abar.read32(kGhc) & kGhcAhciEnable))
     return fail("ahci: the controller stays in legacy mode (GHC.AE)");
-  ETT_TRY(hba.take_from_firmware());
+  hba.take_from_firmware();
   abar.write32(
       kGhc, (abar.read32(kGhc) | kGhcAhciEnable) & ~kGhcInterruptEnable);  // the firmware may have changed it
   hba.m_cap = abar.read32(kCap);
@@ -35,20 +38,21 @@ Result<AhciController> AhciController::open(RegisterWindow& abar, Clock& clock) 
   return hba;
 }
 
-// BIOS/OS handoff: the firmware may still be using the HBA (for its own disk services or SMM); asking for it
-// and waiting keeps the two from driving the same ports.
-Status AhciController::take_from_firmware() {
-  if (!(m_abar->read32(kCap2) & kCap2BiosHandoff)) return {};
-  if (!(m_abar->read32(kBohc) & kBohcBiosOwned)) return {};
+// BIOS/OS handoff (AHCI 1.3.1 10.6.3): the firmware may still be using the HBA (for its own disk services
+// or SMM); asking for it and waiting keeps the two from driving the same ports. Firmware that does not let
+// go in time is not waited for any longer: the kernel carries on, as FreeBSD does, since refusing the
+// controller would leave the trace disk unfound for a firmware bug.
+void AhciController::take_from_firmware() {
+  if (!(m_abar->read32(kCap2) & kCap2BiosHandoff)) return;
+  if (!(m_abar->read32(kBohc) & kBohcBiosOwned)) return;
   m_took_over = true;
-  m_abar->write32(kBohc, m_abar->read32(kBohc) | kBohcOsOwned);
+  // OOC (bit 3) is write-1-to-clear: written back as 0.
+  m_abar->write32(kBohc, (m_abar->read32(kBohc) & (kBohcBiosOwned | kBohcBiosBusy)) | kBohcOsOwned);
   const auto released = [this] { return !(m_abar->read32(kBohc) & kBohcBiosOwned); };
-  if (wait_until(*m_clock, kHandoffMs, "", released)) return {};
-  if (!(m_abar->read32(kBohc) & kBohcBiosBusy))
-    return fail("ahci: the firmware did not release the controller within 25 ms (BOHC.BOS stays set)");
-  return wait_until(*m_clock, kHandoffBusyMs,
-                    "ahci: the firmware stayed busy and did not release the controller within 2 s (BOHC.BB)",
-                    [this] { return !(m_abar->read32(kBohc) & (kBohcBiosOwned | kBohcBiosBusy)); });
+  if (!wait_until(*m_clock, kHandoffMs, "", released) && (m_abar->read32(kBohc) & kBohcBiosBusy))
+    (void)wait_until(*m_clock, kHandoffBusyMs, "",
+                     [this] { return !(m_abar->read32(kBohc) & (kBohcBiosOwned | kBohcBiosBusy)); });
+  m_firmware_kept = !released();
 }
 
 uint32_t AhciController::port_count() const {
@@ -68,22 +72,43 @@ AhciController::Link AhciController::link(uint32_t port) {
   }
 }
 
+AhciController::Link AhciController::wait_for_link(uint32_t port) {
+  const uint32_t ssts = port_reg(port, kPxSsts);
+  if (!wait_until(*m_clock, kPresenceMs, "", [&] { return (m_abar->read32(ssts) & kSstsDetMask) != 0; }))
+    return link(port);
+  (void)wait_until(*m_clock, kLinkMs - kPresenceMs, "", [&] { return link(port) == Link::Up; });
+  return link(port);
+}
+
 void AhciController::spin_up_ports() {
-  if (!(m_cap & kCapStaggeredSpinUp)) return;
-  uint32_t waiting = 0;
   for (uint32_t port = 0; port < kMaxPorts; ++port) {
     if (!(m_ports_implemented & (1u << port))) continue;
-    const uint32_t cmd = m_abar->read32(port_reg(port, kPxCmd));
-    if (cmd & kCmdSpinUp) continue;
-    m_abar->write32(port_reg(port, kPxCmd), cmd | kCmdSpinUp | kCmdPowerOn);
-    waiting |= 1u << port;
+    if (m_cap & kCapStaggeredSpinUp) {
+      const uint32_t cmd = m_abar->read32(port_reg(port, kPxCmd));
+      if (!(cmd & kCmdSpinUp)) {
+        m_abar->write32(port_reg(port, kPxCmd), cmd | kCmdSpinUp | kCmdPowerOn);
+        // The next port spins up once this one's device has shown and linked, or is not there.
+        (void)wait_for_link(port);
+      }
+    }
+    if (link(port) == Link::Offline) (void)reset_port(port);
   }
-  // Ports with nothing attached never come up: the wait is bounded, and its end is no error.
-  (void)wait_until(*m_clock, kSpinUpMs, "", [&] {
-    for (uint32_t port = 0; port < kMaxPorts; ++port)
-      if ((waiting & (1u << port)) && link(port) == Link::Up) waiting &= ~(1u << port);
-    return waiting == 0;
-  });
+}
+
+Status AhciController::reset_port(uint32_t port) {
+  RegisterWindow& abar = *m_abar;
+  const uint32_t sctl = port_reg(port, kPxSctl);
+  if (abar.read32(port_reg(port, kPxCmd)) & (kCmdStart | kCmdListRunning))
+    return fail("ahci: COMRESET refused: the port's command list runs (PxCMD.ST or CR set)");
+  const uint32_t kept = abar.read32(sctl) & ~(kSctlDetMask | kSctlNoPartialSlumber);
+  abar.write32(sctl, kept | kSctlNoPartialSlumber | kSctlDetComreset);
+  const uint64_t held = m_clock->deadline_after_ms(kComresetMs);
+  while (m_clock->now() <= held) m_clock->relax();
+  abar.write32(sctl, kept | kSctlNoPartialSlumber);
+  if (wait_for_link(port) != Link::Up)
+    return fail("ahci: no link after COMRESET (PxSSTS.DET is not 3 within 100 ms)");
+  abar.write32(port_reg(port, kPxSerr), 0xFFFFFFFF);  // write-1-to-clear: DIAG.X and the link's changes
+  return {};
 }
 
 Status AhciController::stop_port(uint32_t port) {
@@ -135,11 +160,25 @@ Result<AhciDisk> AhciDisk::open(AhciController& hba, uint32_t port, const DmaAre
   return disk;
 }
 
-// AHCI 1.3.1 10.3.1: stop, point the port at our command list and FIS area, start FIS receive, wait for the
-// device to be ready, start the command list.
 Status AhciDisk::start() {
-  RegisterWindow& abar = *m_hba.m_abar;
   ETT_TRY(m_hba.stop_port(m_port));
+  const Status started = start_stopped_port();
+  if (!started) (void)m_hba.stop_port(m_port);  // neither the command list nor FIS receive keeps running
+  return started;
+}
+
+// A device still busy (BSY or DRQ) when its port is taken over, or a port with errors recorded (PxSERR.ERR),
+// is in a state the firmware or an earlier failure left: only a COMRESET brings it back to a known one.
+bool AhciDisk::needs_reset() {
+  RegisterWindow& abar = *m_hba.m_abar;
+  return (abar.read32(reg(Hba::kPxTfd)) & (Hba::kTfdBsy | Hba::kTfdDrq)) ||
+         (abar.read32(reg(Hba::kPxSerr)) & Hba::kSerrErrorMask);
+}
+
+// AHCI 1.3.1 10.3.1: point the stopped port at our command list and FIS area, start FIS receive, reset the
+// port if the device is stuck, wait for the device to be ready, start the command list.
+Status AhciDisk::start_stopped_port() {
+  RegisterWindow& abar = *m_hba.m_abar;
   for (uint32_t i = 0; i < kData; ++i) m_area.data[i] = 0;
   const uint64_t list = m_area.phys + kCommandList;
   const uint64_t fis = m_area.phys + kReceivedFis;
@@ -151,11 +190,17 @@ Status AhciDisk::start() {
   uint32_t cmd = abar.read32(reg(Hba::kPxCmd)) | Hba::kCmdFisReceive | Hba::kCmdPowerOn;
   if (m_hba.m_cap & Hba::kCapStaggeredSpinUp) cmd |= Hba::kCmdSpinUp;
   abar.write32(reg(Hba::kPxCmd), cmd);
+  const bool reset = needs_reset();
+  if (reset) ETT_TRY(m_hba.reset_port(m_port));
   abar.write32(reg(Hba::kPxSerr), 0xFFFFFFFF);  // write-1-to-clear: errors left from before
   abar.write32(reg(Hba::kPxIs), 0xFFFFFFFF);
-  ETT_TRY(wait_until(*m_hba.m_clock, kDeviceReadyMs,
-                     "ahci: the device stays busy after the port started (PxTFD.BSY or DRQ set)",
-                     [&] { return !(abar.read32(reg(Hba::kPxTfd)) & (Hba::kTfdBsy | Hba::kTfdDrq)); }));
+  const auto ready = [&] { return !(abar.read32(reg(Hba::kPxTfd)) & (Hba::kTfdBsy | Hba::kTfdDrq)); };
+  if (reset)
+    ETT_TRY(wait_until(*m_hba.m_clock, kResetReadyMs,
+                       "ahci: the device stays busy after a COMRESET (PxTFD.BSY or DRQ set)", ready));
+  else
+    ETT_TRY(wait_until(*m_hba.m_clock, kDeviceReadyMs,
+                       "ahci: the device stays busy after the port started (PxTFD.BSY or DRQ set)", ready));
   abar.write32(reg(Hba::kPxCmd), abar.read32(reg(Hba::kPxCmd)) | Hba::kCmdStart);
   return {};
 }

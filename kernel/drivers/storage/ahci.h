@@ -1,6 +1,6 @@
-// ahci.h: a polled AHCI (SATA) host bus adapter and one disk on one of its ports: BIOS handoff, port start
-// and stop, IDENTIFY, READ/WRITE DMA EXT and FLUSH CACHE EXT through command slot 0. No interrupts; every
-// wait has a deadline and fails with a message naming what timed out.
+// ahci.h: a polled AHCI (SATA) host bus adapter and one disk on one of its ports: BIOS handoff, staggered
+// spin-up, COMRESET, port start and stop, IDENTIFY, READ/WRITE DMA EXT and FLUSH CACHE EXT through command
+// slot 0. No interrupts; every wait has a deadline and fails with a message naming what timed out.
 #pragma once
 
 #include <stdint.h>
@@ -22,14 +22,25 @@ class AhciController {
   uint32_t implemented_ports() const { return m_ports_implemented; }
   uint32_t port_count() const;
   bool took_over_from_firmware() const { return m_took_over; }
+  // The firmware had not let go of the HBA (BOHC.BOS still set) when the handoff's time ran out; the
+  // kernel uses it anyway, as FreeBSD does.
+  bool firmware_kept_ownership() const { return m_firmware_kept; }
 
   // What the port's link says, before anything is sent to it.
   enum class Link : uint8_t { NoDevice, Offline, Up };
   Link link(uint32_t port);
-  // On a controller with staggered spin-up (CAP.SSS) a device's link only comes up once its port is told to
-  // spin it up (PxCMD.SUD): does so on every implemented port and waits up to 50 ms for the links.
+  // Brings up the link of every implemented port that has a device. On a controller with staggered spin-up
+  // (CAP.SSS) a device's link only comes up once its port is told to spin it up (PxCMD.SUD): one port at a
+  // time, each waited for (10 ms for a device to show, 100 ms for its link), so that the disks do not all
+  // draw their spin-up current at once. Then every port whose device shows without a link (PxSSTS.DET=1:
+  // firmware "Fast Boot" left it down, or the drive is in an error state) gets a COMRESET. Each port must
+  // have been stopped (stop_port()) first. A port still without a link after all this reads Link::Offline.
   void spin_up_ports();
-  // Stops a port's command engine and FIS receive, so that it uses no memory the firmware gave it.
+  // COMRESET (AHCI 1.3.1 10.4.2): PxSCTL.DET=1 for at least 1 ms, then DET=0, and waits up to 100 ms for
+  // the link (PxSSTS.DET=3); clears PxSERR. The port's command list must be stopped (stop_port()).
+  Status reset_port(uint32_t port);
+  // Stops a port's command engine (PxCMD.ST off, waits for CR) and then its FIS receive (FRE off, waits for
+  // FR), so that it uses no memory the firmware gave it or that the kernel reuses.
   Status stop_port(uint32_t port);
 
  private:
@@ -71,7 +82,7 @@ class AhciController {
     kGhcInterruptEnable = 1u << 1,
     kGhcAhciEnable = 1u << 31,
   };
-  enum Cap2Bit : uint32_t { kCap2BiosHandoff = 1u << 0 };
+  enum Cap2Bit : uint32_t { kCap2BiosHandoff = 1u << 0 };  // BOH
   enum BohcBit : uint32_t {
     kBohcBiosOwned = 1u << 0,  // BOS
     kBohcOsOwned = 1u << 1,    // OOS
@@ -96,9 +107,21 @@ class AhciController {
     kSstsDetPresent = 0x3,  // device present and PHY communication established
     kSstsDetNoPhy = 0x1,    // device present, no communication
   };
+  enum SctlField : uint32_t {
+    kSctlDetMask = 0xF,
+    kSctlDetComreset = 0x1,  // held: the port sends COMRESET
+    // IPM: no transitions to the Partial or Slumber power states (a polled driver never wakes the link).
+    kSctlNoPartialSlumber = 0x3u << 8,
+  };
+  // PxSERR's low half (ERR) records data, protocol and internal errors; its high half (DIAG) also records
+  // normal link events (a COMRESET sets DIAG.X), so only ERR says that the port needs a reset.
+  enum SerrField : uint32_t { kSerrErrorMask = 0xFFFF };
 
   AhciController(RegisterWindow& abar, Clock& clock) : m_abar(&abar), m_clock(&clock) {}
-  Status take_from_firmware();
+  void take_from_firmware();
+  // Waits for a device to show on the port (PxSSTS.DET not 0, 10 ms) and then for its link (DET=3, 100 ms
+  // in all); what the link says at the end.
+  Link wait_for_link(uint32_t port);
   static uint32_t port_reg(uint32_t port, PortReg reg) { return kPortBase + port * kPortStride + reg; }
 
   RegisterWindow* m_abar;
@@ -106,6 +129,7 @@ class AhciController {
   uint32_t m_cap = 0;
   uint32_t m_ports_implemented = 0;
   bool m_took_over = false;
+  bool m_firmware_kept = false;
 };
 
 class AhciDisk : public BlockDevice {
@@ -191,7 +215,10 @@ class AhciDisk : public BlockDevice {
   AhciDisk(AhciController& hba, uint32_t port, const DmaArea& area)
       : m_hba(hba), m_port(port), m_area(area) {}
   uint32_t reg(Hba::PortReg r) const { return Hba::port_reg(m_port, r); }
+  // Starts the port; on any failure the port is left stopped (ST, CR, FRE and FR off).
   Status start();
+  Status start_stopped_port();
+  bool needs_reset();
   Status identify();
   // Issues one command in slot 0 and waits for it; `bytes` of data move through the bounce buffer.
   Status run(Command command, uint64_t lba, uint32_t sectors, uint32_t bytes, bool write,
