@@ -1,8 +1,8 @@
 // parallel_port_test.cpp: probe=lpt on QEMU's ISA parallel port, which has no ECR: the no-ECR path of the
 // input switch and its check (with the direction bit clear the data register reads back what was written,
 // with it set 0xFF whatever is written), the port kept as input after a capture and switched and checked
-// again before the next one in the same boot, and a base with no port behind it. The ECR paths are in
-// tests/kernel/parallel_port_test.cpp.
+// again before the next one in the same boot, a base with no port behind it, and a PCI serial card not taken
+// for a parallel port. The ECR paths are in tests/kernel/parallel_port_test.cpp.
 #include <regex>
 
 #include "qemu_direct.h"
@@ -36,9 +36,10 @@ TEST(ParallelPort, QemuPortWithoutEcrSwitchesToInputAndStaysInputAfterTheCapture
   ASSERT_TRUE(qemu.wait_serial("ETT: analysis stage:", 90)) << qemu.serial();
   const std::string serial = qemu.serial();
   EXPECT_TRUE(std::regex_search(
-      serial, std::regex("ETT: probe lpt at I/O 0x378: no ECR at 0x77a \\(control was 0x[0-9a-f]{2}\\)[^\n]*\n"
-                         "ETT: probe lpt at I/O 0x378: input \\(control bit 5 set\\), checked: wrote "
-                         "0x55/0xaa, read 0x55/0xaa with the direction bit clear, 0xff/0xff set\n")))
+      serial,
+      std::regex("ETT: probe lpt at I/O 0x378: no ECR at 0x77a \\(control was 0x[0-9a-f]{2}\\)[^\n]*\n"
+                 "ETT: probe lpt at I/O 0x378: input \\(control bit 5 set\\), checked: wrote "
+                 "0x55/0xaa, read 0x55/0xaa with the direction bit clear, 0xff/0xff set\n")))
       << serial;
   EXPECT_NE(serial.find(kCheckLine), std::string::npos) << serial;
   EXPECT_NE(serial.find("ETT: captured 0 events (stop: deadline)"), std::string::npos) << serial;
@@ -91,6 +92,26 @@ TEST(ParallelPort, NoPortAtTheBaseIsRefusedByName) {
                                "control all read 0xff)"),
             std::string::npos)
       << qemu.serial();
+}
+
+// QEMU's PCI 16550 card (1b36:0002, class 07/00) is a serial card that is not in the card list: skipped with
+// a line naming it, never taken for a parallel port.
+TEST(ParallelPort, UnknownPciSerialCardIsSkippedByName) {
+  ScratchDir dir;
+  QemuMachine qemu({.append = "exit=qemu dump=none probe=pci-lpt", .qemu_args = {"-device", "pci-serial"}},
+                   dir / "");
+  auto exit = qemu.wait_exit(60);
+  ASSERT_TRUE(exit && exit->exited) << qemu.serial();
+  EXPECT_EQ(exit->status, 35) << qemu.serial();
+  const std::string serial = qemu.serial();
+  EXPECT_TRUE(std::regex_search(serial, std::regex("ETT: pci-lpt: skipping the card 1b36:0002 at PCI "
+                                                   "00:0[0-9a-f]\\.0 \\(class 07/00: not in the list of "
+                                                   "serial/parallel cards\\)")))
+      << serial;
+  EXPECT_NE(
+      serial.find("ETT: RESULT FAILED probe=pci-lpt: no PCI parallel-port card that can read its lines"),
+      std::string::npos)
+      << serial;
 }
 
 }  // namespace
