@@ -52,13 +52,19 @@ constexpr uint64_t kMinBufferEvents = 1024;
 // What the failure path needs to know.
 volatile vprobe::Control* g_control = nullptr;
 bool g_exit_qemu = false;
+engine::Probe g_probe{};  // the opened probe: an lpt port is restored only when the kernel exits to QEMU
 
 void set_state(KernelState state) {
   if (g_control) g_control->state = static_cast<uint32_t>(state);
 }
 
 [[noreturn]] void halt_or_exit(uint8_t exit_value) {
-  if (g_exit_qemu) drivers::qemu_exit(exit_value);
+  // The kernel leaves the port for good only here. A halted PC keeps it as input (driving nothing) until
+  // the firmware's next boot sets it up again.
+  if (g_exit_qemu) {
+    engine::close_probe(g_probe);
+    drivers::qemu_exit(exit_value);
+  }
   console::write("ETT: halted\n");
   x86::halt_forever();
 }
@@ -190,13 +196,15 @@ Result<Capture> capture_once(const Boot& boot, const config::Config& config, con
   g_control->tsc_hz = machine.tsc.hz;
   g_control->command =
       static_cast<uint32_t>(vprobe::HostCommand::None);  // a stop meant for an earlier capture
+  // Input and checked before every capture: the port stays input between captures (the analysis stage may
+  // last hours), and something may have changed it since the last check.
+  ETT_TRY(engine::arm_probe(config, machine.probe));
   console::print("ETT: capturing: layout %s, limit %u ms, %s, %llu ms after kernel entry\n",
                  format::layout_name(header.layout), config.limit_ms,
                  machine.cpu.has_sse2 ? "lfence+rdtsc" : "rdtsc", ms_since(boot.entry_tsc, machine.tsc.hz));
 
   const engine::EngineResult run = engine::run_engine(config, machine.probe, machine.cpu, machine.tsc.hz,
                                                       machine.probe.control, buffer, held_key);
-  engine::close_probe(machine.probe);
   const capture::CaptureResult& result = run.capture;
   engine::describe(config, machine.probe, run, header);
 
@@ -374,6 +382,7 @@ Status run(const Boot& boot, config::Config config, const x86::CpuInfo& cpu) {
   }
 
   ETT_TRY_ASSIGN(machine.probe, engine::open_probe(config));
+  g_probe = machine.probe;
   static vprobe::Control no_virtual_probe{};  // lpt sources without ivshmem: nobody reads the handshake
   g_control = machine.probe.control ? machine.probe.control : &no_virtual_probe;
   g_control->magic = vprobe::kControlMagic;

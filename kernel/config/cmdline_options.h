@@ -18,10 +18,10 @@ inline constexpr CmdlineOption kCmdlineOptions[] = {
     {"probe", "ivshmem, lpt, lpt:BASE, pci-lpt, lpt-loopback", "ivshmem",
      "Where the eight lines are read. ivshmem: the QEMU virtual probe; lpt / lpt:BASE: a legacy parallel "
      "port "
-     "switched to input (ECR at BASE+0x402 to PS/2 mode when there is one, direction bit set, checked; BASE "
-     "decimal or 0x-hex, default 0x378); pci-lpt: a PCI card of class 0x07/0x01 with programming interface "
-     "01, "
-     "02 or 03 (ECR in its second I/O BAR); lpt-loopback: TEST ONLY, the port at 0x378 with the direction "
+     "switched to input (ECR at BASE+0x402 to PS/2 mode when there is one, direction bit set, checked before "
+     "every capture; BASE decimal or 0x-hex, default 0x378); pci-lpt: a card of the list (WCH CH382L, CH382, "
+     "CH353) or of class 0x07/0x01 with programming interface 01, 02 or 03 (ECR in its second I/O BAR); "
+     "lpt-loopback: TEST ONLY, the port at 0x378 with the direction "
      "bit "
      "clear, reading back its own data register"},
     {"layout", "2x4, 8x1, 4x2, 1x8", "2x4",

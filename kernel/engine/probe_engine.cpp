@@ -196,12 +196,20 @@ Result<ParallelPort> open_port(const config::Config& config, Probe& probe) {
     probe.pci = card.pci;
     where = {r.spp_base, r.ecr_port};
     char ecr[48] = "no second I/O BAR, so no ECR";
+    if (card.card) lib::format(ecr, sizeof(ecr), "no ECR BAR");
     if (r.ecr_port) lib::format(ecr, sizeof(ecr), "ECR at I/O 0x%04x (BAR%u + 2)", r.ecr_port, r.ecr_bar);
+    char kind[64];
+    if (card.card)
+      lib::format(kind, sizeof(kind), "%s, class %02x/%02x, from the card list", card.card->name,
+                  card.class_code, card.subclass);
+    else
+      lib::format(kind, sizeof(kind), "prog-if %02x: %s", card.prog_if,
+                  drivers::PciLpt::interface_name(card.prog_if));
     console::print(
-        "ETT: probe pci-lpt: card %04x:%04x at PCI %02x:%02x.%x (prog-if %02x: %s), SPP registers at "
-        "I/O 0x%04x (BAR%u), %s\n",
-        card.vendor, card.device, card.pci.bus, card.pci.slot, card.pci.function, card.prog_if,
-        drivers::PciLpt::interface_name(card.prog_if), r.spp_base, r.spp_bar, ecr);
+        "ETT: probe pci-lpt: card %04x:%04x at PCI %02x:%02x.%x (%s), SPP registers at I/O 0x%04x "
+        "(BAR%u), %s\n",
+        card.vendor, card.device, card.pci.bus, card.pci.slot, card.pci.function, kind, r.spp_base, r.spp_bar,
+        ecr);
   } else {
     where = ParallelPort::Location::on_board(config.probe_io_base ? config.probe_io_base
                                                                   : ParallelPort::kDefaultBase);
@@ -210,28 +218,40 @@ Result<ParallelPort> open_port(const config::Config& config, Probe& probe) {
   return ParallelPort::open(io, where, loopback ? ParallelPort::Mode::Loopback : ParallelPort::Mode::Input);
 }
 
+// The direction check's reads, for the console: what a user compares with the wiring.
+void format_check(char* out, size_t size, const ParallelPort::Check& check) {
+  lib::format(out, size,
+              "wrote 0x%02x/0x%02x, read 0x%02x/0x%02x with the direction bit clear, 0x%02x/0x%02x set",
+              ParallelPort::kPatternA, ParallelPort::kPatternB, check.clear_a, check.clear_b, check.set_a,
+              check.set_b);
+}
+
 void report_port(const config::Config& config, const Probe& probe, const ParallelPort& port) {
   const ParallelPort::Saved& saved = port.saved();
   char ecr[112] = "";
   if (saved.has_ecr)
-    lib::format(ecr, sizeof(ecr), "ECR at 0x%03x switched from %s to PS/2 mode (restored afterwards)",
-                saved.where.ecr_port, ParallelPort::ecr_mode_name(port.firmware_ecr_mode()));
+    lib::format(ecr, sizeof(ecr), "ECR at 0x%03x switched from %s to PS/2 mode (reads 0x%02x)",
+                saved.where.ecr_port, ParallelPort::ecr_mode_name(port.firmware_ecr_mode()),
+                port.check().ecr);
   else if (saved.where.ecr_port)
     lib::format(ecr, sizeof(ecr), "no ECR at 0x%03x", saved.where.ecr_port);
   else
     lib::format(ecr, sizeof(ecr), "no ECR");
-  char mode[112];
-  if (config.probe == format::ProbeSource::LptLoopback)
-    lib::format(mode, sizeof(mode),
-                "direction bit clear: TEST-ONLY loopback, the data register reads back what "
-                "was written to it");
-  else
-    lib::format(mode, sizeof(mode),
-                "input (control bit 5 set), checked: wrote 0x%02x/0x%02x, read 0x%02x/0x%02x",
-                ParallelPort::kPatternA, ParallelPort::kPatternB, port.check_read_a(), port.check_read_b());
-  console::print("ETT: probe %s at I/O 0x%03x: %s; %s (control was 0x%02x)%s\n",
-                 format::probe_source_name(static_cast<uint32_t>(config.probe)), port.base(), ecr, mode,
+  // Two lines: one console line holds 256 characters.
+  console::print("ETT: probe %s at I/O 0x%03x: %s (control was 0x%02x)%s\n",
+                 format::probe_source_name(static_cast<uint32_t>(config.probe)), port.base(), ecr,
                  saved.control, probe.control ? "; host stop through the ivshmem control block" : "");
+  if (config.probe == format::ProbeSource::LptLoopback) {
+    console::print(
+        "ETT: probe %s at I/O 0x%03x: direction bit clear: TEST-ONLY loopback, the data register "
+        "reads back what was written to it\n",
+        format::probe_source_name(static_cast<uint32_t>(config.probe)), port.base());
+    return;
+  }
+  char check[112];
+  format_check(check, sizeof(check), port.check());
+  console::print("ETT: probe %s at I/O 0x%03x: input (control bit 5 set), checked: %s\n",
+                 format::probe_source_name(static_cast<uint32_t>(config.probe)), port.base(), check);
 }
 
 }  // namespace
@@ -266,6 +286,21 @@ Result<Probe> open_probe(const config::Config& config) {
   probe.address = port.base();
   report_port(config, probe, port);
   return probe;
+}
+
+Status arm_probe(const config::Config& config, const Probe& probe) {
+  if (!probe.lpt_open) return {};
+  x86::CpuIoPorts io;
+  const bool loopback = config.probe == format::ProbeSource::LptLoopback;
+  ETT_TRY_ASSIGN(
+      const ParallelPort::Check check,
+      ParallelPort::arm(io, probe.lpt, loopback ? ParallelPort::Mode::Loopback : ParallelPort::Mode::Input));
+  if (loopback) return {};
+  char text[112];
+  format_check(text, sizeof(text), check);
+  console::print("ETT: probe %s at I/O 0x%03x: input, checked before the capture: %s\n",
+                 format::probe_source_name(static_cast<uint32_t>(config.probe)), probe.lpt.where.base, text);
+  return {};
 }
 
 void close_probe(const Probe& probe) {

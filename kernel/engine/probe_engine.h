@@ -1,6 +1,6 @@
 // probe_engine.h: the capture engine's hardware side: opens the probe= source and runs the chosen loop
-// (capture with trigger/filter/stop rules, calibrate, hwlat) with interrupts off; restores the port
-// afterwards.
+// (capture with trigger/filter/stop rules, calibrate, hwlat) with interrupts off; switches an lpt port to
+// input and checks it before every capture, and restores it only when the kernel leaves it for good.
 #pragma once
 
 #include <stdint.h>
@@ -23,15 +23,20 @@ struct Probe {
   volatile uint8_t* ivshmem_lines;    // probe=ivshmem
   volatile vprobe::Control* control;  // the virtual probe's control block when one exists (host stop)
   uint16_t io_base;                   // lpt sources: the data register the loop reads
-  bool lpt_open;                      // an lpt source was opened: close_probe() restores it
-  drivers::ParallelPort::Saved lpt;   // the port's registers before the capture
+  bool lpt_open;                      // an lpt source was opened: arm_probe() and close_probe() apply
+  drivers::ParallelPort::Saved lpt;   // the port's registers as the kernel found them
   x86::pci::Address pci;              // ivshmem or pci-lpt
 };
 
 // Finds and opens the source; with an lpt source the ivshmem device, when present, still carries the host's
 // stop request and the state handshake. mode=hwlat opens no source (it reads only the clock).
 Result<Probe> open_probe(const config::Config& config);
-// Puts the parallel port's registers back as open_probe() found them (no-op for ivshmem and mode=hwlat).
+// Before every capture: switches an lpt source to input (lpt-loopback: direction bit clear) again and checks
+// it, printing what the check read (the port may have been changed since the last capture); no-op for
+// ivshmem and mode=hwlat. A refused port is left with the direction bit set.
+Status arm_probe(const config::Config& config, const Probe& probe);
+// Puts the parallel port's registers back as open_probe() found them, which makes an SPP-mode port drive its
+// latch again: only when the kernel leaves the port for good (no-op for ivshmem and mode=hwlat).
 void close_probe(const Probe& probe);
 
 // bench=N: one window pair of the loop benchmark: polls and TSC ticks of each window, and the ticks of each

@@ -1,6 +1,8 @@
 // parallel_port_test.cpp: the kernel's parallel-port setup (drivers/probe/parallel_port.cpp) against register
 // models of real ports: SPP-only (bidirectional, no ECR), an old card whose ECR address aliases the control
-// register, ECP ports left in SPP, PS/2 or ECP mode, a port that never switches to input, and no port at all.
+// register, ECP ports left in SPP, PS/2 or ECP mode, a port that never switches to input (ECR stuck, output
+// only, output only with the system under test overpowering its drivers), the switch again before a later
+// capture, and no port at all.
 #include "drivers/probe/parallel_port.h"
 
 #include <gtest/gtest.h>
@@ -36,6 +38,7 @@ struct PortModel final : lib::IoPorts {
   uint8_t control = 0x0C;
   uint8_t ecr_mode = kModeSpp;
   uint8_t ecr_low = 0x14;  // bits 4:2 as written (nErrIntrEn, dmaEn, serviceIntr)
+  uint8_t sut_strong = 0;  // lines where the system under test overpowers the port's drivers
   std::vector<std::pair<uint16_t, uint8_t>> writes;
 
   explicit PortModel(Kind k, uint8_t mode = kModeSpp) : kind(k), ecr_mode(mode) {}
@@ -53,7 +56,9 @@ struct PortModel final : lib::IoPorts {
         return false;
     }
   }
-  uint8_t pins() const { return outputs_off() ? lines : latch; }
+  uint8_t pins() const {
+    return outputs_off() ? lines : static_cast<uint8_t>((latch & ~sut_strong) | (lines & sut_strong));
+  }
   uint8_t ecr() const { return static_cast<uint8_t>(ecr_mode << 5 | ecr_low | 0x01); }  // FIFO empty
 
   uint8_t in8(uint16_t port) override {
@@ -181,31 +186,136 @@ TEST(KernelParallelPort, PciCardEcrInItsSecondBarIsUsed) {
   EXPECT_FALSE(model.wrote_to(0xE000 + ParallelPort::kOnBoardEcrOffset));
 }
 
-TEST(KernelParallelPort, PortThatNeverSwitchesIsRefusedNamingPortEcrAndBytesRead) {
+TEST(KernelParallelPort, EcrThatDoesNotTakePs2ModeIsRefusedByItsReadBack) {
   PortModel model(Kind::EcpStuck, kModeSpp);
   auto port = open_input(model);
   ASSERT_FALSE(port);
   EXPECT_EQ(
       std::string(port.error().message),
-      "the parallel port at I/O 0x378 did not switch to input (ECR at 0x77a in PS/2 mode reads 0x15): read "
-      "back 0x55 and 0xaa just written, so it still drives the lines; set it to bidirectional, ECP or EPP in "
-      "the BIOS");
+      "the parallel port at I/O 0x378 did not switch to input: its ECR at 0x77a read 0x15 (SPP mode) after "
+      "PS/2 mode (0x34) was written; set it to ECP or EPP in the BIOS");
   // Refused and put back as it was.
   EXPECT_EQ(model.control, 0x0C);
   EXPECT_EQ(model.latch, 0xA5);
   EXPECT_EQ(model.ecr_low, 0x14);
 }
 
+TEST(KernelParallelPort, EcrReadBackIsReported) {
+  PortModel model(Kind::Ecp, kModeEcp);
+  auto port = open_input(model);
+  ASSERT_TRUE(port) << port.error().message;
+  EXPECT_EQ(port->check().ecr, 0x35);  // PS/2 mode, interrupts and DMA off, FIFO empty
+  EXPECT_EQ(port->check().clear_a, 0x55);
+  EXPECT_EQ(port->check().clear_b, 0xAA);
+  EXPECT_EQ(port->check().set_a, 0x3C);
+  EXPECT_EQ(port->check().set_b, 0x3C);
+}
+
 TEST(KernelParallelPort, OutputOnlyPortWithoutEcrIsRefused) {
   PortModel model(Kind::Unidirectional);
   auto port = open_input(model);
   ASSERT_FALSE(port);
-  const std::string message = port.error().message;
-  EXPECT_NE(message.find("at I/O 0x378 did not switch to input (no ECR at 0x77a)"), std::string::npos)
-      << message;
-  EXPECT_NE(message.find("read back 0x55 and 0xaa just written"), std::string::npos) << message;
+  EXPECT_EQ(
+      std::string(port.error().message),
+      "the parallel port at I/O 0x378 did not switch to input (no ECR at 0x77a): with the direction bit set "
+      "it read 0x55/0xaa after 0x55/0xaa, so it drives the lines; set it to bidirectional, ECP or EPP in "
+      "the BIOS");
   EXPECT_EQ(model.control, 0x0C);
   EXPECT_EQ(model.latch, 0xA5);
+}
+
+// The system under test drives some lines harder than the port: the reads are neither the bytes written nor
+// the lines, and the port still drives the rest.
+TEST(KernelParallelPort, OutputOnlyPortPartlyOverpoweredByTheSystemUnderTestIsRefused) {
+  PortModel model(Kind::Unidirectional);
+  model.sut_strong = 0x0F;
+  auto port = open_input(model);
+  ASSERT_FALSE(port);
+  EXPECT_NE(std::string(port.error().message)
+                .find("with the direction bit set it read 0x5c/0xac after 0x55/0xaa, so it drives the lines"),
+            std::string::npos)
+      << port.error().message;
+  EXPECT_EQ(model.control, 0x0C);
+}
+
+// All lines overpowered: the port reads the lines with the direction bit set and clear alike, so nothing
+// shows whether it switched; it is refused rather than trusted.
+TEST(KernelParallelPort, PortThatReadsTheSameWithTheDirectionBitSetAndClearIsRefused) {
+  PortModel model(Kind::Unidirectional);
+  model.sut_strong = 0xFF;
+  auto port = open_input(model);
+  ASSERT_FALSE(port);
+  EXPECT_EQ(
+      std::string(port.error().message),
+      "the parallel port at I/O 0x378 did not switch to input (no ECR at 0x77a): it read 0x3c/0x3c with "
+      "the direction bit set and clear alike, so it does not switch; set it to bidirectional, ECP or EPP "
+      "in the BIOS");
+}
+
+// A bidirectional port with the system under test driving some lines: the reads with the bit clear are mixed,
+// with it set they are the lines.
+TEST(KernelParallelPort, BidirectionalPortWithTheSystemUnderTestDrivingIsTaken) {
+  PortModel model(Kind::Ecp, kModeSpp);
+  model.sut_strong = 0x0F;
+  auto port = open_input(model);
+  ASSERT_TRUE(port) << port.error().message;
+  EXPECT_EQ(port->check().clear_a, 0x5C);
+  EXPECT_EQ(port->check().set_a, 0x3C);
+  EXPECT_EQ(port->check().set_b, 0x3C);
+  expect_input(model);
+}
+
+// What happens between two captures: something (here restore(), as the kernel did after every capture)
+// leaves the port driving again; arm() before the next capture switches it back and checks it.
+TEST(KernelParallelPort, ArmSwitchesThePortBackToInputBeforeTheNextCapture) {
+  PortModel model(Kind::Ecp, kModeSpp);
+  auto port = open_input(model);
+  ASSERT_TRUE(port) << port.error().message;
+  ParallelPort::restore(model, port->saved());
+  ASSERT_EQ(model.pins(), 0xA5) << "restored: drives its latch again";
+  auto check = ParallelPort::arm(model, port->saved(), ParallelPort::Mode::Input);
+  ASSERT_TRUE(check) << check.error().message;
+  EXPECT_EQ(model.ecr_mode, kModePs2);
+  EXPECT_TRUE(model.control & kDirection);
+  EXPECT_EQ(check->set_a, model.lines);
+  expect_input(model);
+}
+
+// A port that stops switching between captures (the ECR now ignores the mode write) is refused before the
+// capture, and left with the direction bit set rather than restored to driving.
+TEST(KernelParallelPort, ArmRefusesAPortThatNoLongerSwitchesAndLeavesItNotAskedToDrive) {
+  PortModel model(Kind::Ecp, kModeSpp);
+  auto port = open_input(model);
+  ASSERT_TRUE(port) << port.error().message;
+  model.kind = Kind::EcpStuck;
+  model.ecr_mode = kModeSpp;
+  auto check = ParallelPort::arm(model, port->saved(), ParallelPort::Mode::Input);
+  ASSERT_FALSE(check);
+  EXPECT_NE(std::string(check.error().message).find("its ECR at 0x77a read 0x15 (SPP mode)"),
+            std::string::npos)
+      << check.error().message;
+  EXPECT_TRUE(model.control & kDirection);
+}
+
+// A line of the system under test that changes between the two reads of a round does not refuse a good port:
+// another round is read.
+TEST(KernelParallelPort, LineChangingDuringTheCheckIsReadAgain) {
+  struct Changing final : lib::IoPorts {
+    PortModel& port;
+    int reads = 0;
+    explicit Changing(PortModel& p) : port(p) {}
+    uint8_t in8(uint16_t p) override {
+      if (p == port.base && (port.control & kDirection)) port.lines = ++reads == 1 ? 0x01 : 0x03;
+      return port.in8(p);
+    }
+    void out8(uint16_t p, uint8_t value) override { port.out8(p, value); }
+  };
+  PortModel model(Kind::SppBidirectional);
+  Changing io(model);
+  auto port = ParallelPort::open(io, {kBase, kEcrPort}, ParallelPort::Mode::Input);
+  ASSERT_TRUE(port) << port.error().message;
+  EXPECT_EQ(port->check().set_a, 0x03);
+  EXPECT_EQ(port->check().set_b, 0x03);
 }
 
 TEST(KernelParallelPort, NoPortAtTheBaseIsRefused) {

@@ -1,5 +1,5 @@
 // parallel_port.cpp: finding the ECR, switching the port to input (PS/2 mode + direction bit), checking that
-// the switch took, and restoring everything afterwards.
+// the switch took (before every capture), and restoring everything when the kernel leaves the port.
 #include "drivers/probe/parallel_port.h"
 
 #include "lib/format.h"
@@ -7,7 +7,7 @@
 namespace ett::drivers {
 
 namespace {
-char g_message[224];  // the refusal messages (Error holds a static string); fits one console line
+char g_message[240];  // the refusal messages (Error holds a static string); fits one console line
 }  // namespace
 
 const char* ParallelPort::ecr_mode_name(uint8_t mode) {
@@ -44,40 +44,83 @@ Result<ParallelPort> ParallelPort::open(lib::IoPorts& io, Location where, Mode m
     return fail(g_message);
   }
   saved.has_ecr = ecr_present(io, where, saved.control);
+  if (saved.has_ecr) saved.ecr = lib::PortWindow(io, where.ecr_port).in8(kEcr);
+  auto check = arm(io, saved, mode);
+  if (!check) {
+    restore(io, saved);
+    return check.failure();
+  }
+  ParallelPort opened(saved);
+  opened.m_check = *check;
+  return opened;
+}
+
+Result<ParallelPort::Check> ParallelPort::arm(lib::IoPorts& io, const Saved& saved, Mode mode) {
+  const Location where = saved.where;
+  const lib::PortWindow port(io, where.base);
   const lib::PortWindow ecr(io, where.ecr_port);
+  Check check{};
   if (saved.has_ecr) {
-    saved.ecr = ecr.in8(kEcr);
     // Every mode change may go through SPP or PS/2 (IEEE 1284 ECP register rules), so one write reaches PS/2
-    // from whatever the firmware left. No FIFO, no DMA, no interrupts.
-    ecr.out8(kEcr, static_cast<uint8_t>(kModePs2 << kEcrModeShift | kErrIntrDisable | kServiceIntr));
+    // from whatever was there. Read back: an ECR that keeps another mode leaves the direction bit ignored.
+    ecr.out8(kEcr, kEcrPs2);
+    check.ecr = ecr.in8(kEcr);
+    if (check.ecr >> kEcrModeShift != kModePs2) {
+      port.out8(kControl, uint8_t{kInit | kDirectionInput});  // whatever it does with it: not asked to drive
+      lib::format(
+          g_message, sizeof(g_message),
+          "the parallel port at I/O 0x%03x did not switch to input: its ECR at 0x%03x read 0x%02x (%s "
+          "mode) after PS/2 mode (0x%02x) was written; set it to ECP or EPP in the BIOS",
+          where.base, where.ecr_port, check.ecr, ecr_mode_name(check.ecr >> kEcrModeShift), kEcrPs2);
+      return fail(g_message);
+    }
   }
   // No interrupts, not in reset, strobe/autofeed/select-in released; only the direction bit differs.
-  port.out8(kControl, mode == Mode::Input ? uint8_t{kInit | kDirectionInput} : uint8_t{kInit});
-  ParallelPort opened(saved);
-  if (mode == Mode::Loopback) return opened;
-
-  // Input mode: the data register now reads the lines, whatever is written to it.
+  if (mode == Mode::Loopback) {
+    port.out8(kControl, kInit);
+    return check;
+  }
+  // Direction bit clear: the port drives the two bytes (for a few microseconds) and reads them back.
+  port.out8(kControl, kInit);
   port.out8(kData, kPatternA);
-  opened.m_read_a = port.in8(kData);
+  check.clear_a = port.in8(kData);
   port.out8(kData, kPatternB);
-  opened.m_read_b = port.in8(kData);
-  if (opened.m_read_a != kPatternA || opened.m_read_b != kPatternB) return opened;
+  check.clear_b = port.in8(kData);
+  // Direction bit set: the data register reads the lines, whatever is written to it.
+  port.out8(kControl, uint8_t{kInit | kDirectionInput});
+  for (int round = 0; round < kCheckRounds; ++round) {
+    port.out8(kData, kPatternA);
+    check.set_a = port.in8(kData);
+    port.out8(kData, kPatternB);
+    check.set_b = port.in8(kData);
+    if (check.set_a == check.set_b) break;
+  }
+  const bool follows = check.set_a != check.set_b;
+  const bool same = check.set_a == check.clear_a && check.set_b == check.clear_b;
+  if (!follows && !same) return check;
 
-  char ecr_text[80];
+  char ecr_text[64];
   if (saved.has_ecr)
-    lib::format(ecr_text, sizeof(ecr_text), "ECR at 0x%03x in PS/2 mode reads 0x%02x", where.ecr_port,
-                ecr.in8(kEcr));
+    lib::format(ecr_text, sizeof(ecr_text), "ECR at 0x%03x reads 0x%02x", where.ecr_port, check.ecr);
   else if (where.ecr_port)
     lib::format(ecr_text, sizeof(ecr_text), "no ECR at 0x%03x", where.ecr_port);
   else
     lib::format(ecr_text, sizeof(ecr_text), "no ECR");
-  restore(io, saved);
-  // One console line (256 characters) with the "RESULT FAILED" prefix.
-  lib::format(
-      g_message, sizeof(g_message),
-      "the parallel port at I/O 0x%03x did not switch to input (%s): read back 0x%02x and 0x%02x just "
-      "written, so it still drives the lines; set it to bidirectional, ECP or EPP in the BIOS",
-      where.base, ecr_text, opened.m_read_a, opened.m_read_b);
+  // One console line (256 characters) with the "ETT: RESULT FAILED " prefix.
+  if (follows)
+    lib::format(
+        g_message, sizeof(g_message),
+        "the parallel port at I/O 0x%03x did not switch to input (%s): with the direction bit set it "
+        "read 0x%02x/0x%02x after 0x%02x/0x%02x, so it drives the lines; set it to bidirectional, ECP "
+        "or EPP in the BIOS",
+        where.base, ecr_text, check.set_a, check.set_b, kPatternA, kPatternB);
+  else
+    lib::format(
+        g_message, sizeof(g_message),
+        "the parallel port at I/O 0x%03x did not switch to input (%s): it read 0x%02x/0x%02x with the "
+        "direction bit set and clear alike, so it does not switch; set it to bidirectional, ECP or EPP "
+        "in the BIOS",
+        where.base, ecr_text, check.set_a, check.set_b);
   return fail(g_message);
 }
 
