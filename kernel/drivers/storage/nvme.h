@@ -138,7 +138,7 @@ class NvmeController {
   Status ensure_running() { return m_running ? Status{} : bring_up(); }
   // CC.EN=0 and wait for CSTS.RDY=0 (bounded): every command is aborted, no DMA runs afterwards.
   Status disable();
-  // disable() after an error; returns `error` (the cause), or the disable's failure added to it.
+  // disable() after an error; returns `error`, the cause (a controller that does not stop says so next time).
   Status stop_after(const Status& error);
   Status enable();
   Status identify_controller();
