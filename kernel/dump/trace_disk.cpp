@@ -516,14 +516,13 @@ Result<DumpStats> TraceDisk::write_session(format::SessionHeader& header, const 
   if (!written) {
     static char message[320];
     lib::format(message, sizeof(message),
-                "%s; the events stay in RAM: save again (S), on another disk or with "
-                "dump=serial",
+                "%s; the session is left unfinished and the events stay in RAM: S saves them again",
                 written.error().message);
     console::print("ETT: dump FAILED: %s\n", message);
     return fail(message);
   }
   if (!shut)
-    console::print("ETT: %s: %s (the session is written and verified)\n", m_where, shut.error().message);
+    console::print("ETT: %s: %s; the session is written and verified\n", m_where, shut.error().message);
   const uint64_t ticks = x86::rdtsc() - start;
 
   m_append = {header.start_lba + header.reserved_sectors, header.session_number + 1,

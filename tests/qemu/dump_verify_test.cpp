@@ -74,9 +74,10 @@ INSTANTIATE_TEST_SUITE_P(Formats, NvmeFormat, ::testing::ValuesIn(kFormats),
 TEST(DumpVerify, AReadBackThatFailsKeepsTheCaptureAndSavingAgainWorks) {
   ScratchDir dir;
   make_trace_disk(dir / "trace.img");
-  // A fresh disk: session 1's header at LBA 8, its stall table at 9-16, chunk 0 from LBA 17.
+  // A fresh disk: session 1's header at LBA 8, its stall table at 9-16, chunk 0 from LBA 17. The rule is
+  // armed by the first read and then fails the first read (only: iotype) that covers sector 30.
   std::ofstream(dir / "blkdebug.conf")
-      << "[inject-error]\nevent = \"read_aio\"\nerrno = \"5\"\nsector = \"30\"\n"
+      << "[inject-error]\nevent = \"read_aio\"\niotype = \"read\"\nerrno = \"5\"\nsector = \"30\"\n"
          "once = \"on\"\n";
   DirectOptions o = nvme_options(
       "blkdebug:" + (dir / "blkdebug.conf").string() + ":" + (dir / "trace.img").string(), "", "auto=1");
@@ -91,7 +92,7 @@ TEST(DumpVerify, AReadBackThatFailsKeepsTheCaptureAndSavingAgainWorks) {
       serial.find("ETT: dump FAILED: the dump could not be read back: chunk 0 (LBA 17): nvme: READ failed"),
       std::string::npos)
       << serial;
-  EXPECT_NE(serial.find("the events stay in RAM: save again (S), on another disk or with dump=serial"),
+  EXPECT_NE(serial.find("the session is left unfinished and the events stay in RAM: S saves them again"),
             std::string::npos)
       << serial;
   EXPECT_NE(serial.find("ETT: RESULT FAILED the dump could not be read back"), std::string::npos) << serial;
