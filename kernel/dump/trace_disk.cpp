@@ -547,6 +547,7 @@ Status TraceDisk::write_and_verify(format::SessionHeader& header, const format::
               : write_chunks(header, events, event_count));
   ETT_TRY(m_device->flush());
   // Read back before the header says Complete: a session that does not read back stays Writing.
+  console::print("ETT: dump written and flushed; reading %llu chunks back\n", header.chunk_count);
   uint64_t verify_start = x86::rdtsc();
   ETT_TRY(verify_session_body(*m_device, header, g_stall_table, events, event_count, g_read_back, g_chunk,
                               crc32c_slice8));

@@ -99,15 +99,17 @@ TEST(DumpVerify, AReadBackThatFailsKeepsTheCaptureAndSavingAgainWorks) {
   EXPECT_EQ(serial.find("RESULT OK"), std::string::npos) << serial;
   EXPECT_EQ(serial.find("dump verified"), std::string::npos) << serial;
 
-  const size_t mark = serial.size();
+  ASSERT_TRUE(qemu.wait_serial("ETT: analysis stage:", kBootSeconds)) << qemu.serial();
+  const size_t mark = qemu.serial().size();
   qemu.send_key("s");
-  ASSERT_TRUE(qemu.wait_state(KernelState::Done, kBootSeconds)) << qemu.serial();
-  ASSERT_TRUE(qemu.wait_serial("ETT: dump complete", kBootSeconds, mark)) << qemu.serial();
+  ASSERT_TRUE(qemu.wait_serial("ETT: analysis stage: S: saved as session 1", kBootSeconds, mark))
+      << qemu.serial();
   serial = qemu.serial();
   EXPECT_NE(
       serial.find("ETT: dump verified: the header, the stall table and 1 chunks read back as written", mark),
       std::string::npos)
       << serial;
+  EXPECT_EQ(qemu.state(), KernelState::Done);
   (void)qemu.process().kill_and_wait();
   expect_extracted(dir / "trace.img", 5);
 }
