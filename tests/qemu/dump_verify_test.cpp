@@ -28,6 +28,7 @@ struct FormatCase {
   const char* name;
   const char* ns_options;
   const char* refusal;
+  friend void PrintTo(const FormatCase& c, std::ostream* out) { *out << c.name; }
 };
 
 class NvmeFormat : public ::testing::TestWithParam<FormatCase> {};
