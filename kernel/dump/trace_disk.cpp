@@ -33,8 +33,8 @@ alignas(16) uint8_t g_read_back[format::kChunkBytes];
 
 // The DMA memory of the AHCI and NVMe drivers: command lists, queues and the bounce buffer. Static, so it
 // lies inside the kernel image, below the capture buffer. One area serves every controller: a controller
-// searched without success is stopped (its ports, or CC.EN) before the next one gets the area, and the search
-// ends at the trace disk, whose controller keeps it.
+// searched without success is stopped (its ports; NVMe: a shutdown notification, then CC.EN=0) before the
+// next one gets the area, and the search ends at the trace disk, whose controller keeps it.
 constexpr uint32_t kDmaBytes = storage::AhciDisk::kDmaBytes > storage::NvmeController::kDmaBytes
                                    ? storage::AhciDisk::kDmaBytes
                                    : storage::NvmeController::kDmaBytes;
