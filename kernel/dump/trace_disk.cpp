@@ -547,7 +547,8 @@ Status TraceDisk::write_and_verify(format::SessionHeader& header, const format::
               : write_chunks(header, events, event_count));
   ETT_TRY(m_device->flush());
   // Read back before the header says Complete: a session that does not read back stays Writing.
-  console::print("ETT: dump written and flushed; reading %llu chunks back\n", header.chunk_count);
+  const char* plural = header.chunk_count == 1 ? "" : "s";
+  console::print("ETT: dump written and flushed; reading %llu chunk%s back\n", header.chunk_count, plural);
   uint64_t verify_start = x86::rdtsc();
   ETT_TRY(verify_session_body(*m_device, header, g_stall_table, events, event_count, g_read_back, g_chunk,
                               crc32c_slice8));
@@ -557,8 +558,8 @@ Status TraceDisk::write_and_verify(format::SessionHeader& header, const format::
   verify_start = x86::rdtsc();
   ETT_TRY(verify_session_header(*m_device, header, g_read_back));
   verify_ticks += x86::rdtsc() - verify_start;
-  console::print("ETT: dump verified: the header, the stall table and %llu chunks read back as written\n",
-                 header.chunk_count);
+  console::print("ETT: dump verified: the header, the stall table and %llu chunk%s read back as written\n",
+                 header.chunk_count, plural);
   return {};
 }
 

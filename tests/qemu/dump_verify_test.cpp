@@ -107,7 +107,7 @@ TEST(DumpVerify, AReadBackThatFailsKeepsTheCaptureAndSavingAgainWorks) {
       << qemu.serial();
   serial = qemu.serial();
   EXPECT_NE(
-      serial.find("ETT: dump verified: the header, the stall table and 1 chunks read back as written", mark),
+      serial.find("ETT: dump verified: the header, the stall table and 1 chunk read back as written", mark),
       std::string::npos)
       << serial;
   EXPECT_EQ(qemu.state(), KernelState::Done);
