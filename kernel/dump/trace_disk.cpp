@@ -11,6 +11,7 @@
 #include "drivers/storage/nvme.h"
 #include "drivers/storage/storage_pci.h"
 #include "dump/crc32c_slice8.h"
+#include "dump/session_verify.h"
 #include "lib/format.h"
 #include "lib/text.h"
 #include "lib/tsc_math.h"
@@ -27,11 +28,13 @@ namespace pci = x86::pci;
 alignas(16) uint8_t g_chunk[format::kChunkBytes];
 // The stall table, written once after the header.
 alignas(16) StallTable g_stall_table;
+// The read-back: each chunk as the disk returns it, compared with g_chunk rebuilt.
+alignas(16) uint8_t g_read_back[format::kChunkBytes];
 
 // The DMA memory of the AHCI and NVMe drivers: command lists, queues and the bounce buffer. Static, so it
 // lies inside the kernel image, below the capture buffer. One area serves every controller: a controller
-// searched without success is stopped (its ports, or CC.EN) before the next one gets the area, and the search
-// ends at the trace disk, whose controller keeps it.
+// searched without success is stopped (its ports; NVMe: a shutdown notification, then CC.EN=0) before the
+// next one gets the area, and the search ends at the trace disk, whose controller keeps it.
 constexpr uint32_t kDmaBytes = storage::AhciDisk::kDmaBytes > storage::NvmeController::kDmaBytes
                                    ? storage::AhciDisk::kDmaBytes
                                    : storage::NvmeController::kDmaBytes;
@@ -100,6 +103,7 @@ class Search {
   Controller m_controllers[kMaxControllers] = {};
   uint32_t m_controller_count = 0;
   uint32_t m_disks = 0;
+  uint32_t m_unusable_formats = 0;  // NVMe namespaces passed over for their format, before any label check
   const char* m_label_problem = nullptr;
   TraceDisk* m_found = nullptr;
   char m_name[48] = {};
@@ -313,6 +317,7 @@ bool Search::nvme(const Controller& c) {
     auto disk = NvmeDisk::open(*nvme, nsid);
     if (!disk) {
       console::print("ETT: %s: %s; skipped\n", where, disk.error().message);
+      if (disk.error().message != NvmeDisk::kNotActive) ++m_unusable_formats;
       continue;
     }
     if (check(*disk, where, [](NvmeDisk& d) { return g_nvme_disk.put(d); })) return true;
@@ -388,6 +393,14 @@ Result<TraceDisk> Search::run() {
   }
   if (m_label_problem) return fail(m_label_problem);
   static char message[224];
+  if (m_unusable_formats > 0) {
+    lib::format(
+        message, sizeof(message),
+        "no ETT trace disk found (%u disks searched on IDE, AHCI and NVMe; NVMe namespaces passed over "
+        "for their format: %u, see above); `ett mkdisk` does not change a namespace's format",
+        m_disks, m_unusable_formats);
+    return fail(message);
+  }
   lib::format(
       message, sizeof(message),
       "no ETT trace disk found (%u disks searched on IDE, AHCI and NVMe); a disk that is not an ETT trace "
@@ -496,15 +509,20 @@ Result<DumpStats> TraceDisk::write_session(format::SessionHeader& header, const 
                  header.start_lba, event_count, chunk_count);
 
   const uint64_t start = x86::rdtsc();
-  build_stall_table(g_stall_table, header, stalls, stall_count);
-  ETT_TRY(write_header(*m_device, header, format::SessionStatus::Writing));
-  ETT_TRY(m_device->write(header.start_lba + 1, format::kStallTableSectors, &g_stall_table));
-  ETT_TRY(m_device->staging_sectors() >= format::kChunkSectors
-              ? write_chunks_staged(header, events, event_count)
-              : write_chunks(header, events, event_count));
-  ETT_TRY(m_device->flush());
-  ETT_TRY(write_header(*m_device, header, format::SessionStatus::Complete));
-  ETT_TRY(m_device->flush());
+  uint64_t verify_ticks = 0;
+  const Status written = write_and_verify(header, events, event_count, stalls, stall_count, verify_ticks);
+  // Whatever happened, the drive is left idle and safe to power off (NVMe: a shutdown notification).
+  const Status shut = m_device->shut_down();
+  if (!written) {
+    static char message[320];
+    lib::format(message, sizeof(message),
+                "%s; the session is left unfinished and the events stay in RAM: S saves them again",
+                written.error().message);
+    console::print("ETT: dump FAILED: %s\n", message);
+    return fail(message);
+  }
+  if (!shut)
+    console::print("ETT: %s: %s; the session is written and verified\n", m_where, shut.error().message);
   const uint64_t ticks = x86::rdtsc() - start;
 
   m_append = {header.start_lba + header.reserved_sectors, header.session_number + 1,
@@ -512,9 +530,37 @@ Result<DumpStats> TraceDisk::write_session(format::SessionHeader& header, const 
   const DumpStats stats{chunk_count, header.reserved_sectors * format::kSectorSize, ticks};
   const uint64_t us = lib::us_for_ticks(ticks, tsc_hz);
   const uint64_t centi_mb_per_s = us == 0 ? 0 : stats.bytes * 100 / us;  // bytes per us = MB/s
-  console::print("ETT: dump complete: %llu KiB in %llu ms (%llu.%02llu MB/s)\n", stats.bytes / 1024,
-                 us / 1000, centi_mb_per_s / 100, centi_mb_per_s % 100);
+  console::print("ETT: dump complete: %llu KiB in %llu ms (%llu.%02llu MB/s), of which read-back %llu ms\n",
+                 stats.bytes / 1024, us / 1000, centi_mb_per_s / 100, centi_mb_per_s % 100,
+                 lib::us_for_ticks(verify_ticks, tsc_hz) / 1000);
   return stats;
+}
+
+Status TraceDisk::write_and_verify(format::SessionHeader& header, const format::EventRecord* events,
+                                   uint64_t event_count, const format::StallRecord* stalls,
+                                   uint32_t stall_count, uint64_t& verify_ticks) {
+  build_stall_table(g_stall_table, header, stalls, stall_count);
+  ETT_TRY(write_header(*m_device, header, format::SessionStatus::Writing));
+  ETT_TRY(m_device->write(header.start_lba + 1, format::kStallTableSectors, &g_stall_table));
+  ETT_TRY(m_device->staging_sectors() >= format::kChunkSectors
+              ? write_chunks_staged(header, events, event_count)
+              : write_chunks(header, events, event_count));
+  ETT_TRY(m_device->flush());
+  // Read back before the header says Complete: a session that does not read back stays Writing.
+  const char* plural = header.chunk_count == 1 ? "" : "s";
+  console::print("ETT: dump written and flushed; reading %llu chunk%s back\n", header.chunk_count, plural);
+  uint64_t verify_start = x86::rdtsc();
+  ETT_TRY(verify_session_body(*m_device, header, g_stall_table, events, event_count, g_read_back, g_chunk,
+                              crc32c_slice8));
+  verify_ticks = x86::rdtsc() - verify_start;
+  ETT_TRY(write_header(*m_device, header, format::SessionStatus::Complete));
+  ETT_TRY(m_device->flush());
+  verify_start = x86::rdtsc();
+  ETT_TRY(verify_session_header(*m_device, header, g_read_back));
+  verify_ticks += x86::rdtsc() - verify_start;
+  console::print("ETT: dump verified: the header, the stall table and %llu chunk%s read back as written\n",
+                 header.chunk_count, plural);
+  return {};
 }
 
 }  // namespace ett::dump

@@ -40,8 +40,10 @@ class TraceDisk {
   Status check_room(uint64_t event_count) const;
 
   // Writes `header` (completed by start_session_header here) and the events as one session: header with
-  // status Writing, chunks, FLUSH CACHE, header with status Complete, FLUSH CACHE. Progress goes to the
-  // console.
+  // status Writing, stall table, chunks, FLUSH CACHE, read-back of the stall table and every chunk, header
+  // with status Complete, FLUSH CACHE, read-back of the header; then the drive is shut down (NVMe). Progress
+  // goes to the console. A sector that does not read back as written fails the dump (the session stays
+  // Writing on the disk; the caller keeps the events).
   // `stalls`: the capture's stall records, written as the stall table after the header.
   Result<DumpStats> write_session(format::SessionHeader& header, const format::EventRecord* events,
                                   uint64_t event_count, const format::StallRecord* stalls,
@@ -52,6 +54,10 @@ class TraceDisk {
             uint64_t end_lba)
       : m_device(&device), m_label(label), m_append(append), m_end_lba(end_lba) {}
   void set_where(const char* where);
+  // The session's sectors written, flushed and read back (the time of the read-back in `verify_ticks`).
+  Status write_and_verify(format::SessionHeader& header, const format::EventRecord* events,
+                          uint64_t event_count, const format::StallRecord* stalls, uint32_t stall_count,
+                          uint64_t& verify_ticks);
   Status write_chunks(const format::SessionHeader& header, const format::EventRecord* events,
                       uint64_t event_count);
   Status write_chunks_staged(const format::SessionHeader& header, const format::EventRecord* events,

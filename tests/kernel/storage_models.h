@@ -394,12 +394,16 @@ class AhciModel final : public RegisterWindow {
 
 // ---------------------------------------------------------------------------------------------------------
 // NVMe 1.4: CAP/CC/CSTS/AQA/ASQ/ACQ, doorbells at 0x1000 (stride 4); a submission tail doorbell runs the
-// commands at once and posts their completions with the phase tag.
+// commands at once and posts their completions with the phase tag. CC.SHN completes a shutdown at once;
+// CC.EN going to 0 without one counts an unsafe shutdown, as a drive's SMART log does.
 class NvmeModel final : public RegisterWindow {
  public:
   struct Namespace {
     std::vector<uint8_t> data;
     uint32_t block_bytes = 512;
+    uint16_t metadata_bytes = 0;  // of the format in use (LBAF.MS)
+    bool extended_lba = false;    // FLBAS bit 4
+    uint8_t protection = 0;       // DPS.PIT
   };
   std::vector<Namespace> namespaces;
   std::string model = "MODEL NVME";
@@ -408,6 +412,11 @@ class NvmeModel final : public RegisterWindow {
   bool fatal = false;                // CSTS.CFS on enable
   bool active_list_unknown = false;  // IDENTIFY CNS 2 is refused (an NVMe 1.0 controller)
   uint8_t fail_opcode = 0xFF;        // this I/O opcode completes with "internal error"
+  uint8_t fail_admin_opcode = 0xFF;  // this admin opcode completes with "internal error"
+  bool io_hangs = false;             // I/O commands are fetched and never complete
+  bool stranger_completion = false;  // the next I/O completion carries a command identifier never issued
+  int64_t corrupt_read_lba = -1;  // a READ of this LBA returns it with one byte changed (the medium is right)
+  int64_t lose_write_lba = -1;    // a WRITE of this LBA completes without error and is not stored
   uint16_t mqes = 63;
   // Left enabled by the firmware, with its own admin queue.
   void enabled_by_firmware() {
@@ -421,7 +430,11 @@ class NvmeModel final : public RegisterWindow {
   std::vector<std::pair<uint64_t, uint32_t>> writes;  // LBA, blocks
   int admin_commands = 0;
   int enables = 0;
+  int shutdowns = 0;         // shutdown notifications completed
+  int unsafe_shutdowns = 0;  // CC.EN cleared while enabled without a shutdown notification
+  int doorbells_while_off = 0;
   bool queue_set_while_enabled = false;
+  bool enabled() const { return m_cc & 1; }
 
   explicit NvmeModel(GuestMemory& memory) : m_memory(memory) {}
 
@@ -436,7 +449,7 @@ class NvmeModel final : public RegisterWindow {
       case 0x14:
         return m_cc;
       case 0x1C:
-        return (m_ready ? 1u : 0u) | (m_cfs ? 2u : 0u);
+        return (m_ready ? 1u : 0u) | (m_cfs ? 2u : 0u) | (uint32_t{m_shst} << 2);
       default:
         return 0;
     }
@@ -447,8 +460,13 @@ class NvmeModel final : public RegisterWindow {
       case 0x14: {
         const bool was = m_cc & 1;
         m_cc = value;
+        if (was && (value & 1) && ((value >> 14) & 3) && m_shst == 0) {
+          m_shst = 2;  // shutdown processing complete
+          ++shutdowns;
+        }
         if (!was && (value & 1)) {
           ++enables;
+          m_shst = 0;
           m_admin = {m_asq, m_acq, static_cast<uint16_t>((m_aqa & 0xFFF) + 1), 0, 0, 1};
           m_io_sq = {};
           m_io_cq = {};
@@ -457,7 +475,9 @@ class NvmeModel final : public RegisterWindow {
           else if (!never_ready)
             m_ready = true;
         } else if (was && !(value & 1)) {
+          if (m_ready && m_shst != 2) ++unsafe_shutdowns;
           m_ready = false;
+          m_shst = 0;
         }
         break;
       }
@@ -489,7 +509,10 @@ class NvmeModel final : public RegisterWindow {
   };
 
   void doorbell(uint32_t index, uint32_t value) {
-    if (!m_ready) return ADD_FAILURE() << "doorbell rung while the controller is not ready";
+    if (!m_ready) {
+      ++doorbells_while_off;
+      return ADD_FAILURE() << "doorbell rung while the controller is not ready";
+    }
     const bool completion = index & 1;
     const uint32_t qid = index / 2;
     if (completion) return;  // the model never runs out of completion slots: one command at a time
@@ -499,8 +522,14 @@ class NvmeModel final : public RegisterWindow {
       uint8_t* sqe = m_memory.at(q.sq + 64u * q.sq_head, 64);
       if (!sqe) return;
       q.sq_head = static_cast<uint16_t>((q.sq_head + 1) % q.entries);
+      if (qid == 1 && io_hangs) continue;
       const uint16_t status = qid == 0 ? admin(sqe) : io(sqe);
-      post(qid == 0 ? m_admin : m_io_cq, qid, q.sq_head, static_cast<uint16_t>(get32(sqe) >> 16), status);
+      auto cid = static_cast<uint16_t>(get32(sqe) >> 16);
+      if (qid == 1 && stranger_completion) {
+        stranger_completion = false;
+        cid = static_cast<uint16_t>(cid + 0x4000);
+      }
+      post(qid == 0 ? m_admin : m_io_cq, qid, q.sq_head, cid, status);
     }
   }
 
@@ -554,6 +583,7 @@ class NvmeModel final : public RegisterWindow {
   uint16_t admin(const uint8_t* sqe) {
     ++admin_commands;
     const uint8_t opcode = sqe[0];
+    if (opcode == fail_admin_opcode) return kInternal;
     const uint32_t nsid = get32(sqe + 4), cdw10 = get32(sqe + 40), cdw11 = get32(sqe + 44);
     if (opcode == 0x06) {
       std::vector<uint8_t> page(4096, 0);
@@ -574,9 +604,11 @@ class NvmeModel final : public RegisterWindow {
             std::memcpy(page.data(), &blocks, 8);
             std::memcpy(page.data() + 8, &blocks, 8);
             page[25] = 1;  // two formats: 512 and 4096
-            page[26] = ns.block_bytes == 512 ? 0 : 1;
+            page[26] = static_cast<uint8_t>((ns.block_bytes == 512 ? 0 : 1) | (ns.extended_lba ? 0x10 : 0));
+            page[29] = ns.protection;
             page[128 + 2] = 9;
             page[132 + 2] = 12;
+            std::memcpy(page.data() + 128 + 4 * (page[26] & 0xF), &ns.metadata_bytes, 2);
           }
           break;
         case 2:
@@ -616,11 +648,24 @@ class NvmeModel final : public RegisterWindow {
     if (mdts && bytes > (4096u << mdts)) return kInvalidField;
     if ((lba + blocks) * ns.block_bytes > ns.data.size()) return kLbaRange;
     uint8_t* data = ns.data.data() + lba * ns.block_bytes;
+    const auto covers = [&](int64_t at) {
+      return at >= 0 && uint64_t(at) >= lba && uint64_t(at) < lba + blocks;
+    };
     if (opcode == 0x01) {
       writes.push_back({lba, blocks});
-      return prp_copy(sqe, data, bytes, false) ? 0 : kInternal;
+      if (!covers(lose_write_lba)) return prp_copy(sqe, data, bytes, false) ? 0 : kInternal;
+      std::vector<uint8_t> kept(data + (lose_write_lba - lba) * ns.block_bytes,
+                                data + (lose_write_lba - lba + 1) * ns.block_bytes);
+      const bool copied = prp_copy(sqe, data, bytes, false);
+      std::copy(kept.begin(), kept.end(), data + (lose_write_lba - lba) * ns.block_bytes);
+      return copied ? 0 : kInternal;
     }
-    if (opcode == 0x02) return prp_copy(sqe, data, bytes, true) ? 0 : kInternal;
+    if (opcode == 0x02) {
+      if (!covers(corrupt_read_lba)) return prp_copy(sqe, data, bytes, true) ? 0 : kInternal;
+      std::vector<uint8_t> copy(data, data + bytes);
+      copy[(corrupt_read_lba - lba) * ns.block_bytes + 100] ^= 0x01;
+      return prp_copy(sqe, copy.data(), bytes, true) ? 0 : kInternal;
+    }
     return kInvalidOpcode;
   }
 
@@ -630,6 +675,7 @@ class NvmeModel final : public RegisterWindow {
   bool m_cfs = false;
   uint32_t m_aqa = 0;
   uint64_t m_asq = 0, m_acq = 0;
+  uint8_t m_shst = 0;  // CSTS.SHST
   Queue m_admin{}, m_io_sq{}, m_io_cq{};
 };
 

@@ -168,6 +168,38 @@ TEST_F(NvmeFixture, AFailedCommandNamesItsStatus) {
   EXPECT_TRUE(disk->read(0, 1, back.data())) << "the queue pair still works";
 }
 
+// Formats the driver does not handle are refused by name: metadata (extended LBA or a separate buffer) and
+// protection information. QEMU: -device nvme-ns,...,ms=8,mset=1 (extended), ms=8 (separate), pi=1.
+TEST_F(NvmeFixture, NamespacesWithMetadataOrProtectionInformationAreRefused) {
+  add_namespace(64);
+  nvme.namespaces[0].metadata_bytes = 8;
+  nvme.namespaces[0].extended_lba = true;
+  add_namespace(64);
+  nvme.namespaces[1].metadata_bytes = 16;
+  add_namespace(64);
+  nvme.namespaces[2].metadata_bytes = 8;
+  nvme.namespaces[2].protection = 1;
+  add_namespace(64);
+  auto controller = NvmeController::open(nvme, clock, area);
+  ASSERT_TRUE(controller);
+  auto extended = NvmeDisk::open(*controller, 1);
+  ASSERT_FALSE(extended);
+  EXPECT_STREQ(extended.error().message,
+               "nvme: the namespace's format has 8 bytes of metadata per block (extended LBA); a trace disk "
+               "needs a format without metadata");
+  auto separate = NvmeDisk::open(*controller, 2);
+  ASSERT_FALSE(separate);
+  EXPECT_STREQ(separate.error().message,
+               "nvme: the namespace's format has 16 bytes of metadata per block (separate buffer); a trace "
+               "disk needs a format without metadata");
+  auto protection = NvmeDisk::open(*controller, 3);
+  ASSERT_FALSE(protection);
+  EXPECT_STREQ(protection.error().message,
+               "nvme: the namespace's format has protection information (type 1); a trace disk needs a "
+               "format without it");
+  EXPECT_TRUE(NvmeDisk::open(*controller, 4)) << "the plain format";
+}
+
 TEST_F(NvmeFixture, NamespacesWithOtherBlockSizesOrInactiveAreRefused) {
   add_namespace(64, 4096);
   nvme.active_list_unknown = true;  // an NVMe 1.0 controller: every namespace up to NN is tried
@@ -186,12 +218,123 @@ TEST_F(NvmeFixture, NamespacesWithOtherBlockSizesOrInactiveAreRefused) {
   EXPECT_STREQ(inactive.error().message, "nvme: the namespace is not active");
 }
 
-TEST_F(NvmeFixture, CloseDisablesTheController) {
+// A controller that was only searched: shut down cleanly (no unsafe shutdown on the drive's count), then
+// disabled, so that it no longer reads the DMA area the next controller gets.
+TEST_F(NvmeFixture, CloseShutsTheControllerDownCleanlyAndDisablesIt) {
   add_namespace(8);
   auto controller = NvmeController::open(nvme, clock, area);
   ASSERT_TRUE(controller);
   ASSERT_TRUE(controller->close());
   EXPECT_EQ(nvme.read32(0x1C) & 1, 0u);
+  EXPECT_FALSE(nvme.enabled());
+  EXPECT_EQ(nvme.shutdowns, 1);
+  EXPECT_EQ(nvme.unsafe_shutdowns, 0);
+}
+
+// The firmware's controller (the PC's own system SSD, say) is told before it is reset for our queues.
+TEST_F(NvmeFixture, AControllerTheFirmwareLeftRunningIsShutDownBeforeTheReset) {
+  add_namespace(8);
+  nvme.enabled_by_firmware();
+  auto controller = NvmeController::open(nvme, clock, area);
+  ASSERT_TRUE(controller) << controller.error().message;
+  ASSERT_TRUE(controller->close());
+  EXPECT_EQ(nvme.shutdowns, 2) << "the firmware's session and ours";
+  EXPECT_EQ(nvme.unsafe_shutdowns, 0);
+}
+
+// The trace disk's controller after the last flush: a shutdown notification, then disabled; the next command
+// brings it up again (a second save from the analysis stage).
+TEST_F(NvmeFixture, ShutDownNotifiesTheControllerAndTheNextCommandBringsItBack) {
+  add_namespace(64);
+  auto controller = NvmeController::open(nvme, clock, area);
+  ASSERT_TRUE(controller);
+  auto disk = NvmeDisk::open(*controller, 1);
+  ASSERT_TRUE(disk);
+  std::vector<uint8_t> data(512, 0x42);
+  ASSERT_TRUE(disk->write(3, 1, data.data()));
+  ASSERT_TRUE(disk->flush());
+  ASSERT_TRUE(disk->shut_down());
+  EXPECT_EQ(nvme.shutdowns, 1);
+  EXPECT_EQ(nvme.unsafe_shutdowns, 0);
+  EXPECT_FALSE(nvme.enabled());
+  EXPECT_FALSE(controller->running());
+  data[0] = 0x43;
+  ASSERT_TRUE(disk->write(4, 1, data.data()));
+  EXPECT_EQ(nvme.enables, 2);
+  EXPECT_EQ(nvme.namespaces[0].data[3 * 512], 0x42);
+  EXPECT_EQ(nvme.namespaces[0].data[4 * 512], 0x43);
+  EXPECT_EQ(nvme.doorbells_while_off, 0);
+}
+
+// A step after CC.EN=1 fails: the controller is disabled again before open() returns.
+TEST_F(NvmeFixture, AFailedStepAfterEnableLeavesTheControllerDisabled) {
+  for (uint8_t opcode : {uint8_t{0x06}, uint8_t{0x05}, uint8_t{0x01}}) {  // IDENTIFY, CREATE CQ, CREATE SQ
+    NvmeModel model(memory);
+    model.fail_admin_opcode = opcode;
+    auto controller = NvmeController::open(model, clock, area);
+    ASSERT_FALSE(controller) << int{opcode};
+    EXPECT_FALSE(model.enabled()) << int{opcode};
+    EXPECT_EQ(model.read32(0x1C) & 1, 0u) << int{opcode};
+  }
+  NvmeModel fatal(memory);
+  fatal.fatal = true;
+  EXPECT_FALSE(NvmeController::open(fatal, clock, area));
+  EXPECT_FALSE(fatal.enabled()) << "a fatal controller is disabled too";
+  NvmeModel never(memory);
+  never.never_ready = true;
+  EXPECT_FALSE(NvmeController::open(never, clock, area));
+  EXPECT_FALSE(never.enabled());
+}
+
+// A command that never completes: the controller is disabled, which aborts it (no DMA after the timeout);
+// the next command brings the controller up again.
+TEST_F(NvmeFixture, ATimeoutStopsTheController) {
+  add_namespace(64);
+  auto controller = NvmeController::open(nvme, clock, area);
+  ASSERT_TRUE(controller);
+  auto disk = NvmeDisk::open(*controller, 1);
+  ASSERT_TRUE(disk);
+  std::vector<uint8_t> data(512, 1);
+  nvme.io_hangs = true;
+  auto wrote = disk->write(0, 1, data.data());
+  ASSERT_FALSE(wrote);
+  EXPECT_STREQ(wrote.error().message, "nvme: timed out waiting for the completion of WRITE");
+  EXPECT_FALSE(nvme.enabled());
+  // The staged path: writes in flight when the queue fills up, and when finish_write() waits.
+  ASSERT_TRUE(disk->start_write(0, 8, 0));
+  EXPECT_TRUE(nvme.enabled());
+  EXPECT_FALSE(disk->finish_write());
+  EXPECT_FALSE(nvme.enabled());
+  EXPECT_TRUE(disk->finish_write()) << "nothing is outstanding any more";
+  nvme.io_hangs = false;
+  ASSERT_TRUE(disk->write(0, 1, data.data()));
+  EXPECT_EQ(nvme.namespaces[0].data[0], 1);
+}
+
+// A completion whose command identifier is not one we issued is not taken as ours: the write fails and the
+// controller is stopped (our commands' state is unknown).
+TEST_F(NvmeFixture, ACompletionWithAnotherCommandIdentifierIsNotOurs) {
+  add_namespace(4096);
+  nvme.mdts = 1;  // 8 KiB per command: a staging write is many commands
+  auto controller = NvmeController::open(nvme, clock, area);
+  ASSERT_TRUE(controller);
+  auto disk = NvmeDisk::open(*controller, 1);
+  ASSERT_TRUE(disk);
+  std::vector<uint8_t> data(512, 1);
+  nvme.stranger_completion = true;
+  auto wrote = disk->write(0, 1, data.data());
+  ASSERT_FALSE(wrote);
+  EXPECT_NE(std::string(wrote.error().message).find("which is not outstanding"), std::string::npos)
+      << wrote.error().message;
+  EXPECT_FALSE(nvme.enabled());
+
+  ASSERT_TRUE(disk->start_write(0, 64, 0));  // 4 commands
+  ASSERT_TRUE(disk->finish_write()) << "each completion matched to its command";
+  nvme.stranger_completion = true;
+  ASSERT_TRUE(disk->start_write(0, 64, 0));
+  auto finished = disk->finish_write();
+  ASSERT_FALSE(finished) << "a staged write's stranger completion";
+  EXPECT_FALSE(nvme.enabled());
 }
 
 }  // namespace

@@ -21,6 +21,9 @@ class BlockDevice {
   virtual const char* model() const = 0;
   // Called once the disk is known to be the trace disk: settings that change the drive (IDE multiple mode).
   virtual void prepare_for_writing() {}
+  // After the last flush of a dump: the drive may lose power now, and nothing runs (NVMe: a shutdown
+  // notification, then the controller is disabled). The next command starts the drive again.
+  virtual Status shut_down() { return {}; }
 
   // Overlapped writes from the driver's own DMA memory (AHCI, NVMe): the caller fills one of two staging
   // buffers while the device writes the other, and no byte is copied. A driver without them returns 0

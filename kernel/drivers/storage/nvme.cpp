@@ -1,4 +1,5 @@
-// nvme.cpp: controller bring-up (disable, admin queue, enable, IDENTIFY, I/O queue pair) and polled commands.
+// nvme.cpp: controller bring-up (disable, admin queue, enable, IDENTIFY, I/O queue pair), polled commands
+// matched to their completions by command identifier, and the shutdown.
 #include "drivers/storage/nvme.h"
 
 #include "lib/format.h"
@@ -10,6 +11,7 @@ constexpr uint32_t kAdminMs = 2'000;
 constexpr uint32_t kIoMs = 10'000;
 constexpr uint32_t kIoFlushMs = 30'000;
 constexpr uint32_t kMaxReadyMs = 30'000;
+constexpr uint32_t kShutdownMs = 5'000;
 constexpr uint32_t kSqEntryBytes = 64;
 constexpr uint32_t kCqEntryBytes = 16;
 constexpr uint32_t kSectorSize = BlockDevice::kSectorSize;
@@ -55,26 +57,52 @@ Result<NvmeController> NvmeController::open(RegisterWindow& bar0, Clock& clock, 
   const uint32_t max_entries = cap_max_entries(cap);
   if (max_entries < kQueueEntries) return fail("nvme: the controller's queues are too short (CAP.MQES)");
 
-  ETT_TRY(controller.disable());
-  for (uint32_t i = 0; i < kData; ++i) area.data[i] = 0;
-  bar0.write32(kIntms, 0xFFFFFFFF);  // polled: no interrupt vector is ever wanted
-  bar0.write32(kAqa, (uint32_t{kQueueEntries - 1} << 16) | (kQueueEntries - 1));
-  bar0.write64(kAsq, area.phys + kAdminSq);
-  bar0.write64(kAcq, area.phys + kAdminCq);
-  ETT_TRY(controller.enable());
-  ETT_TRY(controller.identify_controller());
-  ETT_TRY(controller.create_io_queues());
+  ETT_TRY(controller.shut_down());  // one the firmware left running is told first, then disabled
+  ETT_TRY(controller.bring_up());
   return controller;
 }
 
+Status NvmeController::bring_up() {
+  ETT_TRY(disable());
+  for (uint32_t i = 0; i < kData; ++i) m_area.data[i] = 0;
+  m_admin = {kAdminSq, kAdminCq, 0, 0, 0, 1};
+  m_io = {kIoSq, kIoCq, 1, 0, 0, 1};
+  m_bar->write32(kIntms, 0xFFFFFFFF);  // polled: no interrupt vector is ever wanted
+  m_bar->write32(kAqa, (uint32_t{kQueueEntries - 1} << 16) | (kQueueEntries - 1));
+  m_bar->write64(kAsq, m_area.phys + kAdminSq);
+  m_bar->write64(kAcq, m_area.phys + kAdminCq);
+  if (Status enabled = enable(); !enabled) return stop_after(enabled);
+  if (Status identified = identify_controller(); !identified) return stop_after(identified);
+  if (Status created = create_io_queues(); !created) return stop_after(created);
+  m_running = true;
+  return {};
+}
+
 Status NvmeController::disable() {
+  m_running = false;
+  m_writes_in_flight = 0;  // a disabled controller aborts them
   const uint32_t cc = m_bar->read32(kCc);
-  if (cc & kCcEnable) m_bar->write32(kCc, cc & ~kCcEnable);
+  if (cc & kCcEnable) m_bar->write32(kCc, cc & ~(kCcEnable | kCcShutdownMask));
   return wait_until(*m_clock, m_ready_timeout_ms, "nvme: the controller did not stop (CSTS.RDY stays set)",
                     [this] { return !(m_bar->read32(kCsts) & kCstsReady); });
 }
 
-Status NvmeController::close() {
+Status NvmeController::stop_after(const Status& error) {
+  (void)disable();  // the cause is the better message; a controller that does not stop reports it next time
+  return error;
+}
+
+Status NvmeController::shut_down() {
+  const uint32_t cc = m_bar->read32(kCc);
+  const uint32_t csts = m_bar->read32(kCsts);
+  if ((cc & kCcEnable) && (csts & kCstsReady) && !(csts & kCstsFatal)) {
+    m_bar->write32(kCc, (cc & ~kCcShutdownMask) | kCcShutdownNormal);
+    Status done =
+        wait_until(*m_clock, kShutdownMs,
+                   "nvme: the controller did not finish its shutdown (CSTS.SHST stays short of 10b)",
+                   [this] { return (m_bar->read32(kCsts) & kCstsShutdownMask) == kCstsShutdownComplete; });
+    if (!done) return stop_after(done);
+  }
   return disable();
 }
 
@@ -121,27 +149,37 @@ uint16_t NvmeController::post(Queue& queue, const Command& command, uint64_t prp
   return cid;
 }
 
-Status NvmeController::reap(Queue& queue, uint32_t timeout_ms, const char* what,
-                            const uint16_t* expected_cid) {
+Status NvmeController::reap(Queue& queue, uint32_t timeout_ms, const char* what, uint16_t* expected,
+                            uint32_t& count) {
   volatile uint32_t* cqe =
       reinterpret_cast<volatile uint32_t*>(m_area.data + queue.cq_offset + queue.cq_head * kCqEntryBytes);
-  static char message[128];
+  static char message[160];
   lib::format(message, sizeof(message), "nvme: timed out waiting for the completion of %s", what);
-  ETT_TRY(wait_until(*m_clock, timeout_ms, message, [&] {
-    dma_barrier();
-    return ((cqe[3] >> 16) & 1) == queue.phase;
-  }));
+  if (Status arrived = wait_until(*m_clock, timeout_ms, message,
+                                  [&] {
+                                    dma_barrier();
+                                    return ((cqe[3] >> 16) & 1) == queue.phase;
+                                  });
+      !arrived)
+    return stop_after(arrived);  // disabling the controller aborts the command: no late DMA
   dma_barrier();
-  const uint32_t dw3 = cqe[3];
+  const uint32_t dw2 = cqe[2], dw3 = cqe[3];
   queue.cq_head = static_cast<uint16_t>((queue.cq_head + 1) % kQueueEntries);
   if (queue.cq_head == 0) queue.phase ^= 1;
   m_bar->write32(doorbell(queue.id, true), queue.cq_head);
 
-  const uint32_t status = (dw3 >> 17) & 0x7FFF;  // SC bits 7:0, SCT bits 10:8
-  if (expected_cid && (dw3 & 0xFFFF) != *expected_cid) {
-    lib::format(message, sizeof(message), "nvme: %s completed with another command's identifier", what);
-    return fail(message);
+  const auto cid = static_cast<uint16_t>(dw3 & 0xFFFF);
+  uint32_t match = 0;
+  while (match < count && expected[match] != cid) ++match;
+  if (match == count || (dw2 >> 16) != queue.id) {
+    lib::format(
+        message, sizeof(message),
+        "nvme: waiting for %s, a completion came for command %u of queue %u, which is not outstanding", what,
+        cid, dw2 >> 16);
+    return stop_after(fail(message));  // our commands' state is unknown: stop them all
   }
+  expected[match] = expected[--count];
+  const uint32_t status = (dw3 >> 17) & 0x7FFF;  // SC bits 7:0, SCT bits 10:8
   if (status != 0) {
     lib::format(message, sizeof(message), "nvme: %s failed: status code type %u, status code 0x%02x", what,
                 (status >> 8) & 0x7, status & 0xFF);
@@ -153,12 +191,14 @@ Status NvmeController::reap(Queue& queue, uint32_t timeout_ms, const char* what,
 Status NvmeController::submit(Queue& queue, const Command& command, uint32_t timeout_ms, const char* what) {
   uint64_t prp1 = 0, prp2 = 0;
   if (command.data_bytes > 0) prps(command.data_offset, command.data_bytes, prp1, prp2);
-  const uint16_t cid = post(queue, command, prp1, prp2);
-  return reap(queue, timeout_ms, what, &cid);
+  uint16_t cid = post(queue, command, prp1, prp2);
+  uint32_t outstanding = 1;
+  return reap(queue, timeout_ms, what, &cid, outstanding);
 }
 
 Status NvmeController::start_writes(uint32_t nsid, uint64_t lba, uint32_t count, uint32_t index) {
   if (m_writes_in_flight) return fail("nvme: a write is already outstanding");
+  ETT_TRY(ensure_running());
   if (index >= BlockDevice::kStagingBuffers || count == 0 || count * kSectorSize > kStagingBytes)
     return fail("nvme: bad staging write");
   // This buffer's own PRP list: entry k is its page k (a command starting at page p points PRP2 at entry
@@ -179,13 +219,13 @@ Status NvmeController::start_writes(uint32_t nsid, uint64_t lba, uint32_t count,
     else if (bytes > kPageSize)
       prp2 = prp1 + kPageSize;
     if (m_writes_in_flight == kQueueEntries - 1) {  // the queue is full: one must complete first
-      --m_writes_in_flight;
-      ETT_TRY(reap(m_io, kIoMs, "WRITE", nullptr));
+      if (Status reaped = reap(m_io, kIoMs, "WRITE", m_write_cids, m_writes_in_flight); !reaped)
+        return stop_after(reaped);  // the others may still be running
     }
     const uint64_t at = lba + done;
-    post(m_io, {kWrite, nsid, static_cast<uint32_t>(at), static_cast<uint32_t>(at >> 32), sectors - 1, 0, 0},
-         prp1, prp2);
-    ++m_writes_in_flight;
+    m_write_cids[m_writes_in_flight++] = post(
+        m_io, {kWrite, nsid, static_cast<uint32_t>(at), static_cast<uint32_t>(at >> 32), sectors - 1, 0, 0},
+        prp1, prp2);
     done += sectors;
   }
   return {};
@@ -193,9 +233,8 @@ Status NvmeController::start_writes(uint32_t nsid, uint64_t lba, uint32_t count,
 
 Status NvmeController::finish_writes() {
   Status result;
-  while (m_writes_in_flight > 0) {
-    --m_writes_in_flight;
-    Status one = reap(m_io, kIoMs, "WRITE", nullptr);
+  while (m_writes_in_flight > 0) {  // a timeout or a stranger's completion stops the controller: ends at 0
+    Status one = reap(m_io, kIoMs, "WRITE", m_write_cids, m_writes_in_flight);
     if (!one && result) result = one;
   }
   return result;
@@ -224,21 +263,29 @@ Status NvmeController::create_io_queues() {
 }
 
 Result<NvmeController::NamespaceInfo> NvmeController::identify_namespace(uint32_t nsid) {
+  ETT_TRY(ensure_running());
   ETT_TRY(submit(m_admin, {kIdentify, nsid, kCnsNamespace, 0, 0, kPageSize, kIdentifyPage}, kAdminMs,
                  "IDENTIFY (namespace)"));
   const uint8_t* page = m_area.data + kIdentifyPage;
   NamespaceInfo info{};
   info.sectors = load64(page + 0);        // NSZE
-  const uint8_t format = page[26] & 0xF;  // FLBAS: the LBA format in use
-  const uint8_t lbads = page[128 + 4 * format + 2];
+  const uint8_t format = page[26] & 0xF;  // FLBAS bits 3:0: the LBA format in use
+  const uint8_t* lbaf = page + 128 + 4 * format;
+  const uint8_t lbads = lbaf[2];
   info.block_bytes = lbads >= 9 && lbads < 32 ? 1u << lbads : 0;
+  info.metadata_bytes = lbaf[0] | (uint32_t{lbaf[1]} << 8);  // LBAF.MS
+  info.extended_lba = (page[26] >> 4) & 1;
+  info.protection = page[29] & 0x7;  // DPS.PIT
   return info;
 }
 
 Result<uint32_t> NvmeController::active_namespaces(uint32_t* nsids, uint32_t capacity) {
+  ETT_TRY(ensure_running());
   uint32_t count = 0;
-  if (submit(m_admin, {kIdentify, 0, kCnsActiveNamespaces, 0, 0, kPageSize, kIdentifyPage}, kAdminMs,
-             "IDENTIFY (active namespaces)")) {
+  const Status listed = submit(m_admin, {kIdentify, 0, kCnsActiveNamespaces, 0, 0, kPageSize, kIdentifyPage},
+                               kAdminMs, "IDENTIFY (active namespaces)");
+  if (!listed && !m_running) return listed.failure();  // timed out: not a controller that lacks the command
+  if (listed) {
     const uint8_t* page = m_area.data + kIdentifyPage;
     for (uint32_t i = 0; i < kPageSize / 4 && count < capacity; ++i) {
       const uint32_t nsid = load32(page + 4 * i);
@@ -252,6 +299,7 @@ Result<uint32_t> NvmeController::active_namespaces(uint32_t* nsids, uint32_t cap
 }
 
 Status NvmeController::transfer(IoOpcode opcode, uint32_t nsid, uint64_t lba, uint32_t count) {
+  ETT_TRY(ensure_running());
   const char* what = opcode == kWrite ? "WRITE" : opcode == kRead ? "READ" : "FLUSH";
   const uint32_t bytes = opcode == kFlush ? 0 : count * kSectorSize;
   return submit(m_io,
@@ -296,12 +344,26 @@ Status NvmeController::flush(uint32_t nsid) {
 
 Result<NvmeDisk> NvmeDisk::open(NvmeController& controller, uint32_t nsid) {
   ETT_TRY_ASSIGN(const NvmeController::NamespaceInfo info, controller.identify_namespace(nsid));
-  if (info.sectors == 0) return fail("nvme: the namespace is not active");
+  if (info.sectors == 0) return fail(kNotActive);
+  static char message[160];
   if (info.block_bytes != kSectorSize) {
-    static char message[128];
     lib::format(message, sizeof(message),
                 "nvme: the namespace has %u-byte blocks; a trace disk needs 512-byte blocks",
                 info.block_bytes);
+    return fail(message);
+  }
+  if (info.protection != 0) {
+    lib::format(message, sizeof(message),
+                "nvme: the namespace's format has protection information (type %u); a trace disk needs a "
+                "format without it",
+                info.protection);
+    return fail(message);
+  }
+  if (info.metadata_bytes != 0) {
+    lib::format(message, sizeof(message),
+                "nvme: the namespace's format has %u bytes of metadata per block (%s); a trace disk needs a "
+                "format without metadata",
+                info.metadata_bytes, info.extended_lba ? "extended LBA" : "separate buffer");
     return fail(message);
   }
   return NvmeDisk(controller, nsid, info.sectors);

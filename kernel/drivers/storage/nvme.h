@@ -1,6 +1,7 @@
 // nvme.h: a polled NVMe controller (admin queue, one I/O queue pair) and one of its namespaces as a disk:
 // IDENTIFY, READ, WRITE and FLUSH. No interrupts; every wait has a deadline and fails with a message naming
-// what timed out.
+// what timed out. A controller is stopped (CC.EN=0, CSTS.RDY=0) on every way out: an error after it was
+// enabled, a timeout, a completion that is not ours, close() and shut_down() (a shutdown notification first).
 #pragma once
 
 #include <stdint.h>
@@ -21,11 +22,16 @@ class NvmeController {
   static constexpr uint32_t kDmaBytes =
       6 * kPageSize + kDataBytes + BlockDevice::kStagingBuffers * (kStagingBytes + kPageSize);
 
-  // Disables the controller (whatever the firmware left in it), gives it our admin queue, enables it,
-  // IDENTIFYs it and creates one I/O queue pair. Writes nothing to any namespace.
+  // Disables the controller (one the firmware left running gets a shutdown notification first), gives it our
+  // admin queue, enables it, IDENTIFYs it and creates one I/O queue pair. Writes nothing to any namespace.
+  // On failure the controller is left disabled.
   static Result<NvmeController> open(RegisterWindow& bar0, Clock& clock, const DmaArea& area);
-  // Disables the controller again (one that holds no trace disk): it no longer reads the DMA area.
-  Status close();
+  // A normal shutdown (CC.SHN, then CSTS.SHST complete, bounded), then CC.EN=0: the drive counts no unsafe
+  // shutdown and no longer reads the DMA area. The next command brings the controller up again.
+  Status shut_down();
+  Status close() { return shut_down(); }
+  // Whether the controller is enabled with our queues (false after shut_down() or an error that stopped it).
+  bool running() const { return m_running; }
 
   uint32_t namespace_count() const { return m_namespace_count; }
   const char* model() const { return m_model; }
@@ -34,6 +40,9 @@ class NvmeController {
   struct NamespaceInfo {
     uint64_t sectors;  // 0: the namespace is not active
     uint32_t block_bytes;
+    uint32_t metadata_bytes;  // per block, of the LBA format in use
+    bool extended_lba;        // FLBAS bit 4: the metadata follows each block's data
+    uint8_t protection;       // DPS bits 2:0: the end-to-end protection information type, 0: none
   };
   Result<NamespaceInfo> identify_namespace(uint32_t nsid);
   // The active namespace IDs in ascending order (at most `capacity`); returns how many. Asks for the active
@@ -64,12 +73,16 @@ class NvmeController {
   };
   enum CcBit : uint32_t {
     kCcEnable = 1u << 0,
+    kCcShutdownNormal = 1u << 14,  // CC.SHN = 01b
+    kCcShutdownMask = 3u << 14,
     kCcIoSqEntrySize = 6u << 16,  // 2^6 = 64 bytes
     kCcIoCqEntrySize = 4u << 20,  // 2^4 = 16 bytes
   };
   enum CstsBit : uint32_t {
     kCstsReady = 1u << 0,
     kCstsFatal = 1u << 1,
+    kCstsShutdownMask = 3u << 2,
+    kCstsShutdownComplete = 2u << 2,  // CSTS.SHST = 10b
   };
   enum AdminOpcode : uint8_t {
     kCreateIoSq = 0x01,
@@ -118,16 +131,26 @@ class NvmeController {
 
   NvmeController(RegisterWindow& bar0, Clock& clock, const DmaArea& area)
       : m_bar(&bar0), m_clock(&clock), m_area(area) {}
+  // Gives the controller our admin queue, enables it, IDENTIFYs it and creates the I/O queue pair; stops it
+  // again when a step fails.
+  Status bring_up();
+  // The controller again, after shut_down() or an error stopped it.
+  Status ensure_running() { return m_running ? Status{} : bring_up(); }
+  // CC.EN=0 and wait for CSTS.RDY=0 (bounded): every command is aborted, no DMA runs afterwards.
   Status disable();
+  // disable() after an error; returns `error`, the cause (a controller that does not stop says so next time).
+  Status stop_after(const Status& error);
   Status enable();
   Status identify_controller();
   Status create_io_queues();
   // Submits one command and waits for its completion entry.
   Status submit(Queue& queue, const Command& command, uint32_t timeout_ms, const char* what);
   // The two halves of submit(): post() writes the entry and rings the doorbell (PRPs as given); reap() waits
-  // for the next completion entry and returns its status.
+  // for the next completion entry, takes it only when its command identifier is one of `expected` (which
+  // loses that identifier) and returns its status. A timeout or a completion that is not ours stops the
+  // controller.
   uint16_t post(Queue& queue, const Command& command, uint64_t prp1, uint64_t prp2);
-  Status reap(Queue& queue, uint32_t timeout_ms, const char* what, const uint16_t* expected_cid);
+  Status reap(Queue& queue, uint32_t timeout_ms, const char* what, uint16_t* expected, uint32_t& count);
   // PRP1/PRP2 for `bytes` at `offset` in the DMA area (the shared PRP list page when more than two pages).
   void prps(uint32_t offset, uint32_t bytes, uint64_t& prp1, uint64_t& prp2);
   uint32_t doorbell(uint16_t queue, bool completion) const {
@@ -144,6 +167,8 @@ class NvmeController {
   uint32_t m_namespace_count = 0;
   uint16_t m_next_cid = 1;
   uint32_t m_writes_in_flight = 0;
+  uint16_t m_write_cids[kQueueEntries] = {};  // the identifiers of the writes in flight
+  bool m_running = false;
   Queue m_admin{kAdminSq, kAdminCq, 0, 0, 0, 1};
   Queue m_io{kIoSq, kIoCq, 1, 0, 0, 1};
   char m_model[41] = {};
@@ -152,12 +177,15 @@ class NvmeController {
 // One namespace of 512-byte blocks.
 class NvmeDisk : public BlockDevice {
  public:
-  // IDENTIFYs namespace `nsid`; fails for an inactive namespace or blocks of another size.
+  static constexpr const char* kNotActive = "nvme: the namespace is not active";
+  // IDENTIFYs namespace `nsid`; fails for an inactive namespace (kNotActive) and, naming the format, for
+  // blocks of another size, metadata or protection information.
   static Result<NvmeDisk> open(NvmeController& controller, uint32_t nsid);
 
   Status read(uint64_t lba, uint32_t count, void* buffer) override;
   Status write(uint64_t lba, uint32_t count, const void* data) override;
   Status flush() override { return m_controller->flush(m_nsid); }
+  Status shut_down() override { return m_controller->shut_down(); }
   uint32_t staging_sectors() const override { return NvmeController::kStagingBytes / kSectorSize; }
   uint8_t* staging(uint32_t index) override { return m_controller->staging(index); }
   Status start_write(uint64_t lba, uint32_t count, uint32_t index) override;

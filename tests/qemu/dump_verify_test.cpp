@@ -1,0 +1,119 @@
+// dump_verify_test.cpp: boot tests of what the dump checks on an NVMe trace disk: namespace formats the
+// driver does not handle are refused by name (metadata, 4096-byte blocks), and a read-back that fails (a
+// blkdebug rule on a chunk's sector) is no RESULT OK: the capture stays in RAM and S saves it again.
+#include <fstream>
+
+#include "qemu_direct.h"
+
+namespace ett::test {
+namespace {
+
+constexpr double kBootSeconds = 30;
+const int kSuccess = vprobe::qemu_status_for(vprobe::kExitSuccess);
+const int kFailure = vprobe::qemu_status_for(vprobe::kExitFailure);
+
+// One NVMe controller whose namespace 1 is `image`, with nvme-ns `options` (e.g. ",ms=8,mset=1").
+DirectOptions nvme_options(const std::string& file, const std::string& ns_options,
+                           const std::string& append) {
+  DirectOptions o;
+  o.machine = "q35";
+  o.append = append;
+  o.qemu_args = {"-drive",  "file=" + file + ",format=raw,if=none,id=trace",
+                 "-device", "nvme,id=nvme0,serial=ettverify",
+                 "-device", "nvme-ns,drive=trace,bus=nvme0,nsid=1" + ns_options};
+  return o;
+}
+
+struct FormatCase {
+  const char* name;
+  const char* ns_options;
+  const char* refusal;
+  friend void PrintTo(const FormatCase& c, std::ostream* out) { *out << c.name; }
+};
+
+class NvmeFormat : public ::testing::TestWithParam<FormatCase> {};
+
+TEST_P(NvmeFormat, IsRefusedByNameAndNothingIsWritten) {
+  ScratchDir dir;
+  const std::string before = make_trace_disk(dir / "trace.img");
+  QemuMachine qemu(nvme_options((dir / "trace.img").string(), GetParam().ns_options, "exit=qemu"), dir / "");
+  auto exit = qemu.wait_exit(kBootSeconds);
+  ASSERT_TRUE(exit && exit->exited) << qemu.serial();
+  EXPECT_EQ(exit->status, kFailure) << qemu.serial();
+  const std::string serial = qemu.serial();
+  EXPECT_NE(serial.find(std::string("namespace 1: nvme: ") + GetParam().refusal + "; skipped"),
+            std::string::npos)
+      << serial;
+  EXPECT_NE(
+      serial.find("RESULT FAILED no ETT trace disk found (0 disks searched on IDE, AHCI and NVMe; NVMe "
+                  "namespaces passed over for their format: 1, see above); `ett mkdisk` does not change a "
+                  "namespace's format"),
+      std::string::npos)
+      << serial;
+  EXPECT_EQ(serial.find("RESULT OK"), std::string::npos) << serial;
+  EXPECT_TRUE(slurp(dir / "trace.img") == before) << "the refused namespace was written";
+}
+
+const FormatCase kFormats[] = {
+    {"ExtendedMetadata", ",ms=8,mset=1",
+     "the namespace's format has 8 bytes of metadata per block (extended LBA); a trace disk needs a format "
+     "without metadata"},
+    {"SeparateMetadata", ",ms=16",
+     "the namespace's format has 16 bytes of metadata per block (separate buffer); a trace disk needs a "
+     "format "
+     "without metadata"},
+    {"FourKiBBlocks", ",logical_block_size=4096,physical_block_size=4096",
+     "the namespace has 4096-byte blocks; a trace disk needs 512-byte blocks"},
+};
+
+INSTANTIATE_TEST_SUITE_P(Formats, NvmeFormat, ::testing::ValuesIn(kFormats),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// The first read of chunk 0 fails (blkdebug: EIO once on a sector only the read-back reads). The kernel
+// says so, prints RESULT FAILED and no RESULT OK, and keeps the capture: S in the analysis stage writes the
+// session again, it reads back, and `ett extract` finds the events.
+TEST(DumpVerify, AReadBackThatFailsKeepsTheCaptureAndSavingAgainWorks) {
+  ScratchDir dir;
+  make_trace_disk(dir / "trace.img");
+  // A fresh disk: session 1's header at LBA 8, its stall table at 9-16, chunk 0 from LBA 17. The rule is
+  // armed by the first read and then fails the first read (only: iotype) that covers sector 30.
+  std::ofstream(dir / "blkdebug.conf")
+      << "[inject-error]\nevent = \"read_aio\"\niotype = \"read\"\nerrno = \"5\"\nsector = \"30\"\n"
+         "once = \"on\"\n";
+  DirectOptions o = nvme_options(
+      "blkdebug:" + (dir / "blkdebug.conf").string() + ":" + (dir / "trace.img").string(), "", "auto=1");
+  o.monitor = true;
+  QemuMachine qemu(o, dir / "");
+  ASSERT_TRUE(qemu.wait_state(KernelState::Capturing, kBootSeconds)) << qemu.serial();
+  play_changes(qemu, 5);
+  qemu.request_stop();
+  ASSERT_TRUE(qemu.wait_state(KernelState::Failed, kBootSeconds)) << qemu.serial();
+  std::string serial = qemu.serial();
+  EXPECT_NE(
+      serial.find("ETT: dump FAILED: the dump could not be read back: chunk 0 (LBA 17): nvme: READ failed"),
+      std::string::npos)
+      << serial;
+  EXPECT_NE(serial.find("the session is left unfinished and the events stay in RAM: S saves them again"),
+            std::string::npos)
+      << serial;
+  EXPECT_NE(serial.find("ETT: RESULT FAILED the dump could not be read back"), std::string::npos) << serial;
+  EXPECT_EQ(serial.find("RESULT OK"), std::string::npos) << serial;
+  EXPECT_EQ(serial.find("dump verified"), std::string::npos) << serial;
+
+  ASSERT_TRUE(qemu.wait_serial("ETT: analysis stage:", kBootSeconds)) << qemu.serial();
+  const size_t mark = qemu.serial().size();
+  qemu.send_key("s");
+  ASSERT_TRUE(qemu.wait_serial("ETT: analysis stage: S: saved as session 1", kBootSeconds, mark))
+      << qemu.serial();
+  serial = qemu.serial();
+  EXPECT_NE(
+      serial.find("ETT: dump verified: the header, the stall table and 1 chunk read back as written", mark),
+      std::string::npos)
+      << serial;
+  EXPECT_EQ(qemu.state(), KernelState::Done);
+  (void)qemu.process().kill_and_wait();
+  expect_extracted(dir / "trace.img", 5);
+}
+
+}  // namespace
+}  // namespace ett::test
