@@ -212,13 +212,6 @@ int run_export(const ExportOptions& o) {
   if (!exported) return report(exported.error());
   auto written = out->finish();
   if (!written) return report(written.error());
-  // libsigrok 0.5 (Debian 12's sigrok-cli and PulseView) stops reading a VCD at its first vector and then
-  // shows no samples without saying why; GTKWave reads the vectors. Told to a person at a terminal, after the
-  // file is in place (scripts and pipes get no note).
-  if (vcd && !o.no_bus && to_file && ::isatty(STDERR_FILENO))
-    note(
-        "the VCD holds each probe's code as a vector (a bus in GTKWave); for sigrok-cli or PulseView export "
-        "with --no-bus: libsigrok 0.5 stops reading at the first vector");
   return 0;
 }
 
@@ -247,8 +240,7 @@ Command add_export_command(CLI::App& app) {
          "polls within a unit")
       ->type_name("UNIT");
   sub->add_flag("--no-bus", o->no_bus,
-                "vcd: leave out the probes' code vectors (libsigrok 0.5, as in Debian 12's sigrok-cli and "
-                "PulseView, stops reading at the first vector value)");
+                "vcd: leave out the probes' code bits NAME_code[i] (the lines D0..D7 hold the same bits)");
   sub->add_option(
          "--time", o->time,
          "relative (default: from the capture start) or utc: absolute times from the trace's PPS mapping "

@@ -140,10 +140,14 @@ int run_report(const ReportOptions& o) {
   if (!named) return report(named.error());
   for (const auto& row : named->rows)
     if (row.size() == 2 && row[0] && row[1]) labels[std::stoi(*row[0])] = *row[1];
+  // The stored PPS mapping, if `ett analyze pps` made one: its table is in the report either way.
+  auto pps = find_pps(*loaded->db, id);
+  if (!pps) return report(pps.error());
   bar.phase("writing " + o.output);
-  const std::string html = export_html(
-      {&capture, precision ? &*precision : nullptr, durations ? &*durations : nullptr, fit ? &*fit : nullptr,
-       comparison ? &*comparison : nullptr, labels, clock ? &clock->mapping : nullptr});
+  const std::string html =
+      export_html({&capture, precision ? &*precision : nullptr, durations ? &*durations : nullptr,
+                   fit ? &*fit : nullptr, comparison ? &*comparison : nullptr, labels,
+                   clock ? &clock->mapping : nullptr, *pps ? &**pps : nullptr});
   auto written = write_output(o.output, html, o.force);
   if (!written) return report(written.error());
   return 0;

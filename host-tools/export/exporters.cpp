@@ -41,8 +41,7 @@ class Streamed final : public StreamedExport {
 constexpr Exporter kExporters[] = {
     {"vcd", "vcd",
      "Value Change Dump for GTKWave and PulseView: a wire per data line and per probe, each probe's code as "
-     "a "
-     "vector",
+     "its bits",
      false, false,
      [](const ExportInput& input, TextOut& out) -> std::unique_ptr<StreamedExport> {
        return std::make_unique<Streamed<VcdWriter>>(

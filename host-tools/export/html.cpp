@@ -10,7 +10,9 @@
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
+#include "common/probe_layout.h"
 #include "export/html_assets.h"
 
 namespace ett::host {
@@ -157,6 +159,18 @@ struct TimelineSummary {
   double bucket_ns = 0;  // the downsampling bucket (0: every event is shown)
 };
 
+// A number for a table cell's data-value: what `ett analyze ... --format json` writes for it, to 15
+// significant digits (finer than the JSON's own rounding).
+std::string raw(double value) {
+  return fmt::format("{:.15g}", value);
+}
+
+// A table cell holding a time: the text in a readable unit, the number of ns in data-value (tests compare
+// it with the JSON of the analyses; a reader can copy it).
+std::string ns_cell(const char* key, double ns, const std::string& suffix = "") {
+  return fmt::format("<td data-key=\"{}\" data-value=\"{}\">{}{}</td>", key, raw(ns), ns_text(ns), suffix);
+}
+
 // "probe 2: node A" with the name given by `ett label`, else "probe 2".
 std::string probe_name(const ReportInput& input, int probe) {
   const auto it = input.probe_labels.find(probe);
@@ -210,6 +224,7 @@ json timeline_json(const ReportInput& input, TimelineSummary& summary) {
           if (k == 0 || chosen[k] != chosen[k - 1]) kept[static_cast<size_t>(probe)].push_back(chosen[k]);
       }
   }
+  const std::optional<ProbeLayout> layout = ProbeLayout::from_name(capture.info.layout);
   json lanes = json::array();
   for (int probe = 1; probe <= probes; ++probe) {
     json t = json::array(), c = json::array();
@@ -220,8 +235,15 @@ json timeline_json(const ReportInput& input, TimelineSummary& summary) {
       max_code = std::max<int>(max_code, capture.events[i].code);
     }
     summary.shown += kept[static_cast<size_t>(probe)].size();
-    lanes.push_back(
-        {{"probe", probe}, {"name", probe_name(input, probe)}, {"max_code", max_code}, {"t", t}, {"c", c}});
+    // The lane's code scale: every code the layout allows (2x4: 0 to 0xf), or the highest seen without one.
+    const int bits = layout ? layout->bits_per_probe() : 0;
+    lanes.push_back({{"probe", probe},
+                     {"name", probe_name(input, probe)},
+                     {"max_code", max_code},
+                     {"bits", bits},
+                     {"full_code", bits > 0 ? (1 << bits) - 1 : std::max(1, max_code)},
+                     {"t", t},
+                     {"c", c}});
   }
   json stalls = json::array();
   for (const StallSpan& stall : capture.stalls)
@@ -319,8 +341,13 @@ std::string export_html(const ReportInput& input) {
   row("mode", info.mode);
   row("layout", info.layout);
   row("events", fmt::format("{}", capture.events.size()));
-  for (const auto& [probe, count] : per_probe)
-    row(fmt::format("events on {}", probe_name(input, probe)), fmt::format("{}", count));
+  // A long label is elided to one line (the whole of it in the title, shown on hover), so that the numbers
+  // stay in view.
+  for (const auto& [probe, count] : per_probe) {
+    const std::string key = html_escape(fmt::format("events on {}", probe_name(input, probe)));
+    out += fmt::format("<tr><th><span class=\"label\" title=\"{}\">{}</span></th><td>{}</td></tr>\n", key,
+                       key, count);
+  }
   row("duration", ns_text(capture.end_ns()));
   row("TSC rate", fmt::format("{} Hz", info.tsc_hz));
   if (!info.cpu_brand.empty()) row("CPU", info.cpu_brand);
@@ -395,15 +422,42 @@ std::string export_html(const ReportInput& input) {
           ns_text(d.pi_ns), d.actions.size() - d.stalled, d.actions.size(), d.stalled);
     out += fmt::format(
         "<p>Actions from probe {} to probe {}: {} paired, {} unmatched starts, {} unmatched ends, "
-        "{} out of order.</p>\n<table>\n<tr><th>count</th><th>mean</th><th>stddev</th><th>min</th>"
-        "<th>p50</th><th>p99</th><th>max</th></tr>\n",
+        "{} out of order.</p>\n<table id=\"durations-table\">\n<tr><th>count</th><th>mean</th><th>stddev</th>"
+        "<th>min</th><th>p50</th><th>p99</th><th>max</th><th>bound (pi)</th><th>actions a stall touched</th>"
+        "</tr>\n",
         endpoint_text(d.from), endpoint_text(d.to), d.actions.size(), d.unmatched_starts.size(),
         d.unmatched_ends.size(), d.out_of_order);
     out += fmt::format(
-        "<tr><td>{}</td><td>{}{}</td><td>{}</td><td>{}{}</td><td>{}{}</td><td>{}{}</td><td>{}{}</td>"
-        "</tr>\n</table>\n",
-        s.count, ns_text(s.mean), pm, ns_text(s.stddev), ns_text(s.min), pm, ns_text(s.p50), pm,
-        ns_text(s.p99), pm, ns_text(s.max), pm);
+        "<tr><td data-key=\"count\" data-value=\"{}\">{}</td>{}{}{}{}{}{}<td data-key=\"pi_ns\" "
+        "data-value=\"{}\">{}</td><td data-key=\"stalled_actions\" data-value=\"{}\">{}</td></tr>\n"
+        "</table>\n",
+        s.count, s.count, ns_cell("mean_ns", s.mean, pm), ns_cell("stddev_ns", s.stddev),
+        ns_cell("min_ns", s.min, pm), ns_cell("p50_ns", s.p50, pm), ns_cell("p99_ns", s.p99, pm),
+        ns_cell("max_ns", s.max, pm), d.pi_ns > 0 ? raw(d.pi_ns) : "",
+        d.pi_ns > 0 ? "± " + ns_text(d.pi_ns) : "unknown (no calibration)", d.stalled, d.stalled);
+    // The stall flags: each action a stall touched, with its wider bound (the first kStalledRowsShown).
+    if (d.stalled) {
+      constexpr size_t kStalledRowsShown = 20;
+      out += fmt::format(
+          "<h3>Actions a stall touched</h3>\n<table id=\"stalled-table\">\n<tr><th>start seq</th><th>end "
+          "seq</th><th>start</th><th>duration</th><th>stall</th><th>bound (pi + stall)</th></tr>\n");
+      size_t shown_rows = 0;
+      for (const Action& action : d.actions) {
+        if (action.stall_ns <= 0) continue;
+        if (shown_rows++ == kStalledRowsShown) break;
+        out += fmt::format(
+            "<tr><td data-key=\"start_seq\" data-value=\"{}\">{}</td><td>{}</td>{}{}{}{}</tr>\n",
+            action.start_seq, action.start_seq, action.end_seq, ns_cell("start_ns", action.start_ns),
+            ns_cell("duration_ns", action.duration_ns), ns_cell("stall_ns", action.stall_ns),
+            action.bound_ns > 0 ? ns_cell("bound_ns", action.bound_ns) : std::string("<td>unknown</td>"));
+      }
+      out += "</table>\n";
+      if (d.stalled > kStalledRowsShown)
+        out += fmt::format(
+            "<p class=\"note\">The first {} of {} (<code>ett analyze durations</code> lists "
+            "every one).</p>\n",
+            kStalledRowsShown, d.stalled);
+    }
     // Sized once: growing them by doubling held an old and a new copy (hundreds of MB at 10 M events).
     std::vector<double> values;
     std::vector<ScatterPoint> points;
@@ -440,12 +494,30 @@ std::string export_html(const ReportInput& input) {
   if (input.fit) {
     const LinearFit& f = input.fit->fit;
     out += fmt::format(
-        "<p>duration = ({:.1f} ± {:.1f}) ns + ({:.4f} ± {:.4f}) ns × size; R² = {:.5f}; {} actions."
-        "</p>\n<table>\n<tr><th>size</th><th>count</th><th>mean</th><th>stddev</th></tr>\n",
-        f.intercept_ns, f.intercept_stderr_ns, f.slope_ns, f.slope_stderr_ns, f.r2, f.points);
-    for (const SizeRow& size : input.fit->sizes)
-      out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", size.size,
-                         size.duration.count, ns_text(size.duration.mean), ns_text(size.duration.stddev));
+        "<p>duration = ({:.1f} ± {:.1f}) ns + ({:.4f} ± {:.4f}) ns × size; R² = {:.5f}; {} actions.</p>\n"
+        "<table id=\"fit-table\">\n<tr><th>intercept</th><th>± (standard error)</th><th>slope, ns per "
+        "size</th>"
+        "<th>± (standard error)</th><th>R²</th><th>actions</th></tr>\n<tr>{}{}<td data-key=\"slope_ns\" "
+        "data-value=\"{}\">{:.6g}</td><td data-key=\"slope_stderr_ns\" data-value=\"{}\">{:.2g}</td>"
+        "<td data-key=\"r2\" data-value=\"{}\">{:.6f}</td><td data-key=\"points\" data-value=\"{}\">{}</td>"
+        "</tr>\n</table>\n",
+        f.intercept_ns, f.intercept_stderr_ns, f.slope_ns, f.slope_stderr_ns, f.r2, f.points,
+        ns_cell("intercept_ns", f.intercept_ns), ns_cell("intercept_stderr_ns", f.intercept_stderr_ns),
+        raw(f.slope_ns), f.slope_ns, raw(f.slope_stderr_ns), f.slope_stderr_ns, raw(f.r2), f.r2, f.points,
+        f.points);
+    // Per size: the measured mean against the line's value there; the residual is their difference.
+    out +=
+        "<table id=\"fit-sizes-table\">\n<tr><th>size</th><th>count</th><th>mean</th><th>stddev</th>"
+        "<th>fitted</th><th>residual (mean - fitted)</th></tr>\n";
+    for (const SizeRow& size : input.fit->sizes) {
+      const double fitted = f.intercept_ns + f.slope_ns * size.size;
+      out += fmt::format(
+          "<tr><td data-key=\"size\" data-value=\"{}\">{}</td><td data-key=\"count\" "
+          "data-value=\"{}\">{}</td>{}{}{}{}</tr>\n",
+          raw(size.size), size.size, size.duration.count, size.duration.count,
+          ns_cell("mean_ns", size.duration.mean), ns_cell("stddev_ns", size.duration.stddev),
+          ns_cell("fitted_ns", fitted), ns_cell("residual_ns", size.duration.mean - fitted));
+    }
     out += "</table>\n<div class=\"chart\" id=\"chart-fit\"></div>\n";
     std::vector<ScatterPoint> points;
     points.reserve(std::min(input.fit->x.size(), input.fit->y.size()));
@@ -473,15 +545,19 @@ std::string export_html(const ReportInput& input) {
         "actions a stall touched are left out ({} and {}). Bounds on the difference (candidate - baseline) "
         "from "
         "a bootstrap of 2000 resamples, seed 1, each bound at 95 % confidence; differences within ±pi are no "
-        "change.</p>\n<table>\n<tr><th>statistic</th><th>baseline</th><th>candidate</th><th>difference</th>"
+        "change.</p>\n<table "
+        "id=\"compare-table\">\n<tr><th>statistic</th><th>baseline</th><th>candidate</th><th>difference</th>"
         "<th>bounds</th><th>verdict</th></tr>\n",
         c.candidate_ns.size(), c.baseline_traces.size() > 1 ? "s" : "", traces, c.baseline_ns.size(),
         c.result.baseline.stalled, c.result.candidate.stalled);
     for (const StatComparison& s : c.result.stats)
       out += fmt::format(
-          "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>[{}, {}]</td><td>{}</td></tr>\n",
-          compare_stat_name(s.stat), ns_text(s.baseline_ns), ns_text(s.candidate_ns),
-          ns_text(s.difference_ns), ns_text(s.lower_ns), ns_text(s.upper_ns), verdict_name(s.verdict));
+          "<tr><td data-key=\"stat\" data-value=\"{}\">{}</td>{}{}{}<td data-key=\"bounds\" "
+          "data-value=\"{},{}\">[{}, {}]</td><td data-key=\"verdict\" data-value=\"{}\">{}</td></tr>\n",
+          compare_stat_name(s.stat), compare_stat_name(s.stat), ns_cell("baseline_ns", s.baseline_ns),
+          ns_cell("candidate_ns", s.candidate_ns), ns_cell("difference_ns", s.difference_ns), raw(s.lower_ns),
+          raw(s.upper_ns), ns_text(s.lower_ns), ns_text(s.upper_ns), verdict_name(s.verdict),
+          verdict_name(s.verdict));
     out += "</table>\n";
     if (c.result.stats.empty())
       out += fmt::format("<p class=\"note\">{}</p>\n", html_escape(c.result.gate.reason));
@@ -508,6 +584,44 @@ std::string export_html(const ReportInput& input) {
       data["comparison"] = histogram_json(bins, "action duration", "fraction of the side's actions", series);
       out += "<div class=\"chart\" id=\"chart-comparison\"></div>\n";
     }
+  }
+  if (input.pps) {
+    const PpsResult& pps = *input.pps;
+    out += fmt::format(
+        "<h2>PPS and UTC</h2>\n<p>The TSC against a receiver's pulse per second on D{} (<code>ett analyze "
+        "pps</code>): capture times map to UTC as UTC(tsc) = second of pulse 0 + (tsc - anchor) / rate.</p>\n"
+        "<table id=\"pps-table\">\n",
+        pps.line);
+    auto pps_row = [&](const char* key, const std::string& name, const std::string& value,
+                       const std::string& text) {
+      out += fmt::format("<tr><th>{}</th><td data-key=\"{}\" data-value=\"{}\">{}</td></tr>\n", name, key,
+                         html_escape(value), html_escape(text));
+    };
+    pps_row("line", "line", fmt::format("D{}", pps.line), fmt::format("D{}", pps.line));
+    pps_row("tsc_hz", "TSC rate against true seconds", raw(pps.tsc_hz), fmt::format("{:.3f} Hz", pps.tsc_hz));
+    pps_row("uncertainty_ppb", "its uncertainty", raw(pps.uncertainty_ppb),
+            fmt::format("± {:.3f} Hz ({:.3f} ppb)", pps.tsc_hz_stderr, pps.uncertainty_ppb));
+    if (pps.header_tsc_hz > 0)
+      pps_row("calibration_error_ppm", "the capture's own calibration, off by",
+              raw((pps.header_tsc_hz - pps.tsc_hz) / pps.tsc_hz * 1e6),
+              fmt::format("{:.3f} ppm ({:.0f} Hz)", (pps.header_tsc_hz - pps.tsc_hz) / pps.tsc_hz * 1e6,
+                          pps.header_tsc_hz));
+    pps_row("anchor_tsc", "anchor (TSC of pulse 0)", raw(pps.anchor_tsc),
+            fmt::format("{:.1f}", pps.anchor_tsc));
+    if (!pps.pulses.empty())
+      pps_row("jitter_p99_ns", "jitter (|residual| of the pulses)", raw(pps.jitter_p99_ns),
+              fmt::format("p50 {}, p99 {}, max {}", ns_text(pps.jitter_p50_ns), ns_text(pps.jitter_p99_ns),
+                          ns_text(pps.jitter_max_ns)));
+    pps_row("utc_second", "UTC of pulse 0",
+            pps.utc_second ? fmt::format("{}", *pps.utc_second) : std::string(),
+            pps.utc_second ? fmt::format("{} (labelled from {})", format_iso_utc(UtcNs{*pps.utc_second, 0}),
+                                         pps.label_source)
+                           : "unlabelled: give `ett analyze pps --utc-at-edge N=ISO`");
+    out += "</table>\n";
+    if (!input.utc)
+      out +=
+          "<p class=\"note\">The time axes read UTC time of day with <code>ett report --time "
+          "utc</code>.</p>\n";
   }
   out += fmt::format(
       "<noscript><p class=\"note\">The charts need JavaScript (inline in this file; nothing is fetched).</p>"

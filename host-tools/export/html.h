@@ -35,6 +35,8 @@ struct ReportInput {
   // `ett report --time utc`: the trace's PPS mapping (with its UTC label); the summary gives the UTC of time
   // 0 and the time axes (timeline, durations over time) read UTC time of day.
   const PpsResult* utc = nullptr;
+  // The trace's stored PPS mapping (`ett analyze pps`), shown as a table whether or not the axes read UTC.
+  const PpsResult* pps = nullptr;
 };
 
 std::string export_html(const ReportInput& input);

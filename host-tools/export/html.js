@@ -26,6 +26,19 @@
     if (x === 0) return "0";
     return String(parseFloat(x.toPrecision(4)));
   }
+  // A step of 1, 2 or 5 times a power of ten, at least `raw`: ticks at round values.
+  function niceStep(raw) {
+    if (!(raw > 0)) return 1;
+    const power = Math.pow(10, Math.floor(Math.log10(raw)));
+    const steps = [1, 2, 5, 10];
+    for (let i = 0; i < steps.length; ++i) if (steps[i] * power >= raw * (1 - 1e-9)) return steps[i] * power;
+    return 10 * power;
+  }
+  // A label cut to `max` characters with "…" (the whole of it goes in a title, shown on hover).
+  const kLabelChars = 40;
+  function elide(text, max) {
+    return text.length <= max ? text : text.slice(0, max - 1) + "…";
+  }
   // `ett report --time utc`: a capture time (ns from its start) as UTC time of day with `digits` decimals.
   function utcOfDay(ns, digits) {
     const u = data.utc;
@@ -123,6 +136,19 @@
     charts[name] = u;
   }
 
+  // Lanes of the timeline: the step line between kLaneLow and kLaneLow + kLaneSpan of a lane's height, the
+  // bus values above it.
+  const kLaneLow = 0.08, kLaneSpan = 0.56, kLaneText = 0.82;
+  // The legend's labels cut to kLabelChars, the whole of each in its title.
+  function titleLegend(el, full) {
+    el.querySelectorAll(".u-legend .u-series").forEach(function (row, i) {
+      const label = row.querySelector(".u-label");
+      if (!label || full[i] == null || full[i] === "") return;
+      label.title = full[i];
+      label.textContent = elide(full[i], kLabelChars);
+    });
+  }
+
   function timeline() {
     const el = document.getElementById("chart-timeline");
     const tl = data.timeline;
@@ -142,9 +168,9 @@
                      value: function (u, v) { return v == null ? "–" : data.utc ? utcOfDay(v * unit.ns, 9) : num(v); }}];
     tl.probes.forEach(function (p, lane) {
       const ys = new Array(unique.length).fill(null), cs = new Array(unique.length).fill(null);
-      const base = lanes - 1 - lane, scale = p.max_code > 0 ? 0.7 / p.max_code : 0;
+      const base = lanes - 1 - lane, scale = kLaneSpan / p.full_code;
       p.t.forEach(function (t, i) {
-        ys[index.get(t)] = base + 0.15 + p.c[i] * scale;
+        ys[index.get(t)] = base + kLaneLow + p.c[i] * scale;
         cs[index.get(t)] = p.c[i];
       });
       // Hovering shows the code each probe holds at that time: from its latest change at or before it ("–"
@@ -156,7 +182,7 @@
       }
       // The probe keeps its last code to the end of the capture.
       if (p.t.length) {
-        ys[unique.length - 1] = ys[unique.length - 1] == null ? base + 0.15 + p.c[p.c.length - 1] * scale
+        ys[unique.length - 1] = ys[unique.length - 1] == null ? base + kLaneLow + p.c[p.c.length - 1] * scale
                                                               : ys[unique.length - 1];
       }
       columns.push(ys);
@@ -172,24 +198,39 @@
         },
       });
     });
-    const names = tl.probes.map(function (p) { return p.name; });
+    const names = tl.probes.map(function (p) { return elide(p.name, 28); });
     const longest = names.reduce(function (m, n) { return Math.max(m, n.length); }, 0);
+    // The code scale on the right: each lane's lowest and highest code (1-bit lanes read 0 and 1).
+    const scaleSplits = [], scaleTexts = [];
+    tl.probes.forEach(function (p, lane) {
+      const base = lanes - 1 - lane;
+      scaleSplits.push(base + kLaneLow, base + kLaneLow + kLaneSpan);
+      scaleTexts.push(p.full_code > 1 ? "0x0" : "0", p.full_code > 1 ? "0x" + p.full_code.toString(16) : "1");
+    });
     const opts = {
       width: chartWidth(el),
-      height: Math.max(160, 40 * lanes + 70),
+      height: Math.max(160, 56 * lanes + 70),
       scales: {x: {time: false}, y: {auto: false, range: [0, lanes]}},
       axes: [
         timeAxis("time since capture start", unit),
         {
-          size: Math.min(260, 20 + 7 * longest),
+          size: Math.min(280, 24 + 8 * longest),
           splits: function () { return names.map(function (n, i) { return lanes - 1 - i + 0.5; }); },
           values: function (u, splits) { return splits.map(function (s) { return names[lanes - 1 - Math.floor(s)]; }); },
           grid: {show: false},
         },
+        {
+          side: 1,
+          size: 44,
+          label: "code",
+          splits: function () { return scaleSplits; },
+          values: function () { return scaleTexts; },
+          grid: {show: true, stroke: "#eee", width: 1},
+        },
       ],
       series: series,
       hooks: {
-        draw: [function (u) {
+        draw: [drawBusValues, function (u) {
           // The capture's stalls: a red band across every lane, at least 2 px wide so that a short one shows.
           const ctx = u.ctx, box = u.bbox;
           ctx.save();
@@ -205,8 +246,38 @@
         }],
       },
     };
+    // A lane of several bits is a bus, as in a logic analyser's view: its code, in hex, written over every
+    // stretch wide enough to hold it.
+    function drawBusValues(u) {
+      const ctx = u.ctx, box = u.bbox, ratio = window.devicePixelRatio || 1;
+      let drawn = 0;
+      ctx.save();
+      ctx.beginPath();
+      ctx.rect(box.left, box.top, box.width, box.height);
+      ctx.clip();
+      ctx.font = Math.round(11 * ratio) + "px sans-serif";
+      ctx.textAlign = "center";
+      ctx.textBaseline = "middle";
+      tl.probes.forEach(function (p, lane) {
+        if (p.full_code <= 1) return;
+        const y = u.valToPos(lanes - 1 - lane + kLaneText, "y", true);
+        ctx.fillStyle = colors[lane % colors.length];
+        for (let i = 0; i < p.t.length; ++i) {
+          const x0 = Math.max(box.left, u.valToPos(p.t[i] / unit.ns, "x", true));
+          const end = i + 1 < p.t.length ? p.t[i + 1] : tl.t1;
+          const x1 = Math.min(box.left + box.width, u.valToPos(end / unit.ns, "x", true));
+          const text = "0x" + p.c[i].toString(16);
+          if (x1 - x0 < ctx.measureText(text).width + 6 * ratio) continue;
+          ctx.fillText(text, (x0 + x1) / 2, y);
+          ++drawn;
+        }
+      });
+      ctx.restore();
+      u.busValuesDrawn = drawn;
+    }
     const u = new uPlot(opts, columns, el);
     interactive(u, "timeline", [columns[0][0], columns[0][columns[0].length - 1]], el);
+    titleLegend(el, [""].concat(tl.probes.map(function (p) { return p.name; })));
   }
 
   // A histogram: bars for one series, filled steps for several (a comparison); the open-ended last bin (tail) is
@@ -243,7 +314,14 @@
         value: function (u, v) { return v == null ? "–" : num(v); },
       });
     });
-    const step = Math.max(1, Math.ceil((h.tail ? n - 1 : n) / 8));
+    // x is the bin index; the body's bins are equal, so a value maps to a fractional index. Ticks go at
+    // round values (a step of 1, 2 or 5 times a power of ten in the axis's unit) wherever the bins lie.
+    const body = h.tail ? n - 1 : n;
+    const lo = h.edges[0][0], hi = h.edges[Math.max(0, body - 1)][1];
+    const width = body > 0 && hi > lo ? (hi - lo) / body : 1;
+    function indexOf(ns) { return (ns - lo) / width; }
+    function valueAt(index) { return lo + Math.min(index, body) * width; }
+    let tickStep = 1;
     const opts = {
       width: chartWidth(el),
       height: 260,
@@ -257,15 +335,22 @@
           label: h.x_label + " (" + unit.name + ")" + (h.tail ? "; the last bin is open-ended" : ""),
           splits: function (u, ai, min, max) {
             const out = [];
-            // Bin edges; with a tail, the edge where it starts is labelled by the tail's "≥ X" instead.
-            for (let i = 0; i <= (h.tail ? n - 2 : n); i += step) if (i >= min && i <= max) out.push(i);
+            const from = valueAt(Math.max(0, min)) / unit.ns, to = valueAt(Math.min(body, max)) / unit.ns;
+            const step = niceStep((to - from) / 7);
+            tickStep = step;
+            for (let k = Math.ceil(from / step - 1e-9); k * step <= to * (1 + 1e-12) + 1e-12; ++k) {
+              const at = indexOf(k * step * unit.ns);
+              if (at >= min - 1e-9 && at <= Math.min(max, body) + 1e-9) out.push(at);
+            }
+            // The open-ended bin is labelled "≥ X" at its middle.
             if (h.tail && n - 0.5 >= min && n - 0.5 <= max) out.push(n - 0.5);
             return out;
           },
           values: function (u, splits) {
             return splits.map(function (s) {
               if (h.tail && s === n - 0.5) return "≥ " + num(h.edges[n - 1][0] / unit.ns);
-              return num((s < n ? h.edges[s][0] : h.edges[n - 1][1]) / unit.ns);
+              const v = valueAt(s) / unit.ns;
+              return (Math.round(v / tickStep) * tickStep).toFixed(Math.max(0, -Math.floor(Math.log10(tickStep))));
             });
           },
         },

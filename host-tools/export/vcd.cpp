@@ -18,23 +18,27 @@ namespace ett::host {
 
 namespace {
 
-// VCD identifiers: printable characters from '!'; lines D0..D7 first, then the probes' wires, then their
-// code vectors.
+// VCD identifiers: printable characters from '!'; lines D0..D7 first, then the probes' wires, then the bits
+// of their codes (probe 1's from its lowest bit, then probe 2's, ...: 8 bits in every layout).
 char line_id(int line) {
   return static_cast<char>('!' + line);
 }
 char probe_id(int probe) {
   return static_cast<char>('!' + 8 + probe - 1);
 }
-char bus_id(int probe) {
-  return static_cast<char>('!' + 16 + probe - 1);
+char code_bit_id(int probe, int width, int bit) {
+  return static_cast<char>('!' + 16 + (probe - 1) * width + bit);
 }
 
-// A VCD reference is one word: spaces and anything else outside [A-Za-z0-9_] become '_'.
+// A VCD reference is one word: ASCII spaces, punctuation and control characters become '_' (a '[' would read
+// as a bit select, a '$' as a keyword); the bytes of UTF-8 characters are kept as they are (GTKWave and
+// sigrok show `Kühlung_Ω` as it was labelled).
 std::string vcd_name(const std::string& name) {
   std::string out = name;
-  for (char& c : out)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+  for (char& c : out) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x80 && !std::isalnum(byte) && c != '_') c = '_';
+  }
   return out;
 }
 
@@ -62,14 +66,6 @@ class VcdText {
   void bit(unsigned value, char id) {
     room(3);
     *m_at++ = static_cast<char>('0' + (value & 1));
-    *m_at++ = id;
-    *m_at++ = '\n';
-  }
-  void vector(unsigned value, int width, char id) {
-    room(12);
-    *m_at++ = 'b';
-    for (int bit = width - 1; bit >= 0; --bit) *m_at++ = static_cast<char>('0' + ((value >> bit) & 1));
-    *m_at++ = ' ';
     *m_at++ = id;
     *m_at++ = '\n';
   }
@@ -112,8 +108,8 @@ struct VcdWriter::State {
   VcdText text;
   std::optional<ProbeLayout> layout;
   int probes = 0;
-  int bus_probes = 0;  // probes with a code vector
-  int width = 0;       // of a code vector
+  int bus_probes = 0;  // probes whose code is written as its bits
+  int width = 0;       // of a code
   double origin = 0;
   double per_ns = 0;   // ticks per ns
   bool merge = false;  // a tick coarser than 1 ns: the polls within one tick are one block
@@ -146,11 +142,12 @@ struct VcdWriter::State {
     toggles ^= block_toggles;
     for (int probe = 1; probe <= probes; ++probe)
       if ((block_toggles >> (probe - 1)) & 1) text.bit((toggles >> (probe - 1)) & 1, probe_id(probe));
-    for (int probe = 1; probe <= bus_probes; ++probe)
-      if (new_codes[probe - 1] != codes[probe - 1]) {
-        codes[probe - 1] = new_codes[probe - 1];
-        text.vector(codes[probe - 1], width, bus_id(probe));
-      }
+    for (int probe = 1; probe <= bus_probes; ++probe) {
+      const unsigned flipped = new_codes[probe - 1] ^ codes[probe - 1];
+      for (int bit = width - 1; bit >= 0; --bit)
+        if ((flipped >> bit) & 1) text.bit(new_codes[probe - 1] >> bit, code_bit_id(probe, width, bit));
+      codes[probe - 1] = new_codes[probe - 1];
+    }
     lines = new_lines;
     last = time;
     open = false;
@@ -164,7 +161,8 @@ VcdWriter::VcdWriter(const CaptureInfo& info, int probes, double origin_ns, Text
   probes = std::clamp(probes, 0, 8);
   s.probes = probes;
   s.layout = ProbeLayout::from_name(info.layout);
-  // A vector per probe of the layout (its width is the layout's); probes beyond it (corrupt data) get none.
+  // The code bits of each probe of the layout (as many as the layout's width); probes beyond it (corrupt
+  // data) get none.
   s.bus_probes = options.bus && s.layout ? std::min(probes, s.layout->probe_count()) : 0;
   s.width = s.layout ? s.layout->bits_per_probe() : 0;
   s.origin = std::min(origin_ns, 0.0);
@@ -194,8 +192,13 @@ VcdWriter::VcdWriter(const CaptureInfo& info, int probes, double origin_ns, Text
     names.push_back(name);
     out.print("$var wire 1 {} {} $end\n", probe_id(probe), name);
   }
+  // Each code as 1-bit wires NAME_code[3] .. NAME_code[0] (one NAME_code at width 1), not as one vector:
+  // libsigrok 0.5 (Debian 12's sigrok-cli and PulseView) stops reading at the first vector value, and
+  // GTKWave joins split bits back into a vector (its autocoalesce).
   for (int probe = 1; probe <= s.bus_probes; ++probe)
-    out.print("$var wire {} {} {}_code [{}:0] $end\n", s.width, bus_id(probe), names[probe - 1], s.width - 1);
+    for (int bit = s.width - 1; bit >= 0; --bit)
+      out.print("$var wire 1 {} {}_code{} $end\n", code_bit_id(probe, s.width, bit), names[probe - 1],
+                s.width > 1 ? fmt::format("[{}]", bit) : "");
   out.append("$upscope $end\n$enddefinitions $end\n");
 
   s.lines = info.initial_lines;
@@ -204,7 +207,8 @@ VcdWriter::VcdWriter(const CaptureInfo& info, int probes, double origin_ns, Text
   for (int probe = 1; probe <= probes; ++probe) s.text.bit(0, probe_id(probe));
   for (int probe = 1; probe <= s.bus_probes; ++probe) {
     s.codes[probe - 1] = s.layout->code_of(s.lines, probe);
-    s.text.vector(s.codes[probe - 1], s.width, bus_id(probe));
+    for (int bit = s.width - 1; bit >= 0; --bit)
+      s.text.bit(s.codes[probe - 1] >> bit, code_bit_id(probe, s.width, bit));
   }
   s.text.flush();
   out.append("$end\n");

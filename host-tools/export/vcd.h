@@ -1,6 +1,7 @@
 // vcd.h: a capture as a Value Change Dump (IEEE 1364): one 1-bit wire per data line D0..D7, one per probe
 // (toggled at each of its events, so that a change to the same line values still shows) and each probe's code
-// as a vector (bus) of its layout's width; probes carry their `ett label` names.
+// as 1-bit wires NAME_code[i], one per bit of its layout's width (GTKWave joins them into a bus; sigrok and
+// PulseView read them as channels); probes carry their `ett label` names.
 #pragma once
 
 #include <cstdint>
@@ -18,8 +19,7 @@ namespace ett::host {
 
 struct VcdOptions {
   int64_t timescale_ps = 1000;  // 1 ns
-  // The code vectors. libsigrok 0.5 (Debian 12's sigrok-cli and PulseView) stops reading a VCD at the first
-  // vector value, so they can be left out.
+  // The code bits (NAME_code[i]); false leaves them out (`--no-bus`: the lines D0..D7 hold the same bits).
   bool bus = true;
   std::span<const std::string> probe_labels;  // [probe - 1]: the probe's `ett label`, "" for none
   const TscUtcClock* utc = nullptr;           // $date is the UTC of time 0 (a PPS mapping), not the CMOS time

@@ -379,8 +379,8 @@ TEST_F(CompareCommand, GatePassesFiresAndCannotDecide) {
   EXPECT_NE(page.find("<h2>Comparison</h2>"), std::string::npos);
   EXPECT_NE(page.find("baseline (300 actions)"), std::string::npos);
   EXPECT_NE(page.find("candidate (150 actions)"), std::string::npos);
-  EXPECT_NE(page.find("<td>median</td>"), std::string::npos);
-  EXPECT_NE(page.find("<td>slower</td>"), std::string::npos);
+  EXPECT_NE(page.find("data-value=\"median\">median</td>"), std::string::npos);
+  EXPECT_NE(page.find("data-value=\"slower\">slower</td>"), std::string::npos);
   auto no_actions = test::run_ett({"report", "--db", m_db, "--baseline", baseline, "-o", html_path + "2"});
   EXPECT_NE(no_actions.exit_code, 0);
   EXPECT_NE(no_actions.output.find("--baseline compares actions"), std::string::npos) << no_actions.output;

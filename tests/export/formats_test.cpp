@@ -63,9 +63,10 @@ TEST(ExportVcd, WritesWiresPerLineAndProbeWithStrictlyIncreasingTimes) {
             "#2000\n");
 }
 
-// Each probe's code as a vector of its layout's width (2x4: four bits), written when it changes, beside the
-// wires; the probes carry their labels (one word: the space becomes '_').
-TEST(ExportVcd, CodesAsVectorsAndLabelsAsNames) {
+// Each probe's code as 1-bit wires, one per bit of its layout's width (2x4: four), each written when it
+// changes, beside the wires; no vector value (libsigrok 0.5 stops at the first). The probes carry their
+// labels (one word: the space becomes '_').
+TEST(ExportVcd, CodesAsBitWiresAndLabelsAsNames) {
   const std::vector<std::string> labels = {"node A"};
   VcdOptions options;
   options.probe_labels = labels;
@@ -74,14 +75,29 @@ TEST(ExportVcd, CodesAsVectorsAndLabelsAsNames) {
   ASSERT_NE(body, std::string::npos) << vcd;
   EXPECT_EQ(vcd.substr(body),
             "$var wire 1 ) node_A $end\n$var wire 1 * probe2 $end\n"
-            "$var wire 4 1 node_A_code [3:0] $end\n$var wire 4 2 probe2_code [3:0] $end\n"
+            "$var wire 1 4 node_A_code[3] $end\n$var wire 1 3 node_A_code[2] $end\n"
+            "$var wire 1 2 node_A_code[1] $end\n$var wire 1 1 node_A_code[0] $end\n"
+            "$var wire 1 8 probe2_code[3] $end\n$var wire 1 7 probe2_code[2] $end\n"
+            "$var wire 1 6 probe2_code[1] $end\n$var wire 1 5 probe2_code[0] $end\n"
             "$upscope $end\n$enddefinitions $end\n"
-            "#0\n$dumpvars\n0!\n0\"\n0#\n0$\n0%\n0&\n0'\n0(\n0)\n0*\nb0000 1\nb0000 2\n$end\n"
-            "#100\n1!\n1&\n1)\n1*\nb0001 1\nb0010 2\n"
-            "#250\n0!\n0)\nb0000 1\n"
-            "#251\n1!\n1)\nb0001 1\n"
-            "#500\n0&\n0*\nb0000 2\n"
+            "#0\n$dumpvars\n0!\n0\"\n0#\n0$\n0%\n0&\n0'\n0(\n0)\n0*\n04\n03\n02\n01\n08\n07\n06\n05\n$end\n"
+            "#100\n1!\n1&\n1)\n1*\n11\n16\n"
+            "#250\n0!\n0)\n01\n"
+            "#251\n1!\n1)\n11\n"
+            "#500\n0&\n0*\n06\n"
             "#2000\n");
+  EXPECT_EQ(vcd.find("\nb"), std::string::npos);
+}
+
+// A label keeps its UTF-8 characters (GTKWave and sigrok show them as they are); ASCII punctuation, which
+// could read as a bit select or a keyword, becomes '_'.
+TEST(ExportVcd, UnicodeLabelsKeepTheirCharacters) {
+  const std::vector<std::string> labels = {"Kühlung Ω", "a[1]$b"};
+  VcdOptions options;
+  options.probe_labels = labels;
+  const std::string vcd = export_vcd(small_capture(), options);
+  EXPECT_NE(vcd.find("$var wire 1 ) Kühlung_Ω $end\n$var wire 1 * a_1__b $end\n"), std::string::npos) << vcd;
+  EXPECT_NE(vcd.find("$var wire 1 1 Kühlung_Ω_code[0] $end\n"), std::string::npos) << vcd;
 }
 
 // A coarser timescale merges the polls of one tick: at 10 ns the 250.3 and 250.4 ns polls (probe 1 back to
@@ -93,14 +109,14 @@ TEST(ExportVcd, CoarserTimescaleMergesThePollsOfATick) {
   EXPECT_NE(vcd.find("$timescale 10 ns $end\n"), std::string::npos) << vcd;
   const size_t body = vcd.find("#10\n");
   ASSERT_NE(body, std::string::npos) << vcd;
-  EXPECT_EQ(vcd.substr(body), "#10\n1!\n1&\n1)\n1*\nb0001 1\nb0010 2\n#50\n0&\n0*\nb0000 2\n#200\n");
+  EXPECT_EQ(vcd.substr(body), "#10\n1!\n1&\n1)\n1*\n11\n16\n#50\n0&\n0*\n06\n#200\n");
   options.timescale_ps = 1'000'000;  // 1 us: everything in tick 0 after the initial values; the end at 2 us
   const std::string us = export_vcd(small_capture(), options);
   EXPECT_NE(us.find("$timescale 1 us $end\n"), std::string::npos);
-  const size_t dumped = us.find("b0000 2\n$end\n");
+  const size_t dumped = us.find("05\n$end\n");
   ASSERT_NE(dumped, std::string::npos) << us;
   // 100-250.4 ns round to tick 0 (written right after the initial values), 500 ns to tick 1.
-  EXPECT_EQ(us.substr(dumped), "b0000 2\n$end\n1!\n1&\n1)\n1*\nb0001 1\nb0010 2\n#1\n0&\n0*\nb0000 2\n#2\n");
+  EXPECT_EQ(us.substr(dumped), "05\n$end\n1!\n1&\n1)\n1*\n11\n16\n#1\n0&\n0*\n06\n#2\n");
 }
 
 TEST(ExportVcd, TimescaleTakesOneTenOrAHundredOfAUnit) {

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -215,7 +216,9 @@ TEST(ReportCommand, UsesTheLabelsAndKeepsTheBaselineComparison) {
   ASSERT_EQ(std::system(("(" + commands + ") >/dev/null 2>&1").c_str()), 0) << commands;
   std::ifstream in(dir / "r.html");
   const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(html.find("<tr><th>events on probe 1: node &lt;A&gt;</th>"), std::string::npos);
+  EXPECT_NE(html.find("<tr><th><span class=\"label\" title=\"events on probe 1: node &lt;A&gt;\">events on "
+                      "probe 1: node &lt;A&gt;</span></th>"),
+            std::string::npos);
   const json data = page_data(html);
   ASSERT_TRUE(data.is_object());
   EXPECT_EQ(data["timeline"]["probes"][0]["name"], "probe 1: node <A>");
@@ -352,4 +355,167 @@ TEST(ReportInChromium, UtcAxesDrawTimeOfDay) {
   }
   std::error_code ignored;
   fs::remove_all(dir, ignored);
+}
+
+namespace {
+
+// A tick text is round when consecutive ticks are one step apart, the step is 1, 2 or 5 times a power of ten
+// and every tick is a multiple of it; the open-ended bin's "≥ X" is the data's and left aside.
+::testing::AssertionResult round_ticks(const json& ticks) {
+  std::vector<double> values;
+  for (const json& tick : ticks) {
+    const std::string text = tick.get<std::string>();
+    if (text.empty() || text.rfind("≥", 0) == 0) continue;
+    values.push_back(std::stod(text));
+  }
+  if (values.size() < 2) return ::testing::AssertionFailure() << "fewer than 2 ticks: " << ticks;
+  const double step = values[1] - values[0];
+  const double power = std::pow(10, std::floor(std::log10(step)));
+  const double mantissa = step / power;
+  if (std::fabs(mantissa - 1) > 1e-6 && std::fabs(mantissa - 2) > 1e-6 && std::fabs(mantissa - 5) > 1e-6)
+    return ::testing::AssertionFailure() << "step " << step << " in " << ticks;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const double k = values[i] / step;
+    if (std::fabs(k - std::round(k)) > 1e-6)
+      return ::testing::AssertionFailure() << values[i] << " in " << ticks;
+    if (i > 0 && std::fabs(values[i] - values[i - 1] - step) > step * 1e-6)
+      return ::testing::AssertionFailure() << "uneven at " << values[i] << " in " << ticks;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// The table rows of the DOM check ({data-key: data-value}) against the numbers of `ett ... --format json`.
+void expect_row_matches(const json& row, const json& expected, const std::vector<std::string>& keys,
+                        double tolerance, double absolute = 0) {
+  for (const std::string& key : keys) {
+    ASSERT_TRUE(row.contains(key)) << key << " in " << row;
+    ASSERT_TRUE(expected.contains(key)) << key << " in " << expected;
+    EXPECT_NEAR(std::stod(row[key].get<std::string>()), expected[key].get<double>(),
+                tolerance * std::max(1.0, std::fabs(expected[key].get<double>())) + absolute)
+        << key;
+  }
+}
+
+}  // namespace
+
+// Through the real `ett`: a report of synthetic traffic with a 3,000-character label, a fit and a baseline,
+// opened in headless Chromium (tests/export/report_dom_check.py; the screenshots stay in
+// build/test-output/report-analyses): the histograms' ticks are round, the label is elided with its whole
+// text in a title and the numbers beside it on screen, each 4-bit lane has a code scale
+// and (zoomed in) its bus values, and the tables of durations, fit (with the residual per size) and
+// comparison hold the numbers of `ett analyze durations --format json` and `ett compare --format json`;
+// without --baseline, no comparison table.
+TEST(ReportInChromium, AnalysesTablesMatchTheJsonTicksAreRoundLongLabelsElided) {
+  if (!have_tool("chromium") || !have_tool("chromedriver") || !have_tool("python3"))
+    GTEST_SKIP()
+        << "chromium, chromedriver or python3 is not installed (Debian chromium, chromium-driver, python3)";
+  const fs::path dir = fs::path(ETT_BIN_DIR).parent_path() / "test-output" / "report-analyses";
+  std::error_code ignored;
+  fs::remove_all(dir, ignored);
+  fs::create_directories(dir);
+  const std::string ett = "cd " + dir.string() + " && ETT_DB= " ETT_BIN_DIR "/ett";
+  const std::string label(3000, 'n');
+  const std::string actions =
+      " --db sqlite:t.db --from 1 --to 2 --pair fifo --size-of-code 1=16,2=500,3=1000";
+  const std::string commands =
+      ett + " synth t.img --events 600 --seed 1 && " + ett + " synth t.img --events 600 --seed 2 && " + ett +
+      " load t.img --all --db sqlite:t.db && " + ett + " label --db sqlite:t.db --trace 2 --probe 1 " +
+      label + " && " + ett + " report --trace 2 --baseline 1 -o with.html" + actions + " && " + ett +
+      " report --trace 2 -o without.html" + actions + " && " + ett + " analyze durations --trace 2" +
+      actions + " --fit linear --format json > durations.json && " + ett +
+      " compare --db sqlite:t.db --baseline 1 --candidate 2 --from 1 --to 2 --pair fifo --format json "
+      "> compare.json";
+  ASSERT_EQ(std::system(("(" + commands + ") >/dev/null 2>&1").c_str()), 0) << commands;
+  const auto read_json = [&](const char* name) {
+    std::ifstream in(dir / name);
+    return json::parse(in, nullptr, false);
+  };
+  const json durations = read_json("durations.json"), compared = read_json("compare.json");
+  ASSERT_TRUE(durations.is_object() && compared.is_object());
+  const auto check = [&](const char* page) {
+    const std::string output =
+        run_output("timeout 600 python3 " ETT_SOURCE_DIR "/tests/export/report_dom_check.py " +
+                   (dir / page).string() + " " + (dir / fs::path(page).stem()).string());
+    return json::parse(output, nullptr, false);
+  };
+  const json with = check("with.html");
+  ASSERT_TRUE(with.is_object()) << with;
+  ASSERT_FALSE(with.contains("error")) << with.dump(1);
+  EXPECT_EQ(with["ready"], "1");
+  for (const json& entry : with["console"])
+    EXPECT_TRUE(entry["level"] != "SEVERE" && entry["level"] != "WARNING") << entry.dump();
+  EXPECT_TRUE(with["resources"].empty()) << with["resources"];
+  for (const char* chart : {"durations", "comparison"})
+    EXPECT_TRUE(round_ticks(with["ticks"][chart])) << chart;
+  // 2x4: each lane's scale reads 0x0 to 0xf, and the bus values are written where there is room.
+  EXPECT_EQ(with["code_scale"], json::parse(R"(["0x0", "0xf", "0x0", "0xf"])"));
+  EXPECT_GT(with["bus_values_zoomed"].get<int>(), 0);
+  // The long label: elided in the capture table (CSS, the number beside it on screen) and in the legend
+  // (cut to 40 characters), its whole text in each title.
+  int long_labels = 0;
+  for (const json& shown : with["labels"]) {
+    if (shown["title"].get<std::string>().find(label) == std::string::npos) continue;
+    ++long_labels;
+    EXPECT_LT(shown["width"].get<double>(), 600) << shown["text"];
+    if (!shown["value_right"].is_null()) {
+      EXPECT_LE(shown["value_right"].get<double>(), with["window_width"].get<double>());
+      EXPECT_FALSE(shown["value_text"].get<std::string>().empty());
+    } else {
+      EXPECT_LE(shown["text"].get<std::string>().size(), 45u);
+    }
+  }
+  EXPECT_EQ(long_labels, 2) << with["labels"];
+  // The tables hold the analyses' numbers.
+  ASSERT_EQ(with["tables"]["durations-table"].size(), 1u) << with["tables"];
+  expect_row_matches(with["tables"]["durations-table"][0], durations["durations"],
+                     {"count", "mean_ns", "stddev_ns", "min_ns", "p50_ns", "p99_ns", "max_ns"}, 1e-6);
+  ASSERT_EQ(with["tables"]["fit-table"].size(), 1u);
+  expect_row_matches(with["tables"]["fit-table"][0], durations["fit"],
+                     {"intercept_ns", "intercept_stderr_ns", "slope_ns", "slope_stderr_ns", "r2", "points"},
+                     1e-5);
+  const json& sizes = with["tables"]["fit-sizes-table"];
+  ASSERT_EQ(sizes.size(), durations["fit"]["sizes"].size());
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    expect_row_matches(sizes[i], durations["fit"]["sizes"][i], {"size", "count", "mean_ns", "stddev_ns"},
+                       1e-6);
+    const double fitted =
+        durations["fit"]["intercept_ns"].get<double>() +
+        durations["fit"]["slope_ns"].get<double>() * std::stod(sizes[i]["size"].get<std::string>());
+    EXPECT_NEAR(std::stod(sizes[i]["residual_ns"].get<std::string>()),
+                durations["fit"]["sizes"][i]["mean_ns"].get<double>() - fitted, 0.1);
+  }
+  const json& stats = with["tables"]["compare-table"];
+  ASSERT_EQ(stats.size(), compared["stats"].size());
+  for (size_t i = 0; i < stats.size(); ++i) {
+    EXPECT_EQ(stats[i]["stat"], compared["stats"][i]["stat"]);
+    EXPECT_EQ(stats[i]["verdict"], compared["stats"][i]["verdict"]);
+    expect_row_matches(stats[i], compared["stats"][i], {"baseline_ns", "candidate_ns", "difference_ns"}, 0,
+                       0.051);  // the JSON's 0.1 ns
+  }
+  EXPECT_TRUE(fs::exists(dir / "with" / "report.png"));
+
+  const json without = check("without.html");
+  ASSERT_TRUE(without.is_object()) << without;
+  ASSERT_FALSE(without.contains("error")) << without.dump(1);
+  EXPECT_TRUE(without["tables"].contains("durations-table"));
+  EXPECT_FALSE(without["tables"].contains("compare-table"));
+}
+
+// The stored PPS mapping is a table of its numbers, with or without UTC axes.
+TEST(ExportHtml, ThePpsMappingIsATable) {
+  const Capture capture = actions_capture(5);
+  PpsResult mapping;
+  mapping.line = 7;
+  mapping.utc_second = 1'795'449'605;
+  mapping.tsc_hz = 1'000'010'000.5;
+  mapping.uncertainty_ppb = 1.25;
+  mapping.label_source = "user";
+  ReportInput input{&capture};
+  input.pps = &mapping;
+  const std::string html = export_html(input);
+  EXPECT_NE(html.find("<h2>PPS and UTC</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<td data-key=\"tsc_hz\" data-value=\"1000010000.5\">1000010000.500 Hz</td>"),
+            std::string::npos);
+  EXPECT_NE(html.find("2026-11-23T16:00:05.000000000Z (labelled from user)"), std::string::npos);
+  EXPECT_EQ(export_html(ReportInput{&capture}).find("pps-table"), std::string::npos);
 }

@@ -157,41 +157,66 @@ TEST(ExportTools, GtkwaveConvertsTheVcdWithoutLosingAChange) {
             (std::vector<std::string>{"#0", "#100", "#250", "#251", "#50", "#2000"}));
 }
 
-// What --no-bus is for: the same capture with its code vectors stops sigrok-cli 0.7.2 (libsigrok 0.5.2) at
-// the first vector value, so fewer samples come out. When a newer libsigrok reads vectors, this fails: then
-// docs/guide/exports.md's advice to use --no-bus for PulseView can go.
-TEST(ExportTools, SigrokOfDebian12StopsAtTheFirstVectorValue) {
+// The default VCD, code bits and a Unicode label included, reads whole in sigrok-cli 0.7.2 (libsigrok 0.5.2,
+// which stops at the first vector value): every sample, each code bit as a channel named as labelled.
+TEST(ExportTools, SigrokReadsTheDefaultVcdWithTheCodeBits) {
   if (!have_tool("sigrok-cli")) GTEST_SKIP() << "sigrok-cli is not installed (Debian package sigrok-cli)";
   TempDir dir;
-  write_file(dir.path() / "bus.vcd", export_vcd(small_capture()));
+  const std::vector<std::string> labels = {"Kühlung Ω"};
+  VcdOptions options;
+  options.probe_labels = labels;
+  write_file(dir.path() / "default.vcd", export_vcd(small_capture(), options));
   std::string output;
-  ASSERT_EQ(run("sigrok-cli -I vcd -i " + (dir.path() / "bus.vcd").string() + " -O csv", output), 0)
+  ASSERT_EQ(run("sigrok-cli -I vcd -i " + (dir.path() / "default.vcd").string() + " -O csv", output), 0)
       << output;
-  EXPECT_LT(sigrok_rows(output).size(), 2000u) << output;
+  EXPECT_EQ(output.find("sr: "), std::string::npos) << output;
+  EXPECT_NE(
+      output.find("Channels (18/18): D0, D1, D2, D3, D4, D5, D6, D7, Kühlung_Ω, probe2, Kühlung_Ω_code[3], "
+                  "Kühlung_Ω_code[2], Kühlung_Ω_code[1], Kühlung_Ω_code[0], probe2_code[3], "
+                  "probe2_code[2], probe2_code[1], probe2_code[0]"),
+      std::string::npos)
+      << output;
+  const auto rows = sigrok_rows(output);
+  ASSERT_EQ(rows.size(), 2000u) << output;
+  // At 100 ns probe 1's code is 1 (D0) and probe 2's 2 (D5); at 500 ns probe 2's is 0 again.
+  EXPECT_EQ(rows[100], "1,0,0,0,0,1,0,0,1,1,0,0,0,1,0,0,1,0");
+  EXPECT_EQ(rows[250], "0,0,0,0,0,1,0,0,0,1,0,0,0,0,0,0,1,0");
+  EXPECT_EQ(rows[500], "1,0,0,0,0,0,0,0,1,0,0,0,0,1,0,0,0,0");
 }
 
-// GTKWave reads each probe's code vector with its values, beside the wires, at every timescale.
-TEST(ExportTools, GtkwaveReadsTheCodeVectors) {
+// GTKWave reads each probe's code bits (NAME_code[i], which it joins into a vector) with their values,
+// beside the wires, and a Unicode label as it was written, at every timescale.
+TEST(ExportTools, GtkwaveReadsTheCodeBits) {
   if (!have_tool("vcd2fst") || !have_tool("fst2vcd"))
     GTEST_SKIP() << "GTKWave's vcd2fst/fst2vcd are not installed (Debian package gtkwave)";
   TempDir dir;
   std::string output;
-  const std::vector<std::string> labels = {"node A"};
+  const std::vector<std::string> labels = {"Kühlung Ω"};
   VcdOptions options;
   options.probe_labels = labels;
   EXPECT_EQ(gtkwave_round_trip(dir, export_vcd(small_capture(), options), output),
             (std::vector<std::string>{"#0", "#100", "#250", "#251", "#500", "#2000"}))
       << output;
-  EXPECT_NE(output.find(" node_A_code [3:0] $end"), std::string::npos) << output;
-  EXPECT_NE(output.find(" probe2_code [3:0] $end"), std::string::npos) << output;
-  // fst2vcd renames the identifiers: probe 1's code 1 at 100 ns and 251 ns, 0 at 250 ns; probe 2's 2 at 100
-  // ns.
-  const size_t at100 = output.find("#100\n"), at250 = output.find("#250\n"), at251 = output.find("#251\n");
-  ASSERT_NE(at251, std::string::npos);
-  EXPECT_NE(output.substr(at100, at250 - at100).find("b0001 "), std::string::npos) << output;
-  EXPECT_NE(output.substr(at100, at250 - at100).find("b0010 "), std::string::npos) << output;
-  EXPECT_NE(output.substr(at250, at251 - at250).find("b0000 "), std::string::npos) << output;
-  EXPECT_NE(output.substr(at251).find("b0001 "), std::string::npos) << output;
+  EXPECT_NE(output.find(" Kühlung_Ω $end"), std::string::npos) << output;
+  for (const char* bit : {" Kühlung_Ω_code[3] $end", " Kühlung_Ω_code[0] $end", " probe2_code[1] $end"})
+    EXPECT_NE(output.find(bit), std::string::npos) << bit << "\n" << output;
+  // fst2vcd renames the identifiers: find probe 1's bit 0 and probe 2's bit 1 by name; each is 1 from
+  // 100 ns (probe 1's drops at 250 ns and is back at 251 ns, probe 2's drops at 500 ns).
+  const auto id_of = [&](const std::string& name) {
+    const size_t at = output.find(" " + name + " $end");
+    const size_t start = output.rfind(' ', at - 1);
+    return output.substr(start + 1, at - start - 1);
+  };
+  const std::string p1 = id_of("Kühlung_Ω_code[0]"), p2 = id_of("probe2_code[1]");
+  const auto block = [&](const char* stamp) {
+    const size_t at = output.find(stamp);
+    return at == std::string::npos ? std::string() : output.substr(at, output.find('#', at + 1) - at);
+  };
+  EXPECT_NE(block("#100\n").find("\n1" + p1 + "\n"), std::string::npos) << output;
+  EXPECT_NE(block("#100\n").find("\n1" + p2 + "\n"), std::string::npos) << output;
+  EXPECT_NE(block("#250\n").find("\n0" + p1 + "\n"), std::string::npos) << output;
+  EXPECT_NE(block("#251\n").find("\n1" + p1 + "\n"), std::string::npos) << output;
+  EXPECT_NE(block("#500\n").find("\n0" + p2 + "\n"), std::string::npos) << output;
   options.timescale_ps = 10'000;
   EXPECT_EQ(gtkwave_round_trip(dir, export_vcd(small_capture(), options), output),
             (std::vector<std::string>{"#0", "#10", "#50", "#200"}))

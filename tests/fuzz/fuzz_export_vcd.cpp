@@ -1,8 +1,8 @@
 // fuzz_export_vcd.cpp: arbitrary captures -> VCD. Whatever the events (times out of order, equal, negative,
-// huge, not a number; probes outside the layout; any layout, timescale, with or without the code vectors),
-// the file must be one a waveform viewer accepts: a header that declares every identifier used, timestamps
-// that strictly increase from #0, only 0/1 values of declared 1-bit wires and vectors of their declared
-// width.
+// huge, not a number; probes outside the layout; any layout, timescale, with or without the code bits), the
+// file must be one a waveform viewer accepts: a header that declares every identifier used, timestamps that
+// strictly increase from #0, only 0/1 values of declared 1-bit wires, and no vector at all (libsigrok 0.5
+// stops reading at the first vector value).
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -50,7 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   info.tsc_hz = in.take<uint32_t>();
   info.capture_start_tsc = in.take<uint64_t>();
   info.capture_end_tsc = in.take<uint64_t>();
-  // The options: code vectors or not (bit 2), the layout (bits 3-4: their widths), the timescale (bits 5-7).
+  // The options: code bits or not (bit 2), the layout (bits 3-4: their widths), the timescale (bits 5-7).
   static constexpr const char* kLayouts[] = {"2x4", "8x1", "4x2", "1x8"};
   static constexpr int64_t kTimescales[] = {1000,    1,         100,           10'000,
                                             100'000, 1'000'000, 1'000'000'000, 1'000'000'000'000};
@@ -102,6 +102,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       vectors[id] = width;
   }
   ETT_FUZZ_CHECK(ids.size() >= 8);
+  ETT_FUZZ_CHECK(vectors.empty());
   at = body + std::strlen("$enddefinitions $end\n");
   bool first = true;
   long long last = 0;
