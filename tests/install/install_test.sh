@@ -9,10 +9,10 @@ prefix="$scratch/prefix"
 cmake --install "$build" --prefix "$prefix" >/dev/null
 
 "$prefix/bin/ett" --version | grep -q '(git '
-[ -f "$prefix/share/man/man1/ett.1" ] && head -1 "$prefix/share/man/man1/ett.1" | grep -q '^.TH ETT 1'
-# A page per verb (ett man VERB), the verb's subverbs in it.
-head -1 "$prefix/share/man/man1/ett-analyze.1" | grep -q '^.TH ETT\\-ANALYZE 1'
-grep -q 'ett analyze durations' "$prefix/share/man/man1/ett-analyze.1"
+# The manual pages, compressed (gzip -9n); a page per verb (ett man VERB), the verb's subverbs in it.
+gzip -dc "$prefix/share/man/man1/ett.1.gz" | head -1 | grep -q '^.TH ETT 1'
+gzip -dc "$prefix/share/man/man1/ett-analyze.1.gz" | head -1 | grep -q '^.TH ETT\\-ANALYZE 1'
+gzip -dc "$prefix/share/man/man1/ett-analyze.1.gz" | grep -q 'ett analyze durations'
 bash -n "$prefix/share/bash-completion/completions/ett"
 
 cat >"$scratch/probe_user.c" <<'C'
