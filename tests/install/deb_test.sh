@@ -15,7 +15,7 @@ fail() {
   exit 1
 }
 packages="$scratch/package"
-(cd "$build" && cpack -G DEB -B "$packages" >"$scratch/cpack.log") || {
+(cd "$build" && cpack -G DEB -B "$packages" >"$scratch/cpack.log" 2>&1) || {
   cat "$scratch/cpack.log"
   fail "cpack failed"
 }
@@ -43,7 +43,7 @@ if dpkg-deb -f "$ett_deb" Depends | grep -q 'qemu\|ovmf\|ett-kernel'; then
 fi
 dpkg-deb -f "$ett_deb" Recommends | grep -q 'qemu-system-x86' || fail "ett does not recommend qemu-system-x86"
 # libettprobeN declares its library (shlibs), for dpkg-shlibdeps of the packages that link it.
-dpkg-deb --ctrl-tarfile "$lib_deb" | tar -xO ./shlibs | grep -q "^libettprobe [0-9]* $(basename "$lib_deb" | cut -d_ -f1) (>= "
+dpkg-deb --ctrl-tarfile "$lib_deb" | tar -xO ./shlibs | grep "^libettprobe [0-9]* $(basename "$lib_deb" | cut -d_ -f1) (>= " >/dev/null
 
 # lintian: every package, errors and warnings fail (overrides, with their reasons, in packaging/*.lintian-overrides).
 lintian --fail-on error,warning --no-tag-display-limit "$packages"/*.deb "$packages"/*.ddeb >"$scratch/lintian.log" 2>&1 || {
@@ -65,7 +65,7 @@ for package in $(ls "$packages" | sed -n 's/_.*\.deb$//p'); do
     fail "$package: no copyright or changelog.Debian.gz"
 done
 grep -q 'Leon Sorokin' "$root/usr/share/doc/ett/copyright"
-[ -f "$root/usr/share/ett/perfetto_trace.proto" ] && dpkg-deb -c "$dev_deb" | grep -q 'perfetto_trace.proto$'
+[ -f "$root/usr/share/ett/perfetto_trace.proto" ] && dpkg-deb -c "$dev_deb" | grep 'perfetto_trace.proto$' >/dev/null
 
 if [ "$with_python" = 1 ]; then
   PYTHONPATH="$root/usr/lib/python3/dist-packages" /usr/bin/python3 -c "import ett; print(ett.__file__)" |
@@ -114,7 +114,7 @@ LD_LIBRARY_PATH="$root/usr/lib" "$scratch/cmake_user/build/probe_user" | grep -q
 
 # The capture: ett finds its kernel in /usr/lib/ett (ett-kernel), and `ett signal` on PATH because qemu run puts
 # the running ett's directory there.
-[ -f "$root/usr/lib/ett/ett-kernel.elf" ] && dpkg-deb -c "$kernel_deb" | grep -q 'ett-kernel.elf$'
+[ -f "$root/usr/lib/ett/ett-kernel.elf" ] && dpkg-deb -c "$kernel_deb" | grep 'ett-kernel.elf$' >/dev/null
 cd "$scratch"
 PATH=/usr/bin:/bin "$ett" -q qemu run --disk t.img --run 'ett signal "$ETT_PROBE_URL" 1 3 && ett signal "$ETT_PROBE_URL" 2 5' >/dev/null
 "$ett" extract t.img -o - >events.csv
