@@ -7,6 +7,7 @@
 # package's kernel captures two signals sent by `ett signal` under --run.
 set -eu
 build=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
 with_python=$2
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
@@ -46,7 +47,7 @@ dpkg-deb -f "$ett_deb" Recommends | grep -q 'qemu-system-x86' || fail "ett does 
 dpkg-deb --ctrl-tarfile "$lib_deb" | tar -xO ./shlibs | grep "^libettprobe [0-9]* $(basename "$lib_deb" | cut -d_ -f1) (>= " >/dev/null
 
 # lintian: every package, errors and warnings fail (overrides, with their reasons, in packaging/*.lintian-overrides).
-lintian --fail-on error,warning --no-tag-display-limit "$packages"/*.deb "$packages"/*.ddeb >"$scratch/lintian.log" 2>&1 || {
+lintian --fail-on error,warning --tag-display-limit 0 "$packages"/*.deb "$packages"/*.ddeb >"$scratch/lintian.log" 2>&1 || {
   cat "$scratch/lintian.log"
   fail "lintian failed"
 }
@@ -74,17 +75,7 @@ fi
 
 # A C program against libettprobe: with pkg-config (shared, then fully static: the C++ library needs -lstdc++
 # from Libs.private), and with CMake's find_package(ettprobe 0.1) (and not found for a version it is not).
-cat >"$scratch/probe_user.c" <<'C'
-#include <ettprobe.h>
-#include <stdio.h>
-int main(void) {
-  /* No probe file here: the open fails, and the library says why. */
-  ett_probe* probe = ett_probe_open("shm:/nonexistent/probe");
-  if (probe) return 1;
-  printf("%s\n", ett_probe_last_error());
-  return 0;
-}
-C
+cp "$here/probe_user.c" "$scratch/probe_user.c"
 export PKG_CONFIG_PATH="$root/usr/lib/pkgconfig"
 cc -o "$scratch/shared" "$scratch/probe_user.c" $(pkg-config --cflags --libs ettprobe)
 LD_LIBRARY_PATH="$root/usr/lib" ldd "$scratch/shared" | grep -q "libettprobe.so.[0-9]* => $root/usr/lib/"
