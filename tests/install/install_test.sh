@@ -3,29 +3,20 @@
 # installed libettprobe once with pkg-config and once with CMake's find_package, and the installed ett run.
 set -eu
 build=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 prefix="$scratch/prefix"
 cmake --install "$build" --prefix "$prefix" >/dev/null
 
 "$prefix/bin/ett" --version | grep -q '(git '
-[ -f "$prefix/share/man/man1/ett.1" ] && head -1 "$prefix/share/man/man1/ett.1" | grep -q '^.TH ETT 1'
-# A page per verb (ett man VERB), the verb's subverbs in it.
-head -1 "$prefix/share/man/man1/ett-analyze.1" | grep -q '^.TH ETT\\-ANALYZE 1'
-grep -q 'ett analyze durations' "$prefix/share/man/man1/ett-analyze.1"
+# The manual pages, compressed (gzip -9n); a page per verb (ett man VERB), the verb's subverbs in it.
+gzip -dc "$prefix/share/man/man1/ett.1.gz" | head -1 | grep -q '^.TH ETT 1'
+gzip -dc "$prefix/share/man/man1/ett-analyze.1.gz" | head -1 | grep -q '^.TH ETT\\-ANALYZE 1'
+gzip -dc "$prefix/share/man/man1/ett-analyze.1.gz" | grep -q 'ett analyze durations'
 bash -n "$prefix/share/bash-completion/completions/ett"
 
-cat >"$scratch/probe_user.c" <<'C'
-#include <ettprobe.h>
-#include <stdio.h>
-int main(void) {
-  /* No probe file here: the open fails, and the library says why. */
-  ett_probe* probe = ett_probe_open("shm:/nonexistent/probe");
-  if (probe) return 1;
-  printf("%s\n", ett_probe_last_error());
-  return 0;
-}
-C
+cp "$here/probe_user.c" "$scratch/probe_user.c"
 libdir=$(dirname "$(find "$prefix" -name ettprobe.pc)")
 PKG_CONFIG_PATH="$libdir" cc -o "$scratch/with_pkgconfig" "$scratch/probe_user.c" \
   $(PKG_CONFIG_PATH="$libdir" pkg-config --cflags --libs ettprobe)
