@@ -58,7 +58,8 @@ print(f"plot: {os.path.basename(png)}")
 fit = baseline.fit("1", "2", {1: 16, 2: 500, 3: 900, 4: 1500}, method="robust", pi_ns=1100)
 print(f"fit: duration = {fit['intercept_ns']:.0f} ns + {fit['slope_ns']:.1f} ns x size")
 
-# 5. The two runs compared: the medians of the same actions.
-medians = [run.durations("1", "2", pi_ns=1100)["durations"]["p50_ns"] for run in (baseline, candidate)]
-print(f"median: baseline {medians[0]:.0f} ns, candidate {medians[1]:.0f} ns, "
-      f"{(medians[1] / medians[0] - 1) * 1e6:+.0f} ppm")
+# 5. The two runs compared as `ett compare` does: bootstrap bounds per statistic, and the gate's decision.
+result = ett.compare(db, [baseline.trace_id], [candidate.trace_id], "1", "2", pi_ns=1100, resamples=500)
+median = result["stats"][0]
+print(f"median: baseline {median['baseline_ns']:.0f} ns, candidate {median['candidate_ns']:.0f} ns, "
+      f"{median['verdict']}; gate: {result['gate']['decision']}")

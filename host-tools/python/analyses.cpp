@@ -9,9 +9,11 @@
 #include <optional>
 #include <vector>
 
+#include "analysis/compare_report.h"
 #include "analysis/input.h"
 #include "analysis/output.h"
 #include "analysis/pps_align.h"
+#include "common/exit_codes.h"
 #include "python_ett.h"
 
 namespace ett::python {
@@ -161,6 +163,17 @@ std::string align_json(const std::string& url, const std::vector<int64_t>& trace
   return unlocked([&] { return format_align(result, captures, traces, OutputFormat::Json); });
 }
 
+// `ett compare`: its errors, all of them, end with its own exit status (8), as the command's do.
+std::string compare_json_of(const std::string& url, const CompareRequest& request) {
+  auto fail = [](const HostError& error) { return Failure(kExitCompareError, error.message); };
+  if (auto checked = check_compare_request(request); !checked) throw fail(checked.error());
+  auto db = open_database(url);
+  if (!db) throw fail(db.error());
+  auto report = unlocked([&] { return run_compare_request(**db, request); });
+  if (!report) throw fail(report.error());
+  return compare_json(*report);
+}
+
 }  // namespace
 
 void bind_analyses(py::module_& m) {
@@ -173,6 +186,35 @@ void bind_analyses(py::module_& m) {
         py::arg("max_buckets") = 100'000);
   m.def("pps_json", &pps_json, py::arg("trace"), py::arg("line") = "D7", py::arg("falling") = false,
         py::arg("utc_at_edge") = "", py::arg("store") = true);
+  m.def(
+      "compare_json",
+      [](const std::string& url, std::vector<int64_t> baseline, std::vector<int64_t> candidate,
+         const std::string& from, const std::string& to, const std::string& pair,
+         const std::string& size_of_code, const std::string& fit, const std::string& stat,
+         const std::string& max_regression, double confidence, uint32_t resamples, uint64_t seed,
+         size_t min_actions, std::optional<double> pi_ns, const std::string& stalled) {
+        CompareRequest request;
+        request.baseline = std::move(baseline);
+        request.candidate = std::move(candidate);
+        request.from = from;
+        request.to = to;
+        request.pair = pair;
+        request.size_of_code = size_of_code;
+        request.fit = fit;
+        request.stat = stat;
+        request.max_regression = max_regression;
+        request.confidence = confidence;
+        request.resamples = resamples;
+        request.seed = seed;
+        request.min_actions = min_actions;
+        request.pi_ns = pi_ns;
+        request.stalled = stalled;
+        return compare_json_of(url, request);
+      },
+      py::arg("url"), py::arg("baseline"), py::arg("candidate"), py::arg("from_"), py::arg("to"),
+      py::arg("pair"), py::arg("size_of_code"), py::arg("fit"), py::arg("stat"), py::arg("max_regression"),
+      py::arg("confidence"), py::arg("resamples"), py::arg("seed"), py::arg("min_actions"), py::arg("pi_ns"),
+      py::arg("stalled"));
   m.def("align_json", &align_json, py::arg("url"), py::arg("traces"), py::arg("sync") = 0,
         py::arg("pps") = false);
 }

@@ -162,6 +162,26 @@ def test_align_equals_the_cli(fx):
                 lambda: ett.align(fx.db, [1, 2], pps=True))
 
 
+@pytest.mark.parametrize("args, kwargs", [
+    (["--from", "1", "--to", "2", "--pi-ns", "1100"], dict(pi_ns=1100)),
+    (["--from", "1", "--to", "2", "--size-of-code", "1=16,2=500", "--fit", "robust", "--resamples", "300",
+      "--stat", "p90", "--max-regression", "250ns", "--seed", "7"],
+     dict(size_of_code={1: 16, 2: 500}, fit="robust", resamples=300, stat="p90", max_regression="250ns", seed=7)),
+    (["--from", "1", "--to", "2", "--stat", "bogus"], dict(stat="bogus")),
+])
+def test_compare_equals_the_cli(fx, args, kwargs):
+    status, out, err = run_ett("compare", "--db", fx.db, "--baseline", "1", "--candidate", "2", *args,
+                               "--format", "json")
+    call = lambda: ett.compare(fx.db, [1], [2], "1", "2", **kwargs)  # noqa: E731
+    if status in (0, 1, 7):  # the gate's decision
+        assert call() == json.loads(out)
+        return
+    with pytest.raises(ett.Error) as raised:
+        call()
+    assert raised.value.exit_code == status == 8
+    assert "ett: " + str(raised.value) == err.strip().splitlines()[-1]
+
+
 def test_load_into_a_new_database(fx, tmp_path):
     url = f"sqlite:{tmp_path / 'new.db'}"
     loaded = ett.load(fx.image, url, all=True)

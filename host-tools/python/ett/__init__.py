@@ -26,7 +26,7 @@ EVENT_DTYPE = _numpy.dtype({"names": _FIELDS,
                             "offsets": [_ett.EVENT_DTYPE.fields[name][1] for name in _FIELDS],
                             "itemsize": _ett.EVENT_DTYPE.itemsize})
 
-__all__ = ["EVENT_DTYPE", "Error", "open", "sessions", "traces", "load", "align", "ImageCapture",
+__all__ = ["EVENT_DTYPE", "Error", "open", "sessions", "traces", "load", "align", "compare", "ImageCapture",
            "StoredCapture"]
 
 
@@ -82,6 +82,19 @@ def align(db, traces, *, sync=None, pps=False):
     """`ett analyze align --traces ID,... --sync P|--pps --format json`, as a dict."""
     _require_database(db)
     return _json.loads(_ett.align_json(db, list(traces), sync or 0, pps))
+
+
+def compare(db, baseline, candidate, from_, to, *, pair="same-code", size_of_code=None, fit="linear",
+            stat="median", max_regression="5%", confidence=0.95, resamples=2000, seed=1, min_actions=20,
+            pi_ns=None, stalled="drop"):
+    """`ett compare --baseline IDS --candidate IDS --from FROM --to TO --format json`, as a dict; the gate's
+    decision is result["gate"]["decision"] (pass, regression, undecided). Errors: ett.Error, exit_code 8."""
+    _require_database(db)
+    if isinstance(size_of_code, dict):
+        size_of_code = ",".join(f"{code}={size}" for code, size in size_of_code.items())
+    return _json.loads(_ett.compare_json(db, list(baseline), list(candidate), str(from_), str(to), pair,
+                                         size_of_code or "", fit, stat, str(max_regression), confidence,
+                                         resamples, seed, min_actions, pi_ns, stalled))
 
 
 class _Capture:
