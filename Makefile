@@ -18,7 +18,8 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?=
 # `make bench`: Google Benchmark table on stdout, JSON in BENCH_JSON; BENCH_ARGS e.g. --benchmark_filter=Decode.
-# Then the end-to-end table (every analysis and export through the ett binary) over E2E_EVENTS events.
+# Then the end-to-end table (every analysis and export through the ett binary) over E2E_EVENTS events, and a
+# session of as many events read into numpy by the Python package against `ett extract` (bench/python_read_bench.py).
 BENCH_JSON ?= $(BUILD)/bench.json
 BENCH_ARGS ?=
 E2E_EVENTS ?= 10000000
@@ -72,10 +73,11 @@ test-sanitize: deps
 	$(SANITIZER_ENV) ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -LE qemu
 
 bench: deps $(BUILD)/build.ninja
-	cmake --build $(BUILD) -j $(JOBS) --target ett_bench ett_e2e_bench
+	cmake --build $(BUILD) -j $(JOBS) --target ett_bench ett_e2e_bench ett ett_python
 	$(BUILD)/bin/ett_bench --benchmark_out=$(BENCH_JSON) --benchmark_out_format=json $(BENCH_ARGS)
 	@echo "JSON: $(BENCH_JSON)"
 	$(BUILD)/bin/ett_e2e_bench $(E2E_EVENTS)
+	python3 bench/python_read_bench.py $(BUILD) $(E2E_EVENTS)
 
 docs: deps
 	python3 tests/docs/check_links.py
