@@ -10,6 +10,7 @@
 #include "arch/x86/gdt.h"
 #include "arch/x86/local_apic.h"
 #include "arch/x86/multiboot.h"
+#include "arch/x86/pci.h"
 #include "arch/x86/pit.h"
 #include "arch/x86/tsc_calibration.h"
 #include "arch/x86/tsc_clock.h"
@@ -218,8 +219,18 @@ Result<Capture> capture_once(const Boot& boot, const config::Config& config, con
                  format::layout_name(header.layout), config.limit_ms,
                  machine.cpu.has_sse2 ? "lfence+rdtsc" : "rdtsc", ms_since(boot.entry_tsc, machine.tsc.hz));
 
+  // Devices the firmware left bus-mastering write into RAM behind the capture's back: stopped meanwhile
+  // (x86::pci::keeps_bus_master says which stay on). Without a PCI probe, probe.pci is 00:00.0, the host
+  // bridge, which stays on anyway.
+  static x86::pci::QuiescedDevice quiesced[64];
+  const uint32_t quiesced_count = x86::pci::quiesce_bus_masters(true, machine.probe.pci, quiesced, 64);
+  if (quiesced_count)
+    console::print(
+        "ETT: bus mastering off on %u PCI devices the kernel does not use, until the capture ends\n",
+        quiesced_count);
   const engine::EngineResult run = engine::run_engine(config, machine.probe, machine.cpu, machine.tsc.hz,
                                                       machine.probe.control, buffer, held_key);
+  x86::pci::restore_bus_masters(quiesced, quiesced_count);
   engine::close_probe(machine.probe);
   const capture::CaptureResult& result = run.capture;
   engine::describe(config, machine.probe, run, header);
