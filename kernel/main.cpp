@@ -512,7 +512,12 @@ void use_screen(const boot::Framebuffer& fb) {
       return;
   }
   if (fb.address + uint64_t{fb.pitch} * fb.height > kBufferCeiling) {
-    console::write("ETT: no screen: the framebuffer lies above 4 GiB (output on serial only)\n");
+    // A discrete GPU with Resizable BAR under UEFI: the whole VRAM BAR lies above 4 GiB, and the firmware
+    // only puts it there with "Above 4G decoding" on.
+    console::write(
+        "ETT: no screen: the framebuffer lies above 4 GiB, out of reach of this 32-bit kernel without paging "
+        "(turn off \"Above 4G decoding\" and \"Resizable BAR\" in the firmware setup, or use the on-board "
+        "graphics); output on serial only\n");
     return;
   }
   const drivers::PixelFormat format{static_cast<uint8_t>((fb.bpp + 7) / 8),
