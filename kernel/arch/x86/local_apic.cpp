@@ -3,6 +3,7 @@
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/exceptions.h"
+#include "arch/x86/identity_memory.h"
 
 namespace ett::x86 {
 
@@ -58,14 +59,6 @@ Status send_init(const ApicWindow& apic, bool x2apic, uint32_t destination, uint
   if (x2apic) return {};  // level-deassert INIT is not supported in x2APIC mode
   return apic.send(destination, shorthand | LocalApic::kDeliveryInit | LocalApic::kTriggerLevel);
 }
-
-class IdentityMemory final : public acpi::PhysicalMemory {
- public:
-  const uint8_t* map(uint64_t address, uint32_t length) const override {
-    if (address == 0 || address + length > 0x100000000ull) return nullptr;
-    return reinterpret_cast<const uint8_t*>(static_cast<uintptr_t>(address));
-  }
-};
 
 }  // namespace
 

@@ -1,10 +1,11 @@
 // tsc_calibration.cpp: runs the PIT, PM timer and HPET calibrations in turn; a missing or broken timer only
-// leaves its problem in the results.
+// leaves its problem in the results. With none working, the CPUID nominal rate is used.
 #include "arch/x86/tsc_calibration.h"
 
 #include "arch/x86/counter_calibration.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/hpet.h"
+#include "arch/x86/identity_memory.h"
 #include "arch/x86/io.h"
 #include "arch/x86/pit.h"
 #include "arch/x86/pm_timer.h"
@@ -13,15 +14,6 @@
 namespace ett::x86 {
 
 namespace {
-
-// No paging: a physical address below 4 GiB is a pointer.
-class IdentityMemory final : public acpi::PhysicalMemory {
- public:
-  const uint8_t* map(uint64_t address, uint32_t length) const override {
-    if (address == 0 || address + length > 0x100000000ull) return nullptr;
-    return reinterpret_cast<const uint8_t*>(static_cast<uintptr_t>(address));
-  }
-};
 
 class CpuTicks final : public Pit::Ticks {
  public:
@@ -34,7 +26,7 @@ constexpr uint64_t kMaxTscHz = 10'000'000'000ull;
 // With the PIT's rate known, a window is late after 4x its length at twice that rate; without it, at 10 GHz
 // (faster than any TSC), so that a counter that never moves still ends in a bounded time.
 uint64_t window_deadline_ticks(const lib::ReferenceResult& pit) {
-  const uint64_t bound_hz = pit.problem ? 10'000'000'000ull : 2 * pit.estimate.hz;
+  const uint64_t bound_hz = pit.problem ? kMaxTscHz : 2 * pit.estimate.hz;
   return bound_hz / 1000 * kCounterWindowMs * 4;
 }
 
