@@ -96,5 +96,31 @@ TEST(FirmwareState, ANehalemReadsTheSmiCount) {
   EXPECT_TRUE(std::regex_search(serial, std::regex("SMIs: [0-9]+\n"))) << serial;
 }
 
+// Under UEFI (OVMF, q35, four CPUs) with a network card: OVMF's drivers leave devices bus-mastering after
+// ExitBootServices (the e1000 among them); the kernel turns it off on those it does not use for the capture,
+// and OVMF's parked APs are sent INIT like SeaBIOS's.
+TEST(FirmwareState, UefiLeavesBusMastersTheKernelStops) {
+  ScratchDir dir;
+  const fs::path d = dir / "";
+  QemuMachine qemu(
+      {.iso = make_test_iso(d, "probe=ivshmem dump=none mode=hwlat limit=0.1 exit=qemu").string(),
+       .qemu_args = {"-smp", "4", "-nic", "user,model=e1000"},
+       .uefi = true,
+       .machine = "q35"},
+      d);
+  auto exit = qemu.wait_exit(180);
+  ASSERT_TRUE(exit && exit->exited && exit->status == 33) << qemu.serial();
+  const std::string serial = qemu.serial();
+  EXPECT_TRUE(has(serial, "ETT: cpus: 4, 3 parked with INIT\n")) << serial;
+  std::smatch stopped;
+  ASSERT_TRUE(
+      std::regex_search(serial, stopped,
+                        std::regex("ETT: bus mastering off on ([0-9]+) PCI devices the kernel does not "
+                                   "use, until the capture ends\n")))
+      << serial;
+  EXPECT_GE(std::stoi(stopped[1]), 1) << serial;
+  EXPECT_LT(serial.find("ETT: bus mastering off"), serial.find("ETT: captured")) << serial;
+}
+
 }  // namespace
 }  // namespace ett::test
