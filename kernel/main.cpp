@@ -8,7 +8,9 @@
 #include "arch/x86/cpu_info.h"
 #include "arch/x86/exceptions.h"
 #include "arch/x86/gdt.h"
+#include "arch/x86/local_apic.h"
 #include "arch/x86/multiboot.h"
+#include "arch/x86/pci.h"
 #include "arch/x86/pit.h"
 #include "arch/x86/tsc_calibration.h"
 #include "arch/x86/tsc_clock.h"
@@ -83,14 +85,38 @@ uint64_t ms_since(uint64_t start_tsc, uint64_t tsc_hz) {
 
 // --- the run ------------------------------------------------------------------------------------------
 
+// With more reserved ranges than BootInfo holds, the ones dropped are unknown: stay below the lowest listed
+// reserved range above the kernel (the map is usually sorted, so the dropped ones lie above it).
+uint64_t first_reserved_start(const x86::multiboot::BootInfo& boot) {
+  uint64_t lowest = kBufferCeiling;
+  for (uint32_t i = 0; i < boot.reserved_count; ++i)
+    if (boot.reserved[i].start >= reinterpret_cast<uintptr_t>(__kernel_end) &&
+        boot.reserved[i].start < lowest)
+      lowest = boot.reserved[i].start;
+  return lowest;
+}
+
 // The capture buffer: the largest free RAM above the kernel image that holds none of the loader's data,
 // capped at what the trace disk can take (`max_events`) so that a capture always fits. A disk with room
 // for fewer than kMinBufferEvents is full: the capture uses all of RAM and its dump will be refused (the
 // events stay in RAM, on the analysis screen).
+// Every memory map entry that is not RAM (reserved, ACPI NVS, ...) is kept out too, even where an available
+// entry overlaps it; memory the map does not list is never used.
 capture::EventBuffer find_capture_buffer(const x86::multiboot::BootInfo& boot, uint64_t max_events) {
+  static lib::PhysRange excluded[boot::kMaxLoaderRanges + boot::kMaxReservedRanges];
+  size_t excluded_count =
+      lib::append_ranges(excluded, 0, sizeof(excluded) / sizeof(excluded[0]), boot.loader, boot.loader_count);
+  excluded_count = lib::append_ranges(excluded, excluded_count, sizeof(excluded) / sizeof(excluded[0]),
+                                      boot.reserved, boot.reserved_count);
+  if (boot.reserved_overflow)
+    console::print(
+        "ETT: WARNING: the memory map has more than %u reserved ranges: the buffer stays below the "
+        "lowest of them\n",
+        boot::kMaxReservedRanges);
+  const uint64_t ceiling = boot.reserved_overflow ? first_reserved_start(boot) : kBufferCeiling;
   const lib::PhysRange range =
-      lib::largest_free_range(boot.ram, boot.ram_count, boot.loader, boot.loader_count,
-                              reinterpret_cast<uintptr_t>(__kernel_end), kBufferCeiling, sizeof(EventRecord));
+      lib::largest_free_range(boot.ram, boot.ram_count, excluded, excluded_count,
+                              reinterpret_cast<uintptr_t>(__kernel_end), ceiling, sizeof(EventRecord));
   uint64_t capacity = range.size() / sizeof(EventRecord);
   console::print("ETT: capture buffer at 0x%08llx, %llu MiB: %llu events\n", range.start, range.size() >> 20,
                  capacity);
@@ -203,8 +229,18 @@ Result<Capture> capture_once(const Boot& boot, const config::Config& config, con
                  format::layout_name(header.layout), config.limit_ms,
                  machine.cpu.has_sse2 ? "lfence+rdtsc" : "rdtsc", ms_since(boot.entry_tsc, machine.tsc.hz));
 
+  // Devices the firmware left bus-mastering write into RAM behind the capture's back: stopped meanwhile
+  // (x86::pci::keeps_bus_master says which stay on). Without a PCI probe, probe.pci is 00:00.0, the host
+  // bridge, which stays on anyway.
+  static x86::pci::QuiescedDevice quiesced[64];
+  const uint32_t quiesced_count = x86::pci::quiesce_bus_masters(true, machine.probe.pci, quiesced, 64);
+  if (quiesced_count)
+    console::print(
+        "ETT: bus mastering off on %u PCI devices the kernel does not use, until the capture ends\n",
+        quiesced_count);
   const engine::EngineResult run = engine::run_engine(config, machine.probe, machine.cpu, machine.tsc.hz,
                                                       machine.probe.control, buffer, held_key);
+  x86::pci::restore_bus_masters(quiesced, quiesced_count);
   const capture::CaptureResult& result = run.capture;
   engine::describe(config, machine.probe, run, header);
 
@@ -286,6 +322,20 @@ void report_ok(uint64_t events, uint32_t session) {
   if (g_exit_qemu) halt_or_exit(vprobe::kExitSuccess);
 }
 
+// MSR_SMI_COUNT at boot: SMIs steal time from the capture loop; the count says whether firmware takes them.
+void report_smi_count(const x86::CpuInfo& cpu) {
+  if (!cpu.has_smi_count) {
+    console::print("ETT: SMI count: not available (no MSR_SMI_COUNT on %s family %u model 0x%02x)\n",
+                   cpu.vendor, cpu.family, cpu.model);
+    return;
+  }
+  const auto count = x86::read_msr_safe(x86::kMsrSmiCount);
+  if (!count)
+    console::print("ETT: SMI count: not available (%s)\n", count.error().message);
+  else
+    console::print("ETT: SMI count: %llu since reset\n", *count & 0xFFFFFFFFull);
+}
+
 void warn_if_tsc_not_invariant(const x86::CpuInfo& cpu) {
   if (const char* const* lines = lib::tsc_warning_lines(cpu.invariant_tsc))
     for (; *lines; ++lines) console::print("%s\n", *lines);
@@ -315,6 +365,18 @@ void report_calibration(const x86::TscCalibration& tsc) {
                    lib::difference_ppm(result.estimate, tsc.choice.estimate),
                    lib::reference_name(tsc.choice.reference));
   }
+  if (tsc.nominal.problem)
+    console::print("ETT: tsc nominal rate: not available: %s\n", tsc.nominal.problem);
+  else
+    console::print("ETT: tsc nominal rate: %llu Hz +-%u ppm from %s\n", tsc.nominal.estimate.hz,
+                   tsc.nominal.estimate.uncertainty_ppm, tsc.nominal_source);
+  if (tsc.method == format::TscMethod::Cpuid) {
+    console::print(
+        "ETT: WARNING: no reference timer answered: the TSC rate is the nominal one from %s (+-%u ppm), "
+        "not a measurement\n",
+        tsc.nominal_source, tsc.uncertainty_ppm);
+    return;
+  }
   if (tsc.choice.disagree)
     console::print(
         "ETT: WARNING: the reference timers disagree by up to %u ppm: the uncertainty is widened to it\n",
@@ -323,6 +385,19 @@ void report_calibration(const x86::TscCalibration& tsc) {
       "ETT: tsc %llu Hz +-%u ppm from the %s (preferred: HPET, ACPI PM timer, PIT; the first that "
       "agrees with another)\n",
       tsc.hz, tsc.uncertainty_ppm, lib::reference_name(tsc.choice.reference));
+}
+
+// The other processors into wait-for-SIPI before anything is captured (arch/x86/local_apic.h).
+void park_other_cpus(const acpi::LoaderRsdp& loader, uint64_t tsc_hz) {
+  auto parked = x86::LocalApic::park_other_cpus(loader, tsc_hz);
+  if (!parked)
+    console::print("ETT: cpus: the other processors are not parked: %s\n", parked.error().message);
+  else if (parked->cpus == 0)
+    console::print("ETT: cpus: not counted: %s\n", parked->problem);
+  else
+    console::print("ETT: cpus: %u, %u parked with INIT%s%s%s\n", parked->cpus, parked->parked,
+                   parked->problem ? " (" : "", parked->problem ? parked->problem : "",
+                   parked->problem ? ")" : "");
 }
 
 // Whether there is a keyboard to wait for: the FADT's IAPC_BOOT_ARCH 8042 flag, then the controller itself.
@@ -356,10 +431,11 @@ Status run(const Boot& boot, config::Config config, const x86::CpuInfo& cpu) {
   machine.cpu = cpu;
   warn_if_tsc_not_invariant(machine.cpu);
   const acpi::LoaderRsdp loader_rsdp{boot.info.rsdp, boot.info.rsdp_length};
-  ETT_TRY_ASSIGN(machine.tsc, x86::calibrate_tsc(machine.cpu.has_sse2, loader_rsdp));
+  ETT_TRY_ASSIGN(machine.tsc, x86::calibrate_tsc(machine.cpu, loader_rsdp));
   console::print("ETT: ACPI RSDP from %s\n",
                  machine.tsc.timers.rsdp_source ? machine.tsc.timers.rsdp_source : "nowhere (none found)");
   report_calibration(machine.tsc);
+  park_other_cpus(loader_rsdp, machine.tsc.hz);
   // Before the keyboard check: once the firmware's USB legacy support lets go, an 8042 it only emulated is
   // gone.
   // usb=keep (and usb=auto in a run that needs a keyboard) leaves the controllers to the firmware, so that a
@@ -457,7 +533,12 @@ void use_screen(const boot::Framebuffer& fb) {
       return;
   }
   if (fb.address + uint64_t{fb.pitch} * fb.height > kBufferCeiling) {
-    console::write("ETT: no screen: the framebuffer lies above 4 GiB (output on serial only)\n");
+    // A discrete GPU with Resizable BAR under UEFI: the whole VRAM BAR lies above 4 GiB, and the firmware
+    // only puts it there with "Above 4G decoding" on.
+    console::write(
+        "ETT: no screen: the framebuffer lies above 4 GiB, out of reach of this 32-bit kernel without paging "
+        "(turn off \"Above 4G decoding\" and \"Resizable BAR\" in the firmware setup, or use the on-board "
+        "graphics); output on serial only\n");
     return;
   }
   const drivers::PixelFormat format{static_cast<uint8_t>((fb.bpp + 7) / 8),
@@ -509,6 +590,7 @@ extern "C" [[noreturn]] void kernel_main(uint32_t magic, uint32_t info_address) 
                  cpu.invariant_tsc ? " invariant-tsc" : "");
   if (const char* reason = x86::unsupported_cpu_reason(cpu)) finish_failed(reason);
   const uint64_t entry_tsc = x86::rdtsc();
+  report_smi_count(cpu);
 
   // run() returns only when it failed: otherwise it exits QEMU (exit=qemu) or stays in the analysis stage.
   const Status status = run(Boot{*boot, arguments, entry_tsc}, *config, cpu);

@@ -2,6 +2,7 @@
 #include "engine/probe_engine.h"
 
 #include "arch/x86/cpu.h"
+#include "arch/x86/exceptions.h"
 #include "arch/x86/tsc_clock.h"
 #include "capture/stop_rules.h"
 #include "drivers/console/console.h"
@@ -138,12 +139,15 @@ struct Loops {
         break;
       }
       case format::CaptureMode::HwLat: {
-        const uint32_t smi_before =
-            cpu.has_smi_count ? static_cast<uint32_t>(x86::rdmsr(x86::kMsrSmiCount)) : 0;
+        // A listed model may still fault (a hypervisor that does not pass the MSR through): then no count.
+        const auto smi_before = cpu.has_smi_count ? x86::read_msr_safe(x86::kMsrSmiCount)
+                                                  : Result<uint64_t>(fail("no MSR_SMI_COUNT"));
         result.capture = capture::run_hwlat(x86::TscClock{}, stop, setup.buffer, setup.hwlat_threshold_ticks);
-        result.smi_valid = cpu.has_smi_count;
-        if (cpu.has_smi_count)
-          result.smi_count = static_cast<uint32_t>(x86::rdmsr(x86::kMsrSmiCount)) - smi_before;
+        if (smi_before) {
+          const auto smi_after = x86::read_msr_safe(x86::kMsrSmiCount);
+          result.smi_valid = static_cast<bool>(smi_after);
+          if (smi_after) result.smi_count = static_cast<uint32_t>(*smi_after - *smi_before);
+        }
         break;
       }
       case format::CaptureMode::Capture:

@@ -194,4 +194,44 @@ Timers find_timers(const PhysicalMemory& memory, const LoaderRsdp& loader) {
   return timers;
 }
 
+Result<Madt> parse_madt(const uint8_t* madt, uint32_t length) {
+  if (length < kMadtEntries) return fail("the MADT is too short");
+  Madt out{};
+  out.local_apic_address = le32(madt + kMadtLocalApicAddress);
+  auto add = [&out](uint32_t apic_id) {
+    const uint32_t known =
+        out.processor_count < kMaxMadtProcessors ? out.processor_count : kMaxMadtProcessors;
+    for (uint32_t i = 0; i < known; ++i)
+      if (out.apic_ids[i] == apic_id) return;
+    if (out.processor_count < kMaxMadtProcessors) out.apic_ids[out.processor_count] = apic_id;
+    ++out.processor_count;
+  };
+  for (uint32_t offset = kMadtEntries; offset < length;) {
+    if (length - offset < 2) return fail("the MADT ends inside an entry header");
+    const uint8_t type = madt[offset];
+    const uint8_t entry_length = madt[offset + 1];
+    if (entry_length < 2 || entry_length > length - offset) return fail("a MADT entry's length is wrong");
+    const uint8_t* entry = madt + offset;
+    if (type == kMadtLocalApic && entry_length >= 8) {
+      if (le32(entry + 4) & kMadtProcessorEnabled) add(entry[3]);
+    } else if (type == kMadtLocalX2Apic && entry_length >= 16) {
+      if (le32(entry + 8) & kMadtProcessorEnabled) add(le32(entry + 4));
+    } else if (type == kMadtLocalApicOverride && entry_length >= 12) {
+      out.local_apic_address = le64(entry + 4);
+    }
+    offset += entry_length;
+  }
+  return out;
+}
+
+Result<Madt> find_madt(const PhysicalMemory& memory, const LoaderRsdp& loader) {
+  auto found = locate_rsdp(memory, loader);
+  if (!found) return found.failure();
+  Madt madt{};
+  if (const char* missing =
+          read_table(memory, found->rsdp, "APIC", "no ACPI MADT (\"APIC\") table", parse_madt, madt))
+    return fail(missing);
+  return madt;
+}
+
 }  // namespace ett::acpi

@@ -135,4 +135,36 @@ struct Timers {
 
 Timers find_timers(const PhysicalMemory& memory, const LoaderRsdp& loader = {});
 
+// The MADT ("APIC"): the local APIC's address and the processors the firmware lists.
+enum MadtField : uint32_t {
+  kMadtLocalApicAddress = 36,  // u32
+  kMadtFlags = 40,             // u32
+  kMadtEntries = 44,           // then entries: u8 type, u8 length, ...
+};
+enum MadtEntryType : uint8_t {
+  kMadtLocalApic = 0,          // u8 processor UID at 2, u8 APIC ID at 3, u32 flags at 4
+  kMadtLocalApicOverride = 5,  // u64 local APIC address at 4
+  kMadtLocalX2Apic = 9,        // u32 x2APIC ID at 4, u32 flags at 8
+};
+enum MadtProcessorFlag : uint32_t {
+  kMadtProcessorEnabled = 1u << 0,
+  kMadtProcessorOnlineCapable = 1u << 1,  // disabled now, may be enabled later: not running
+};
+
+constexpr uint32_t kMaxMadtProcessors = 256;
+
+struct Madt {
+  uint64_t local_apic_address;            // the override entry's when there is one
+  uint32_t processor_count;               // enabled processors listed (may exceed kMaxMadtProcessors)
+  uint32_t apic_ids[kMaxMadtProcessors];  // the first kMaxMadtProcessors of them, in table order
+};
+
+// The MADT of `length` bytes: the enabled processors' APIC IDs (local APIC and x2APIC entries alike; an
+// x2APIC entry repeating an ID already listed is not counted twice). Fails on a short table or an entry
+// whose length runs past the end or is under 2.
+Result<Madt> parse_madt(const uint8_t* madt, uint32_t length);
+
+// The MADT found through the RSDP (the loader's copy first).
+Result<Madt> find_madt(const PhysicalMemory& memory, const LoaderRsdp& loader = {});
+
 }  // namespace ett::acpi

@@ -12,6 +12,7 @@ namespace ett::boot {
 inline constexpr uint32_t kMaxCmdline = 512;
 inline constexpr uint32_t kMaxRamRanges = 64;
 inline constexpr uint32_t kMaxLoaderRanges = 32;
+inline constexpr uint32_t kMaxReservedRanges = 64;
 inline constexpr uint32_t kMaxLoaderName = 64;
 inline constexpr uint32_t kMaxRsdpCopy = 64;  // an ACPI 2.0+ RSDP is 36 bytes
 
@@ -46,10 +47,30 @@ struct BootInfo {
   // Memory the loader's own structures occupy (info block, command line, map, modules): never a buffer.
   lib::PhysRange loader[kMaxLoaderRanges];
   uint32_t loader_count;
+  // Every memory map entry that is not available RAM (reserved, ACPI reclaimable, ACPI NVS, bad, persistent):
+  // firmware may use it (UEFI parks cores in reserved memory), so it is excluded even where an available
+  // entry overlaps it. A map with more such entries than fit sets reserved_overflow.
+  lib::PhysRange reserved[kMaxReservedRanges];
+  uint32_t reserved_count;
+  bool reserved_overflow;
   Framebuffer framebuffer;
   uint8_t rsdp[kMaxRsdpCopy];  // the loader's copy of the RSDP (multiboot2 ACPI tags); rsdp_length 0: none
   uint32_t rsdp_length;
 };
+
+inline constexpr uint32_t kMemoryMapAvailable = 1;  // the memory map type of usable RAM (both protocols)
+
+// One memory map entry (type 1: RAM; any other type: reserved); empty or wrapping entries are dropped.
+inline void add_memory_map_entry(BootInfo& info, uint64_t base, uint64_t length, uint32_t type) {
+  if (length == 0 || base + length < base) return;
+  if (type == kMemoryMapAvailable) {
+    if (info.ram_count < kMaxRamRanges) info.ram[info.ram_count++] = {base, base + length};
+  } else if (info.reserved_count < kMaxReservedRanges) {
+    info.reserved[info.reserved_count++] = {base, base + length};
+  } else {
+    info.reserved_overflow = true;
+  }
+}
 
 inline void add_loader_range(BootInfo& info, uint64_t start, uint64_t size) {
   if (info.loader_count < kMaxLoaderRanges && size > 0)

@@ -37,4 +37,9 @@ PhysRange largest_free_range(const PhysRange* available, size_t available_count,
   return best;
 }
 
+size_t append_ranges(PhysRange* out, size_t used, size_t capacity, const PhysRange* ranges, size_t count) {
+  for (size_t i = 0; i < count && used < capacity; ++i) out[used++] = ranges[i];
+  return used;
+}
+
 }  // namespace ett::lib

@@ -18,7 +18,12 @@ struct PhysRange {
 // The largest `alignment`-aligned piece (start and end both aligned) of any `available` range that lies
 // inside [floor, ceiling) and overlaps none of `excluded`. Empty ({0, 0}) when there is none.
 // `alignment` must be a power of two.
+// The excluded ranges may overlap each other and the available ones, in any order.
 PhysRange largest_free_range(const PhysRange* available, size_t available_count, const PhysRange* excluded,
                              size_t excluded_count, uint64_t floor, uint64_t ceiling, uint64_t alignment);
+
+// Appends `count` ranges to `out` (holding `used` of `capacity`); returns the new count. Ranges that do not
+// fit are dropped: the caller sizes `out` for every source.
+size_t append_ranges(PhysRange* out, size_t used, size_t capacity, const PhysRange* ranges, size_t count);
 
 }  // namespace ett::lib

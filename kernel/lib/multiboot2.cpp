@@ -15,7 +15,6 @@ uint64_t le64(const uint8_t* p) {
   return uint64_t{le32(p)} | uint64_t{le32(p + 4)} << 32;
 }
 
-constexpr uint32_t kMmapAvailable = 1;
 constexpr uint32_t kMmapEntryMinimum = 24;  // u64 base, u64 length, u32 type, u32 reserved
 constexpr uint8_t kFramebufferIndexed = 0;
 constexpr uint8_t kFramebufferRgb = 1;
@@ -40,9 +39,7 @@ Status read_memory_map(const uint8_t* tag, uint32_t size, BootInfo& info) {
     const uint8_t* entry = tag + offset;
     const uint64_t base = le64(entry);
     const uint64_t length = le64(entry + 8);
-    if (le32(entry + 16) == kMmapAvailable && length > 0 && base + length > base &&
-        info.ram_count < kMaxRamRanges)
-      info.ram[info.ram_count++] = {base, base + length};
+    boot::add_memory_map_entry(info, base, length, le32(entry + 16));
   }
   info.ram_from_memory_map = true;
   return {};

@@ -333,5 +333,84 @@ TEST(KernelAcpiTables, The8042FlagOfTheFadt) {
   EXPECT_EQ(find_timers(memory).keyboard, Keyboard8042::Present);
 }
 
+// A MADT as QEMU's `-smp 4` builds it: the local APIC at 0xFEE00000, four enabled processors (APIC IDs 0-3),
+// then an I/O APIC and interrupt overrides that are not processors.
+std::vector<uint8_t> qemu_madt() {
+  std::vector<uint8_t> madt(kMadtEntries, 0);
+  std::memcpy(madt.data(), "APIC", 4);
+  const uint32_t apic = 0xFEE00000;
+  std::memcpy(madt.data() + kMadtLocalApicAddress, &apic, 4);
+  for (uint8_t id = 0; id < 4; ++id) madt.insert(madt.end(), {kMadtLocalApic, 8, id, id, 1, 0, 0, 0});
+  madt.insert(madt.end(), {1, 12, 0, 0, 0, 0, 0xC0, 0xFE, 0, 0, 0, 0});  // I/O APIC
+  madt.insert(madt.end(), {2, 10, 0, 0, 2, 0, 0, 0, 0, 0});              // interrupt source override
+  return madt;
+}
+
+Result<Madt> parse(const std::vector<uint8_t>& madt) {
+  return parse_madt(madt.data(), static_cast<uint32_t>(madt.size()));
+}
+
+TEST(KernelAcpiTables, MadtListsTheEnabledProcessors) {
+  auto madt = parse(qemu_madt());
+  ASSERT_TRUE(madt) << madt.error().message;
+  EXPECT_EQ(madt->local_apic_address, 0xFEE00000u);
+  ASSERT_EQ(madt->processor_count, 4u);
+  for (uint32_t i = 0; i < 4; ++i) EXPECT_EQ(madt->apic_ids[i], i);
+}
+
+TEST(KernelAcpiTables, MadtSkipsDisabledAndOnlineCapableProcessors) {
+  std::vector<uint8_t> bytes = qemu_madt();
+  bytes[kMadtEntries + 8 * 1 + 4] = 0;                            // APIC ID 1: disabled
+  bytes[kMadtEntries + 8 * 3 + 4] = kMadtProcessorOnlineCapable;  // APIC ID 3: may be hot-added later
+  auto madt = parse(bytes);
+  ASSERT_TRUE(madt);
+  ASSERT_EQ(madt->processor_count, 2u);
+  EXPECT_EQ(madt->apic_ids[0], 0u);
+  EXPECT_EQ(madt->apic_ids[1], 2u);
+}
+
+TEST(KernelAcpiTables, MadtX2ApicEntriesAndTheAddressOverride) {
+  std::vector<uint8_t> bytes = qemu_madt();
+  // An x2APIC entry for ID 300 (above what an xAPIC entry can hold), one repeating ID 2, and an override.
+  bytes.insert(bytes.end(), {kMadtLocalX2Apic, 16, 0, 0, 0x2C, 0x01, 0, 0, 1, 0, 0, 0, 9, 0, 0, 0});
+  bytes.insert(bytes.end(), {kMadtLocalX2Apic, 16, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0});
+  bytes.insert(bytes.end(), {kMadtLocalApicOverride, 12, 0, 0, 0, 0, 0xD0, 0xFE, 0, 0, 0, 0});
+  auto madt = parse(bytes);
+  ASSERT_TRUE(madt);
+  EXPECT_EQ(madt->local_apic_address, 0xFED00000u);
+  ASSERT_EQ(madt->processor_count, 5u);
+  EXPECT_EQ(madt->apic_ids[4], 300u);
+}
+
+TEST(KernelAcpiTables, MadtWithBrokenEntriesIsRefused) {
+  std::vector<uint8_t> bytes = qemu_madt();
+  bytes[kMadtEntries + 1] = 0;  // a zero length would loop forever
+  EXPECT_FALSE(parse(bytes));
+  bytes = qemu_madt();
+  bytes.push_back(kMadtLocalApic);  // a lone type byte at the end
+  EXPECT_FALSE(parse(bytes));
+  bytes = qemu_madt();
+  bytes[kMadtEntries + 1] = 200;  // runs past the end
+  EXPECT_FALSE(parse(bytes));
+  EXPECT_FALSE(parse_madt(qemu_madt().data(), kMadtEntries - 1));
+}
+
+TEST(KernelAcpiTables, MadtIsFoundThroughTheRsdt) {
+  FakeMemory memory;
+  const std::vector<uint8_t> bytes = qemu_madt();
+  memory.table(0x82000, "APIC", static_cast<uint32_t>(bytes.size()));
+  std::memcpy(memory.at(0x82000) + kSdtHeaderLength, bytes.data() + kSdtHeaderLength,
+              bytes.size() - kSdtHeaderLength);
+  memory.seal(0x82000);
+  memory.root(0x80000, "RSDT", {0x82000});
+  memory.rsdp(0xE0000, 0x80000);
+  auto madt = find_madt(memory);
+  ASSERT_TRUE(madt) << madt.error().message;
+  EXPECT_EQ(madt->processor_count, 4u);
+  memory.root(0x80000, "RSDT", {});
+  ASSERT_FALSE(find_madt(memory));
+  EXPECT_STREQ(find_madt(memory).error().message, "no ACPI MADT (\"APIC\") table");
+}
+
 }  // namespace
 }  // namespace ett::acpi

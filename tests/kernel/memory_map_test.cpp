@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <vector>
+
+#include "lib/boot_info.h"
 
 namespace ett::lib {
 namespace {
@@ -59,6 +62,52 @@ TEST(KernelMemoryMap, NothingFree) {
   EXPECT_EQ(pick({}, {}).size(), 0u);
   EXPECT_EQ(pick({{kMiB, 2 * kMiB}}, {{0, 3 * kMiB}}).size(), 0u);
   EXPECT_EQ(pick({{kMiB, 2 * kMiB}}, {}, 2 * kMiB).size(), 0u);
+}
+
+// What the kernel passes: the loader's ranges and every non-RAM map entry (kernel/main.cpp).
+PhysRange pick_from_map(const boot::BootInfo& info, uint64_t floor) {
+  std::vector<PhysRange> excluded(boot::kMaxLoaderRanges + boot::kMaxReservedRanges);
+  size_t count = append_ranges(excluded.data(), 0, excluded.size(), info.loader, info.loader_count);
+  count = append_ranges(excluded.data(), count, excluded.size(), info.reserved, info.reserved_count);
+  return largest_free_range(info.ram, info.ram_count, excluded.data(), count, floor, kFourGiB, 16);
+}
+
+TEST(KernelMemoryMap, ReservedAndNvsEntriesInsideAvailableOnesAreKeptOut) {
+  // A firmware map, unsorted, whose available entry overlaps an ACPI NVS range and a reserved range (the
+  // memory a UEFI firmware parks its other cores in): before, only available entries were read, so the
+  // buffer covered both.
+  auto info = std::make_unique<boot::BootInfo>();
+  boot::add_memory_map_entry(*info, 0x100000, 0x7F00000, 1);  // 1 MiB - 128 MiB available
+  boot::add_memory_map_entry(*info, 0x6000000, 0x100000, 4);  // 96 MiB: ACPI NVS, inside it
+  boot::add_memory_map_entry(*info, 0x0, 0x9F000, 1);
+  boot::add_memory_map_entry(*info, 0x2000000, 0x10000, 2);  // 32 MiB: reserved (AP wake-up loop)
+  boot::add_memory_map_entry(*info, 0x7000000, 0x2000000,
+                             3);                         // 112-144 MiB: ACPI reclaimable, overlapping the end
+  boot::add_memory_map_entry(*info, 0x8000000, 0x0, 2);  // empty: dropped
+  ASSERT_EQ(info->ram_count, 2u);
+  ASSERT_EQ(info->reserved_count, 3u);
+  const PhysRange range = pick_from_map(*info, 0x200000);
+  // Free pieces: 2-32 MiB, 32 MiB + 64 KiB - 96 MiB, 97-112 MiB: the middle one is the largest.
+  EXPECT_EQ(range.start, 0x2010000u);
+  EXPECT_EQ(range.end, 0x6000000u);
+  for (uint32_t i = 0; i < info->reserved_count; ++i) EXPECT_FALSE(range.overlaps(info->reserved[i])) << i;
+}
+
+TEST(KernelMemoryMap, MemoryTheMapDoesNotListIsNeverUsed) {
+  auto info = std::make_unique<boot::BootInfo>();
+  boot::add_memory_map_entry(*info, 0x100000, 0xF00000, 1);   // 1-16 MiB
+  boot::add_memory_map_entry(*info, 0x2000000, 0x800000, 1);  // 32-40 MiB: 16-32 MiB is a hole
+  const PhysRange range = pick_from_map(*info, 0x100000);
+  EXPECT_EQ(range.start, 0x100000u);
+  EXPECT_EQ(range.end, 0x1000000u);
+}
+
+TEST(KernelMemoryMap, TooManyReservedEntriesAreFlagged) {
+  auto info = std::make_unique<boot::BootInfo>();
+  for (uint32_t i = 0; i <= boot::kMaxReservedRanges; ++i)
+    boot::add_memory_map_entry(*info, i * 0x1000, 0x1000, 2);
+  EXPECT_EQ(info->reserved_count, boot::kMaxReservedRanges);
+  EXPECT_TRUE(info->reserved_overflow);
 }
 
 }  // namespace

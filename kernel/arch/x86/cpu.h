@@ -95,6 +95,8 @@ inline CpuidRegs cpuid(uint32_t leaf, uint32_t subleaf = 0) {
 enum CpuidLeaf : uint32_t {
   kCpuidVendor = 0x0,
   kCpuidFeatures = 0x1,
+  kCpuidTscCrystal = 0x15,  // EAX/EBX: TSC to crystal ratio, ECX: crystal Hz
+  kCpuidFrequency = 0x16,   // EAX: base (nominal) MHz
   kCpuidMaxExtended = 0x80000000,
   kCpuidBrand0 = 0x80000002,  // ... 0x80000004: 48 bytes of brand string
   kCpuidPowerManagement = 0x80000007,
@@ -103,6 +105,7 @@ enum CpuidLeaf : uint32_t {
 enum CpuidFeatureEdx : uint32_t {
   kFeatureTsc = 1u << 4,
   kFeatureMsr = 1u << 5,
+  kFeatureApic = 1u << 9,
   kFeatureSse2 = 1u << 26,
 };
 
@@ -110,15 +113,21 @@ enum CpuidFeatureEcx : uint32_t {
   kFeatureHypervisor = 1u << 31,
 };
 
-// Model-specific registers the kernel reads. Only read one that CPUID says exists: an unknown MSR faults.
+// Model-specific registers the kernel reads, through read_msr_safe (arch/x86/exceptions.h): an MSR the CPU
+// does not have raises #GP.
 enum Msr : uint32_t {
-  kMsrSmiCount = 0x34,  // Intel Nehalem and later: SMIs since reset (low 32 bits)
+  kMsrSmiCount = 0x34,   // Intel Nehalem and later: SMIs since reset (low 32 bits)
+  kMsrApicBase = 0x1B,   // IA32_APIC_BASE: the local APIC's address and mode
+  kMsrX2ApicId = 0x802,  // x2APIC mode: this CPU's APIC ID
+  kMsrX2ApicIcr = 0x830,
 };
 
-inline uint64_t rdmsr(Msr msr) {
-  uint32_t low, high;
-  asm volatile("rdmsr" : "=a"(low), "=d"(high) : "c"(static_cast<uint32_t>(msr)));
-  return (static_cast<uint64_t>(high) << 32) | low;
+// Only for an MSR known to exist (read first through read_msr_safe).
+inline void wrmsr(uint32_t msr, uint64_t value) {
+  asm volatile("wrmsr"
+               :
+               : "c"(msr), "a"(static_cast<uint32_t>(value)), "d"(static_cast<uint32_t>(value >> 32))
+               : "memory");
 }
 
 enum CpuidPowerManagementEdx : uint32_t {

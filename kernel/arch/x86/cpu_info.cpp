@@ -2,6 +2,7 @@
 #include "arch/x86/cpu_info.h"
 
 #include "arch/x86/cpu.h"
+#include "lib/cpu_models.h"
 #include "lib/format.h"
 
 namespace ett::x86 {
@@ -28,11 +29,17 @@ CpuInfo read_cpu_info() {
     info.hypervisor = features.ecx & kFeatureHypervisor;
     const uint32_t family = (features.eax >> 8) & 0xF;
     info.family = family;
-    const uint32_t model = ((features.eax >> 4) & 0xF) | (((features.eax >> 16) & 0xF) << 4);
+    info.model = lib::display_model(features.eax);
     const bool intel = leaf0.ebx == 0x756E6547 && leaf0.edx == 0x49656E69 && leaf0.ecx == 0x6C65746E;
-    info.has_smi_count =
-        intel && family == 6 && model >= 0x1A && (features.edx & kFeatureMsr) && !info.hypervisor;
+    info.has_smi_count = lib::has_smi_count_msr(intel, family, info.model) && (features.edx & kFeatureMsr);
   }
+  if (leaf0.eax >= kCpuidTscCrystal) {
+    const CpuidRegs leaf15 = cpuid(kCpuidTscCrystal);
+    info.tsc_ratio_denominator = leaf15.eax;
+    info.tsc_ratio_numerator = leaf15.ebx;
+    info.crystal_hz = leaf15.ecx;
+  }
+  if (leaf0.eax >= kCpuidFrequency) info.base_mhz = cpuid(kCpuidFrequency).eax & 0xFFFF;
 
   const uint32_t max_extended = cpuid(kCpuidMaxExtended).eax;
   if (max_extended >= kCpuidBrand0 + 2) {

@@ -93,6 +93,22 @@ class Message {
 
 bool g_reporting = false;
 
+// The RDMSR of read_msr_safe and the instruction after it (labels in its inline assembly), and whether the
+// #GP handler resumed there.
+extern "C" const char ett_safe_rdmsr[];
+extern "C" const char ett_safe_rdmsr_resume[];
+volatile bool g_msr_faulted = false;
+
+constexpr uint32_t kGeneralProtection = 13;
+
+// A #GP raised by read_msr_safe's RDMSR: resume after it with the fault noted.
+bool recover_msr_fault(InterruptFrame* frame) {
+  if (frame->eip != reinterpret_cast<uintptr_t>(ett_safe_rdmsr)) return false;
+  g_msr_faulted = true;
+  frame->eip = reinterpret_cast<uintptr_t>(ett_safe_rdmsr_resume);
+  return true;
+}
+
 [[noreturn]] void report(uint32_t vector, const InterruptFrame* frame, uint32_t error_code) {
   if (g_reporting) panic("cpu exception while reporting a cpu exception");  // once: panic() does not recurse
   g_reporting = true;
@@ -110,6 +126,8 @@ template <uint32_t kVector>
 template <uint32_t kVector>
 [[gnu::interrupt, gnu::target("general-regs-only")]] void handle_with_code(InterruptFrame* frame,
                                                                            unsigned int error_code) {
+  if constexpr (kVector == kGeneralProtection)
+    if (recover_msr_fault(frame)) return;
   report(kVector, frame, error_code);
 }
 
@@ -136,6 +154,23 @@ void fill_gates(uint16_t selector) {
 void install_exception_handlers() {
   fill_gates(code_segment());
   load_idt(g_idt, sizeof(g_idt));
+}
+
+// noinline: the labels must exist once.
+[[gnu::noinline]] Result<uint64_t> read_msr_safe(uint32_t msr) {
+  g_msr_faulted = false;
+  uint32_t low = 0, high = 0;
+  asm volatile(
+      ".globl ett_safe_rdmsr\n"
+      "ett_safe_rdmsr:\n\t"
+      "rdmsr\n"
+      ".globl ett_safe_rdmsr_resume\n"
+      "ett_safe_rdmsr_resume:"
+      : "+a"(low), "+d"(high)
+      : "c"(msr)
+      : "memory");
+  if (g_msr_faulted) return fail("RDMSR raised #GP: this CPU (or its hypervisor) has no such MSR");
+  return (static_cast<uint64_t>(high) << 32) | low;
 }
 
 }  // namespace ett::x86

@@ -33,7 +33,6 @@ struct [[gnu::packed]] RawMmapEntry {
   uint64_t length;
   uint32_t type;
 };
-constexpr uint32_t kMmapAvailable = 1;
 
 struct [[gnu::packed]] RawModule {
   uint32_t start;
@@ -50,7 +49,6 @@ const T* at(uint32_t address) {
 using boot::add_loader_range;
 using boot::kMaxCmdline;
 using boot::kMaxLoaderName;
-using boot::kMaxRamRanges;
 
 void add_string_range(BootInfo& info, uint32_t address) {
   if (address != 0) add_loader_range(info, address, lib::text_length(at<char>(address)) + 1);
@@ -88,8 +86,7 @@ Result<BootInfo> parse_v1(uint32_t info_address) {
     add_loader_range(info, raw.mmap_addr, raw.mmap_length);
     for (uint32_t offset = 0; offset + sizeof(RawMmapEntry) <= raw.mmap_length;) {
       const RawMmapEntry& entry = *at<RawMmapEntry>(raw.mmap_addr + offset);
-      if (entry.type == kMmapAvailable && entry.length > 0 && info.ram_count < kMaxRamRanges)
-        info.ram[info.ram_count++] = {entry.base, entry.base + entry.length};
+      boot::add_memory_map_entry(info, entry.base, entry.length, entry.type);
       offset += entry.size + sizeof(entry.size);
     }
     info.ram_from_memory_map = true;

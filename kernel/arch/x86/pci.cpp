@@ -87,6 +87,23 @@ void enable(Address address, bool memory, bool io, bool bus_master) {
   write16(address, kCommand, command);
 }
 
+uint32_t quiesce_bus_masters(bool has_in_use, Address in_use, QuiescedDevice* out, uint32_t capacity) {
+  uint32_t count = 0;
+  for_each_function([&](Address a) {
+    if (has_in_use && a.bus == in_use.bus && a.slot == in_use.slot && a.function == in_use.function) return;
+    if (keeps_bus_master(read8(a, kClassCode), read8(a, kSubclass))) return;
+    const uint16_t command = read16(a, kCommand);
+    if (!(command & kBusMaster) || count == capacity) return;
+    write16(a, kCommand, static_cast<uint16_t>(command & ~kBusMaster));
+    out[count++] = QuiescedDevice{a, command};
+  });
+  return count;
+}
+
+void restore_bus_masters(const QuiescedDevice* devices, uint32_t count) {
+  for (uint32_t i = 0; i < count; ++i) write16(devices[i].address, kCommand, devices[i].command);
+}
+
 namespace {
 
 constexpr uint32_t kMaxBusyRanges = 64;

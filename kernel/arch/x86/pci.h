@@ -118,6 +118,35 @@ Result<Bar> read_bar(Address address, uint8_t index);
 // and turns INTx off.
 void enable(Address address, bool memory, bool io, bool bus_master);
 
+// Whether bus mastering is left on while the capture runs, by class: bridges (their bus-master bit gates the
+// DMA of everything behind them), display controllers (the screen), mass storage (the trace disk's
+// controller is one) and USB controllers (the firmware's legacy keyboard emulation runs through them until
+// a driver takes them over). Any other device the firmware left bus-mastering (a NIC with PXE's rings, an
+// audio codec) is stopped. Hardware-free: unit-tested on the host.
+enum ClassCode : uint8_t {
+  kClassMassStorage = 0x01,
+  kClassDisplay = 0x03,
+  kClassBridge = 0x06,
+  kClassSerialBus = 0x0C,
+};
+inline constexpr uint8_t kSubclassUsb = 0x03;
+constexpr bool keeps_bus_master(uint8_t class_code, uint8_t subclass) {
+  return class_code == kClassBridge || class_code == kClassDisplay || class_code == kClassMassStorage ||
+         (class_code == kClassSerialBus && subclass == kSubclassUsb);
+}
+
+// One device whose bus mastering was turned off, to be turned back on.
+struct QuiescedDevice {
+  Address address;
+  uint16_t command;  // its command register before
+};
+
+// Turns bus mastering off on every function keeps_bus_master() does not keep and that is not `in_use` (the
+// probe card; has_in_use false: none). Records each in `out` (up to `capacity`; a device that does not fit is
+// left bus-mastering) and returns how many. restore_bus_masters() puts the command registers back.
+uint32_t quiesce_bus_masters(bool has_in_use, Address in_use, QuiescedDevice* out, uint32_t capacity);
+void restore_bus_masters(const QuiescedDevice* devices, uint32_t count);
+
 // Calls visit(address) for every present function, in bus/slot/function order.
 template <typename Visit>
 void for_each_function(Visit visit) {

@@ -1,44 +1,43 @@
 // pit.cpp: TSC calibration against PIT channel 2 in one-shot mode, polled through port 0x61.
 #include "arch/x86/pit.h"
 
-#include "arch/x86/cpu.h"
-#include "arch/x86/io.h"
-
 namespace ett::x86 {
 
-Result<Pit::Round> Pit::measure_round() {
-  out8(kPortB, static_cast<uint8_t>((in8(kPortB) & ~kSpeakerData) | kGate2));
-  out8(kCommand, kSelectChannel2 | kAccessLowHigh | kModeInterruptOnTerminalCount | kBinaryCounter);
-  out8(kChannel2Data, kCount & 0xFF);
-  const uint64_t before_start = rdtsc();
-  out8(kChannel2Data, kCount >> 8);  // the one-shot starts with this write
-  const uint64_t after_start = rdtsc();
+Result<Pit::Round> Pit::measure_round(lib::IoPorts& ports, Ticks& ticks, uint64_t deadline_ticks) {
+  ports.out8(kPortB, static_cast<uint8_t>((ports.in8(kPortB) & ~kSpeakerData) | kGate2));
+  ports.out8(kCommand, kSelectChannel2 | kAccessLowHigh | kModeInterruptOnTerminalCount | kBinaryCounter);
+  ports.out8(kChannel2Data, kCount & 0xFF);
+  const uint64_t before_start = ticks.now();
+  ports.out8(kChannel2Data, kCount >> 8);  // the one-shot starts with this write
+  const uint64_t after_start = ticks.now();
   // OUT2 rose after the last poll that saw it low began, and before the first poll that saw it high ended.
   uint64_t before_low_poll = after_start;
-  for (uint32_t poll = 0; poll < kMaxPolls; ++poll) {
-    const uint64_t before_poll = rdtsc();
-    if (in8(kPortB) & kOut2) {
-      const uint64_t after_high_poll = rdtsc();
-      if (poll == 0) return fail("PIT channel 2 output was already high after loading the count");
+  for (bool first = true;; first = false) {
+    const uint64_t before_poll = ticks.now();
+    if (ports.in8(kPortB) & kOut2) {
+      const uint64_t after_high_poll = ticks.now();
+      if (first) return fail("PIT channel 2 output was already high after loading the count");
       return Round{before_low_poll - after_start, after_high_poll - before_start};
     }
+    if (before_poll - before_start > deadline_ticks)
+      return fail("timed out: PIT channel 2 does not count (clock-gated or absent)");
     before_low_poll = before_poll;
   }
-  return fail("timed out waiting for PIT channel 2 to reach terminal count");
 }
 
-Result<lib::TscEstimate> Pit::calibrate_tsc() {
-  const uint8_t saved_port_b = in8(kPortB);
+Result<lib::TscEstimate> Pit::calibrate_tsc(lib::IoPorts& ports, Ticks& ticks, uint64_t max_tsc_hz) {
+  const uint8_t saved_port_b = ports.in8(kPortB);
+  const uint64_t deadline_ticks = round_deadline_ticks(max_tsc_hz);
   Round best{0, UINT64_MAX};
   for (uint32_t i = 0; i < kRounds; ++i) {
-    auto round = measure_round();
+    auto round = measure_round(ports, ticks, deadline_ticks);
     if (!round) {
-      out8(kPortB, saved_port_b);
+      ports.out8(kPortB, saved_port_b);
       return round.failure();
     }
     if (round->high - round->low < best.high - best.low) best = *round;
   }
-  out8(kPortB, saved_port_b);
+  ports.out8(kPortB, saved_port_b);
   return lib::estimate_tsc(lib::Bracket{best.low, best.high, kCount, uint64_t{kCount} + 1}, kRate);
 }
 

@@ -1,29 +1,32 @@
 // tsc_calibration.cpp: runs the PIT, PM timer and HPET calibrations in turn; a missing or broken timer only
-// leaves its problem in the results.
+// leaves its problem in the results. With none working, the CPUID nominal rate is used.
 #include "arch/x86/tsc_calibration.h"
 
 #include "arch/x86/counter_calibration.h"
+#include "arch/x86/cpu.h"
 #include "arch/x86/hpet.h"
+#include "arch/x86/identity_memory.h"
+#include "arch/x86/io.h"
 #include "arch/x86/pit.h"
 #include "arch/x86/pm_timer.h"
+#include "lib/cpuid_frequency.h"
 
 namespace ett::x86 {
 
 namespace {
 
-// No paging: a physical address below 4 GiB is a pointer.
-class IdentityMemory final : public acpi::PhysicalMemory {
+class CpuTicks final : public Pit::Ticks {
  public:
-  const uint8_t* map(uint64_t address, uint32_t length) const override {
-    if (address == 0 || address + length > 0x100000000ull) return nullptr;
-    return reinterpret_cast<const uint8_t*>(static_cast<uintptr_t>(address));
-  }
+  uint64_t now() override { return rdtsc(); }
 };
+
+// No TSC runs faster than this: the bound of a wait when the CPU states no nominal rate.
+constexpr uint64_t kMaxTscHz = 10'000'000'000ull;
 
 // With the PIT's rate known, a window is late after 4x its length at twice that rate; without it, at 10 GHz
 // (faster than any TSC), so that a counter that never moves still ends in a bounded time.
 uint64_t window_deadline_ticks(const lib::ReferenceResult& pit) {
-  const uint64_t bound_hz = pit.problem ? 10'000'000'000ull : 2 * pit.estimate.hz;
+  const uint64_t bound_hz = pit.problem ? kMaxTscHz : 2 * pit.estimate.hz;
   return bound_hz / 1000 * kCounterWindowMs * 4;
 }
 
@@ -46,16 +49,27 @@ format::TscMethod method_of(lib::Reference reference) {
 
 }  // namespace
 
-Result<TscCalibration> calibrate_tsc(bool has_lfence, const acpi::LoaderRsdp& loader) {
+Result<TscCalibration> calibrate_tsc(const CpuInfo& cpu, const acpi::LoaderRsdp& loader) {
   TscCalibration out{};
   auto& pit = out.results[static_cast<uint32_t>(lib::Reference::Pit)];
   auto& pm = out.results[static_cast<uint32_t>(lib::Reference::PmTimer)];
   auto& hpet = out.results[static_cast<uint32_t>(lib::Reference::Hpet)];
-  pit = result_of(Pit::calibrate_tsc());
+  const auto nominal = lib::cpuid_tsc_frequency({cpu.family, cpu.model, cpu.tsc_ratio_denominator,
+                                                 cpu.tsc_ratio_numerator, cpu.crystal_hz, cpu.base_mhz});
+  if (nominal) {
+    out.nominal = lib::ReferenceResult{nullptr, nominal->estimate};
+    out.nominal_source = nominal->source;
+  } else {
+    out.nominal.problem = nominal.error().message;
+  }
+  // The PIT waits at most its round deadline at twice the nominal rate, or at the fastest TSC there is.
+  CpuIoPorts ports;
+  CpuTicks ticks;
+  pit = result_of(Pit::calibrate_tsc(ports, ticks, nominal ? 2 * nominal->estimate.hz : kMaxTscHz));
 
   const IdentityMemory memory;
   out.timers = acpi::find_timers(memory, loader);
-  const CounterTiming timing{window_deadline_ticks(pit), has_lfence};
+  const CounterTiming timing{window_deadline_ticks(pit), cpu.has_sse2};
   if (out.timers.pm_timer_missing)
     pm.problem = out.timers.pm_timer_missing;
   else
@@ -71,8 +85,16 @@ Result<TscCalibration> calibrate_tsc(bool has_lfence, const acpi::LoaderRsdp& lo
   }
 
   out.choice = lib::choose_reference(out.results);
-  if (!out.choice.found)
-    return fail("no timer to calibrate the TSC against (PIT, ACPI PM timer and HPET all failed)");
+  if (!out.choice.found) {
+    if (!nominal)
+      return fail(
+          "no timer to calibrate the TSC against (PIT, ACPI PM timer and HPET all failed) and CPUID states "
+          "no TSC frequency");
+    out.hz = nominal->estimate.hz;
+    out.uncertainty_ppm = nominal->estimate.uncertainty_ppm;
+    out.method = format::TscMethod::Cpuid;
+    return out;
+  }
   out.hz = out.choice.estimate.hz;
   out.uncertainty_ppm = out.choice.estimate.uncertainty_ppm;
   out.method = method_of(out.choice.reference);

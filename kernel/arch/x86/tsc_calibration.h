@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "arch/x86/cpu_info.h"
 #include "ett/result.h"
 #include "ett/trace_format.h"
 #include "lib/acpi_tables.h"
@@ -19,10 +20,15 @@ struct TscCalibration {
   lib::ReferenceChoice choice;
   acpi::Timers timers;  // where the PM timer and the HPET are (or why not)
   uint32_t hpet_period_fs;
+  // The CPU's nominal rate (CPUID 0x15/0x16), or why there is none: used when no reference works
+  // (method Cpuid); otherwise it only bounds the PIT's wait.
+  lib::ReferenceResult nominal;
+  const char* nominal_source;  // which CPUID leaf, when nominal has no problem
 };
 
-// Fails only when no reference works. `has_lfence`: the CPU has SSE2, so the counter reads can be fenced.
-// `loader` is the boot loader's copy of the ACPI RSDP (may be empty): used before searching memory for one.
-Result<TscCalibration> calibrate_tsc(bool has_lfence, const acpi::LoaderRsdp& loader);
+// Fails only when no reference works and CPUID gives no nominal rate. `cpu.has_sse2`: the counter reads can
+// be fenced. `loader` is the boot loader's copy of the ACPI RSDP (may be empty): used before searching
+// memory for one.
+Result<TscCalibration> calibrate_tsc(const CpuInfo& cpu, const acpi::LoaderRsdp& loader);
 
 }  // namespace ett::x86

@@ -76,6 +76,7 @@ enum class TscMethod : uint32_t {
   Pit = 1,      // counted against PIT channel 2
   PmTimer = 2,  // ACPI power-management timer
   Hpet = 3,
+  Cpuid = 4,  // no reference timer answered: the nominal rate of CPUID leaves 0x15/0x16
 };
 
 // Session flags.
@@ -284,6 +285,8 @@ constexpr const char* tsc_method_name(uint32_t method) {
       return "pm-timer";
     case TscMethod::Hpet:
       return "hpet";
+    case TscMethod::Cpuid:
+      return "cpuid";
   }
   return "unknown";
 }
