@@ -26,7 +26,8 @@ E2E_EVENTS ?= 10000000
 
 # `make reference`: docs/reference/ written again from the code (scripts/gen-reference; ctest
 # docs_reference_current fails while it is stale).
-# `make install PREFIX=/usr/local` (cmake --install); `make deb`: the Debian packages (CPack: ett, ett-kernel, libettprobe0, libettprobe-dev, python3-ett and their -dbgsym) in $(BUILD).
+# `make install PREFIX=/usr/local` (cmake --install); `make deb`: the Debian packages (CPack: ett, ett-kernel,
+# libettprobe0, libettprobe-dev, python3-ett and their -dbgsym) in $(BUILD).
 PREFIX ?= /usr/local
 
 .PHONY: all deps build demo test test-sanitize bench fuzz iso clean install deb docs reference
