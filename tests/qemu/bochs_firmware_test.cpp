@@ -2,12 +2,7 @@
 // its term display under a pseudo-terminal, booting the test ISO). Two things QEMU 7.2's TCG cannot show: an
 // RDMSR of an MSR the CPU model does not implement raises #GP there (QEMU returns 0), so the fault-safe read
 // of MSR_SMI_COUNT is exercised; and its Ice Lake and Skylake-X models report CPUID leaves 0x15/0x16.
-#include <signal.h>
-
-#include <chrono>
-#include <thread>
-
-#include "qemu_direct.h"
+#include "bochs_machine.h"
 
 namespace ett::test {
 namespace {
@@ -20,41 +15,10 @@ bool has(const std::string& text, const std::string& part) {
 // `seconds`; returns the serial log. Bochs runs with `clock: sync=none` (guest time is instruction count).
 std::string boot_on_bochs(const fs::path& dir, const std::string& cpu_model, double seconds) {
   const fs::path iso = make_test_iso(dir, "dump=none mode=hwlat limit=0.1 auto=1");
-  const fs::path serial = dir / "serial.txt";
-  std::ofstream(dir / "bochsrc") << "megs: 256\n"
-                                    "romimage: file=/usr/share/bochs/BIOS-bochs-latest\n"
-                                    "vgaromimage: file=/usr/share/bochs/VGABIOS-lgpl-latest\n"
-                                    "ata0-master: type=cdrom, path="
-                                 << iso.string()
-                                 << ", status=inserted\n"
-                                    "boot: cdrom\n"
-                                    "com1: enabled=1, mode=file, dev="
-                                 << serial.string()
-                                 << "\n"
-                                    "display_library: term\n"
-                                    "cpu: model="
-                                 << cpu_model
-                                 << ", ips=200000000, ignore_bad_msrs=0\n"
-                                    "clock: sync=none\n"
-                                    "log: "
-                                 << (dir / "bochs.log").string() << "\n";
-  std::ofstream(dir / "cmds") << "c\n";  // continue: Debian's build starts in its debugger
-  const fs::path pid_file = dir / "bochs.pid";
-  const std::string command = "cd " + shell_quote(dir.string()) +
-                              " && { setsid script -qfc 'bochs -q -f bochsrc -rc cmds' /dev/null </dev/null "
-                              ">/dev/null 2>&1 & echo $! > bochs.pid; }";
-  if (std::system(command.c_str()) != 0) return "could not start bochs";
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  std::string log;
-  while (std::chrono::steady_clock::now() < deadline) {
-    log = slurp(serial);
-    if (has(log, "ETT: RESULT")) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  // setsid: the script and bochs form their own process group, ended together.
-  const pid_t pid = static_cast<pid_t>(std::stol(slurp(pid_file)));
-  ::kill(-pid, SIGTERM);
-  return log;
+  BochsMachine bochs(dir, {.iso = iso, .cpu = "model=" + cpu_model + ", ips=200000000, ignore_bad_msrs=0"});
+  bochs.wait_serial("ETT: RESULT", seconds);
+  bochs.stop();
+  return bochs.serial();
 }
 
 // A Sandy Bridge (family 6 model 0x2A) is on the MSR_SMI_COUNT list, but Bochs does not implement the MSR and
