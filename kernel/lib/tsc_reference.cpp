@@ -50,11 +50,12 @@ Result<TscEstimate> estimate_tsc(const Bracket& bracket, ReferenceRate rate) {
   return TscEstimate{hz, static_cast<uint32_t>(ppm > 0xFFFFFFFFu ? 0xFFFFFFFFu : ppm)};
 }
 
-Bracket counter_bracket(const CounterRead& start, const CounterRead& end, uint32_t bits) {
+Bracket counter_bracket(const CounterRead& start, const CounterRead& end, uint32_t bits, uint32_t step) {
   const uint32_t mask = bits >= 32 ? 0xFFFFFFFFu : (1u << bits) - 1;
   const uint64_t counts = (end.counter - start.counter) & mask;
-  return Bracket{end.tsc_before - start.tsc_after, end.tsc_after - start.tsc_before, counts ? counts - 1 : 0,
-                 counts + 1};
+  if (step == 0) step = 1;
+  return Bracket{end.tsc_before - start.tsc_after, end.tsc_after - start.tsc_before,
+                 counts > step ? counts - step : 0, counts + step};
 }
 
 uint32_t difference_ppm(const TscEstimate& a, const TscEstimate& b) {

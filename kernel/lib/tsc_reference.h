@@ -46,9 +46,10 @@ struct CounterRead {
 };
 
 // The bracket between two reads of a counter `bits` wide (24, 32; wider counters are read as their low 32
-// bits). The counter is read as whole counts, so the counts elapsed between the reads are within one of the
-// difference of the readings.
-Bracket counter_bracket(const CounterRead& start, const CounterRead& end, uint32_t bits);
+// bits). The counter is read as whole counts, so the counts elapsed between the reads are within `step` of
+// the difference of the readings: 1 for a counter that moves count by count, more for one that moves in
+// steps of several counts (Bochs computes its ACPI PM timer from a microsecond clock: 3-4 counts a step).
+Bracket counter_bracket(const CounterRead& start, const CounterRead& end, uint32_t bits, uint32_t step = 1);
 
 // The references in the order the kernel prefers them: the HPET (MMIO, fine period), the ACPI PM timer
 // (3.58 MHz, a slow port read), the PIT (1.19 MHz, one-shot through port 0x61). The first that works and

@@ -87,6 +87,15 @@ TEST(KernelTscReference, CounterBracketHandlesWrapAround) {
   EXPECT_EQ(counter_bracket({0, 0xFFFFFFFE, 0}, {1, 3, 1}, 32).counts_high, 6u);
 }
 
+TEST(KernelTscReference, CounterBracketWidensByTheCounterStep) {
+  // A counter moving 4 counts at a time (Bochs's PM timer: a microsecond clock) is 4 counts uncertain.
+  const Bracket b = counter_bracket({1000, 100, 1010}, {9000, 1100, 9010}, 24, 4);
+  EXPECT_EQ(b.counts_low, 996u);
+  EXPECT_EQ(b.counts_high, 1004u);
+  EXPECT_EQ(counter_bracket({0, 100, 0}, {1, 102, 1}, 24, 4).counts_low, 0u);     // never below zero
+  EXPECT_EQ(counter_bracket({0, 100, 0}, {1, 200, 1}, 24, 0).counts_high, 101u);  // 0 is taken as 1
+}
+
 ReferenceResult ok(uint64_t hz, uint32_t ppm) {
   return {nullptr, {hz, ppm}};
 }

@@ -56,8 +56,15 @@ Result<lib::TscEstimate> calibrate_against_counter(const Counter& counter, uint3
     const lib::CounterRead first = read();
     const lib::CounterRead start = tightest();
     uint32_t last_elapsed = 0;
+    lib::CounterRead run = start;  // the first read of the latest run of equal readings
+    uint64_t held_ticks = 0;       // the longest time the counter certainly kept one value
     for (;;) {
       const lib::CounterRead now = read();
+      if (now.counter != run.counter) {
+        run = now;
+      } else if (now.tsc_before > run.tsc_after && now.tsc_before - run.tsc_after > held_ticks) {
+        held_ticks = now.tsc_before - run.tsc_after;
+      }
       const uint32_t elapsed = (now.counter - start.counter) & mask;
       if (elapsed < last_elapsed) return fail("the counter went backwards");
       last_elapsed = elapsed;
@@ -67,10 +74,15 @@ Result<lib::TscEstimate> calibrate_against_counter(const Counter& counter, uint3
     }
     const lib::CounterRead end = tightest();
     if (((end.counter - start.counter) & mask) < last_elapsed) return fail("the counter went backwards");
+    // A value kept longer than one count's time means the counter moves in steps of several counts (an
+    // emulator computing it from a coarser clock): the readings are then that many counts uncertain.
+    const uint64_t counts = (end.counter - start.counter) & mask;
+    const uint64_t window_ticks = end.tsc_before > start.tsc_after ? end.tsc_before - start.tsc_after : 0;
+    const uint64_t step = window_ticks ? 1 + held_ticks * counts / window_ticks : 1;
     const uint64_t width = (start.tsc_after - start.tsc_before) + (end.tsc_after - end.tsc_before);
     if (width < best_width) {
       best_width = width;
-      best = lib::counter_bracket(start, end, bits);
+      best = lib::counter_bracket(start, end, bits, step > 0xFFFF ? 0xFFFF : static_cast<uint32_t>(step));
     }
   }
   return lib::estimate_tsc(best, rate);
