@@ -34,10 +34,6 @@ double ppm_from_ips(const Reference& reference) {
   return std::abs(reference.hz - kIps) / kIps * 1e6;
 }
 
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 // One boot covers the GRUB ISO, the calibration, mode=hwlat, the IDE dump and the analysis screen.
 TEST(BochsBoot, GrubIsoCalibratesAgainstThreeTimersAndAnHwlatDumpReadsBack) {
   ScratchDir dir;

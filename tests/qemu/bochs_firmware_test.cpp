@@ -7,10 +7,6 @@
 namespace ett::test {
 namespace {
 
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 // Boots the test ISO (GRUB, multiboot2) on Bochs with `cpu_model` until the kernel's RESULT line or
 // `seconds`; returns the serial log. Bochs runs with `clock: sync=none` (guest time is instruction count).
 std::string boot_on_bochs(const fs::path& dir, const std::string& cpu_model, double seconds) {

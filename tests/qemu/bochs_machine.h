@@ -28,6 +28,11 @@
 
 namespace ett::test {
 
+// Whether `text` (a serial log, ett's output) holds `part`.
+inline bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
 struct BochsOptions {
   fs::path iso;                       // boots this CD (GRUB, multiboot2) on the primary master
   fs::path disk;                      // a flat image of 64 MiB on the primary slave (none when empty)
