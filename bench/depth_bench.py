@@ -8,7 +8,8 @@ and its peak memory (the child's maximum resident set size from wait4, as /usr/b
 the database size per event after the load, and the sqlite3 shell's plain full scan of the same SQLite file
 as the baseline at each size. The last table puts the sizes side by side: "growth" is each command's time per
 event at the largest size over its time per event at the smallest (1.00: linear); a growth above 1.2 or a peak
-above 1 GB is flagged.
+above 1 GB is flagged, and so is a command that refused to start (it says what it would need; the row says
+"refused" at that size and the run goes on).
 
 Environment:
   DEPTH_SIZES    event counts, e.g. 20000,40000 for a quick run
@@ -44,7 +45,9 @@ CASES = [
     ("analyze align", "align", ["analyze", "align", "--traces", "1,2", "--sync", "1"]),
     ("analyze align csv", "align",
      ["analyze", "align", "--traces", "1,2", "--sync", "1", "--format", "csv", "-o", "{out}"]),
-    ("compare", "align", ["compare", "--baseline", "1", "--candidate", "2", "--from", "1", "--to", "2"]),
+    # The fewest resamples compare takes: it refuses resamples x durations above 4,000 M values.
+    ("compare", "align",
+     ["compare", "--baseline", "1", "--candidate", "2", "--from", "1", "--to", "2", "--resamples", "100"]),
     ("export vcd", "main", ["export", "--format", "vcd", "-o", "{out}"]),
     ("export perfetto", "main", ["export", "--format", "perfetto", "--from", "1", "--to", "2", "-o", "{out}"]),
     ("export perfetto-proto", "main",
@@ -56,7 +59,9 @@ CASES = [
 
 
 class Failed(Exception):
-    pass
+    def __init__(self, message, said=""):
+        super().__init__(message)
+        self.said = said  # the last line the command wrote to standard error
 
 
 def run(argv, log):
@@ -73,7 +78,8 @@ def run(argv, log):
         with open(log, "rb") as err:
             err.seek(max(0, os.path.getsize(log) - 2000))
             tail = err.read().decode(errors="replace")
-        raise Failed(f"exit {child.returncode}: {' '.join(argv)}; its standard error ends:\n{tail}")
+        said = tail.strip().splitlines()[-1] if tail.strip() else ""
+        raise Failed(f"exit {child.returncode}: {' '.join(argv)}; its standard error ends:\n{tail}", said)
     return wall, usage.ru_maxrss * 1024 / 1e6
 
 
@@ -183,7 +189,11 @@ class Depth:
                 argv = [self.ett] + [out if a == "{out}" else a for a in args] + ["--db", dbs[db]]
                 if "{out}" in args:
                     argv.append("--force")
-                self.measure(engine, name, n, argv)
+                try:
+                    self.measure(engine, name, n, argv)
+                except Failed as refused:  # a command that says before it starts that it cannot run this deep
+                    self.results.setdefault((engine, name), {})[n] = None
+                    print(f"  {engine:<10} {name:<26} refused: {refused.said}", flush=True)
                 if os.path.exists(out):
                     os.remove(out)
             if engine == "sqlite":
@@ -204,15 +214,19 @@ class Depth:
         for (engine, command), by_size in self.results.items():
             line = f"{engine:<10} {command:<26}"
             for n in sizes:
-                ns, peak = by_size[n]
-                line += f" {ns:16.1f} {peak:14.0f}"
-            growth = by_size[sizes[-1]][0] / by_size[sizes[0]][0]
+                line += f" {by_size[n][0]:16.1f} {by_size[n][1]:14.0f}" if by_size[n] else f" {'refused':>16} {'-':>14}"
             flags = []
-            if growth > GROWTH_LIMIT and len(sizes) > 1:
-                flags.append("growth")
-            if max(p for _, p in by_size.values()) > PEAK_LIMIT_MB:
+            if any(v is None for v in by_size.values()):
+                growth = "-"
+                flags.append("refused")
+            else:
+                ratio = by_size[sizes[-1]][0] / by_size[sizes[0]][0]
+                growth = f"{ratio:.2f}"
+                if ratio > GROWTH_LIMIT and len(sizes) > 1:
+                    flags.append("growth")
+            if max((v[1] for v in by_size.values() if v), default=0) > PEAK_LIMIT_MB:
                 flags.append("peak")
-            print(line + f" {growth:7.2f} {'!' + ','.join(flags) if flags else '-'}")
+            print(line + f" {growth:>7} {'!' + ','.join(flags) if flags else '-'}")
         for engine, by_size in self.db_bytes.items():
             print(f"{engine:<10} {'database bytes/event':<26}" +
                   "".join(f" {by_size[n]:16.1f} {'':>14}" for n in sizes))
