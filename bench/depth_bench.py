@@ -41,7 +41,7 @@ CASES = [
     ("analyze intervals", "main", ["analyze", "intervals", "--tau-ns", "1000"]),
     ("analyze histogram code", "main", ["analyze", "histogram", "--by", "code"]),
     ("analyze histogram probe", "main", ["analyze", "histogram", "--by", "probe", "--match", "XXXX1XXX"]),
-    ("analyze histogram time", "main", ["analyze", "histogram", "--by", "time:1ms", "--max-buckets", "1000000"]),
+    ("analyze histogram time", "main", ["analyze", "histogram", "--by", "time:1ms", "--max-buckets", "100000000"]),
     ("analyze align", "align", ["analyze", "align", "--traces", "1,2", "--sync", "1"]),
     ("analyze align csv", "align",
      ["analyze", "align", "--traces", "1,2", "--sync", "1", "--format", "csv", "-o", "{out}"]),
