@@ -79,6 +79,7 @@ bench: deps $(BUILD)/build.ninja
 	@echo "JSON: $(BENCH_JSON)"
 	$(BUILD)/bin/ett_e2e_bench $(E2E_EVENTS)
 	python3 bench/python_read_bench.py $(BUILD) $(E2E_EVENTS)
+	python3 bench/depth_bench.py $(BUILD)
 
 docs: deps
 	python3 tests/docs/check_links.py

@@ -114,12 +114,55 @@ double quantile(std::span<const double> sorted, double fraction) {
   return sorted[below] * (1 - weight) + sorted[above] * weight;
 }
 
-// One bootstrap resample of `values` into `out` (same size).
-void resample(std::span<const double> values, std::vector<double>& out, std::mt19937_64& random) {
-  std::uniform_int_distribution<size_t> pick(0, values.size() - 1);
-  out.resize(values.size());
-  for (double& v : out) v = values[pick(random)];
-}
+// One side's values ranked once, and a bootstrap resample of them held as how many times it drew each rank:
+// the resample in ascending order is sorted[k] repeated counts[k] times, so a resample costs its draws and
+// one walk, where sorting it cost n log n (81 s for 100 resamples of 5 M durations). The draws are the ones a
+// resample of the values themselves takes, in the same order, so the statistics are the same to the bit.
+class RankedResample {
+ public:
+  explicit RankedResample(std::span<const double> values)
+      : m_sorted(values.size()), m_rank(values.size()), m_counts(values.size()) {
+    std::vector<uint32_t> order(values.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return values[a] < values[b]; });
+    for (size_t k = 0; k < order.size(); ++k) {
+      m_sorted[k] = values[order[k]];
+      m_rank[order[k]] = static_cast<uint32_t>(k);
+    }
+  }
+
+  // A new resample: values.size() draws with replacement.
+  void draw(std::mt19937_64& random) {
+    std::uniform_int_distribution<size_t> pick(0, m_rank.size() - 1);
+    std::fill(m_counts.begin(), m_counts.end(), 0);
+    for (size_t i = 0; i < m_rank.size(); ++i) ++m_counts[m_rank[pick(random)]];
+  }
+
+  // The resample's statistic, as sorted_statistic of the resample sorted.
+  double statistic(CompareStat stat) const {
+    const size_t n = m_rank.size();
+    if (n == 0) return 0;
+    if (stat == CompareStat::Mean) {
+      double sum = 0;  // in ascending order, each value as often as drawn: the sum of the sorted resample
+      for (size_t k = 0; k < n; ++k)
+        for (uint32_t c = 0; c < m_counts[k]; ++c) sum += m_sorted[k];
+      return sum / static_cast<double>(n);
+    }
+    const double fraction = stat == CompareStat::Median ? 0.50 : stat == CompareStat::P90 ? 0.90 : 0.99;
+    const size_t position = nearest_rank_index(n, fraction);
+    size_t seen = 0;
+    for (size_t k = 0; k < n; ++k) {
+      seen += m_counts[k];
+      if (seen > position) return m_sorted[k];
+    }
+    return m_sorted.back();
+  }
+
+ private:
+  std::vector<double> m_sorted;    // the values in ascending order
+  std::vector<uint32_t> m_rank;    // m_rank[i]: where values[i] stands in m_sorted
+  std::vector<uint32_t> m_counts;  // the current resample's draws of each rank
+};
 
 Status check_options(const CompareOptions& options) {
   if (!(options.confidence > 0.5 && options.confidence < 1))
@@ -188,14 +231,12 @@ Expected<CompareResult> compare_durations(const CompareSide& baseline, const Com
   std::vector<double> differences[kStats];
   for (auto& d : differences) d.reserve(options.resamples);
   std::mt19937_64 random(options.seed);
-  std::vector<double> b, c;
+  RankedResample b(baseline.durations_ns), c(candidate.durations_ns);
   for (uint32_t r = 0; r < options.resamples; ++r) {
-    resample(baseline.durations_ns, b, random);
-    resample(candidate.durations_ns, c, random);
-    std::sort(b.begin(), b.end());
-    std::sort(c.begin(), c.end());
+    b.draw(random);
+    c.draw(random);
     for (size_t s = 0; s < kStats; ++s)
-      differences[s].push_back(sorted_statistic(kCompareStats[s], c) - sorted_statistic(kCompareStats[s], b));
+      differences[s].push_back(c.statistic(kCompareStats[s]) - b.statistic(kCompareStats[s]));
     if (options.on_resample) options.on_resample(r + 1);
   }
   for (size_t s = 0; s < kStats; ++s) {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "analysis/stats.h"
 #include "image/disk_maker.h"
 #include "image/session_writer.h"
 #include "qemu/qemu_test_support.h"
@@ -126,6 +129,53 @@ TEST(Compare, TheSameSeedGivesTheSameBounds) {
     EXPECT_EQ(first->stats[s].upper_ns, again->stats[s].upper_ns);
   }
   EXPECT_NE(first->stats[3].lower_ns, other->stats[3].lower_ns);
+}
+
+// The bootstrap keeps each resample as counts of the ranks it drew: its bounds are those of resamples drawn
+// from the same random numbers and sorted, to the bit, ties (values drawn again and again) included.
+TEST(Compare, BoundsAreThoseOfSortedResamplesOfTheSameDraws) {
+  std::mt19937_64 random(9);
+  CompareSide baseline{draw(random, 301)}, candidate{draw(random, 257, 1.02)};
+  for (double& v : baseline.durations_ns) v = std::round(v / 500) * 500;  // many equal values
+  CompareOptions options = fast_options(77);
+  options.resamples = 150;
+  auto result = compare_durations(baseline, candidate, options);
+  ASSERT_TRUE(result);
+  auto statistic = [](size_t s, const std::vector<double>& sorted) {
+    if (s == 3) {
+      double sum = 0;
+      for (double v : sorted) sum += v;
+      return sum / static_cast<double>(sorted.size());
+    }
+    const double fraction[] = {0.50, 0.90, 0.99};
+    return nearest_rank(sorted, fraction[s]);
+  };
+  auto quantile = [](const std::vector<double>& sorted, double fraction) {
+    const double position = fraction * static_cast<double>(sorted.size() - 1);
+    const size_t below = static_cast<size_t>(std::floor(position));
+    const size_t above = std::min(below + 1, sorted.size() - 1);
+    const double weight = position - static_cast<double>(below);
+    return sorted[below] * (1 - weight) + sorted[above] * weight;
+  };
+  std::mt19937_64 again(options.seed);
+  std::vector<double> differences[4];
+  auto resample = [&](const std::vector<double>& values) {
+    std::uniform_int_distribution<size_t> pick(0, values.size() - 1);
+    std::vector<double> out(values.size());
+    for (double& v : out) v = values[pick(again)];
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  for (uint32_t r = 0; r < options.resamples; ++r) {
+    const std::vector<double> b = resample(baseline.durations_ns), c = resample(candidate.durations_ns);
+    for (size_t s = 0; s < 4; ++s) differences[s].push_back(statistic(s, c) - statistic(s, b));
+  }
+  ASSERT_EQ(result->stats.size(), 4u);
+  for (size_t s = 0; s < 4; ++s) {
+    std::sort(differences[s].begin(), differences[s].end());
+    EXPECT_EQ(result->stats[s].lower_ns, quantile(differences[s], 1 - options.confidence)) << s;
+    EXPECT_EQ(result->stats[s].upper_ns, quantile(differences[s], options.confidence)) << s;
+  }
 }
 
 TEST(Compare, BadOptionsAreRefused) {
