@@ -19,7 +19,11 @@ PYTHONPATH="$site" "$python" -c "import ett, sys; sys.exit(0 if ett.__file__.sta
 
 # The Debian package's layout: prefix /usr, the version-independent dist-packages.
 DESTDIR="$scratch/root" cmake --install "$build" --prefix /usr --component python >/dev/null
-site="$scratch/root/usr/lib/python3/dist-packages"
+# Where the interpreter itself looks for Debian's packages (its version-independent dist-packages on sys.path):
+# the install must land there.
+debian_site=$("$python" -c "import sys; print(next(p for p in sys.path if p.endswith('/python3/dist-packages')))")
+site="$scratch/root$debian_site"
+[ -f "$site/ett/__init__.py" ]
 shape=$(PYTHONPATH="$site" "$python" -c "import ett; c = ett.open('trace.img'); print(c.events().shape)")
 [ "$shape" = "(5000,)" ]
 echo "python install test: ok"
