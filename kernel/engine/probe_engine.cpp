@@ -78,7 +78,7 @@ struct Loops {
 
   static CaptureResult capture_configured(const RunSetup& setup, auto source, Stop& stop) {
     // The UART's lines are D0..D3 (its pulse markers ride in D4..D7): always the filtered loop.
-    if constexpr (requires { source.has_pending; })
+    if constexpr (requires { source.pending; })
       return capture_layout<true>(setup, source, stop);
     else
       return setup.config.filter_mask == 0xFF ? capture_layout<false>(setup, source, stop)

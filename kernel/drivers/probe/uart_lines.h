@@ -21,24 +21,22 @@ namespace ett::drivers {
 
 struct UartLines {
   uint16_t msr_port;
-  mutable uint8_t pending = 0;  // the second result of a short pulse
-  mutable bool has_pending = false;
+  mutable uint8_t pending = 0;  // the second result of a short pulse (never 0: it carries a marker)
 
   [[gnu::always_inline]] uint8_t read() const { return UartMsr::lines(x86::in8(msr_port)); }
 
   template <bool kFiltered>
   [[gnu::always_inline]] uint8_t idle(uint32_t last, uint32_t mask, uint32_t& countdown) const {
-    if (has_pending) [[unlikely]] {
-      has_pending = false;
-      return pending;
+    if (pending != 0) [[unlikely]] {
+      const uint8_t second = pending;
+      pending = 0;
+      return second;
     }
-    const uint32_t watched = UartMsr::watched(mask & UartMsr::kLineMask);
-    const uint32_t quiet = UartMsr::status(last & mask);
-    const uint8_t msr = x86::idle_poll_port<kFiltered>(msr_port, quiet, watched, countdown);
-    if ((msr & watched) == quiet) return static_cast<uint8_t>(last);  // the stop check's turn, no change
+    const uint8_t msr =
+        x86::idle_poll_port<kFiltered>(msr_port, UartMsr::status(last), UartMsr::watched(mask), countdown);
+    if (countdown == 0) return static_cast<uint8_t>(last);  // the stop check's turn: no change in this poll
     const UartMsr::Change change = UartMsr::change(msr, last, mask);
     pending = change.second;
-    has_pending = change.has_second;
     return change.first;
   }
 };

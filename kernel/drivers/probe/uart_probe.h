@@ -66,23 +66,22 @@ struct UartMsr {
   }
   // The lines that latched a change but read as before (`last`): a pulse shorter than one poll step.
   static constexpr uint8_t short_pulses(uint32_t msr, uint32_t last) {
-    return static_cast<uint8_t>(delta_lines(msr) & ~(lines(msr) ^ last) & kLineMask);
+    return static_cast<uint8_t>(delta_lines(msr) & ~(lines(msr) ^ last));  // delta_lines: D0..D3 only
   }
   // What the capture loop gets from an MSR read that left the idle step (`last`: the lines before, `mask`:
   // the lines filter= watches): the lines as read, or for short pulses first the lines with the pulsed ones
-  // toggled, then the lines as read; both with the pulsed lines in bits 7:4 (kPulseMarkerShift).
+  // toggled, then (second, 0 when there is none) the lines as read; both with the pulsed lines in bits 7:4
+  // (kPulseMarkerShift). Branch-free: it is inlined into every capture-loop instantiation.
   static constexpr uint8_t kPulseMarkerShift = 4;
   struct Change {
     uint8_t first;
     uint8_t second;
-    bool has_second;
   };
   static constexpr Change change(uint32_t msr, uint32_t last, uint32_t mask) {
     const uint8_t now = lines(msr);
     const uint8_t pulses = static_cast<uint8_t>(short_pulses(msr, last) & mask);
-    if (pulses == 0) return {now, now, false};
     const uint8_t marker = static_cast<uint8_t>(pulses << kPulseMarkerShift);
-    return {static_cast<uint8_t>((now ^ pulses) | marker), static_cast<uint8_t>(now | marker), true};
+    return {static_cast<uint8_t>((now ^ pulses) | marker), static_cast<uint8_t>(marker ? now | marker : 0)};
   }
 };
 static_assert(UartMsr::watched(UartMsr::kLineDcd) == (UartMsr::kDcd | UartMsr::kDeltaDcd));
