@@ -180,7 +180,7 @@ enum EventFlags : uint8_t {
   // same as one poll before, so a pulse shorter than the poll step came and went between two reads. Both its
   // edges are recorded at the read that saw the latch, each with this flag: their order is known, their
   // times and the pulse's width are not (only that it was shorter than the step).
-  kEventShortPulse = 1u << 0,
+  kEventShortPulse = 1u << 0,  // probe=uart: one edge of a pulse shorter than the poll step (width unknown)
 };
 
 struct EventRecord {
