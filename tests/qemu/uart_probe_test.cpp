@@ -25,7 +25,7 @@ nlohmann::json newest_session(const fs::path& disk) {
 // Every MCR value written keeps bit 4 (loopback): D0 = DCD (OUT2, 0x08), D1 = DSR (DTR, 0x01), D2 = CTS
 // (RTS, 0x02), D3 = RI (OUT1, 0x04). Under layout=8x1 each input is its own probe; the last write drops all
 // four at once (four events from one read, in probe order) and stop=zero ends the capture on the first.
-TEST(UartProbe, LoopbackSequenceThroughTheMonitorIsCapturedExactly) {
+TEST(UartProbeBoot, LoopbackSequenceThroughTheMonitorIsCapturedExactly) {
   ScratchDir dir;
   auto made = run_ett({"mkdisk", (dir / "trace.img").string(), "--size", "4M"});
   ASSERT_EQ(made.exit_code, 0) << made.output;
@@ -65,7 +65,7 @@ TEST(UartProbe, LoopbackSequenceThroughTheMonitorIsCapturedExactly) {
 }
 
 // COM1 carries the kernel's console: refused by name, before any register of it is touched.
-TEST(UartProbe, TheConsolesPortIsRefusedByName) {
+TEST(UartProbeBoot, TheConsolesPortIsRefusedByName) {
   ScratchDir dir;
   QemuMachine qemu({.append = "exit=qemu dump=none probe=uart:0x3f8"}, dir / "");
   auto exit = qemu.wait_exit(60);
@@ -78,7 +78,7 @@ TEST(UartProbe, TheConsolesPortIsRefusedByName) {
 }
 
 // Without a second -serial there is nothing at 0x2f8 (the bus floats: 0xff).
-TEST(UartProbe, NoUartAtTheBaseIsRefusedByName) {
+TEST(UartProbeBoot, NoUartAtTheBaseIsRefusedByName) {
   ScratchDir dir;
   QemuMachine qemu({.append = "exit=qemu dump=none probe=uart"}, dir / "");
   auto exit = qemu.wait_exit(60);
