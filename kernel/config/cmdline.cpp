@@ -98,10 +98,18 @@ bool choose(Word word, const Choice<T> (&choices)[N], T& out) {
 }
 
 // The names are the ones trace_format.h gives the host tools (layout_name, mode_name, ...).
-constexpr Choice<format::ProbeSource> kProbes[] = {{"ivshmem", format::ProbeSource::Ivshmem},
-                                                   {"lpt", format::ProbeSource::Lpt},
-                                                   {"pci-lpt", format::ProbeSource::PciLpt},
-                                                   {"lpt-loopback", format::ProbeSource::LptLoopback}};
+constexpr Choice<format::ProbeSource> kProbes[] = {
+    {"ivshmem", format::ProbeSource::Ivshmem}, {"lpt", format::ProbeSource::Lpt},
+    {"pci-lpt", format::ProbeSource::PciLpt},  {"lpt-loopback", format::ProbeSource::LptLoopback},
+    {"uart", format::ProbeSource::Uart},       {"uart-loopback", format::ProbeSource::UartLoopback}};
+// The sources that take :BASE (an I/O port base).
+struct BasedProbe {
+  const char* prefix;
+  format::ProbeSource source;
+};
+constexpr BasedProbe kBasedProbes[] = {{"lpt:", format::ProbeSource::Lpt},
+                                       {"uart:", format::ProbeSource::Uart},
+                                       {"uart-loopback:", format::ProbeSource::UartLoopback}};
 constexpr Choice<format::Layout> kLayouts[] = {{"2x4", format::Layout::Double2x4},
                                                {"8x1", format::Layout::Single8x1},
                                                {"4x2", format::Layout::Quad4x2},
@@ -116,21 +124,27 @@ constexpr Choice<format::CaptureMode> kModes[] = {{"capture", format::CaptureMod
                                                   {"calibrate", format::CaptureMode::Calibrate},
                                                   {"hwlat", format::CaptureMode::HwLat}};
 
-// probe=lpt:BASE, BASE in decimal or 0x-hex.
+// probe=lpt:BASE, uart:BASE, uart-loopback:BASE; BASE in decimal or 0x-hex.
 ParseResult parse_probe(Word value, Config& config) {
   if (choose(value, kProbes, config.probe)) return {};
-  if (!value.starts_with("lpt:"))
-    return error("probe: unknown source '%.*s' (expected ivshmem, lpt, lpt:BASE, pci-lpt or lpt-loopback)",
-                 value.printable_length(), value.text);
-  const Word base = value.drop(4);
-  const bool hex = base.starts_with("0x") || base.starts_with("0X");
-  uint32_t port = 0;
-  if (!parse_unsigned(hex ? base.drop(2) : base, hex ? 16 : 10, 0xFFFF, port) || port == 0)
-    return error("probe: '%.*s' is not an I/O port base (e.g. lpt:0x378)", value.printable_length(),
-                 value.text);
-  config.probe = format::ProbeSource::Lpt;
-  config.probe_io_base = static_cast<uint16_t>(port);
-  return {};
+  for (const BasedProbe& based : kBasedProbes) {
+    if (!value.starts_with(based.prefix)) continue;
+    size_t length = 0;
+    while (based.prefix[length] != '\0') ++length;
+    const Word base = value.drop(length);
+    const bool hex = base.starts_with("0x") || base.starts_with("0X");
+    uint32_t port = 0;
+    if (!parse_unsigned(hex ? base.drop(2) : base, hex ? 16 : 10, 0xFFFF, port) || port == 0)
+      return error("probe: '%.*s' is not an I/O port base (e.g. lpt:0x378, uart:0x2f8)",
+                   value.printable_length(), value.text);
+    config.probe = based.source;
+    config.probe_io_base = static_cast<uint16_t>(port);
+    return {};
+  }
+  return error(
+      "probe: unknown source '%.*s' (expected ivshmem, lpt, lpt:BASE, pci-lpt, lpt-loopback, uart, uart:BASE "
+      "or uart-loopback)",
+      value.printable_length(), value.text);
 }
 
 ParseResult parse_layout(Word value, Config& config) {

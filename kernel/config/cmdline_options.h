@@ -15,7 +15,7 @@ struct CmdlineOption {
 };
 
 inline constexpr CmdlineOption kCmdlineOptions[] = {
-    {"probe", "ivshmem, lpt, lpt:BASE, pci-lpt, lpt-loopback", "ivshmem",
+    {"probe", "ivshmem, lpt, lpt:BASE, pci-lpt, lpt-loopback, uart, uart:BASE, uart-loopback", "ivshmem",
      "Where the eight lines are read. ivshmem: the QEMU virtual probe; lpt / lpt:BASE: a legacy parallel "
      "port "
      "switched to input (ECR at BASE+0x402 to PS/2 mode when there is one, direction bit set, checked before "
@@ -23,7 +23,11 @@ inline constexpr CmdlineOption kCmdlineOptions[] = {
      "CH353) or of class 0x07/0x01 with programming interface 01, 02 or 03 (ECR in its second I/O BAR); "
      "lpt-loopback: TEST ONLY, the port at 0x378 with the direction "
      "bit "
-     "clear, reading back its own data register"},
+     "clear, reading back its own data register; uart / uart:BASE: a 16550-compatible UART's modem-status "
+     "inputs as lines D0 = DCD, D1 = DSR, D2 = CTS, D3 = RI (default COM2 at 0x2f8; COM1, the serial "
+     "console, is refused), a pulse shorter than one poll still recorded from the UART's delta bits; "
+     "uart-loopback (or uart-loopback:BASE): TEST ONLY, the same UART in loopback mode (MCR bit 4), its "
+     "own outputs driving the inputs"},
     {"layout", "2x4, 8x1, 4x2, 1x8", "2x4",
      "How the lines D0..D7 form probes. 2x4: the ETT double probe, probe 1 = D0-D3, probe 2 = D4-D7; 8x1: "
      "probe k = D(k-1); 4x2: probe k = D(2k-2)..D(2k-1); 1x8: one 8-bit probe"},

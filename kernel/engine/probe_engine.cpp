@@ -6,11 +6,14 @@
 #include "arch/x86/tsc_clock.h"
 #include "capture/stop_rules.h"
 #include "drivers/console/console.h"
+#include "drivers/console/serial_port.h"
 #include "drivers/input/ps2_stop_key.h"
 #include "drivers/probe/ivshmem_probe.h"
 #include "drivers/probe/parallel_port.h"
 #include "drivers/probe/pci_lpt.h"
 #include "drivers/probe/port_lines.h"
+#include "drivers/probe/uart_lines.h"
+#include "drivers/probe/uart_probe.h"
 #include "lib/format.h"
 #include "lib/tsc_math.h"
 #include "runtime/panic.h"
@@ -74,8 +77,12 @@ struct Loops {
   }
 
   static CaptureResult capture_configured(const RunSetup& setup, auto source, Stop& stop) {
-    return setup.config.filter_mask == 0xFF ? capture_layout<false>(setup, source, stop)
-                                            : capture_layout<true>(setup, source, stop);
+    // The UART's lines are D0..D3 (its pulse markers ride in D4..D7): always the filtered loop.
+    if constexpr (requires { source.pending; })
+      return capture_layout<true>(setup, source, stop);
+    else
+      return setup.config.filter_mask == 0xFF ? capture_layout<false>(setup, source, stop)
+                                              : capture_layout<true>(setup, source, stop);
   }
 
   template <typename Source>
@@ -160,8 +167,18 @@ struct Loops {
   }
 };
 
+bool is_uart(format::ProbeSource source) {
+  return source == format::ProbeSource::Uart || source == format::ProbeSource::UartLoopback;
+}
+
 template <typename Clock>
 EngineResult run_with_clock(const RunSetup& setup, const Probe& probe, const x86::CpuInfo& cpu) {
+  if (probe.uart_open) {
+    EngineResult result = Loops<Clock>::run(setup, drivers::UartLines{probe.io_base}, cpu);
+    drivers::UartProbe::mark_short_pulses(const_cast<format::EventRecord*>(setup.buffer.begin()),
+                                          result.capture.event_count, setup.config.layout);
+    return result;
+  }
   if (probe.source == format::ProbeSource::Ivshmem)
     return Loops<Clock>::run(setup, drivers::IvshmemLines{probe.ivshmem_lines}, cpu);
   return Loops<Clock>::run(setup, drivers::PortLines{probe.io_base}, cpu);
@@ -169,6 +186,7 @@ EngineResult run_with_clock(const RunSetup& setup, const Probe& probe, const x86
 
 template <typename Clock>
 uint32_t bench_with_clock(const RunSetup& setup, const Probe& probe, BenchWindow* windows, uint32_t count) {
+  if (probe.uart_open) return Loops<Clock>::bench(setup, drivers::UartLines{probe.io_base}, windows, count);
   if (probe.source == format::ProbeSource::Ivshmem)
     return Loops<Clock>::bench(setup, drivers::IvshmemLines{probe.ivshmem_lines}, windows, count);
   return Loops<Clock>::bench(setup, drivers::PortLines{probe.io_base}, windows, count);
@@ -177,6 +195,7 @@ uint32_t bench_with_clock(const RunSetup& setup, const Probe& probe, BenchWindow
 capture::CaptureOptions options_for(const config::Config& config) {
   capture::CaptureOptions options;
   options.filter_mask = config.filter_mask;
+  if (is_uart(config.probe)) options.filter_mask &= drivers::UartMsr::kLineMask;
   options.trigger_enabled = config.trigger_enabled;
   options.trigger = capture::TritPattern{config.trigger_mask, config.trigger_match};
   options.pretrigger = config.pretrigger;
@@ -258,6 +277,39 @@ void report_port(const config::Config& config, const Probe& probe, const Paralle
                  format::probe_source_name(static_cast<uint32_t>(config.probe)), port.base(), check);
 }
 
+drivers::UartProbe::Mode uart_mode(const config::Config& config) {
+  return config.probe == format::ProbeSource::UartLoopback ? drivers::UartProbe::Mode::Loopback
+                                                           : drivers::UartProbe::Mode::Input;
+}
+
+// The uart sources: an on-board UART's modem-status register (never the serial console's port).
+Status open_uart(const config::Config& config, Probe& probe) {
+  using drivers::UartMsr;
+  using drivers::UartProbe;
+  const uint16_t base = config.probe_io_base ? config.probe_io_base : UartProbe::kDefaultBase;
+  x86::CpuIoPorts io;
+  ETT_TRY_ASSIGN(const UartProbe uart,
+                 UartProbe::open(io, base, drivers::SerialPort::kCom1, uart_mode(config)));
+  probe.uart_open = true;
+  probe.uart = uart.saved();
+  probe.io_base = uart.msr_port();
+  probe.address = uart.base();
+  const uint8_t msr = uart.armed_msr();
+  const char* name = format::probe_source_name(static_cast<uint32_t>(config.probe));
+  console::print("ETT: probe %s at I/O 0x%03x: %s, loopback test passed (MCR was 0x%02x, IER 0x%02x)%s\n",
+                 name, uart.base(), UartProbe::kind_name(uart.kind()), uart.saved().mcr, uart.saved().ier,
+                 probe.control ? "; host stop through the ivshmem control block" : "");
+  console::print(
+      "ETT: probe %s at I/O 0x%03x: %s; lines D0-D3 = DCD %u, DSR %u, CTS %u, RI %u (MSR 0x%02x)\n", name,
+      uart.base(),
+      config.probe == format::ProbeSource::UartLoopback
+          ? "TEST-ONLY loopback (MCR bit 4), its own outputs drive the inputs"
+          : "input, interrupts off",
+      (msr & UartMsr::kDcd) ? 1 : 0, (msr & UartMsr::kDsr) ? 1 : 0, (msr & UartMsr::kCts) ? 1 : 0,
+      (msr & UartMsr::kRi) ? 1 : 0, msr);
+  return {};
+}
+
 }  // namespace
 
 Result<Probe> open_probe(const config::Config& config) {
@@ -283,6 +335,10 @@ Result<Probe> open_probe(const config::Config& config) {
                    probe.pci.bus, probe.pci.slot, probe.pci.function, probe.address, ivshmem->size() / 1024);
     return probe;
   }
+  if (is_uart(config.probe)) {
+    ETT_TRY(open_uart(config, probe));
+    return probe;
+  }
   ETT_TRY_ASSIGN(const ParallelPort port, open_port(config, probe));
   probe.lpt_open = true;
   probe.lpt = port.saved();
@@ -293,6 +349,11 @@ Result<Probe> open_probe(const config::Config& config) {
 }
 
 Status arm_probe(const config::Config& config, const Probe& probe) {
+  if (probe.uart_open) {
+    x86::CpuIoPorts io;
+    drivers::UartProbe::arm(io, probe.uart, uart_mode(config));
+    return {};
+  }
   if (!probe.lpt_open) return {};
   x86::CpuIoPorts io;
   const bool loopback = config.probe == format::ProbeSource::LptLoopback;
@@ -308,8 +369,9 @@ Status arm_probe(const config::Config& config, const Probe& probe) {
 }
 
 void close_probe(const Probe& probe) {
-  if (!probe.lpt_open) return;
   x86::CpuIoPorts io;
+  if (probe.uart_open) drivers::UartProbe::restore(io, probe.uart);
+  if (!probe.lpt_open) return;
   ParallelPort::restore(io, probe.lpt);
 }
 

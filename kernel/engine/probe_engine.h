@@ -11,6 +11,7 @@
 #include "capture/stall_log.h"
 #include "config/cmdline.h"
 #include "drivers/probe/parallel_port.h"
+#include "drivers/probe/uart_probe.h"
 #include "ett/result.h"
 #include "ett/trace_format.h"
 #include "ett/virtual_probe.h"
@@ -26,6 +27,8 @@ struct Probe {
   bool lpt_open;                      // an lpt source was opened: arm_probe() and close_probe() apply
   drivers::ParallelPort::Saved lpt;   // the port's registers as the kernel found them
   x86::pci::Address pci;              // ivshmem or pci-lpt
+  bool uart_open;                     // a uart source was opened: arm_probe() and close_probe() apply
+  drivers::UartProbe::Saved uart;     // the UART's registers as the kernel found them
 };
 
 // Finds and opens the source; with an lpt source the ivshmem device, when present, still carries the host's

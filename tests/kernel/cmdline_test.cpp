@@ -131,12 +131,15 @@ TEST(KernelCmdline, BadValues) {
   EXPECT_EQ(parse_error("auto=yes"), "auto: 'yes' must be 0 or 1");
   EXPECT_EQ(parse_error("mode=fast"), "mode: unknown mode 'fast' (expected capture, calibrate or hwlat)");
   EXPECT_EQ(parse_error("probe=usb"),
-            "probe: unknown source 'usb' (expected ivshmem, lpt, lpt:BASE, pci-lpt or lpt-loopback)");
-  EXPECT_EQ(parse_error("probe=lpt:"), "probe: 'lpt:' is not an I/O port base (e.g. lpt:0x378)");
-  EXPECT_EQ(parse_error("probe=lpt:0xZZ"), "probe: 'lpt:0xZZ' is not an I/O port base (e.g. lpt:0x378)");
+            "probe: unknown source 'usb' (expected ivshmem, lpt, lpt:BASE, pci-lpt, lpt-loopback, uart, "
+            "uart:BASE or uart-loopback)");
+  EXPECT_EQ(parse_error("probe=lpt:"), "probe: 'lpt:' is not an I/O port base (e.g. lpt:0x378, uart:0x2f8)");
+  EXPECT_EQ(parse_error("probe=lpt:0xZZ"),
+            "probe: 'lpt:0xZZ' is not an I/O port base (e.g. lpt:0x378, uart:0x2f8)");
   EXPECT_EQ(parse_error("probe=lpt:0x10000"),
-            "probe: 'lpt:0x10000' is not an I/O port base (e.g. lpt:0x378)");
-  EXPECT_EQ(parse_error("probe=lpt:0"), "probe: 'lpt:0' is not an I/O port base (e.g. lpt:0x378)");
+            "probe: 'lpt:0x10000' is not an I/O port base (e.g. lpt:0x378, uart:0x2f8)");
+  EXPECT_EQ(parse_error("probe=lpt:0"),
+            "probe: 'lpt:0' is not an I/O port base (e.g. lpt:0x378, uart:0x2f8)");
 }
 
 TEST(KernelCmdline, ValuesAreCaseSensitive) {
@@ -150,6 +153,18 @@ TEST(KernelCmdline, ParallelPortSources) {
   EXPECT_EQ(parse_ok("probe=lpt:888").probe_io_base, 888);
   EXPECT_EQ(parse_ok("probe=pci-lpt").probe, format::ProbeSource::PciLpt);
   EXPECT_EQ(parse_ok("probe=lpt-loopback").probe, format::ProbeSource::LptLoopback);
+}
+
+TEST(KernelCmdline, UartSources) {
+  EXPECT_EQ(parse_ok("probe=uart").probe, format::ProbeSource::Uart);
+  EXPECT_EQ(parse_ok("probe=uart").probe_io_base, 0);
+  EXPECT_EQ(parse_ok("probe=uart:0x3e8").probe, format::ProbeSource::Uart);
+  EXPECT_EQ(parse_ok("probe=uart:0x3e8").probe_io_base, 0x3e8);
+  EXPECT_EQ(parse_ok("probe=uart-loopback").probe, format::ProbeSource::UartLoopback);
+  EXPECT_EQ(parse_ok("probe=uart-loopback:760").probe_io_base, 760);
+  EXPECT_EQ(parse_ok("probe=uart-loopback:760").probe, format::ProbeSource::UartLoopback);
+  EXPECT_EQ(parse_error("probe=uart:0x"),
+            "probe: 'uart:0x' is not an I/O port base (e.g. lpt:0x378, uart:0x2f8)");
 }
 
 TEST(KernelCmdline, Modes) {

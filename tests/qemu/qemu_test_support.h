@@ -106,7 +106,10 @@ inline CsvTable read_csv(const fs::path& path) {
 // runs without a host stop, so the command line must end the capture by itself (stop=, limit=, keyboard=1).
 class DirectQemu {
  public:
-  DirectQemu(const fs::path& dir, const fs::path& disk, const std::string& append) : m_dir(dir) {
+  // `extra`: more QEMU options (e.g. a second serial port), before -kernel.
+  DirectQemu(const fs::path& dir, const fs::path& disk, const std::string& append,
+             const std::vector<std::string>& extra = {})
+      : m_dir(dir) {
     m_serial = dir / "serial.log";
     m_monitor = dir / "monitor.sock";
     std::vector<std::string> argv = {"qemu-system-i386",
@@ -126,11 +129,10 @@ class DirectQemu {
                                      "-drive",
                                      "file=" + disk.string() + ",format=raw,if=ide,index=0",
                                      "-device",
-                                     "isa-debug-exit,iobase=0xf4,iosize=0x04",
-                                     "-kernel",
-                                     std::string(ETT_BIN_DIR) + "/ett-kernel.elf",
-                                     "-append",
-                                     "exit=qemu " + append};
+                                     "isa-debug-exit,iobase=0xf4,iosize=0x04"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.insert(argv.end(),
+                {"-kernel", std::string(ETT_BIN_DIR) + "/ett-kernel.elf", "-append", "exit=qemu " + append});
     m_pid = fork();
     if (m_pid == 0) {
       std::vector<char*> args;

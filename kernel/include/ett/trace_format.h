@@ -37,10 +37,12 @@ inline constexpr char kChunkMagic[4] = {'E', 'T', 'T', 'C'};
 
 // Where the events came from (probe= on the kernel command line).
 enum class ProbeSource : uint32_t {
-  Ivshmem = 1,      // QEMU ivshmem-plain shared memory, byte 0 = the eight data lines
-  Lpt = 2,          // legacy parallel port, bidirectional input mode
-  PciLpt = 3,       // PCI/PCIe parallel-port card
-  LptLoopback = 4,  // test-only: legacy port with the direction bit clear (QEMU monitor sets the value)
+  Ivshmem = 1,       // QEMU ivshmem-plain shared memory, byte 0 = the eight data lines
+  Lpt = 2,           // legacy parallel port, bidirectional input mode
+  PciLpt = 3,        // PCI/PCIe parallel-port card
+  LptLoopback = 4,   // test-only: legacy port with the direction bit clear (QEMU monitor sets the value)
+  Uart = 5,          // a 16550-compatible UART's modem-status inputs: D0 = DCD, D1 = DSR, D2 = CTS, D3 = RI
+  UartLoopback = 6,  // test-only: the same UART in loopback mode (MCR bit 4), its own MCR drives the inputs
 };
 
 // How the eight data lines D0..D7 are split into probes (layout= on the kernel command line).
@@ -172,12 +174,21 @@ struct StallRecord {
 static_assert(sizeof(StallRecord) == 16);
 inline constexpr uint32_t kMaxStallRecords = kStallTableSectors * kSectorSize / sizeof(StallRecord);
 
+// Event flags (EventRecord::flags).
+enum EventFlags : uint8_t {
+  // probe=uart: the UART latched a change (a delta bit of its modem-status register) but the input read the
+  // same as one poll before, so a pulse shorter than the poll step came and went between two reads. Both its
+  // edges are recorded at the read that saw the latch, each with this flag: their order is known, their
+  // times and the pulse's width are not (only that it was shorter than the step).
+  kEventShortPulse = 1u << 0,  // probe=uart: one edge of a pulse shorter than the poll step (width unknown)
+};
+
 struct EventRecord {
   uint64_t tsc;   // TSC when the change was seen
   uint8_t probe;  // 1-based probe number under the session's layout
   uint8_t code;   // the probe's new code
   uint8_t lines;  // all eight data lines D7..D0 after the change
-  uint8_t flags;  // reserved, 0
+  uint8_t flags;  // EventFlags (0 for every source but the UART's)
   uint32_t aux;   // mode-specific: 0 in capture mode
   // mode=calibrate: one record per loop step: probe 0, code = lines = the lines read in that step, tsc = the
   //   TSC read after the lines, aux = ticks since the previous record (the first: since capture_start_tsc),
@@ -273,6 +284,10 @@ constexpr const char* probe_source_name(uint32_t source) {
       return "pci-lpt";
     case ProbeSource::LptLoopback:
       return "lpt-loopback";
+    case ProbeSource::Uart:
+      return "uart";
+    case ProbeSource::UartLoopback:
+      return "uart-loopback";
   }
   return "unknown";
 }

@@ -1,0 +1,44 @@
+// uart_lines.h: the capture loop's Source for a UART probe: one `in` of the modem-status register per poll.
+//
+// The idle step is arch/x86/idle_poll.h's port loop on the MSR port, comparing the MSR's input and delta
+// bits of the watched lines with the MSR those lines read with no delta (UartMsr::watched/status): a
+// change of an input, or a delta bit the UART latched for a pulse that came and went between two polls,
+// leaves it. Only then (and at each stop check) is the MSR turned into lines D0..D3 (UartMsr::lines). A
+// short pulse gives two results from the one read: the lines with the pulsed inputs toggled, then the lines
+// as read; both carry the pulsed lines in bits 7:4 as a marker, which the engine turns into
+// format::kEventShortPulse on the records and clears (engine/probe_engine.cpp). So the loop must run with
+// filter= limited to D0..D3 (the engine always does): then bits 7:4 never count as a change.
+// The trigger wait and mode=calibrate use read(): the inputs only, no pulse.
+#pragma once
+
+#include <stdint.h>
+
+#include "arch/x86/idle_poll.h"
+#include "arch/x86/io.h"
+#include "drivers/probe/uart_probe.h"
+
+namespace ett::drivers {
+
+struct UartLines {
+  uint16_t msr_port;
+  mutable uint8_t pending = 0;  // the second result of a short pulse (never 0: it carries a marker)
+
+  [[gnu::always_inline]] uint8_t read() const { return UartMsr::lines(x86::in8(msr_port)); }
+
+  template <bool kFiltered>
+  [[gnu::always_inline]] uint8_t idle(uint32_t last, uint32_t mask, uint32_t& countdown) const {
+    if (pending != 0) [[unlikely]] {
+      const uint8_t second = pending;
+      pending = 0;
+      return second;
+    }
+    const uint8_t msr =
+        x86::idle_poll_port<kFiltered>(msr_port, UartMsr::status(last), UartMsr::watched(mask), countdown);
+    if (countdown == 0) return static_cast<uint8_t>(last);  // the stop check's turn: no change in this poll
+    const UartMsr::Change change = UartMsr::change(msr, last, mask);
+    pending = change.second;
+    return change.first;
+  }
+};
+
+}  // namespace ett::drivers
