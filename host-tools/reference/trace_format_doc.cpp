@@ -110,6 +110,51 @@ constexpr FieldLayout kChunkHeaderFields[] = {
     ETT_FIELD(ChunkHeader, record_count), ETT_FIELD(ChunkHeader, crc),
 };
 
+constexpr FieldLayout kSurveyTimerFields[] = {
+    ETT_FIELD(SurveyTimer, method),        ETT_FIELD(SurveyTimer, status),   ETT_FIELD(SurveyTimer, tsc_hz),
+    ETT_FIELD(SurveyTimer, ppm_vs_chosen), ETT_FIELD(SurveyTimer, reserved),
+};
+constexpr FieldLayout kSurveyProbeFields[] = {
+    ETT_FIELD(SurveyProbe, source),
+    ETT_FIELD(SurveyProbe, address),
+    ETT_FIELD(SurveyProbe, status),
+    ETT_FIELD(SurveyProbe, read_ticks_min),
+    ETT_FIELD(SurveyProbe, read_ticks_median),
+    ETT_FIELD(SurveyProbe, read_ticks_max),
+    ETT_FIELD(SurveyProbe, step_ticks_max),
+    ETT_FIELD(SurveyProbe, reads),
+    ETT_FIELD(SurveyProbe, pci_vendor),
+    ETT_FIELD(SurveyProbe, pci_device),
+    ETT_FIELD(SurveyProbe, port_mode),
+    ETT_FIELD(SurveyProbe, detail),
+};
+constexpr FieldLayout kSurveyDiskFields[] = {
+    ETT_FIELD(SurveyDisk, interface),          ETT_FIELD(SurveyDisk, status), ETT_FIELD(SurveyDisk, sectors),
+    ETT_FIELD(SurveyDisk, logical_block_size), ETT_FIELD(SurveyDisk, port),   ETT_FIELD(SurveyDisk, model),
+    ETT_FIELD(SurveyDisk, disk_uuid),
+};
+constexpr FieldLayout kSurveyBlockFields[] = {
+    ETT_FIELD(SurveyBlock, magic),
+    ETT_FIELD(SurveyBlock, version),
+    ETT_FIELD(SurveyBlock, timer_count),
+    ETT_FIELD(SurveyBlock, probe_count),
+    ETT_FIELD(SurveyBlock, disk_count),
+    ETT_FIELD(SurveyBlock, usable_memory_bytes),
+    ETT_FIELD(SurveyBlock, buffer_capacity),
+    ETT_FIELD(SurveyBlock, keyboard),
+    ETT_FIELD(SurveyBlock, smi_window_ms),
+    ETT_FIELD(SurveyBlock, hwlat_window_ms),
+    ETT_FIELD(SurveyBlock, hwlat_threshold_ns),
+    ETT_FIELD(SurveyBlock, hwlat_gaps),
+    ETT_FIELD(SurveyBlock, hwlat_max_gap_ticks),
+    ETT_FIELD(SurveyBlock, gap_histogram),
+    ETT_FIELD(SurveyBlock, timers),
+    ETT_FIELD(SurveyBlock, probes),
+    ETT_FIELD(SurveyBlock, disks),
+    ETT_FIELD(SurveyBlock, reserved),
+    ETT_FIELD(SurveyBlock, crc),
+};
+
 #undef ETT_FIELD
 
 struct StructLayout {
@@ -124,6 +169,10 @@ constexpr StructLayout kStructs[] = {
     {"StallRecord", sizeof(f::StallRecord), kStallRecordFields},
     {"EventRecord", sizeof(f::EventRecord), kEventRecordFields},
     {"ChunkHeader", sizeof(f::ChunkHeader), kChunkHeaderFields},
+    {"SurveyTimer", sizeof(f::SurveyTimer), kSurveyTimerFields},
+    {"SurveyProbe", sizeof(f::SurveyProbe), kSurveyProbeFields},
+    {"SurveyDisk", sizeof(f::SurveyDisk), kSurveyDiskFields},
+    {"SurveyBlock", sizeof(f::SurveyBlock), kSurveyBlockFields},
 };
 
 std::string magic(const char* bytes, size_t size) {
@@ -149,6 +198,14 @@ std::vector<ConstantValue> constant_values() {
       {"kChunkMagic", "\"" + magic(f::kChunkMagic, sizeof(f::kChunkMagic)) + "\""},
       {"kMaxStallRecords", std::to_string(f::kMaxStallRecords)},
       {"kRecordsPerChunk", std::to_string(f::kRecordsPerChunk)},
+      {"kSurveySectors", std::to_string(f::kSurveySectors)},
+      {"kSurveyMagic", "\"" + magic(f::kSurveyMagic, sizeof(f::kSurveyMagic)) + "\""},
+      {"kSurveyVersion", std::to_string(f::kSurveyVersion)},
+      {"kSurveyMaxTimers", std::to_string(f::kSurveyMaxTimers)},
+      {"kSurveyMaxProbes", std::to_string(f::kSurveyMaxProbes)},
+      {"kSurveyMaxDisks", std::to_string(f::kSurveyMaxDisks)},
+      {"kSurveyGapBins", std::to_string(f::kSurveyGapBins)},
+      {"kSurveyReservedBytes", std::to_string(f::kSurveyReservedBytes)},
   };
 }
 

@@ -160,6 +160,8 @@ struct Loops {
       case format::CaptureMode::Capture:
         result.capture = capture_configured(setup, source, stop);
         break;
+      case format::CaptureMode::Survey:  // the survey runs no capture through the engine
+        break;
     }
     stop.stalls().finish(result.capture.end_tsc);
     result.stalls = stop.stalls();

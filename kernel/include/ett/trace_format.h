@@ -43,6 +43,7 @@ enum class ProbeSource : uint32_t {
   LptLoopback = 4,   // test-only: legacy port with the direction bit clear (QEMU monitor sets the value)
   Uart = 5,          // a 16550-compatible UART's modem-status inputs: D0 = DCD, D1 = DSR, D2 = CTS, D3 = RI
   UartLoopback = 6,  // test-only: the same UART in loopback mode (MCR bit 4), its own MCR drives the inputs
+  PciUart = 7,       // a UART on a PCI/PCIe serial card (class 07/00), inputs as for Uart
 };
 
 // How the eight data lines D0..D7 are split into probes (layout= on the kernel command line).
@@ -57,6 +58,7 @@ enum class CaptureMode : uint32_t {
   Capture = 1,    // record line changes
   Calibrate = 2,  // record every loop step (loop-step distribution)
   HwLat = 3,      // record gaps between consecutive TSC reads above a threshold
+  Survey = 4,     // no capture: a SurveyBlock (below) saying what this PC offers for measuring
 };
 
 enum class StopReason : uint32_t {
@@ -223,6 +225,111 @@ constexpr uint64_t session_sectors(uint64_t event_count) {
   return sectors_before_chunks(kSessionFormatVersion) + chunks_for(event_count) * kChunkSectors;
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// Survey sessions (mode=survey): what a PC offers for measuring, found by one boot. A survey session has no
+// events: event_count = chunk_count = 0, and its kSurveySectors-sector SurveyBlock follows the stall table
+// (which is all zero) where a capture's chunks would start:
+//
+//   start_lba                                   SessionHeader (mode = Survey; tsc_*, cpu_*, smi_count as
+//   usual) start_lba + 1                               stall table (zero) start_lba +
+//   sectors_before_chunks(2)        SurveyBlock
+//
+// reserved_sectors = sectors_before_chunks(2) + kSurveySectors. The host's `ett survey` turns the block into
+// a verdict per use; the kernel only reports what it measured.
+inline constexpr uint32_t kSurveySectors = 8;
+inline constexpr char kSurveyMagic[8] = {'E', 'T', 'T', 'S', 'U', 'R', 'V', '1'};
+inline constexpr uint32_t kSurveyVersion = 1;
+inline constexpr uint32_t kSurveyMaxTimers = 4;
+inline constexpr uint32_t kSurveyMaxProbes = 16;
+inline constexpr uint32_t kSurveyMaxDisks = 8;
+inline constexpr uint32_t kSurveyGapBins = 32;
+
+enum class SurveyStatus : uint32_t {
+  Absent = 0,   // looked for, not there (a floating bus, no such timer)
+  Usable = 1,   // there and passed its checks
+  Failed = 2,   // there, but a check failed (detail says which)
+  Refused = 3,  // there, but ETT will not use it (detail says why: the console UART, a non-trace disk...)
+};
+
+enum class DiskInterface : uint32_t {
+  Ide = 1,
+  Ahci = 2,
+  Nvme = 3,
+};
+
+// One reference timer and how the TSC's rate measured against it agrees with the chosen calibration.
+struct SurveyTimer {
+  uint32_t method;        // TscMethod
+  uint32_t status;        // SurveyStatus
+  uint64_t tsc_hz;        // the TSC's rate measured against this timer (0 when it failed)
+  int32_t ppm_vs_chosen;  // (tsc_hz - SessionHeader::tsc_hz) / SessionHeader::tsc_hz in parts per million
+  uint32_t reserved;
+};
+static_assert(sizeof(SurveyTimer) == 24);
+
+// One probe candidate: a port, card or UART the kernel found, with the cost of reading it measured on this
+// PC. A capture's loop step on this source is at least read_ticks; step_ticks_max is the longest step of a
+// short calibrate-mode run on it (tau_max), the figure a verdict's pi is built from.
+struct SurveyProbe {
+  uint32_t source;          // ProbeSource
+  uint32_t address;         // I/O base (or physical address) as probe=SOURCE:ADDRESS takes it
+  uint32_t status;          // SurveyStatus
+  uint32_t read_ticks_min;  // TSC ticks of one input read: minimum, median, maximum over the reads made
+  uint32_t read_ticks_median;
+  uint32_t read_ticks_max;
+  uint32_t step_ticks_max;  // longest loop step of the calibrate run (0 when not run)
+  uint32_t reads;           // input reads measured
+  uint16_t pci_vendor;      // PCI cards: vendor/device ID (0 for legacy ports)
+  uint16_t pci_device;
+  uint32_t port_mode;  // parallel ports: the ECR mode field (0-7), 0xFFFFFFFF without an ECR
+  char detail[56];     // NUL-terminated: what the check found or why the probe is refused
+};
+static_assert(sizeof(SurveyProbe) == 96);
+
+struct SurveyDisk {
+  uint32_t interface;  // DiskInterface
+  uint32_t status;     // SurveyStatus: Usable = an ETT trace disk, Refused = not labelled (never written)
+  uint64_t sectors;    // logical blocks
+  uint32_t logical_block_size;
+  uint32_t port;          // IDE channel*2+drive, AHCI port, NVMe namespace ID
+  char model[40];         // NUL-terminated
+  uint8_t disk_uuid[16];  // the label's UUID when labelled, else zero
+};
+static_assert(sizeof(SurveyDisk) == 80);
+
+// The SurveyBlock's 72 bytes of scalars, its tables and its crc leave this much zero padding.
+inline constexpr uint32_t kSurveyReservedBytes =
+    kSurveySectors * kSectorSize - 72 - kSurveyGapBins * 4 - kSurveyMaxTimers * sizeof(SurveyTimer) -
+    kSurveyMaxProbes * sizeof(SurveyProbe) - kSurveyMaxDisks * sizeof(SurveyDisk) - 4;
+
+struct SurveyBlock {
+  char magic[8];         // kSurveyMagic
+  uint32_t version;      // kSurveyVersion
+  uint32_t timer_count;  // entries used in timers[], probes[], disks[]
+  uint32_t probe_count;
+  uint32_t disk_count;
+  uint64_t usable_memory_bytes;  // RAM the capture buffer would get
+  uint64_t buffer_capacity;      // events that RAM holds
+  uint32_t keyboard;             // SurveyStatus of the 8042 keyboard controller
+  uint32_t smi_window_ms;        // SMIs counted over this window (SessionHeader::smi_count, kFlagSmiCount)
+  uint32_t hwlat_window_ms;      // hwlat run: its length, threshold and the gaps it saw
+  uint32_t hwlat_threshold_ns;
+  uint64_t hwlat_gaps;
+  uint64_t hwlat_max_gap_ticks;
+  uint32_t gap_histogram[kSurveyGapBins];  // bin k: gaps of [2^k, 2^(k+1)) ticks above the threshold
+  SurveyTimer timers[kSurveyMaxTimers];
+  SurveyProbe probes[kSurveyMaxProbes];
+  SurveyDisk disks[kSurveyMaxDisks];
+  uint8_t reserved[kSurveyReservedBytes];  // zero
+  uint32_t crc;                            // CRC32C of every byte before it
+};
+static_assert(sizeof(SurveyBlock) == kSurveySectors * kSectorSize);
+static_assert(offsetof(SurveyBlock, crc) == kSurveySectors * kSectorSize - 4);
+
+constexpr uint64_t survey_session_sectors() {
+  return sectors_before_chunks(kSessionFormatVersion) + kSurveySectors;
+}
+
 // Lines per probe under a layout (probe k, 1-based, owns lines D((k-1)*bits) upwards); 0 for an unknown
 // layout.
 constexpr uint32_t layout_bits_per_probe(uint32_t layout) {
@@ -288,6 +395,8 @@ constexpr const char* probe_source_name(uint32_t source) {
       return "uart";
     case ProbeSource::UartLoopback:
       return "uart-loopback";
+    case ProbeSource::PciUart:
+      return "pci-uart";
   }
   return "unknown";
 }
@@ -314,6 +423,8 @@ constexpr const char* mode_name(uint32_t mode) {
       return "calibrate";
     case CaptureMode::HwLat:
       return "hwlat";
+    case CaptureMode::Survey:
+      return "survey";
   }
   return "unknown";
 }
