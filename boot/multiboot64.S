@@ -22,6 +22,8 @@
 
 .section .bss.paging, "aw", @nobits
 .align 4096
+.global ett_pml4
+ett_pml4:
 pml4:
 .skip 4096
 pdpt:
