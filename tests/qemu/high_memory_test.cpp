@@ -70,7 +70,9 @@ void capture_above_4g(const std::string& disk_interface) {
   for (size_t i = 0; i < events.size(); ++i) {
     ASSERT_EQ(captured.number(i, "probe"), events[i].probe) << "event " << i;
     ASSERT_EQ(captured.number(i, "code"), events[i].code) << "event " << i;
-    if (i > 0) ASSERT_GT(captured.number(i, "tsc"), captured.number(i - 1, "tsc")) << "event " << i;
+    if (i > 0) {
+      ASSERT_GT(captured.number(i, "tsc"), captured.number(i - 1, "tsc")) << "event " << i;
+    }
   }
 }
 
