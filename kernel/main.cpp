@@ -606,7 +606,9 @@ extern "C" [[noreturn]] void kernel_main(uint32_t magic, uint32_t info_address) 
     finish_failed(boot.error().message);
   }
   use_screen(boot->framebuffer);
-  console::print("ETT: capture kernel (multiboot v%u, i586 and later), screen: %s\n", boot->protocol,
+  // Which build runs: the i686 kernel (any x86 with a TSC) or the x86-64 one (arch/x86/buffer_window.h).
+  constexpr const char* kBuild = sizeof(void*) == 8 ? "x86-64, long mode" : "i586 and later";
+  console::print("ETT: capture kernel (multiboot v%u, %s), screen: %s\n", boot->protocol, kBuild,
                  console::screen_name());
   console::print("ETT: command line \"%s\" from %s\n", boot->cmdline,
                  boot->loader_name[0] ? boot->loader_name : "an unnamed loader");
