@@ -144,6 +144,11 @@ capture::EventBuffer find_capture_buffer(const x86::multiboot::BootInfo& boot, c
     console::print("ETT: capture buffer piece %u: 0x%llx-0x%llx, %llu MiB\n", static_cast<uint32_t>(i + 1),
                    pieces[i].start, pieces[i].end, pieces[i].size() >> 20);
   const uint64_t bytes = x86::map_buffer_window(pieces, piece_count);
+  if (const size_t bad = x86::check_buffer_window(pieces, piece_count, bytes); bad != 0) {
+    console::print("ETT: the capture buffer's page tables do not map piece %u where they should\n",
+                   static_cast<uint32_t>(bad));
+    return capture::EventBuffer(nullptr, 0);
+  }
   const lib::PhysRange range{x86::kBufferWindowBase, x86::kBufferWindowBase + bytes};
   uint64_t capacity = bytes / sizeof(EventRecord);
   console::print("ETT: capture buffer: %u pieces mapped at 0x%llx, %llu MiB: %llu events\n",

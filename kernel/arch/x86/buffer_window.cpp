@@ -47,6 +47,24 @@ uint64_t map_buffer_window(const lib::PhysRange* pieces, size_t count) {
   return uint64_t{page} * kBufferPageBytes;
 }
 
+size_t check_buffer_window(const lib::PhysRange* pieces, size_t count, uint64_t mapped_bytes) {
+  uint64_t offset = 0;  // of the piece's start in the window
+  for (size_t i = 0; i < count && offset < mapped_bytes; ++i) {
+    uint64_t size = pieces[i].size() & ~(kBufferPageBytes - 1);
+    if (size > mapped_bytes - offset) size = mapped_bytes - offset;
+    const uint64_t ends[] = {0, size - sizeof(uint64_t)};
+    for (const uint64_t at : ends) {
+      const uint64_t physical_address = pieces[i].start + at;
+      if (physical_address + sizeof(uint64_t) > ett_identity_map_limit) continue;
+      const uint64_t marker = physical_address ^ 0x5EA7'C0DE'5EA7'C0DEull;
+      *reinterpret_cast<volatile uint64_t*>(kBufferWindowBase + offset + at) = marker;
+      if (*reinterpret_cast<volatile uint64_t*>(physical_address) != marker) return i + 1;
+    }
+    offset += size;
+  }
+  return 0;
+}
+
 uint64_t identity_map_limit() {
   return ett_identity_map_limit;
 }

@@ -23,6 +23,11 @@ inline constexpr size_t kBufferWindowDirectories = 128;      // page directories
 // mapped: all of them, or the first 128 GiB. Replaces any earlier window.
 uint64_t map_buffer_window(const lib::PhysRange* pieces, size_t count);
 
+// Whether the window maps what map_buffer_window was given: a marker written through the window at the first
+// and the last 8 bytes of each piece reads back through the identity map (pieces beyond it are not checked).
+// Returns the number of the first piece that fails, 0 when all pass.
+size_t check_buffer_window(const lib::PhysRange* pieces, size_t count, uint64_t mapped_bytes);
+
 // The first address past boot/multiboot64.S's identity map (64 GiB with 2 MiB pages, 512 GiB with 1 GiB
 // pages): MMIO and ACPI tables below it are reachable through their physical address.
 uint64_t identity_map_limit();
