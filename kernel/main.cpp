@@ -140,6 +140,8 @@ capture::EventBuffer find_capture_buffer(const x86::multiboot::BootInfo& boot, c
                              : static_cast<uint64_t>(reinterpret_cast<uintptr_t>(__kernel_end));
   const size_t piece_count = lib::free_ranges(boot.ram, boot.ram_count, excluded, excluded_count, floor,
                                               ceiling, x86::kBufferPageBytes, pieces, kMaxPieces);
+  if (config.buffer == config::BufferPlacement::Split)  // each piece's first page: captures cross pieces soon
+    for (size_t i = 0; i < piece_count; ++i) pieces[i].end = pieces[i].start + x86::kBufferPageBytes;
   for (size_t i = 0; i < piece_count; ++i)
     console::print("ETT: capture buffer piece %u: 0x%llx-0x%llx, %llu MiB\n", static_cast<uint32_t>(i + 1),
                    pieces[i].start, pieces[i].end, pieces[i].size() >> 20);
@@ -154,9 +156,8 @@ capture::EventBuffer find_capture_buffer(const x86::multiboot::BootInfo& boot, c
   console::print("ETT: capture buffer: %u pieces mapped at 0x%llx, %llu MiB: %llu events\n",
                  static_cast<uint32_t>(piece_count), range.start, bytes >> 20, capacity);
 #else
-  if (config.buffer == config::BufferPlacement::Above4G)
-    console::print(
-        "ETT: WARNING: buffer=above4g needs the x86-64 kernel: this i686 kernel stays below 4 GiB\n");
+  if (config.buffer != config::BufferPlacement::All)
+    console::print("ETT: WARNING: buffer=above4g and buffer=split need the x86-64 kernel: ignored\n");
   const lib::PhysRange range =
       lib::largest_free_range(boot.ram, boot.ram_count, excluded, excluded_count,
                               reinterpret_cast<uintptr_t>(__kernel_end), ceiling, sizeof(EventRecord));

@@ -305,8 +305,10 @@ ParseResult parse_buffer(Word value, Config& config) {
     config.buffer = BufferPlacement::All;
   else if (value.is("above4g"))
     config.buffer = BufferPlacement::Above4G;
+  else if (value.is("split"))
+    config.buffer = BufferPlacement::Split;
   else
-    return error("buffer: '%.*s' must be all or above4g", value.printable_length(), value.text);
+    return error("buffer: '%.*s' must be all, above4g or split", value.printable_length(), value.text);
   return {};
 }
 

@@ -19,7 +19,7 @@ enum class DumpTarget : uint8_t { Ata, None, Serial };
 // usb=: who drives the USB host controllers during the run (drivers/usb/legacy_handoff.h).
 enum class UsbAction : uint8_t { Auto, Take, Keep };
 // buffer=: which free RAM the capture buffer may use.
-enum class BufferPlacement : uint8_t { All, Above4G };
+enum class BufferPlacement : uint8_t { All, Above4G, Split };
 
 struct Config {
   format::ProbeSource probe = format::ProbeSource::Ivshmem;

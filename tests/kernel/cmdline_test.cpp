@@ -243,7 +243,8 @@ TEST(Cmdline, BufferPlacementDefaultsToAllOfRam) {
   EXPECT_EQ(parse_ok("").buffer, BufferPlacement::All);
   EXPECT_EQ(parse_ok("buffer=above4g").buffer, BufferPlacement::Above4G);
   EXPECT_EQ(parse_ok("buffer=all").buffer, BufferPlacement::All);
-  EXPECT_EQ(parse_error("buffer=high"), "buffer: 'high' must be all or above4g");
+  EXPECT_EQ(parse_ok("buffer=split").buffer, BufferPlacement::Split);
+  EXPECT_EQ(parse_error("buffer=high"), "buffer: 'high' must be all, above4g or split");
 }
 
 TEST(KernelCmdline, SyntaxErrorsWinOverUnsupportedSettings) {
