@@ -618,6 +618,12 @@ extern "C" [[noreturn]] void kernel_main(uint32_t magic, uint32_t info_address) 
                  console::screen_name());
   console::print("ETT: command line \"%s\" from %s\n", boot->cmdline,
                  boot->loader_name[0] ? boot->loader_name : "an unnamed loader");
+#ifdef __x86_64__
+  // boot/multiboot64.S: 1 GiB pages (512 GiB) where the CPU has them, else 2 MiB pages (64 GiB).
+  console::print("ETT: long mode: identity map of the first %llu GiB in %s pages\n",
+                 x86::identity_map_limit() >> 30,
+                 x86::identity_map_limit() > (uint64_t{64} << 30) ? "1 GiB" : "2 MiB");
+#endif
   const char* arguments = config::kernel_arguments(boot->cmdline, boot->loader_name);
 
   auto config = config::parse_cmdline(arguments);
