@@ -132,5 +132,24 @@ TEST(HighMemory, X86_64KernelCaptureRunsAcrossBufferPieces) {
   }
 }
 
+// boot/grub.cfg picks the kernel with `cpuid -l`: a BIOS PC whose CPU has long mode (qemu-system-x86_64's
+// default CPU) boots the x86-64 kernel, one without (qemu-system-i386's) the i686 kernel; both capture.
+TEST(HighMemory, TheIsoBootsTheKernelThatFitsTheCpu) {
+  for (const auto& [qemu, banner] :
+       {std::pair<std::string, std::string>{"qemu-system-x86_64", "x86-64, long mode"},
+        {"qemu-system-i386", "i586 and later"}}) {
+    ScratchDir dir;
+    write_scenario(dir / "scenario.txt", scenario());
+    const auto run =
+        run_ett({"qemu", "run", "--disk", (dir / "trace.img").string(), "--scenario",
+                 (dir / "scenario.txt").string(), "--iso", std::string(ETT_BIN_DIR) + "/ett.iso", "--qemu",
+                 qemu, "--serial-log", (dir / "serial.log").string(), "--timeout", "240"});
+    const std::string serial = slurp(dir / "serial.log");
+    ASSERT_EQ(run.exit_code, 0) << run.output << serial;
+    EXPECT_NE(serial.find("ETT: capture kernel (multiboot v2, " + banner + ")"), std::string::npos) << serial;
+    EXPECT_NE(run.output.find("sent 300, captured 300, lost 0"), std::string::npos) << run.output;
+  }
+}
+
 }  // namespace
 }  // namespace ett::test
