@@ -31,6 +31,9 @@ size_t check_buffer_window(const lib::PhysRange* pieces, size_t count, uint64_t 
 // The first address past boot/multiboot64.S's identity map (64 GiB with 2 MiB pages, 512 GiB with 1 GiB
 // pages): MMIO and ACPI tables below it are reachable through their physical address.
 uint64_t identity_map_limit();
+#else
+// Paging off: a physical address below 4 GiB is a pointer.
+inline uint64_t identity_map_limit() { return uint64_t{1} << 32; }
 #endif
 
 }  // namespace ett::x86
