@@ -1,10 +1,12 @@
-// high_memory_test.cpp: the x86-64 kernel (ett-kernel64.elf) on a q35 PC with 6 GiB of RAM, its capture
+// high_memory_test.cpp: the x86-64 kernel (ett-kernel64.elf). On a q35 PC with 6 GiB of RAM, its capture
 // buffer forced above 4 GiB (buffer=above4g): the events are stored above 4 GiB through the buffer window,
-// dumped from there to an AHCI or NVMe trace disk, and `ett extract` reads back exactly what was played.
+// dumped from there to an AHCI or NVMe trace disk, and `ett extract` reads back exactly what was played. Also:
+// a capture across buffer pieces (buffer=split), GRUB's choice of kernel by the CPU, and its exception path.
 #include <algorithm>
 #include <fstream>
 #include <regex>
 
+#include "qemu_direct.h"
 #include "qemu_test_support.h"
 
 namespace ett::test {
@@ -149,6 +151,25 @@ TEST(HighMemory, TheIsoBootsTheKernelThatFitsTheCpu) {
     EXPECT_NE(serial.find("ETT: capture kernel (multiboot v2, " + banner + ")"), std::string::npos) << serial;
     EXPECT_NE(run.output.find("sent 300, captured 300, lost 0"), std::string::npos) << run.output;
   }
+}
+
+// The x86-64 kernel's IDT (16-byte gates, 64-bit frames): an NMI during the capture is reported with its rip,
+// and the kernel leaves QEMU with the failure status.
+TEST(HighMemory, X86_64KernelReportsAnExceptionWithItsRip) {
+  ScratchDir dir;
+  QemuMachine qemu({.kernel = std::string(ETT_BIN_DIR) + "/ett-kernel64.elf",
+                    .append = "exit=qemu dump=none",
+                    .monitor = true,
+                    .qemu = "qemu-system-x86_64"},
+                   dir / "");
+  ASSERT_TRUE(qemu.wait_state(KernelState::Capturing, 90)) << qemu.serial();
+  qemu.monitor("nmi");
+  auto exit = qemu.wait_exit(30);
+  ASSERT_TRUE(exit && exit->exited) << qemu.serial();
+  EXPECT_EQ(exit->status, 35) << qemu.serial();
+  EXPECT_NE(qemu.serial().find("ETT: RESULT FAILED panic: cpu exception 0x02 (NMI) at rip=0x0000000000"),
+            std::string::npos)
+      << qemu.serial();
 }
 
 }  // namespace
