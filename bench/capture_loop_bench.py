@@ -21,7 +21,7 @@ A last boot, mode=calibrate, gives the calibrate loop's step distribution (each 
 The last line of output is one JSON object, per source: floor_ticks, loop_ticks (guest ticks per poll of the
 fastest rounds, their median over the windows), ratio, the instructions per round, and `host`.
 Usage: bench/capture_loop_bench.py [BIN_DIR] [WINDOWS]   (default build/bin, 400; needs ett, ett-kernel.elf,
-qemu-system-i386)
+ett-kernel64.elf, qemu-system-i386, qemu-system-x86_64)
 """
 import csv, json, os, re, subprocess, sys, tempfile
 
@@ -33,7 +33,10 @@ windows = int(sys.argv[2]) if len(sys.argv) > 2 else 400
 ett = os.path.join(bin_dir, "ett")
 
 SOURCES = [("ivshmem", "probe=ivshmem"), ("lpt", "probe=lpt"),
-           ("ivshmem filter=XXXX1111", "probe=ivshmem filter=XXXX1111")]
+           ("ivshmem filter=XXXX1111", "probe=ivshmem filter=XXXX1111"),
+           ("ivshmem x86-64 kernel", "probe=ivshmem")]
+# The x86-64 kernel (long mode, paging on) beside the i686 one: booted with its own image and QEMU binary.
+KERNEL64 = ["--kernel", os.path.join(bin_dir, "ett-kernel64.elf"), "--qemu", "qemu-system-x86_64"]
 # `ett qemu run --clock guest` runs QEMU with -icount shift=2 (host-tools/harness/qemu_command.cpp): each
 # instruction is 2^2 ns of guest time, and the guest's TSC counts guest nanoseconds.
 ICOUNT_TICKS_PER_INSTRUCTION = 4
@@ -51,8 +54,9 @@ def boot(tmp, name, append, clock="host", disk_size=None):
     with open(scenario, "w") as f:  # one write after the capture has ended by itself: no host stop
         f.write("0 1 1\n30000000 1 2\n")
     serial = os.path.join(tmp, name + ".serial")
+    kernel = KERNEL64 if "x86-64" in name else []
     r = run(["qemu", "run", "--disk", disk, "--scenario", scenario, "--serial-log", serial, "--timeout", "300",
-             "--clock", clock, "--append", append])
+             "--clock", clock, "--append", append] + kernel)
     text = open(serial).read() if os.path.exists(serial) else ""
     return disk, text, r
 

@@ -1,5 +1,5 @@
-/* multiboot.S: multiboot v1 and v2 headers and the 32-bit entry point; loads a flat GDT, clears .bss, sets a
-   stack, calls kernel_main. */
+/* multiboot.S: multiboot v1 and v2 headers, the stack, and (i686 kernel) the 32-bit entry point; loads a flat
+   GDT, clears .bss, sets a stack, calls kernel_main. The x86-64 kernel has its own entry in multiboot64.S. */
 
 /* The image carries both headers. GRUB's boot menu uses multiboot2, the only protocol that hands over the ACPI
    RSDP, the framebuffer and the memory map on a UEFI PC as well as on a BIOS PC. QEMU's -kernel loader (the
@@ -66,10 +66,12 @@ multiboot2_end:
 
 .section .bss.stack, "aw", @nobits
 .align 16
+.global stack_top
 stack_bottom:
 .skip STACK_SIZE
 stack_top:
 
+#ifndef __x86_64__
 /* A flat GDT of our own: the loader's GDT may sit in memory the capture buffer later takes (GRUB on UEFI puts
    it in its relocator's scratch memory, reported as free RAM). The exception handlers reload CS from it. */
 .section .rodata
@@ -118,3 +120,4 @@ _start:
     hlt
     jmp 2b
 .size _start, . - _start
+#endif

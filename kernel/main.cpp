@@ -2,6 +2,7 @@
 // the capture loop, the dump, and the final RESULT line the harness waits for.
 #include <stdint.h>
 
+#include "arch/x86/buffer_window.h"
 #include "arch/x86/cmos_rtc.h"
 #include "arch/x86/counter_calibration.h"
 #include "arch/x86/cpu.h"
@@ -47,8 +48,21 @@ namespace {
 using format::EventRecord;
 using vprobe::KernelState;
 
+#ifdef __x86_64__
+// Any physical address: the buffer window maps the pieces wherever they are.
+constexpr uint64_t kBufferCeiling = UINT64_MAX;
+constexpr uint64_t kFourGiB = uint64_t{1} << 32;
+// Physical addresses the kernel reaches as pointers: the identity map.
+uint64_t pointer_ceiling() {
+  return x86::identity_map_limit();
+}
+#else
 // Below 4 GiB with a margin, so that a buffer's end pointer cannot wrap to 0 in this 32-bit kernel.
 constexpr uint64_t kBufferCeiling = 0xFFFFF000;
+uint64_t pointer_ceiling() {
+  return kBufferCeiling;
+}
+#endif
 constexpr uint64_t kMinBufferEvents = 1024;
 
 // What the failure path needs to know.
@@ -102,7 +116,11 @@ uint64_t first_reserved_start(const x86::multiboot::BootInfo& boot) {
 // events stay in RAM, on the analysis screen).
 // Every memory map entry that is not RAM (reserved, ACPI NVS, ...) is kept out too, even where an available
 // entry overlaps it; memory the map does not list is never used.
-capture::EventBuffer find_capture_buffer(const x86::multiboot::BootInfo& boot, uint64_t max_events) {
+// The x86-64 kernel maps every free piece (2 MiB aligned) one after another into one virtual range
+// (arch/x86/buffer_window.h); buffer=above4g keeps only the pieces above 4 GiB. The i686 kernel takes the
+// largest piece below 4 GiB.
+capture::EventBuffer find_capture_buffer(const x86::multiboot::BootInfo& boot, const config::Config& config,
+                                         uint64_t max_events) {
   static lib::PhysRange excluded[boot::kMaxLoaderRanges + boot::kMaxReservedRanges];
   size_t excluded_count =
       lib::append_ranges(excluded, 0, sizeof(excluded) / sizeof(excluded[0]), boot.loader, boot.loader_count);
@@ -114,12 +132,39 @@ capture::EventBuffer find_capture_buffer(const x86::multiboot::BootInfo& boot, u
         "lowest of them\n",
         boot::kMaxReservedRanges);
   const uint64_t ceiling = boot.reserved_overflow ? first_reserved_start(boot) : kBufferCeiling;
+#ifdef __x86_64__
+  constexpr size_t kMaxPieces = 64;
+  static lib::PhysRange pieces[kMaxPieces];
+  const uint64_t floor = config.buffer == config::BufferPlacement::Above4G
+                             ? kFourGiB
+                             : static_cast<uint64_t>(reinterpret_cast<uintptr_t>(__kernel_end));
+  const size_t piece_count = lib::free_ranges(boot.ram, boot.ram_count, excluded, excluded_count, floor,
+                                              ceiling, x86::kBufferPageBytes, pieces, kMaxPieces);
+  if (config.buffer == config::BufferPlacement::Split)  // each piece's first page: captures cross pieces soon
+    for (size_t i = 0; i < piece_count; ++i) pieces[i].end = pieces[i].start + x86::kBufferPageBytes;
+  for (size_t i = 0; i < piece_count; ++i)
+    console::print("ETT: capture buffer piece %u: 0x%llx-0x%llx, %llu MiB\n", static_cast<uint32_t>(i + 1),
+                   pieces[i].start, pieces[i].end, pieces[i].size() >> 20);
+  const uint64_t bytes = x86::map_buffer_window(pieces, piece_count);
+  if (const size_t bad = x86::check_buffer_window(pieces, piece_count, bytes); bad != 0) {
+    console::print("ETT: the capture buffer's page tables do not map piece %u where they should\n",
+                   static_cast<uint32_t>(bad));
+    return capture::EventBuffer(nullptr, 0);
+  }
+  const lib::PhysRange range{x86::kBufferWindowBase, x86::kBufferWindowBase + bytes};
+  uint64_t capacity = bytes / sizeof(EventRecord);
+  console::print("ETT: capture buffer: %u pieces mapped at 0x%llx, %llu MiB: %llu events\n",
+                 static_cast<uint32_t>(piece_count), range.start, bytes >> 20, capacity);
+#else
+  if (config.buffer != config::BufferPlacement::All)
+    console::print("ETT: WARNING: buffer=above4g and buffer=split need the x86-64 kernel: ignored\n");
   const lib::PhysRange range =
       lib::largest_free_range(boot.ram, boot.ram_count, excluded, excluded_count,
                               reinterpret_cast<uintptr_t>(__kernel_end), ceiling, sizeof(EventRecord));
   uint64_t capacity = range.size() / sizeof(EventRecord);
   console::print("ETT: capture buffer at 0x%08llx, %llu MiB: %llu events\n", range.start, range.size() >> 20,
                  capacity);
+#endif
   if (max_events < kMinBufferEvents) {
     console::print("ETT: the trace disk is full (room for %llu events): the capture will stay in RAM\n",
                    max_events);
@@ -209,7 +254,8 @@ void report_stalls(const capture::StallLog& stalls, uint64_t tsc_hz) {
 // held_key: the key that started the capture on the start screen (0: none); see engine::run_engine.
 Result<Capture> capture_once(const Boot& boot, const config::Config& config, const Machine& machine,
                              const dump::TraceDisk* disk, uint8_t held_key) {
-  capture::EventBuffer buffer = find_capture_buffer(boot.info, disk ? disk->max_events() : UINT64_MAX);
+  capture::EventBuffer buffer =
+      find_capture_buffer(boot.info, config, disk ? disk->max_events() : UINT64_MAX);
   if (buffer.capacity() < kMinBufferEvents) return fail("no room for a capture buffer in RAM");
   static bool benched = false;  // once per boot, before the first capture
   if (config.bench_windows != 0 && !benched) {
@@ -532,7 +578,7 @@ void use_screen(const boot::Framebuffer& fb) {
       console::write("ETT: no screen: the loader's framebuffer uses a palette (output on serial only)\n");
       return;
   }
-  if (fb.address + uint64_t{fb.pitch} * fb.height > kBufferCeiling) {
+  if (fb.address + uint64_t{fb.pitch} * fb.height > pointer_ceiling()) {
     // A discrete GPU with Resizable BAR under UEFI: the whole VRAM BAR lies above 4 GiB, and the firmware
     // only puts it there with "Above 4G decoding" on.
     console::write(
@@ -566,10 +612,18 @@ extern "C" [[noreturn]] void kernel_main(uint32_t magic, uint32_t info_address) 
     finish_failed(boot.error().message);
   }
   use_screen(boot->framebuffer);
-  console::print("ETT: capture kernel (multiboot v%u, i586 and later), screen: %s\n", boot->protocol,
+  // Which build runs: the i686 kernel (any x86 with a TSC) or the x86-64 one (arch/x86/buffer_window.h).
+  constexpr const char* kBuild = sizeof(void*) == 8 ? "x86-64, long mode" : "i586 and later";
+  console::print("ETT: capture kernel (multiboot v%u, %s), screen: %s\n", boot->protocol, kBuild,
                  console::screen_name());
   console::print("ETT: command line \"%s\" from %s\n", boot->cmdline,
                  boot->loader_name[0] ? boot->loader_name : "an unnamed loader");
+#ifdef __x86_64__
+  // boot/multiboot64.S: 1 GiB pages (512 GiB) where the CPU has them, else 2 MiB pages (64 GiB).
+  console::print("ETT: long mode: identity map of the first %llu GiB in %s pages\n",
+                 x86::identity_map_limit() >> 30,
+                 x86::identity_map_limit() > (uint64_t{64} << 30) ? "1 GiB" : "2 MiB");
+#endif
   const char* arguments = config::kernel_arguments(boot->cmdline, boot->loader_name);
 
   auto config = config::parse_cmdline(arguments);

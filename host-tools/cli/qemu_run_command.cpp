@@ -296,7 +296,7 @@ Command add_qemu_run_command(CLI::App& app) {
   sub->add_option("--memory", run.memory_mb, "Each QEMU's RAM in MiB (-m)")
       ->type_name("MB")
       ->capture_default_str()
-      ->check(in_range(16, 4096));
+      ->check(in_range(16, 65536));  // above 4096: RAM above 4 GiB, for the x86-64 kernel
   sub->add_option("--machine", run.machine,
                   "QEMU machine: pc (i440FX, PIIX3 IDE) or q35 (ICH9, its built-in AHCI controller)")
       ->type_name("pc|q35")

@@ -300,6 +300,18 @@ ParseResult parse_usb(Word value, Config& config) {
   return error("usb: '%.*s' must be auto, take or keep", value.printable_length(), value.text);
 }
 
+ParseResult parse_buffer(Word value, Config& config) {
+  if (value.is("all"))
+    config.buffer = BufferPlacement::All;
+  else if (value.is("above4g"))
+    config.buffer = BufferPlacement::Above4G;
+  else if (value.is("split"))
+    config.buffer = BufferPlacement::Split;
+  else
+    return error("buffer: '%.*s' must be all, above4g or split", value.printable_length(), value.text);
+  return {};
+}
+
 // The parser of each option of kCmdlineOptions (cmdline_options.h), in its order: parse_word finds a key in
 // that table and runs the parser at the same index. The key is repeated here so that the compiler checks the
 // pairing.
@@ -314,6 +326,7 @@ constexpr OptionParser kParsers[] = {
     {"auto", parse_auto},           {"trigger", parse_trigger}, {"pretrigger", parse_pretrigger},
     {"filter", parse_filter},       {"stop", parse_stop},       {"keyboard", parse_keyboard},
     {"threshold", parse_threshold}, {"bench", parse_bench},     {"usb", parse_usb},
+    {"buffer", parse_buffer},
 };
 constexpr uint32_t kOptionCount = kCmdlineOptionCount;
 static_assert(sizeof(kParsers) / sizeof(kParsers[0]) == kOptionCount, "a parser per option of the table");

@@ -18,6 +18,8 @@ enum class ExitAction : uint8_t { Halt, Qemu };
 enum class DumpTarget : uint8_t { Ata, None, Serial };
 // usb=: who drives the USB host controllers during the run (drivers/usb/legacy_handoff.h).
 enum class UsbAction : uint8_t { Auto, Take, Keep };
+// buffer=: which free RAM the capture buffer may use.
+enum class BufferPlacement : uint8_t { All, Above4G, Split };
 
 struct Config {
   format::ProbeSource probe = format::ProbeSource::Ivshmem;
@@ -40,6 +42,7 @@ struct Config {
   uint32_t hwlat_threshold_ns = 0;  // 0: not given (mode=hwlat then uses kDefaultHwlatThresholdNs)
   uint32_t bench_windows = 0;  // bench=N: window pairs of the loop benchmark before the capture (0: none)
   UsbAction usb = UsbAction::Auto;
+  BufferPlacement buffer = BufferPlacement::All;
 };
 
 inline constexpr uint32_t kDefaultHwlatThresholdNs = 1000;

@@ -70,6 +70,13 @@ inline constexpr CmdlineOption kCmdlineOptions[] = {
      "take: hand every USB host controller over from the firmware's legacy support before the run, so its "
      "SMIs stop (a USB keyboard then stops working); keep: leave them to the firmware (a USB keyboard works, "
      "its SMIs stay); auto: take in an unattended run, keep otherwise"},
+    {"buffer", "all, above4g, split", "all",
+     "all: the capture buffer is all free RAM (x86-64 kernel: every free piece, mapped as one; i686 kernel: "
+     "the "
+     "largest piece below 4 GiB); above4g: TEST ONLY, x86-64 kernel: only the free RAM above 4 GiB; split: "
+     "TEST "
+     "ONLY, x86-64 kernel: only the first 2 MiB of each free piece, so that a short capture runs across "
+     "pieces (the i686 kernel warns and ignores both)"},
 };
 
 inline constexpr uint32_t kCmdlineOptionCount = sizeof(kCmdlineOptions) / sizeof(kCmdlineOptions[0]);

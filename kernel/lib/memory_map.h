@@ -1,4 +1,5 @@
-// memory_map.h: picks the capture buffer: the largest free piece of RAM the firmware reported.
+// memory_map.h: picks the capture buffer: the largest free piece of RAM the firmware reported (i686 kernel),
+// or every free piece (x86-64 kernel, which maps them one after another into one virtual range).
 #pragma once
 
 #include <stddef.h>
@@ -21,6 +22,13 @@ struct PhysRange {
 // The excluded ranges may overlap each other and the available ones, in any order.
 PhysRange largest_free_range(const PhysRange* available, size_t available_count, const PhysRange* excluded,
                              size_t excluded_count, uint64_t floor, uint64_t ceiling, uint64_t alignment);
+
+// Every `alignment`-aligned free piece (as for largest_free_range) of at least `alignment` bytes, in
+// ascending address order, into `out` (at most `out_capacity`; the smallest pieces are dropped first when
+// there are more). Returns the count.
+size_t free_ranges(const PhysRange* available, size_t available_count, const PhysRange* excluded,
+                   size_t excluded_count, uint64_t floor, uint64_t ceiling, uint64_t alignment,
+                   PhysRange* out, size_t out_capacity);
 
 // Appends `count` ranges to `out` (holding `used` of `capacity`); returns the new count. Ranges that do not
 // fit are dropped: the caller sizes `out` for every source.

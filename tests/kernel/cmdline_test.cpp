@@ -239,6 +239,14 @@ TEST(Cmdline, UsbTakesTheControllersOnlyWhenNoKeyboardIsNeeded) {
   EXPECT_EQ(parse_error("usb=off"), "usb: 'off' must be auto, take or keep");
 }
 
+TEST(Cmdline, BufferPlacementDefaultsToAllOfRam) {
+  EXPECT_EQ(parse_ok("").buffer, BufferPlacement::All);
+  EXPECT_EQ(parse_ok("buffer=above4g").buffer, BufferPlacement::Above4G);
+  EXPECT_EQ(parse_ok("buffer=all").buffer, BufferPlacement::All);
+  EXPECT_EQ(parse_ok("buffer=split").buffer, BufferPlacement::Split);
+  EXPECT_EQ(parse_error("buffer=high"), "buffer: 'high' must be all, above4g or split");
+}
+
 TEST(KernelCmdline, SyntaxErrorsWinOverUnsupportedSettings) {
   EXPECT_EQ(parse_error("probe=lpt foo=1"), "unknown option 'foo=1'");
 }

@@ -1,5 +1,6 @@
 #!/bin/sh
-# hot_loop_check.sh: disassembles every capture-loop instantiation in ett-kernel.elf and checks its idle step.
+# hot_loop_check.sh: disassembles every capture-loop instantiation in a kernel ELF (ett-kernel.elf, or the
+# x86-64 kernel's ett-kernel64.debug.elf) and checks its idle step.
 #
 # Per run_capture<...> (every layout, clock, source and filter setting):
 #   - the idle step (the loop from arch/x86/idle_poll.h: the backward branch whose loop holds the probe read)
@@ -47,7 +48,7 @@ for sym in $(nm "$ELF" | awk '$3 ~ /run_capture|run_calibrate|run_hwlat/ {print 
         t = target[key]
         if (!(t in index_of) || t >= at[i]) continue
         first = index_of[t]
-        if (line[first] !~ /\t(movzbl +(0x0)?\(%e[a-z]+\),%e[a-z]+|in +\(%dx\),%al)$/) continue
+        if (line[first] !~ /\t(movzbl +(0x0)?\(%[er][a-z0-9]+\),%(e[a-z]+|r[0-9]+d)|in +\(%dx\),%al)$/) continue
         if (best == 0 || i - first < best_len) { best = i; best_len = i - first; best_first = first }
       }
       if (best) for (k = best_first; k <= best; ++k) print line[k]

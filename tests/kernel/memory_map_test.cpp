@@ -20,6 +20,44 @@ PhysRange pick(const std::vector<PhysRange>& available, const std::vector<PhysRa
                             ceiling, alignment);
 }
 
+std::vector<PhysRange> pieces(const std::vector<PhysRange>& available, const std::vector<PhysRange>& excluded,
+                              uint64_t floor, uint64_t ceiling, uint64_t alignment, size_t capacity = 16) {
+  std::vector<PhysRange> out(capacity);
+  out.resize(free_ranges(available.data(), available.size(), excluded.data(), excluded.size(), floor, ceiling,
+                         alignment, out.data(), out.size()));
+  return out;
+}
+
+bool same(const std::vector<PhysRange>& a, const std::vector<PhysRange>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].start != b[i].start || a[i].end != b[i].end) return false;
+  return true;
+}
+
+TEST(KernelMemoryMap, EveryFreePieceBelowAndAbove4GiBInAddressOrder) {
+  // e820 of `qemu-system-x86_64 -M q35 -m 6G` (2 GiB below 4 GiB, 4 GiB above), the map unsorted, an
+  // excluded loader range in the low piece; 2 MiB alignment as the x86-64 kernel's buffer window uses.
+  constexpr uint64_t k2M = 2 * kMiB;
+  const std::vector<PhysRange> ram = {{kFourGiB, 2 * kFourGiB}, {0, 0x9FC00}, {0x100000, 0x7FFE0000}};
+  const std::vector<PhysRange> excluded = {{0x10000000, 0x10001000}};
+  EXPECT_TRUE(same(pieces(ram, excluded, 0x243000, UINT64_MAX, k2M),
+                   {{0x400000, 0x10000000}, {0x10200000, 0x7FE00000}, {kFourGiB, 2 * kFourGiB}}));
+  // A floor at 4 GiB (buffer=above4g) keeps only the high piece.
+  EXPECT_TRUE(same(pieces(ram, excluded, kFourGiB, UINT64_MAX, k2M), {{kFourGiB, 2 * kFourGiB}}));
+  // Pieces smaller than one page (the 639 KiB below 1 MiB) are dropped.
+  EXPECT_TRUE(same(pieces({{0, 0x9FC00}}, {}, 0, UINT64_MAX, k2M), {}));
+}
+
+TEST(KernelMemoryMap, FreePiecesKeepTheLargestWhenTheyDoNotAllFitAndMergeOverlaps) {
+  const std::vector<PhysRange> ram = {{0, 10 * kMiB}, {20 * kMiB, 50 * kMiB}, {60 * kMiB, 65 * kMiB}};
+  // Room for two: the 5 MiB piece goes, the order stays by address.
+  EXPECT_TRUE(same(pieces(ram, {}, 0, UINT64_MAX, kMiB, 2), {{0, 10 * kMiB}, {20 * kMiB, 50 * kMiB}}));
+  // Two overlapping available entries give one piece, not the same memory twice.
+  EXPECT_TRUE(
+      same(pieces({{0, 10 * kMiB}, {5 * kMiB, 12 * kMiB}}, {}, 0, UINT64_MAX, kMiB), {{0, 12 * kMiB}}));
+}
+
 TEST(KernelMemoryMap, QemuPcWith256MiB) {
   // e820 of `qemu-system-i386 -M pc -m 256`; the kernel image ends at 1 MiB + 200 KiB.
   const std::vector<PhysRange> ram = {{0, 0x9FC00}, {0x100000, 0xFFE0000}};

@@ -164,7 +164,7 @@ TEST(Capture, BootsFromTheGrubIsoUnderUefi) {
                          "300", "--serial-log", (dir / "serial.log").string()});
   ASSERT_EQ(result.run.exit_code, 0) << result.run.output;
   const std::string serial = slurp(dir / "serial.log");
-  EXPECT_NE(serial.find("(multiboot v2, i586 and later), screen: framebuffer "), std::string::npos) << serial;
+  EXPECT_NE(serial.find("(multiboot v2, x86-64, long mode), screen: framebuffer "), std::string::npos) << serial;
   EXPECT_NE(serial.find("ETT: ACPI RSDP from the boot loader"), std::string::npos) << serial;
   expect_same_events(result.captured, expected_events(events));
 }

@@ -43,6 +43,7 @@ struct DirectOptions {
   std::vector<std::string> qemu_args;  // more QEMU options, e.g. {"-cpu", "max"}
   bool uefi = false;           // OVMF (needs an ISO) instead of SeaBIOS; the screen is then the framebuffer
   std::string machine = "pc";  // QEMU -M value: pc or q35, with options ("pc,i8042=off")
+  std::string qemu;            // the QEMU binary ("": qemu-system-i386, qemu-system-x86_64 with uefi)
 };
 
 // Debian's ovmf package: the firmware code (read-only) and the variable store template.
@@ -74,7 +75,9 @@ class QemuMachine {
     if (!shm) throw std::runtime_error(shm.error().message);
     m_shm = std::make_unique<host::SharedMemoryFile>(std::move(*shm));
     // OVMF is 64-bit firmware: it needs qemu-system-x86_64 (the kernel itself runs the same on both).
-    std::vector<std::string> argv = {options.uefi ? "qemu-system-x86_64" : "qemu-system-i386",
+    std::vector<std::string> argv = {!options.qemu.empty() ? options.qemu
+                                     : options.uefi        ? "qemu-system-x86_64"
+                                                           : "qemu-system-i386",
                                      "-M",
                                      options.machine,
                                      "-accel",

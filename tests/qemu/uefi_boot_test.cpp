@@ -160,7 +160,7 @@ TEST_P(UefiTraceDisk, IsoBootOnQ35CapturesDumpsAndExtracts) {
   ASSERT_EQ(capture_and_stop(qemu, 6, kUefiBootSeconds), vprobe::qemu_status_for(vprobe::kExitSuccess))
       << qemu.serial();
   const std::string serial = qemu.serial();
-  EXPECT_NE(serial.find("(multiboot v2, i586 and later), screen: framebuffer "), std::string::npos) << serial;
+  EXPECT_NE(serial.find("(multiboot v2, x86-64, long mode), screen: framebuffer "), std::string::npos) << serial;
   EXPECT_NE(serial.find(std::string(": disk \"") + GetParam().model +
                         "\", 4096 sectors: the disk is not an ETT "
                         "trace disk (run `ett mkdisk`); not touched"),

@@ -56,13 +56,16 @@ inline uint16_t code_segment() {
 inline void load_idt(const void* table, uint16_t size) {
   struct [[gnu::packed]] {
     uint16_t limit;
-    uint32_t base;
-  } descriptor{static_cast<uint16_t>(size - 1), static_cast<uint32_t>(reinterpret_cast<uintptr_t>(table))};
+    uintptr_t base;
+  } descriptor{static_cast<uint16_t>(size - 1), reinterpret_cast<uintptr_t>(table)};
   asm volatile("lidt %0" : : "m"(descriptor) : "memory");
 }
 
 // Whether CPUID exists: the EFLAGS ID bit (21) can be toggled. Early 486s have no CPUID and fault on it.
 inline bool has_cpuid() {
+#ifdef __x86_64__
+  return true;  // every CPU with long mode has CPUID
+#else
   constexpr uint32_t kEflagsId = 1u << 21;
   uint32_t before, after;
   asm volatile(
@@ -80,6 +83,7 @@ inline bool has_cpuid() {
       : "i"(kEflagsId)
       : "cc");
   return ((before ^ after) & kEflagsId) != 0;
+#endif
 }
 
 struct CpuidRegs {

@@ -12,20 +12,48 @@ namespace {
 
 constexpr uint32_t kExceptionCount = 32;
 
+// present, ring 0, interrupt gate (32-bit in protected mode, 64-bit in long mode: the same type value)
+constexpr uint8_t kInterruptGate = 0x8E;
+
+#ifdef __x86_64__
+struct [[gnu::packed]] IdtGate {
+  uint16_t offset_low;
+  uint16_t selector;
+  uint8_t ist;  // 0: stay on the current stack
+  uint8_t type;
+  uint16_t offset_middle;
+  uint32_t offset_high;
+  uint32_t reserved;
+};
+static_assert(sizeof(IdtGate) == 16);
+constexpr IdtGate make_gate(uintptr_t address, uint16_t selector) {
+  return IdtGate{
+      static_cast<uint16_t>(address),       selector, 0, kInterruptGate, static_cast<uint16_t>(address >> 16),
+      static_cast<uint32_t>(address >> 32), 0};
+}
+using ErrorCode = unsigned long;  // what gcc's interrupt attribute asks for: a word
+#else
 struct [[gnu::packed]] IdtGate {
   uint16_t offset_low;
   uint16_t selector;
   uint8_t zero;
-  uint8_t type;  // present, ring 0, 32-bit interrupt gate
+  uint8_t type;
   uint16_t offset_high;
 };
 static_assert(sizeof(IdtGate) == 8);
-constexpr uint8_t kInterruptGate32 = 0x8E;
+constexpr IdtGate make_gate(uintptr_t address, uint16_t selector) {
+  return IdtGate{static_cast<uint16_t>(address), selector, 0, kInterruptGate,
+                 static_cast<uint16_t>(address >> 16)};
+}
+using ErrorCode = unsigned int;
+#endif
 
+// What the CPU pushes (after the error code, if any): the return address, cs, flags (and in long mode always
+// the stack pointer and ss, not used here).
 struct InterruptFrame {
-  uint32_t eip;
-  uint32_t cs;
-  uint32_t eflags;
+  uintptr_t ip;
+  uintptr_t cs;
+  uintptr_t flags;
 };
 
 alignas(8) IdtGate g_idt[kExceptionCount];
@@ -78,9 +106,9 @@ class Message {
     m_text[m_length] = '\0';
     return *this;
   }
-  Message& hex(uint32_t value, uint32_t digits) {
+  Message& hex(uint64_t value, uint32_t digits) {
     static constexpr char kDigits[] = "0123456789abcdef";
-    char out[9] = {};
+    char out[17] = {};
     for (uint32_t i = digits; i-- > 0; value >>= 4) out[i] = kDigits[value & 0xF];
     return text(out);
   }
@@ -103,18 +131,22 @@ constexpr uint32_t kGeneralProtection = 13;
 
 // A #GP raised by read_msr_safe's RDMSR: resume after it with the fault noted.
 bool recover_msr_fault(InterruptFrame* frame) {
-  if (frame->eip != reinterpret_cast<uintptr_t>(ett_safe_rdmsr)) return false;
+  if (frame->ip != reinterpret_cast<uintptr_t>(ett_safe_rdmsr)) return false;
   g_msr_faulted = true;
-  frame->eip = reinterpret_cast<uintptr_t>(ett_safe_rdmsr_resume);
+  frame->ip = reinterpret_cast<uintptr_t>(ett_safe_rdmsr_resume);
   return true;
 }
 
-[[noreturn]] void report(uint32_t vector, const InterruptFrame* frame, uint32_t error_code) {
+[[noreturn]] void report(uint32_t vector, const InterruptFrame* frame, uintptr_t error_code) {
   if (g_reporting) panic("cpu exception while reporting a cpu exception");  // once: panic() does not recurse
   g_reporting = true;
   static Message message;
-  message.text("cpu exception 0x").hex(vector, 2).text(" (").text(kNames[vector]).text(") at eip=0x");
-  message.hex(frame->eip, 8).text(", error code 0x").hex(error_code, 8);
+  message.text("cpu exception 0x")
+      .hex(vector, 2)
+      .text(" (")
+      .text(kNames[vector])
+      .text(sizeof(uintptr_t) == 8 ? ") at rip=0x" : ") at eip=0x");
+  message.hex(frame->ip, sizeof(uintptr_t) * 2).text(", error code 0x").hex(error_code, 8);
   panic(message.c_str());
 }
 
@@ -125,7 +157,7 @@ template <uint32_t kVector>
 
 template <uint32_t kVector>
 [[gnu::interrupt, gnu::target("general-regs-only")]] void handle_with_code(InterruptFrame* frame,
-                                                                           unsigned int error_code) {
+                                                                           ErrorCode error_code) {
   if constexpr (kVector == kGeneralProtection)
     if (recover_msr_fault(frame)) return;
   report(kVector, frame, error_code);
@@ -143,8 +175,7 @@ template <uint32_t kVector = 0>
 void fill_gates(uint16_t selector) {
   if constexpr (kVector < kExceptionCount) {
     const uintptr_t address = handler_address<kVector>();
-    g_idt[kVector] = IdtGate{static_cast<uint16_t>(address), selector, 0, kInterruptGate32,
-                             static_cast<uint16_t>(address >> 16)};
+    g_idt[kVector] = make_gate(address, selector);
     fill_gates<kVector + 1>(selector);
   }
 }

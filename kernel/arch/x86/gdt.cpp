@@ -5,13 +5,16 @@ namespace ett::x86 {
 
 namespace {
 
-// One 8-byte descriptor. Flat segments: base 0, limit 0xFFFFF in 4 KiB units (4 GiB).
-constexpr uint64_t descriptor(uint8_t access) {
+// One 8-byte descriptor. Flat segments: base 0, limit 0xFFFFF in 4 KiB units (4 GiB). The x86-64 kernel's
+// code segment is a 64-bit one (L set, D/B clear); its data segment is as in 32-bit mode (ignored but
+// loaded).
+constexpr uint64_t kGranularity4K = 1u << 3;  // flags nibble: G
+constexpr uint64_t kSize32 = 1u << 2;         // flags nibble: D/B
+constexpr uint64_t kLong = 1u << 1;           // flags nibble: L (64-bit code)
+constexpr uint64_t descriptor(uint8_t access, uint64_t flags = kGranularity4K | kSize32) {
   constexpr uint64_t kLimitLow = 0xFFFF;
   constexpr uint64_t kLimitHigh = 0xF;
-  constexpr uint64_t kGranularity4K = 1u << 3;  // flags nibble: G
-  constexpr uint64_t kSize32 = 1u << 2;         // flags nibble: D/B
-  return kLimitLow | (uint64_t{access} << 40) | (kLimitHigh << 48) | ((kGranularity4K | kSize32) << 52);
+  return kLimitLow | (uint64_t{access} << 40) | (kLimitHigh << 48) | (flags << 52);
 }
 
 enum Access : uint8_t {
@@ -24,7 +27,11 @@ enum Access : uint8_t {
 
 alignas(8) constexpr uint64_t kTable[] = {
     0,
+#ifdef __x86_64__
+    descriptor(kPresent | kCodeOrData | kExecutable | kReadWrite | kAccessed, kGranularity4K | kLong),
+#else
     descriptor(kPresent | kCodeOrData | kExecutable | kReadWrite | kAccessed),
+#endif
     descriptor(kPresent | kCodeOrData | kReadWrite | kAccessed),
 };
 static_assert(sizeof(kTable) == Gdt::kData + 8, "one descriptor per selector");
@@ -34,8 +41,27 @@ static_assert(sizeof(kTable) == Gdt::kData + 8, "one descriptor per selector");
 void Gdt::load() {
   struct [[gnu::packed]] {
     uint16_t limit;
-    uint32_t base;
-  } pointer{sizeof(kTable) - 1, static_cast<uint32_t>(reinterpret_cast<uintptr_t>(kTable))};
+    uintptr_t base;
+  } pointer{sizeof(kTable) - 1, reinterpret_cast<uintptr_t>(kTable)};
+#ifdef __x86_64__
+  // No far jump to an immediate in 64-bit mode: a far return pops the new cs:rip.
+  uint64_t scratch;
+  asm volatile(
+      "lgdt %1\n\t"
+      "pushq %2\n\t"
+      "leaq 1f(%%rip), %0\n\t"
+      "pushq %0\n\t"
+      "lretq\n"
+      "1:\n\t"
+      "mov %3, %%ds\n\t"
+      "mov %3, %%es\n\t"
+      "mov %3, %%fs\n\t"
+      "mov %3, %%gs\n\t"
+      "mov %3, %%ss"
+      : "=&r"(scratch)
+      : "m"(pointer), "i"(kCode), "r"(static_cast<uint32_t>(kData))
+      : "memory");
+#else
   asm volatile(
       "lgdt %0\n\t"
       "ljmp %1, $1f\n"
@@ -48,6 +74,7 @@ void Gdt::load() {
       :
       : "m"(pointer), "i"(kCode), "r"(static_cast<uint32_t>(kData))
       : "memory");
+#endif
 }
 
 }  // namespace ett::x86
