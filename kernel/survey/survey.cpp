@@ -80,6 +80,13 @@ ReadStats time_probe_reads(const engine::Probe& probe) {
   return time_reads<Clock>(drivers::PortLines{probe.io_base});
 }
 
+// A UART gets its registers back at once. A parallel port stays input (direction bit set) on a PC the
+// kernel does not leave: restored, an SPP-mode port would drive its latch against whatever is wired to it
+// (the engine's rule, engine/probe_engine.h); under exit=qemu it is restored as a capture's port is.
+void release(const Machine& machine, const engine::Probe& probe) {
+  if (probe.uart_open || machine.config.exit == config::ExitAction::Qemu) engine::close_probe(probe);
+}
+
 void check_probe(const Machine& machine, const Candidate& candidate, format::SurveyProbe& out) {
   out = {};
   out.source = static_cast<uint32_t>(candidate.source);
@@ -100,6 +107,7 @@ void check_probe(const Machine& machine, const Candidate& candidate, format::Sur
   auto opened = engine::open_probe(config);
   if (!opened) {
     const char* message = opened.error().message;
+    console::print("ETT: survey: %s\n", message);  // whole: the block's detail holds its first 55 characters
     out.status = static_cast<uint32_t>(means_absent(message) ? SurveyStatus::Absent : SurveyStatus::Failed);
     copy_detail(out.detail, sizeof(out.detail), message);
     return;
@@ -125,12 +133,12 @@ void check_probe(const Machine& machine, const Candidate& candidate, format::Sur
   if (auto armed = engine::arm_probe(config, probe); !armed) {
     out.status = static_cast<uint32_t>(SurveyStatus::Failed);
     copy_detail(out.detail, sizeof(out.detail), armed.error().message);
-    engine::close_probe(probe);
+    release(machine, probe);
     return;
   }
   const engine::EngineResult run =
       engine::run_engine(config, probe, machine.cpu, machine.tsc.hz, nullptr, scratch, 0);
-  engine::close_probe(probe);
+  release(machine, probe);
   uint32_t longest = 0;
   for (uint64_t i = 0; i < run.capture.event_count; ++i)
     if (scratch.begin()[i].aux > longest) longest = scratch.begin()[i].aux;

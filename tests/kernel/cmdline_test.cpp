@@ -179,6 +179,18 @@ TEST(KernelCmdline, Modes) {
   EXPECT_EQ(parse_error("threshold=100"), "threshold= applies to mode=hwlat and mode=survey only");
 }
 
+TEST(KernelCmdline, SurveyTakesItsWindowAndThreshold) {
+  const Config survey = parse_ok("mode=survey limit=3 threshold=500");
+  EXPECT_EQ(survey.mode, CaptureMode::Survey);
+  EXPECT_EQ(survey.limit_ms, 3000u);
+  EXPECT_EQ(survey.hwlat_threshold_ns, 500u);
+  EXPECT_EQ(std::string("mode=") + format::mode_name(static_cast<uint32_t>(CaptureMode::Survey)),
+            "mode=survey");
+  EXPECT_EQ(parse_error("mode=survey stop=zero"),
+            "trigger=, filter= and stop= apply to mode=capture only, not mode=survey");
+  EXPECT_EQ(parse_error("mode=survey bench=20"), "bench= applies to mode=capture only");
+}
+
 TEST(KernelCmdline, LoopBenchmark) {
   EXPECT_EQ(parse_ok("").bench_windows, 0u);
   EXPECT_EQ(parse_ok("bench=32 filter=XXXX1111").bench_windows, 32u);

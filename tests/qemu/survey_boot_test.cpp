@@ -47,7 +47,9 @@ void expect_probes(const format::SurveyBlock& b, bool lpt_0x378, bool com2, cons
   EXPECT_EQ(status(find_probe(b, ProbeSource::PciLpt, 0)), S(SurveyStatus::Absent)) << serial;
   const format::SurveyProbe* com1 = find_probe(b, ProbeSource::Uart, 0x3F8);
   EXPECT_EQ(status(com1), S(SurveyStatus::Refused)) << serial;
-  if (com1) EXPECT_STREQ(com1->detail, "COM1, the kernel's serial console");
+  if (com1) {
+    EXPECT_STREQ(com1->detail, "COM1, the kernel's serial console");
+  }
   EXPECT_EQ(status(find_probe(b, ProbeSource::Uart, 0x2F8)),
             S(com2 ? SurveyStatus::Usable : SurveyStatus::Absent))
       << serial;
@@ -112,7 +114,9 @@ void expect_common(const Survey& s, uint32_t window_ms) {
     if (b.gap_histogram[k]) top = k;
   }
   EXPECT_EQ(binned, b.hwlat_gaps);
-  if (b.hwlat_gaps) EXPECT_EQ(top, 63 - static_cast<uint32_t>(__builtin_clzll(b.hwlat_max_gap_ticks)));
+  if (b.hwlat_gaps) {
+    EXPECT_EQ(top, 63 - static_cast<uint32_t>(__builtin_clzll(b.hwlat_max_gap_ticks)));
+  }
   EXPECT_EQ(b.smi_window_ms, 0u);  // QEMU's CPU models have no MSR_SMI_COUNT
   EXPECT_EQ(s.header.flags & format::kFlagSmiCount, 0u);
   EXPECT_GT(b.buffer_capacity, 1000000u);  // most of 256 MiB
