@@ -181,7 +181,7 @@ void fill_timers(const x86::TscCalibration& tsc, format::SurveyBlock& block) {
 }
 
 // The hwlat run over the survey window: gaps in the buffer, SMIs before and after.
-void run_hwlat(const Machine& machine, format::SurveyBlock& block, format::SessionHeader& header) {
+void measure_gaps(const Machine& machine, format::SurveyBlock& block, format::SessionHeader& header) {
   config::Config config = machine.config;
   config.mode = format::CaptureMode::HwLat;
   config.probe = ProbeSource::Ivshmem;
@@ -256,7 +256,7 @@ void run(const Machine& machine, format::SurveyBlock& block, format::SessionHead
     if (candidate.base) console::print(" at I/O 0x%03x\n", candidate.base);
     check_probe(machine, candidate, block.probes[block.probe_count++]);
   }
-  run_hwlat(machine, block, header);
+  measure_gaps(machine, block, header);
   seal(block);
 }
 
