@@ -457,6 +457,7 @@ Status run_survey(const Boot& boot, const config::Config& config, const Machine&
   survey::print(block, header);
   if (session)
     console::print("ETT: survey: written as session %u of the trace disk; `ett survey` reads it\n", session);
+  console::print("ETT: survey: done %llu ms after kernel entry\n", ms_since(boot.entry_tsc, machine.tsc.hz));
   console::print("ETT: RESULT OK events=0 session=%u\n", session);
   halt_or_exit(vprobe::kExitSuccess);
 }
