@@ -22,6 +22,12 @@ TEST(SurveyBochs, ListsTheParallelPortTimersAndTheTraceDisk) {
   const std::string serial = bochs.serial();
   ASSERT_TRUE(has(serial, "ETT: RESULT OK events=0 session=1")) << serial;
   EXPECT_FALSE(has(serial, "PANIC")) << serial;
+  // The figures, for the record: Bochs's port read and the survey's length in guest time.
+  for (const char* line : {"ETT: survey: probe lpt 0x378: ", "ETT: survey: done "}) {
+    const size_t at = serial.find(line);
+    if (at != std::string::npos)
+      std::printf("bochs: %s\n", serial.substr(at, serial.find('\n', at) - at).c_str());
+  }
 
   const Survey s = read_survey(trace);
   const format::SurveyBlock& b = s.block;
