@@ -21,6 +21,25 @@ constexpr double kSurveySeconds = 120;
 constexpr uint64_t kTraceSectors = 32768;  // 16 MiB
 constexpr uint64_t kOtherSectors = 4096;   // 2 MiB
 
+// -kernel boot options of a survey on `machine` with a hwlat window of `limit` seconds.
+DirectOptions survey_options(const char* machine, const std::string& limit, std::vector<AttachedDisk> disks) {
+  DirectOptions o;
+  o.machine = machine;
+  o.append = "mode=survey limit=" + limit + " exit=qemu";
+  o.attached = std::move(disks);
+  return o;
+}
+
+// Boots the survey and waits for QEMU to leave; the serial log, or "" (a failure recorded) unless QEMU left
+// with the success status.
+std::string boot_survey(const DirectOptions& o, const fs::path& dir) {
+  QemuMachine qemu(o, dir);
+  auto exit = qemu.wait_exit(kSurveySeconds);
+  const bool ok = exit && exit->exited && exit->status == kSuccess;
+  EXPECT_TRUE(ok) << qemu.serial();
+  return ok ? qemu.serial() : "";
+}
+
 const format::SurveyProbe* find_probe(const format::SurveyBlock& b, ProbeSource source, uint32_t address) {
   for (uint32_t i = 0; i < b.probe_count && i < format::kSurveyMaxProbes; ++i)
     if (b.probes[i].source == static_cast<uint32_t>(source) &&
@@ -147,17 +166,12 @@ TEST(SurveyBoot, PcIdeListsItsParallelPortSerialPortsTimersAndDisks) {
   ScratchDir dir;
   const std::string other = write_random_image(dir / "other.img", kOtherSectors * 512, 21);
   make_trace_disk(dir / "trace.img");
-  DirectOptions o;
-  o.machine = "pc";
-  o.append = "mode=survey limit=1 exit=qemu";
-  o.attached = {AttachedDisk{(dir / "other.img").string(), DiskInterface::Ide, 0},
-                AttachedDisk{(dir / "trace.img").string(), DiskInterface::Ide, 1}};
+  DirectOptions o = survey_options("pc", "1",
+                                   {AttachedDisk{(dir / "other.img").string(), DiskInterface::Ide, 0},
+                                    AttachedDisk{(dir / "trace.img").string(), DiskInterface::Ide, 1}});
   o.qemu_args = {"-serial", "null"};  // COM2 at 0x2f8
-  QemuMachine qemu(o, dir / "");
-  auto exit = qemu.wait_exit(kSurveySeconds);
-  ASSERT_TRUE(exit && exit->exited) << qemu.serial();
-  ASSERT_EQ(exit->status, kSuccess) << qemu.serial();
-  const std::string serial = qemu.serial();
+  const std::string serial = boot_survey(o, dir / "");
+  ASSERT_FALSE(serial.empty());
   EXPECT_NE(serial.find("ETT: RESULT OK events=0 session=1"), std::string::npos) << serial;
   EXPECT_NE(serial.find("ETT: survey: probe lpt 0x378: usable, read "), std::string::npos) << serial;
   EXPECT_NE(
@@ -187,11 +201,8 @@ TEST(SurveyBoot, Q35UefiAhciListsItsAhciDisks) {
   o.iso = make_test_iso(dir / "", "mode=survey limit=1 exit=qemu").string();
   o.attached = {AttachedDisk{(dir / "other.img").string(), DiskInterface::Ahci, 0},
                 AttachedDisk{(dir / "trace.img").string(), DiskInterface::Ahci, 1}};
-  QemuMachine qemu(o, dir / "");
-  auto exit = qemu.wait_exit(kSurveySeconds);
-  ASSERT_TRUE(exit && exit->exited) << qemu.serial();
-  ASSERT_EQ(exit->status, kSuccess) << qemu.serial();
-  const std::string serial = qemu.serial();
+  const std::string serial = boot_survey(o, dir / "");
+  ASSERT_FALSE(serial.empty());
   EXPECT_TRUE(slurp(dir / "other.img") == other) << "the unlabelled disk was modified";
   const Survey s = read_survey(dir / "trace.img");
   expect_probes(s.block, true, false, serial);
@@ -206,16 +217,11 @@ TEST(SurveyBoot, Q35UefiAhciListsItsAhciDisks) {
 TEST(SurveyBoot, Q35NvmeWithoutAParallelPort) {
   ScratchDir dir;
   make_trace_disk(dir / "trace.img");
-  DirectOptions o;
-  o.machine = "q35";
-  o.append = "mode=survey limit=1 exit=qemu";
-  o.attached = {AttachedDisk{(dir / "trace.img").string(), DiskInterface::Nvme, 0}};
+  DirectOptions o =
+      survey_options("q35", "1", {AttachedDisk{(dir / "trace.img").string(), DiskInterface::Nvme, 0}});
   o.qemu_args = {"-parallel", "none"};
-  QemuMachine qemu(o, dir / "");
-  auto exit = qemu.wait_exit(kSurveySeconds);
-  ASSERT_TRUE(exit && exit->exited) << qemu.serial();
-  ASSERT_EQ(exit->status, kSuccess) << qemu.serial();
-  const std::string serial = qemu.serial();
+  const std::string serial = boot_survey(o, dir / "");
+  ASSERT_FALSE(serial.empty());
   const Survey s = read_survey(dir / "trace.img");
   expect_probes(s.block, false, false, serial);
   expect_timers(s);
@@ -224,19 +230,44 @@ TEST(SurveyBoot, Q35NvmeWithoutAParallelPort) {
   expect_disk(s.block.disks[0], DiskInterface::Nvme, 1, "QEMU NVMe Ctrl", kTraceSectors, s.label.disk_uuid);
 }
 
+// A survey session reserves survey_session_sectors(): the next boot's session follows it, and the disk's
+// sessions still read back with `ett ls`.
+TEST(SurveyBoot, ASecondSurveyIsAppendedAfterTheFirst) {
+  ScratchDir dir;
+  make_trace_disk(dir / "trace.img");
+  DirectOptions o =
+      survey_options("pc", "0.2", {AttachedDisk{(dir / "trace.img").string(), DiskInterface::Ide, 0}});
+  for (int session = 1; session <= 2; ++session) {
+    const std::string serial = boot_survey(o, dir / "");
+    ASSERT_FALSE(serial.empty());
+    EXPECT_NE(serial.find("ETT: RESULT OK events=0 session=" + std::to_string(session)), std::string::npos)
+        << serial;
+  }
+  const std::string bytes = slurp(dir / "trace.img");
+  const uint64_t second = format::kFirstSessionLba + format::survey_session_sectors();
+  format::SessionHeader header{};
+  std::memcpy(&header, bytes.data() + second * format::kSectorSize, sizeof(header));
+  EXPECT_EQ(header.crc, crc32c(&header, offsetof(format::SessionHeader, crc)));
+  EXPECT_EQ(header.session_number, 2u);
+  EXPECT_EQ(header.start_lba, second);
+  EXPECT_EQ(header.mode, static_cast<uint32_t>(format::CaptureMode::Survey));
+  format::SurveyBlock block{};
+  std::memcpy(&block, bytes.data() + (second + 1 + format::kStallTableSectors) * format::kSectorSize,
+              sizeof(block));
+  EXPECT_EQ(block.crc, crc32c(&block, offsetof(format::SurveyBlock, crc)));
+  EXPECT_EQ(block.hwlat_window_ms, 200u);
+  const auto ls = run_ett({"ls", (dir / "trace.img").string()});
+  EXPECT_EQ(ls.exit_code, 0) << ls.output;
+}
+
 // No trace disk: the survey still runs, says so, and is on serial only; the unlabelled disk is not written.
 TEST(SurveyBoot, WithoutATraceDiskTheSurveyIsOnSerialOnly) {
   ScratchDir dir;
   const std::string other = write_random_image(dir / "other.img", kOtherSectors * 512, 23);
-  DirectOptions o;
-  o.machine = "pc";
-  o.append = "mode=survey limit=0.5 exit=qemu";
-  o.attached = {AttachedDisk{(dir / "other.img").string(), DiskInterface::Ide, 0}};
-  QemuMachine qemu(o, dir / "");
-  auto exit = qemu.wait_exit(kSurveySeconds);
-  ASSERT_TRUE(exit && exit->exited) << qemu.serial();
-  ASSERT_EQ(exit->status, kSuccess) << qemu.serial();
-  const std::string serial = qemu.serial();
+  DirectOptions o =
+      survey_options("pc", "0.5", {AttachedDisk{(dir / "other.img").string(), DiskInterface::Ide, 0}});
+  const std::string serial = boot_survey(o, dir / "");
+  ASSERT_FALSE(serial.empty());
   EXPECT_NE(
       serial.find("ETT: survey: no trace disk (no ETT trace disk found (1 disks searched on IDE, AHCI and "
                   "NVMe)"),
