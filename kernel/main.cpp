@@ -37,6 +37,7 @@
 #include "lib/tsc_warning.h"
 #include "runtime/panic.h"
 #include "runtime/runtime.h"
+#include "survey/survey.h"
 #include "ui/analysis_stage.h"
 
 extern "C" char __kernel_end[];
@@ -472,6 +473,41 @@ uint8_t show_start_screen(const config::Config& config, const dump::TraceDisk* d
   return ui::run_start_screen(lines, warning, no_keyboard);
 }
 
+// mode=survey (survey/survey.h): every disk listed, every check run, the block written as a session to the
+// trace disk when there is one (never to another disk), the text summary last, then the RESULT line.
+Status run_survey(const Boot& boot, const config::Config& config, const Machine& machine,
+                  const char* no_keyboard) {
+  alignas(16) static format::SurveyBlock block;
+  block = {};
+  block.disk_count = dump::TraceDisk::census(machine.tsc.hz, block.disks, format::kSurveyMaxDisks);
+  const capture::EventBuffer buffer = find_capture_buffer(boot.info, UINT64_MAX);
+  if (buffer.capacity() < kMinBufferEvents) return fail("no room for the survey's runs in RAM");
+  format::SessionHeader header = describe_session(boot, config, machine, buffer);
+  header.probe_address = 0;
+  survey::run(
+      {config, machine.cpu, machine.tsc, no_keyboard, buffer, buffer.capacity() * sizeof(EventRecord)}, block,
+      header);
+  uint32_t session = 0;
+  if (config.dump == config::DumpTarget::Ata) {
+    auto disk = dump::TraceDisk::find(machine.tsc.hz);
+    if (disk) {
+      ETT_TRY(disk->write_survey(header, block, machine.tsc.hz));
+      session = header.session_number;
+    } else {
+      console::print("ETT: survey: no trace disk (%s): the survey is on the screen and serial only\n",
+                     disk.error().message);
+    }
+  } else {
+    console::write("ETT: survey: dump is not ata: the survey is on the screen and serial only\n");
+  }
+  survey::print(block, header);
+  if (session)
+    console::print("ETT: survey: written as session %u of the trace disk; `ett survey` reads it\n", session);
+  console::print("ETT: survey: done %llu ms after kernel entry\n", ms_since(boot.entry_tsc, machine.tsc.hz));
+  console::print("ETT: RESULT OK events=0 session=%u\n", session);
+  halt_or_exit(vprobe::kExitSuccess);
+}
+
 Status run(const Boot& boot, config::Config config, const x86::CpuInfo& cpu) {
   Machine machine{};
   machine.cpu = cpu;
@@ -502,6 +538,7 @@ Status run(const Boot& boot, config::Config config, const x86::CpuInfo& cpu) {
     config.auto_start = true;
     config.keyboard = false;
   }
+  if (config.mode == format::CaptureMode::Survey) return run_survey(boot, config, machine, no_keyboard);
 
   ETT_TRY_ASSIGN(machine.probe, engine::open_probe(config));
   g_probe = machine.probe;

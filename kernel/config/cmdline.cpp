@@ -122,7 +122,8 @@ constexpr Choice<UsbAction> kUsbs[] = {
 constexpr Choice<bool> kAutos[] = {{"0", false}, {"1", true}};
 constexpr Choice<format::CaptureMode> kModes[] = {{"capture", format::CaptureMode::Capture},
                                                   {"calibrate", format::CaptureMode::Calibrate},
-                                                  {"hwlat", format::CaptureMode::HwLat}};
+                                                  {"hwlat", format::CaptureMode::HwLat},
+                                                  {"survey", format::CaptureMode::Survey}};
 
 // probe=lpt:BASE, uart:BASE, uart-loopback:BASE; BASE in decimal or 0x-hex.
 ParseResult parse_probe(Word value, Config& config) {
@@ -201,8 +202,8 @@ ParseResult parse_auto(Word value, Config& config) {
 
 ParseResult parse_mode(Word value, Config& config) {
   if (choose(value, kModes, config.mode)) return {};
-  return error("mode: unknown mode '%.*s' (expected capture, calibrate or hwlat)", value.printable_length(),
-               value.text);
+  return error("mode: unknown mode '%.*s' (expected capture, calibrate, hwlat or survey)",
+               value.printable_length(), value.text);
 }
 
 // trigger=/filter=: eight trits, D7 first (capture/trit_pattern.h).
@@ -378,8 +379,9 @@ ParseResult check_supported(const Config& config) {
       return error("stop=code:%u:%u does not exist under layout=%s (%u probes of %u bits)", config.stop_probe,
                    config.stop_code, format::layout_name(static_cast<uint32_t>(config.layout)), probes, bits);
   }
-  if (config.hwlat_threshold_ns != 0 && config.mode != format::CaptureMode::HwLat)
-    return error("threshold= applies to mode=hwlat only");
+  if (config.hwlat_threshold_ns != 0 && config.mode != format::CaptureMode::HwLat &&
+      config.mode != format::CaptureMode::Survey)
+    return error("threshold= applies to mode=hwlat and mode=survey only");
   if (config.bench_windows != 0 && !capture) return error("bench= applies to mode=capture only");
   return {};
 }

@@ -31,18 +31,23 @@ inline constexpr CmdlineOption kCmdlineOptions[] = {
     {"layout", "2x4, 8x1, 4x2, 1x8", "2x4",
      "How the lines D0..D7 form probes. 2x4: the ETT double probe, probe 1 = D0-D3, probe 2 = D4-D7; 8x1: "
      "probe k = D(k-1); 4x2: probe k = D(2k-2)..D(2k-1); 1x8: one 8-bit probe"},
-    {"limit", "SECONDS (> 0, up to 3 decimals)", "no limit", "Stop the capture after this long"},
+    {"limit", "SECONDS (> 0, up to 3 decimals)", "no limit (mode=survey: 3)",
+     "Stop the capture after this long; mode=survey: the length of its hwlat run, over which it also counts "
+     "the SMIs"},
     {"exit", "qemu, halt", "halt",
      "qemu: leave QEMU through isa-debug-exit when done (status 33, failure 35); halt: stay on the summary "
      "screen"},
     {"dump", "ata, serial, none", "ata",
      "ata: append the session to the first labelled disk (IDE, AHCI or NVMe); serial: stream it over COM1 as "
      "ETTX lines, which `ett ls` and `ett extract` read from the saved log; none: keep it in RAM only"},
-    {"mode", "capture, calibrate, hwlat", "capture",
+    {"mode", "capture, calibrate, hwlat, survey", "capture",
      "capture: record line changes; calibrate: a record per loop step, aux = the step's length in ticks (the "
      "ETT paper's section 5); hwlat: spin with interrupts off reading only the TSC, each gap above "
      "threshold= "
-     "is a record (tsc = start, aux = ticks), no probe opened"},
+     "is a record (tsc = start, aux = ticks), no probe opened; survey: no capture, one boot that says "
+     "whether "
+     "this PC is fit to measure (timers, SMIs and an hwlat run, every probe candidate with its read cost, "
+     "every disk, RAM, keyboard), as screen and serial lines and, on a trace disk, a survey session"},
     {"auto", "0, 1", "0",
      "0: the start screen waits for Enter and the analysis stage saves on S; 1: start at once and dump by "
      "itself. exit=qemu implies 1, and so does a PC without an 8042 keyboard controller"},
@@ -62,7 +67,8 @@ inline constexpr CmdlineOption kCmdlineOptions[] = {
      "1: a new key press ends the capture (the PS/2 status port is read at each stop check, every 1024 "
      "polls); "
      "ignored, with a note, on a PC without an 8042"},
-    {"threshold", "NS (1 to 1000000000; mode=hwlat)", "1000", "The smallest gap mode=hwlat records, in ns"},
+    {"threshold", "NS (1 to 1000000000; mode=hwlat, survey)", "1000",
+     "The smallest gap mode=hwlat records (and mode=survey's hwlat run counts), in ns"},
     {"bench", "N (20 to 1000; mode=capture)", "none",
      "Before the capture, time the capture loop as configured against the bare poll floor in N interleaved "
      "window pairs of 1 ms and print them on serial (ETT: bench window ...)"},

@@ -84,6 +84,11 @@ constexpr uint32_t kMaxNamespaces = 16;
 class Search {
  public:
   explicit Search(uint64_t tsc_hz) : m_tsc_hz(tsc_hz) {}
+  // A census (the survey's disk table): every disk is listed in `out` and none is kept, so the search runs
+  // over all of them.
+  Search(uint64_t tsc_hz, format::SurveyDisk* out, uint32_t max)
+      : m_tsc_hz(tsc_hz), m_census(out), m_census_max(max) {}
+  uint32_t census_count() const { return m_census_count; }
 
   Result<TraceDisk> run();
 
@@ -96,7 +101,9 @@ class Search {
   void list_controllers();
   // Checks the label of an opened disk; keeps the disk (through `keep`) when it is the trace disk.
   template <typename Device, typename KeepFn>
-  bool check(Device& device, const char* where, KeepFn keep);
+  bool check(Device& device, const char* where, format::DiskInterface interface, uint32_t port, KeepFn keep);
+  void count_in_census(const drivers::storage::BlockDevice& device, format::DiskInterface interface,
+                       uint32_t port, const TraceDisk* labelled);
   const char* name(const Controller& c, const char* prefix);
 
   uint64_t m_tsc_hz;
@@ -107,7 +114,25 @@ class Search {
   const char* m_label_problem = nullptr;
   TraceDisk* m_found = nullptr;
   char m_name[48] = {};
+  format::SurveyDisk* m_census = nullptr;
+  uint32_t m_census_max = 0;
+  uint32_t m_census_count = 0;
 };
+
+void Search::count_in_census(const drivers::storage::BlockDevice& device, format::DiskInterface interface,
+                             uint32_t port, const TraceDisk* labelled) {
+  if (m_census_count == m_census_max) return;
+  format::SurveyDisk& disk = m_census[m_census_count++];
+  disk = {};
+  disk.interface = static_cast<uint32_t>(interface);
+  disk.status =
+      static_cast<uint32_t>(labelled ? format::SurveyStatus::Usable : format::SurveyStatus::Refused);
+  disk.sectors = device.sector_count();
+  disk.logical_block_size = drivers::storage::BlockDevice::kSectorSize;
+  disk.port = port;
+  lib::copy_text(disk.model, sizeof(disk.model), device.model());
+  if (labelled) __builtin_memcpy(disk.disk_uuid, labelled->label().disk_uuid, sizeof(disk.disk_uuid));
+}
 
 const char* Search::name(const Controller& c, const char* prefix) {
   lib::format(m_name, sizeof(m_name), "%s %02x:%02x.%u", prefix, c.address.bus, c.address.slot,
@@ -116,9 +141,16 @@ const char* Search::name(const Controller& c, const char* prefix) {
 }
 
 template <typename Device, typename KeepFn>
-bool Search::check(Device& device, const char* where, KeepFn keep) {
+bool Search::check(Device& device, const char* where, format::DiskInterface interface, uint32_t port,
+                   KeepFn keep) {
   ++m_disks;
   auto disk = TraceDisk::open(device, where);
+  if (m_census) {
+    count_in_census(device, interface, port, disk ? &*disk : nullptr);
+    console::print("ETT: %s: disk \"%s\", %llu sectors: %s\n", where, device.model(), device.sector_count(),
+                   disk ? "ETT trace disk" : disk.error().message);
+    return false;
+  }
   if (!disk) {
     console::print("ETT: %s: disk \"%s\", %llu sectors: %s; not touched\n", where, device.model(),
                    device.sector_count(), disk.error().message);
@@ -150,7 +182,8 @@ bool Search::legacy_ide() {
       console::print("ETT: %s: %s\n", where, ata.error().message);
       continue;
     }
-    if (check(*ata, where, [](AtaPio& d) { return g_ide_disk.put(d); })) return true;
+    if (check(*ata, where, format::DiskInterface::Ide, i, [](AtaPio& d) { return g_ide_disk.put(d); }))
+      return true;
   }
   return false;
 }
@@ -190,7 +223,9 @@ bool Search::native_ide(const Controller& c) {
         console::print("ETT: %s: %s\n", where, ata.error().message);
         continue;
       }
-      if (check(*ata, where, [](AtaPio& d) { return g_ide_disk.put(d); })) return true;
+      if (check(*ata, where, format::DiskInterface::Ide, channel * 2 + slave,
+                [](AtaPio& d) { return g_ide_disk.put(d); }))
+        return true;
     }
   }
   return false;
@@ -256,7 +291,8 @@ bool Search::ahci(const Controller& c) {
       console::print("ETT: %s: %s; skipped\n", where, disk.error().message);
       continue;
     }
-    found = check(*disk, where, [](AhciDisk& d) { return g_ahci_disk.put(d); });
+    found = check(*disk, where, format::DiskInterface::Ahci, port,
+                  [](AhciDisk& d) { return g_ahci_disk.put(d); });
     if (!found) (void)disk->close();
   }
   if (empty_length)
@@ -320,7 +356,9 @@ bool Search::nvme(const Controller& c) {
       if (disk.error().message != NvmeDisk::kNotActive) ++m_unusable_formats;
       continue;
     }
-    if (check(*disk, where, [](NvmeDisk& d) { return g_nvme_disk.put(d); })) return true;
+    if (check(*disk, where, format::DiskInterface::Nvme, nsid,
+              [](NvmeDisk& d) { return g_nvme_disk.put(d); }))
+      return true;
   }
   if (auto closed = nvme->close(); !closed)
     console::print("ETT: %s: %s\n", controller, closed.error().message);
@@ -414,6 +452,52 @@ Result<TraceDisk> Search::run() {
 Result<TraceDisk> TraceDisk::find(uint64_t tsc_hz) {
   Search search(tsc_hz);
   return search.run();
+}
+
+uint32_t TraceDisk::census(uint64_t tsc_hz, format::SurveyDisk* out, uint32_t max) {
+  Search search(tsc_hz, out, max);
+  (void)search.run();  // finds nothing: a census keeps no disk
+  return search.census_count();
+}
+
+Result<DumpStats> TraceDisk::write_survey(format::SessionHeader& header, const format::SurveyBlock& block,
+                                          uint64_t tsc_hz) {
+  if (format::survey_session_sectors() > m_end_lba - m_append.lba) {
+    static char message[160];
+    lib::format(message, sizeof(message),
+                "the trace disk is full: a survey needs %llu sectors, %llu are free; nothing was written",
+                format::survey_session_sectors(), m_end_lba - m_append.lba);
+    return fail(message);
+  }
+  start_session_header(header, m_label, m_append, 0);
+  header.reserved_sectors = format::survey_session_sectors();
+  console::print("ETT: survey session %u at LBA %llu\n", header.session_number, header.start_lba);
+  const uint64_t start = x86::rdtsc();
+  const Status written = [&]() -> Status {
+    build_stall_table(g_stall_table, header, nullptr, 0);
+    ETT_TRY(write_header(*m_device, header, format::SessionStatus::Writing));
+    ETT_TRY(m_device->write(header.start_lba + 1, format::kStallTableSectors, &g_stall_table));
+    const uint64_t block_lba = header.start_lba + format::sectors_before_chunks(header.format_version);
+    ETT_TRY(m_device->write(block_lba, format::kSurveySectors, &block));
+    ETT_TRY(m_device->flush());
+    static_assert(sizeof(format::SurveyBlock) <= sizeof(g_read_back));
+    ETT_TRY(m_device->read(block_lba, format::kSurveySectors, g_read_back));
+    if (__builtin_memcmp(g_read_back, &block, sizeof(block)) != 0)
+      return fail("the survey block did not read back as written");
+    ETT_TRY(write_header(*m_device, header, format::SessionStatus::Complete));
+    ETT_TRY(m_device->flush());
+    return verify_session_header(*m_device, header, g_read_back);
+  }();
+  const Status shut = m_device->shut_down();
+  if (!written) return written.failure();
+  if (!shut)
+    console::print("ETT: %s: %s; the survey is written and verified\n", m_where, shut.error().message);
+  m_append = {header.start_lba + header.reserved_sectors, header.session_number + 1,
+              m_append.existing_sessions + 1};
+  const uint64_t ticks = x86::rdtsc() - start;
+  console::print("ETT: survey session written and verified in %llu ms\n",
+                 lib::us_for_ticks(ticks, tsc_hz) / 1000);
+  return DumpStats{0, header.reserved_sectors * format::kSectorSize, ticks};
 }
 
 namespace {

@@ -27,6 +27,10 @@ class TraceDisk {
   // Reads and checks the label at LBA 0 of one disk and finds where the next session goes. Reads only.
   // `device` must outlive the TraceDisk.
   static Result<TraceDisk> open(drivers::storage::BlockDevice& device, const char* where);
+  // mode=survey: the same search over every disk, keeping none (nothing is written): each disk the search
+  // opens goes into `out` (up to `max`), Usable when it has a valid ETT label, else Refused. Returns the
+  // number listed. Run it before find(): every controller is left stopped, as a search that passed it over.
+  static uint32_t census(uint64_t tsc_hz, format::SurveyDisk* out, uint32_t max);
 
   // Where the disk is, e.g. "ide primary master", "ahci 00:1f.2 port 1", "nvme 00:04.0 namespace 1".
   const char* where() const { return m_where; }
@@ -48,6 +52,10 @@ class TraceDisk {
   Result<DumpStats> write_session(format::SessionHeader& header, const format::EventRecord* events,
                                   uint64_t event_count, const format::StallRecord* stalls,
                                   uint32_t stall_count, uint64_t tsc_hz);
+  // mode=survey: `header` (completed here, event_count 0), the zero stall table and `block` as one session of
+  // format::survey_session_sectors(), read back before the header says Complete.
+  Result<DumpStats> write_survey(format::SessionHeader& header, const format::SurveyBlock& block,
+                                 uint64_t tsc_hz);
 
  private:
   TraceDisk(drivers::storage::BlockDevice& device, const format::DiskLabel& label, AppendPoint append,

@@ -129,7 +129,8 @@ TEST(KernelCmdline, BadValues) {
   EXPECT_EQ(parse_error("exit=reboot"), "exit: unknown action 'reboot' (expected qemu or halt)");
   EXPECT_EQ(parse_error("dump=tape"), "dump: unknown target 'tape' (expected ata, serial or none)");
   EXPECT_EQ(parse_error("auto=yes"), "auto: 'yes' must be 0 or 1");
-  EXPECT_EQ(parse_error("mode=fast"), "mode: unknown mode 'fast' (expected capture, calibrate or hwlat)");
+  EXPECT_EQ(parse_error("mode=fast"),
+            "mode: unknown mode 'fast' (expected capture, calibrate, hwlat or survey)");
   EXPECT_EQ(parse_error("probe=usb"),
             "probe: unknown source 'usb' (expected ivshmem, lpt, lpt:BASE, pci-lpt, lpt-loopback, uart, "
             "uart:BASE or uart-loopback)");
@@ -175,7 +176,19 @@ TEST(KernelCmdline, Modes) {
             "threshold: '0' is not a number of nanoseconds (1 to 1000000000)");
   EXPECT_EQ(parse_error("threshold=10us mode=hwlat"),
             "threshold: '10us' is not a number of nanoseconds (1 to 1000000000)");
-  EXPECT_EQ(parse_error("threshold=100"), "threshold= applies to mode=hwlat only");
+  EXPECT_EQ(parse_error("threshold=100"), "threshold= applies to mode=hwlat and mode=survey only");
+}
+
+TEST(KernelCmdline, SurveyTakesItsWindowAndThreshold) {
+  const Config survey = parse_ok("mode=survey limit=3 threshold=500");
+  EXPECT_EQ(survey.mode, CaptureMode::Survey);
+  EXPECT_EQ(survey.limit_ms, 3000u);
+  EXPECT_EQ(survey.hwlat_threshold_ns, 500u);
+  EXPECT_EQ(std::string("mode=") + format::mode_name(static_cast<uint32_t>(CaptureMode::Survey)),
+            "mode=survey");
+  EXPECT_EQ(parse_error("mode=survey stop=zero"),
+            "trigger=, filter= and stop= apply to mode=capture only, not mode=survey");
+  EXPECT_EQ(parse_error("mode=survey bench=20"), "bench= applies to mode=capture only");
 }
 
 TEST(KernelCmdline, LoopBenchmark) {
