@@ -707,15 +707,11 @@ Expected<PrecisionResult> stored_precision(Database& db, const Capture& head,
     ETT_TRY(require_events(db, info));
     return analyze_precision(head, options);  // no event needed
   }
-  // The steps of loop_steps_ns, from each event and the one before it in seq order (across batches), room
-  // for them from event_codes' counts.
-  ETT_TRY_ASSIGN(const std::vector<CodeCount> counts, code_counts(db, info.trace_id));
-  uint64_t events = 0;
-  for (const CodeCount& count : counts) events += count.events;
-  LoopSteps steps(info.tsc_hz, events);
+  // The steps of loop_steps_ns, from each event and the one before it in seq order (across batches),
+  // counted by value as they come.
+  LoopSteps steps(info.tsc_hz);
   auto take = [&](std::span<const AnalysisEvent> events) -> Status {
     for (const AnalysisEvent& event : events) steps.add(event.tsc);
-    steps.batch_added();
     return {};
   };
   auto restart = [&]() -> Status {
@@ -723,17 +719,14 @@ Expected<PrecisionResult> stored_precision(Database& db, const Capture& head,
     return {};
   };
   ETT_TRY(stream_trace_events(db, head, take, restart));
-  return precision_from_steps(std::move(steps).take(), info.tsc_hz, info.probe_count, options);
+  ValueCounts counted = std::move(steps).take();
+  return precision_from_steps(counted, info.tsc_hz, info.probe_count, options);
 }
 
 Expected<IntervalsResult> stored_intervals(Database& db, const Capture& head, double tau_ns) {
-  ETT_TRY_ASSIGN(const std::vector<CodeCount> counts, code_counts(db, head.info.trace_id));
-  std::vector<uint64_t> probe_events(256);
-  for (const CodeCount& count : counts)
-    if (count.probe >= 0 && count.probe < 256) probe_events[static_cast<size_t>(count.probe)] += count.events;
   std::optional<IntervalsBuilder> builder;
   auto start = [&]() -> Status {
-    builder.emplace(tau_ns, head.stalls, probe_events);
+    builder.emplace(tau_ns, head.stalls);
     return {};
   };
   ETT_TRY(start());

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -49,5 +50,41 @@ class QuantileSelector {
 
 // The summary of a selector's values (their order changed; its later quantiles reuse the work).
 Summary summarize(QuantileSelector& values);
+
+struct ValueCount {
+  double value = 0;
+  uint64_t count = 0;
+};
+
+// Values counted by distinct value, for the analyses that stream a capture: loop steps and inter-arrival
+// gaps are differences of integer TSC ticks, so they repeat, and memory grows with the distinct values (16
+// bytes each, plus a buffer of pending values at most as long as the table or 1 M) instead of the values
+// themselves. Values come in any order; the answers are exactly those of the same values held whole
+// (summarize, QuantileSelector): the same min, max, count and nearest-rank quantiles, the mean and spread
+// summed in extended precision. Values must not be NaN.
+class ValueCounts {
+ public:
+  void add(double value) {
+    m_pending.push_back(value);
+    if (m_pending.size() >= m_flush_at) flush();
+  }
+  void clear();
+  // The distinct values ascending with how often each came.
+  const std::vector<ValueCount>& counts();
+  uint64_t count();
+  // The value at `index` of ascending order (index < count()).
+  double at(uint64_t index);
+  double quantile(double fraction);  // nearest rank, as QuantileSelector::quantile
+  uint64_t count_at_most(double limit);
+
+ private:
+  void flush();
+  std::vector<double> m_pending;
+  std::vector<ValueCount> m_counts;  // ascending, distinct
+  uint64_t m_count = 0;              // in m_counts
+  size_t m_flush_at = size_t{1} << 20;
+};
+
+Summary summarize(ValueCounts& values);
 
 }  // namespace ett::host
