@@ -537,6 +537,11 @@ Expected<HistogramResult> stored_histogram(Database& db, const CaptureInfo& info
   return counters.result();
 }
 
+namespace {
+// An action held (Action) and its duration copied for the quantiles.
+constexpr uint64_t kBytesPerHeldAction = sizeof(Action) + sizeof(double);
+}  // namespace
+
 Expected<DurationsResult> stored_actions(Database& db, int64_t trace_id, const Endpoint& from,
                                          const Endpoint& to, PairRule rule, std::optional<double> pi_override,
                                          size_t* events_read) {
@@ -546,6 +551,15 @@ Expected<DurationsResult> stored_actions(Database& db, int64_t trace_id, const E
   const CaptureInfo& info = capture.info;
   ETT_TRY(check_endpoints(info, from, to));
   ETT_TRY_ASSIGN(QuotedPi pi, resolve_pi(db, trace_id, pi_override));
+  // Every action is held (its row is printed after the summary, and the quantiles need them all): refused
+  // before the read when the actions the start events can open would not fit.
+  ETT_TRY_ASSIGN(const std::vector<CodeCount> counts, code_counts(db, trace_id));
+  uint64_t starts = 0;
+  for (const CodeCount& count : counts)
+    if (count.probe == from.probe && (!from.code || count.code == *from.code)) starts += count.events;
+  ETT_TRY(check_memory(starts * kBytesPerHeldAction,
+                       fmt::format("holding every action of trace {}, from {} start events of --from {}",
+                                   trace_id, starts, endpoint_text(from))));
   // Room for the most there can be (an action takes a start and an end; a start is an event), as address
   // space: pages are touched as they fill, by a thread of their own a window ahead of the pairing (the
   // reading thread is the critical path, and the other core idles once the later parts of the read are
