@@ -749,6 +749,17 @@ Expected<IntervalsResult> stored_intervals(Database& db, const Capture& head, do
     return {};
   };
   ETT_TRY(stream_trace_events(db, head, take, start));
+  // The second pass: the values of the buckets that hold each probe's quantiles, and the spread.
+  builder->start_second();
+  auto take_again = [&](std::span<const AnalysisEvent> events) -> Status {
+    builder->add_second(events);
+    return {};
+  };
+  auto restart_again = [&]() -> Status {
+    builder->start_second();
+    return {};
+  };
+  ETT_TRY(stream_trace_events(db, head, take_again, restart_again));
   return std::move(*builder).finish(head.info.stall_count);
 }
 

@@ -1,8 +1,6 @@
 // intervals.cpp: inter-arrival times per probe and the gaps shorter than tau.
 #include "analysis/intervals.h"
 
-#include "common/on_threads.h"
-
 namespace ett::host {
 
 IntervalsBuilder::IntervalsBuilder(double tau_ns, std::span<const StallSpan> stalls)
@@ -17,7 +15,7 @@ void IntervalsBuilder::add(std::span<const AnalysisEvent> events) {
     probe.out.last_tsc = event.tsc;
     if (probe.any) {
       const double gap = event.time_ns - probe.last_ns;
-      probe.gaps.add(gap);
+      probe.gaps.add_first(gap);
       const bool stalled = touched || probe.last_touched;
       probe.out.stalled += stalled;
       if (m_tau_ns > 0 && gap < m_tau_ns)
@@ -31,16 +29,31 @@ void IntervalsBuilder::add(std::span<const AnalysisEvent> events) {
   }
 }
 
+void IntervalsBuilder::start_second() {
+  for (Probe& probe : m_probes) {
+    probe.any_second = false;
+    if (probe.out.events) probe.gaps.start_second();
+  }
+}
+
+void IntervalsBuilder::add_second(std::span<const AnalysisEvent> events) {
+  for (const AnalysisEvent& event : events) {
+    Probe& probe = m_probes[event.probe];
+    if (probe.any_second) probe.gaps.add_second(event.time_ns - probe.last_second_ns);
+    probe.any_second = true;
+    probe.last_second_ns = event.time_ns;
+  }
+}
+
 IntervalsResult IntervalsBuilder::finish(size_t stall_count) && {
-  std::vector<Probe*> present;
-  for (Probe& probe : m_probes)
-    if (probe.out.events) present.push_back(&probe);
-  for_each_on_threads(present.size(),
-                      [&present](size_t i) { present[i]->out.gaps = summarize(present[i]->gaps); });
   IntervalsResult result;
   result.tau_ns = m_tau_ns;
   result.stall_count = stall_count;
-  for (Probe* probe : present) result.probes.push_back(std::move(probe->out));
+  for (Probe& probe : m_probes) {
+    if (!probe.out.events) continue;
+    probe.out.gaps = probe.gaps.finish();
+    result.probes.push_back(std::move(probe.out));
+  }
   return result;
 }
 
@@ -48,6 +61,8 @@ IntervalsResult analyze_intervals(std::span<const AnalysisEvent> events, double 
                                   std::span<const StallSpan> stalls, size_t stall_count) {
   IntervalsBuilder builder(tau_ns, stalls);
   builder.add(events);
+  builder.start_second();
+  builder.add_second(events);
   return std::move(builder).finish(stall_count);
 }
 

@@ -36,16 +36,18 @@ struct IntervalsResult {
   size_t stall_count = 0;              // stalls of the capture
 };
 
-// The intervals of events handed over a batch at a time in seq order (a reader that streams the trace need
-// not hold its events), each one a stall of the capture touches (either of its events: StallMarks) counted
-// per probe and its close event flagged.
+// The intervals of events handed over a batch at a time in seq order, twice (a reader that streams the trace
+// twice need not hold its events), each one a stall of the capture touches (either of its events: StallMarks)
+// counted per probe and its close event flagged. Each probe's gap summary comes from a TwoPassSummary: memory
+// grows with the close events, not with the events.
 class IntervalsBuilder {
  public:
-  // Each probe's gaps are counted by value (ValueCounts): memory grows with the distinct gap lengths and the
-  // close events, not with the events.
   IntervalsBuilder(double tau_ns, std::span<const StallSpan> stalls);
-  void add(std::span<const AnalysisEvent> events);
-  // The probes' summaries, a thread per probe.
+  void add(std::span<const AnalysisEvent> events);  // the first pass
+  // The second pass over the same events: start_second once, then add_second for every batch again.
+  void start_second();
+  void add_second(std::span<const AnalysisEvent> events);
+  // The probes' summaries.
   IntervalsResult finish(size_t stall_count) &&;
 
  private:
@@ -54,7 +56,9 @@ class IntervalsBuilder {
     uint64_t last_seq = 0, last_tsc = 0;
     double last_ns = 0;
     bool last_touched = false;  // a stall touches the probe's last event
-    ValueCounts gaps;
+    bool any_second = false;    // the second pass: an event came
+    double last_second_ns = 0;
+    TwoPassSummary gaps;
     ProbeIntervals out;
   };
   double m_tau_ns;

@@ -2,6 +2,7 @@
 #include "analysis/stats.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 namespace ett::host {
@@ -174,6 +175,68 @@ Summary summarize(ValueCounts& values) {
   s.max = counts.back().value;
   s.p50 = values.quantile(0.50);
   s.p99 = values.quantile(0.99);
+  return s;
+}
+
+uint64_t TwoPassSummary::bucket_of(double value) {
+  // The bits of a double ordered as the values are (negative ones flipped), then their leading 24.
+  const auto bits = std::bit_cast<uint64_t>(value == 0 ? 0.0 : value);
+  const uint64_t ordered = bits >> 63 ? ~bits : bits | (uint64_t{1} << 63);
+  return ordered >> 40;
+}
+
+void TwoPassSummary::start_second() {
+  m_kept.clear();
+  m_squares = 0;
+  if (m_count == 0) return;
+  m_mean = static_cast<double>(m_sum / static_cast<long double>(m_count));
+  std::vector<std::pair<uint64_t, uint64_t>> buckets(m_buckets.begin(), m_buckets.end());
+  std::sort(buckets.begin(), buckets.end());
+  for (double fraction : {0.50, 0.99}) {
+    const uint64_t index = nearest_rank_index(m_count, fraction);
+    uint64_t below = 0;
+    for (const auto& [bucket, count] : buckets) {
+      if (index < below + count) {
+        bool known = false;
+        for (const Kept& kept : m_kept) known = known || kept.bucket == bucket;
+        if (!known) {
+          m_kept.push_back({bucket, below, {}});
+          m_kept.back().values.reserve(count);
+        }
+        break;
+      }
+      below += count;
+    }
+  }
+}
+
+uint64_t TwoPassSummary::kept_count() const {
+  uint64_t count = 0;
+  for (const Kept& kept : m_kept) count += kept.values.capacity();
+  return count;
+}
+
+double TwoPassSummary::value_at(uint64_t index) {
+  for (Kept& kept : m_kept)
+    if (index >= kept.below && index - kept.below < kept.values.size()) {
+      const auto at = kept.values.begin() + static_cast<std::ptrdiff_t>(index - kept.below);
+      std::nth_element(kept.values.begin(), at, kept.values.end());
+      return *at;
+    }
+  return 0;
+}
+
+Summary TwoPassSummary::finish() {
+  Summary s;
+  s.count = m_count;
+  if (m_count == 0) return s;
+  s.mean = m_mean;
+  if (m_count > 1)
+    s.stddev = static_cast<double>(std::sqrt(m_squares / static_cast<long double>(m_count - 1)));
+  s.min = m_min;
+  s.max = m_max;
+  s.p50 = value_at(nearest_rank_index(m_count, 0.50));
+  s.p99 = value_at(nearest_rank_index(m_count, 0.99));
   return s;
 }
 

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 namespace ett::host {
@@ -86,5 +87,55 @@ class ValueCounts {
 };
 
 Summary summarize(ValueCounts& values);
+
+// The Summary of values read twice (a trace streamed twice), in memory that does not grow with them: the
+// first pass counts them per bucket of their leading 24 bits (sign, exponent, 12 bits of mantissa: a bucket
+// spans 1/4096 of its values' magnitude) and sums them; the second keeps only the values of the buckets that
+// hold the quantiles' ranks (a few thousand of 10^8 for a smooth distribution) and sums their squared
+// deviations. The result is that of summarize() over the same values in the same order, to the bit (the
+// sums are taken in the same order; the quantiles are the same order statistics).
+class TwoPassSummary {
+ public:
+  void add_first(double value) {
+    ++m_count;
+    m_sum += value;
+    if (m_count == 1 || value < m_min) m_min = value;
+    if (m_count == 1 || value > m_max) m_max = value;
+    const uint64_t bucket = bucket_of(value);
+    if (bucket != m_last_bucket || m_last == nullptr) {
+      m_last = &m_buckets[bucket];
+      m_last_bucket = bucket;
+    }
+    ++*m_last;
+  }
+  // Between the passes: the buckets whose values the second pass keeps.
+  void start_second();
+  void add_second(double value) {
+    const long double d = value - static_cast<long double>(m_mean);
+    m_squares += d * d;
+    const uint64_t bucket = bucket_of(value);
+    for (Kept& kept : m_kept)
+      if (kept.bucket == bucket) kept.values.push_back(value);
+  }
+  Summary finish();
+  // The values the second pass keeps (after start_second).
+  uint64_t kept_count() const;
+
+ private:
+  static uint64_t bucket_of(double value);
+  struct Kept {
+    uint64_t bucket = 0;
+    uint64_t below = 0;  // values in lower buckets
+    std::vector<double> values;
+  };
+  double value_at(uint64_t index);
+  std::unordered_map<uint64_t, uint64_t> m_buckets;
+  uint64_t* m_last = nullptr;
+  uint64_t m_last_bucket = 0;
+  uint64_t m_count = 0;
+  long double m_sum = 0, m_squares = 0;
+  double m_min = 0, m_max = 0, m_mean = 0;
+  std::vector<Kept> m_kept;
+};
 
 }  // namespace ett::host

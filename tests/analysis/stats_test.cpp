@@ -158,7 +158,7 @@ TEST(AnalysisIntervals, GapsPerProbeAndEventsCloserThanTau) {
   EXPECT_TRUE(analyze_intervals(events, 0).probes[0].close.empty());
 }
 
-// Millions of gaps, counted by value a batch at a time: the same summaries as the gaps held whole.
+// Millions of gaps, read twice a batch at a time: the same summaries as the gaps held whole, to the bit.
 TEST(AnalysisIntervals, BigProbesGiveTheSameSummariesAsTheGapsHeldWhole) {
   constexpr size_t kEvents = 3'000'000;
   std::mt19937_64 random(11);
@@ -178,13 +178,16 @@ TEST(AnalysisIntervals, BigProbesGiveTheSameSummariesAsTheGapsHeldWhole) {
   IntervalsBuilder builder(0, {});
   for (size_t at = 0; at < kEvents; at += 4096)
     builder.add(std::span(events).subspan(at, std::min<size_t>(4096, kEvents - at)));
+  builder.start_second();
+  for (size_t at = 0; at < kEvents; at += 4096)
+    builder.add_second(std::span(events).subspan(at, std::min<size_t>(4096, kEvents - at)));
   const IntervalsResult result = std::move(builder).finish(0);
   ASSERT_EQ(result.probes.size(), 2u);
   for (size_t p = 0; p < 2; ++p) {
     const Summary& got = result.probes[p].gaps;
     EXPECT_EQ(got.count, expected[p].count);
-    EXPECT_DOUBLE_EQ(got.mean, expected[p].mean);
-    EXPECT_DOUBLE_EQ(got.stddev, expected[p].stddev);
+    EXPECT_EQ(got.mean, expected[p].mean);
+    EXPECT_EQ(got.stddev, expected[p].stddev);
     EXPECT_EQ(got.min, expected[p].min);
     EXPECT_EQ(got.p50, expected[p].p50);
     EXPECT_EQ(got.p99, expected[p].p99);
@@ -295,6 +298,40 @@ TEST(AnalysisPrecision, CountedStepsGiveTheTableOfTheStepsHeldWhole) {
 
 // Values with many ties and many distinct ones, more than a sort batch (1 M) and a table that outgrows it:
 // the same quantiles, count and summary as the values held whole.
+// Values of both signs, ties, zeros of both signs, quantiles in one bucket or two: the summary of the values
+// held whole, to the bit, keeping only the quantiles' buckets.
+TEST(TwoPassSummary, IsTheSummaryOfTheValuesHeldWhole) {
+  std::mt19937_64 random(31);
+  std::exponential_distribution<double> gap(1.0 / 40'000);
+  for (const int kind : {0, 1, 2}) {
+    std::vector<double> values;
+    for (int i = 0; i < 1'000'000; ++i)
+      values.push_back(kind == 0   ? gap(random)
+                       : kind == 1 ? static_cast<double>(random() % 7) - 3
+                                   : (i % 2 ? -1 : 1) * gap(random) * 1e-300);
+    values.push_back(-0.0);
+    TwoPassSummary two;
+    for (double v : values) two.add_first(v);
+    two.start_second();
+    for (double v : values) two.add_second(v);
+    if (kind == 0) {
+      EXPECT_LT(two.kept_count(), 2000u);  // of a million
+    }
+    const Summary got = two.finish();
+    const Summary expected = summarize(std::span<const double>(values));
+    EXPECT_EQ(got.count, expected.count) << kind;
+    EXPECT_EQ(got.mean, expected.mean) << kind;
+    EXPECT_EQ(got.stddev, expected.stddev) << kind;
+    EXPECT_EQ(got.min, expected.min) << kind;
+    EXPECT_EQ(got.p50, expected.p50) << kind;
+    EXPECT_EQ(got.p99, expected.p99) << kind;
+    EXPECT_EQ(got.max, expected.max) << kind;
+  }
+  TwoPassSummary empty;
+  empty.start_second();
+  EXPECT_EQ(empty.finish().count, 0u);
+}
+
 TEST(ValueCounts, AnswersLikeTheValuesHeldWhole) {
   std::mt19937_64 random(3);
   std::uniform_real_distribution<double> wide(-1e9, 1e9);
