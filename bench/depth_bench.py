@@ -45,7 +45,8 @@ CASES = [
     ("analyze align", "align", ["analyze", "align", "--traces", "1,2", "--sync", "1"]),
     ("analyze align csv", "align",
      ["analyze", "align", "--traces", "1,2", "--sync", "1", "--format", "csv", "-o", "{out}"]),
-    # The fewest resamples compare takes: it refuses resamples x durations above 4,000 M values.
+    # The fewest resamples compare takes (past 4,000 M drawn values it draws order statistics: the same cost at any
+    # depth).
     ("compare", "align",
      ["compare", "--baseline", "1", "--candidate", "2", "--from", "1", "--to", "2", "--resamples", "100"]),
     ("export vcd", "main", ["export", "--format", "vcd", "-o", "{out}"]),

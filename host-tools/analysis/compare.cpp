@@ -164,6 +164,70 @@ class RankedResample {
   std::vector<uint32_t> m_counts;  // the current resample's draws of each rank
 };
 
+// BootstrapMethod::OrderStatistics: a resample's statistics drawn from their sampling distributions, without
+// drawing its values.
+class OrderStatisticResample {
+ public:
+  explicit OrderStatisticResample(std::span<const double> values) : m_sorted(values.begin(), values.end()) {
+    std::sort(m_sorted.begin(), m_sorted.end());
+    const size_t n = m_sorted.size();
+    if (n == 0) return;
+    long double sum = 0;
+    for (double v : m_sorted) sum += v;
+    const long double mean = sum / static_cast<long double>(n);
+    long double squares = 0;
+    for (double v : m_sorted) squares += (v - mean) * (v - mean);
+    m_mean = static_cast<double>(mean);
+    m_mean_spread = static_cast<double>(std::sqrt(squares / static_cast<long double>(n))) /
+                    std::sqrt(static_cast<double>(n));
+  }
+
+  void draw(std::mt19937_64& random) {
+    const size_t n = m_sorted.size();
+    if (n == 0) return;
+    for (size_t s = 0; s < std::size(kCompareStats); ++s) {
+      const CompareStat stat = kCompareStats[s];
+      if (stat == CompareStat::Mean) {
+        m_values[s] = m_mean + m_mean_spread * std::normal_distribution<double>(0, 1)(random);
+        continue;
+      }
+      const double fraction = stat == CompareStat::Median ? 0.50 : stat == CompareStat::P90 ? 0.90 : 0.99;
+      const double k = static_cast<double>(nearest_rank_index(n, fraction) + 1);  // 1-based rank
+      // U ~ Beta(k, n - k + 1) as G1 / (G1 + G2), G1 ~ Gamma(k), G2 ~ Gamma(n - k + 1).
+      const double g1 = std::gamma_distribution<double>(k, 1)(random);
+      const double g2 = std::gamma_distribution<double>(static_cast<double>(n) - k + 1, 1)(random);
+      const double u = g1 / (g1 + g2);
+      const auto rank = static_cast<size_t>(u * static_cast<double>(n));
+      m_values[s] = m_sorted[std::min(rank, n - 1)];
+    }
+  }
+
+  double statistic(CompareStat stat) const {
+    return m_values[static_cast<size_t>(std::find(std::begin(kCompareStats), std::end(kCompareStats), stat) -
+                                        std::begin(kCompareStats))];
+  }
+
+ private:
+  std::vector<double> m_sorted;
+  double m_mean = 0, m_mean_spread = 0;
+  double m_values[std::size(kCompareStats)] = {};
+};
+
+// The differences of each statistic (kCompareStats order) over the resamples of a Resample type.
+template <typename Resample>
+void bootstrap(const CompareSide& baseline, const CompareSide& candidate, const CompareOptions& options,
+               std::vector<double> (&differences)[std::size(kCompareStats)]) {
+  std::mt19937_64 random(options.seed);
+  Resample b(baseline.durations_ns), c(candidate.durations_ns);
+  for (uint32_t r = 0; r < options.resamples; ++r) {
+    b.draw(random);
+    c.draw(random);
+    for (size_t s = 0; s < std::size(kCompareStats); ++s)
+      differences[s].push_back(c.statistic(kCompareStats[s]) - b.statistic(kCompareStats[s]));
+    if (options.on_resample) options.on_resample(r + 1);
+  }
+}
+
 Status check_options(const CompareOptions& options) {
   if (!(options.confidence > 0.5 && options.confidence < 1))
     return make_error(
@@ -225,20 +289,19 @@ Expected<CompareResult> compare_durations(const CompareSide& baseline, const Com
     return result;
   }
 
-  ETT_TRY(check_bootstrap_work(baseline.durations_ns.size() + candidate.durations_ns.size(), options));
-  // Every statistic from the same resamples: one sort per resample and side.
+  // Every statistic from the same resamples.
   constexpr size_t kStats = std::size(kCompareStats);
   std::vector<double> differences[kStats];
   for (auto& d : differences) d.reserve(options.resamples);
-  std::mt19937_64 random(options.seed);
-  RankedResample b(baseline.durations_ns), c(candidate.durations_ns);
-  for (uint32_t r = 0; r < options.resamples; ++r) {
-    b.draw(random);
-    c.draw(random);
-    for (size_t s = 0; s < kStats; ++s)
-      differences[s].push_back(c.statistic(kCompareStats[s]) - b.statistic(kCompareStats[s]));
-    if (options.on_resample) options.on_resample(r + 1);
-  }
+  const bool draws =
+      options.bootstrap == BootstrapMethod::Draws ||
+      (options.bootstrap == BootstrapMethod::Auto &&
+       uint64_t{options.resamples} * (baseline.durations_ns.size() + candidate.durations_ns.size()) <=
+           kMaxResampledDurations);
+  if (draws)
+    bootstrap<RankedResample>(baseline, candidate, options, differences);
+  else
+    bootstrap<OrderStatisticResample>(baseline, candidate, options, differences);
   for (size_t s = 0; s < kStats; ++s) {
     StatComparison row;
     row.stat = kCompareStats[s];

@@ -40,9 +40,24 @@ struct RegressionLimit {
 };
 Expected<RegressionLimit> parse_regression_limit(std::string_view text);
 
-// The bootstrap's work, at most: resamples x (baseline + candidate durations) values drawn and sorted (about
-// a few minutes on one core); a larger request is refused before it starts.
+// The bootstrap's work, at most, for a resampling that draws every value: resamples x (baseline + candidate
+// durations) values drawn (about a few minutes on one core). Beyond it compare_durations draws each
+// resample's statistics from their sampling distributions (BootstrapMethod::OrderStatistics), whose cost
+// does not grow with the durations; compare_fits, which must draw the pairs, refuses it before it starts.
 inline constexpr uint64_t kMaxResampledDurations = 4'000'000'000;
+
+// How compare_durations resamples.
+enum class BootstrapMethod {
+  Auto,  // Draws up to kMaxResampledDurations drawn values, OrderStatistics beyond
+  // Each resample draws n values with replacement (counted by rank: no sort), and its statistics are taken.
+  Draws,
+  // Each resample's statistics drawn from the distributions they have under Draws: the k-th smallest of n
+  // draws is the value at rank floor(U n) of the sorted values, U ~ Beta(k, n - k + 1) (exact); the mean of
+  // n draws is normal with the values' mean and their (population) variance / n (the central limit theorem,
+  // used from 2 M durations a side up, where it is closer than the bootstrap's own Monte Carlo error). A
+  // resample costs a few random numbers whatever n is.
+  OrderStatistics,
+};
 
 struct CompareOptions {
   uint32_t resamples = 2000;
@@ -55,6 +70,7 @@ struct CompareOptions {
   RegressionLimit limit;
   size_t min_actions = 20;            // per side, after stalled actions are left out; fewer: undecided
   double max_stalled_fraction = 0.5;  // of a side's actions; more: undecided
+  BootstrapMethod bootstrap = BootstrapMethod::Auto;
 };
 
 enum class Verdict { Faster, Same, Slower };

@@ -39,7 +39,6 @@ Expected<CompareSideData> load_side(Database& db, const std::vector<int64_t>& tr
       side.x.push_back(size->second);
       side.y.push_back(action.duration_ns);
     }
-    side.actions.insert(side.actions.end(), paired.actions.begin(), paired.actions.end());
   }
   return side;
 }

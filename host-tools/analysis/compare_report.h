@@ -37,7 +37,6 @@ struct CompareRequest {
 // The actions of one side: every trace paired on its own, durations pooled.
 struct CompareSideData {
   std::vector<int64_t> traces;
-  std::vector<Action> actions;
   CompareSide all;
   std::map<double, CompareSide> by_size;
   std::vector<double> x, y;  // size and duration of each action with a size

@@ -537,6 +537,11 @@ Expected<HistogramResult> stored_histogram(Database& db, const CaptureInfo& info
   return counters.result();
 }
 
+namespace {
+// An action held (Action) and its duration copied for the quantiles.
+constexpr uint64_t kBytesPerHeldAction = sizeof(Action) + sizeof(double);
+}  // namespace
+
 Expected<DurationsResult> stored_actions(Database& db, int64_t trace_id, const Endpoint& from,
                                          const Endpoint& to, PairRule rule, std::optional<double> pi_override,
                                          size_t* events_read) {
@@ -546,6 +551,15 @@ Expected<DurationsResult> stored_actions(Database& db, int64_t trace_id, const E
   const CaptureInfo& info = capture.info;
   ETT_TRY(check_endpoints(info, from, to));
   ETT_TRY_ASSIGN(QuotedPi pi, resolve_pi(db, trace_id, pi_override));
+  // Every action is held (its row is printed after the summary, and the quantiles need them all): refused
+  // before the read when the actions the start events can open would not fit.
+  ETT_TRY_ASSIGN(const std::vector<CodeCount> counts, code_counts(db, trace_id));
+  uint64_t starts = 0;
+  for (const CodeCount& count : counts)
+    if (count.probe == from.probe && (!from.code || count.code == *from.code)) starts += count.events;
+  ETT_TRY(check_memory(starts * kBytesPerHeldAction,
+                       fmt::format("holding every action of trace {}, from {} start events of --from {}",
+                                   trace_id, starts, endpoint_text(from))));
   // Room for the most there can be (an action takes a start and an end; a start is an event), as address
   // space: pages are touched as they fill, by a thread of their own a window ahead of the pairing (the
   // reading thread is the critical path, and the other core idles once the later parts of the read are
@@ -707,15 +721,11 @@ Expected<PrecisionResult> stored_precision(Database& db, const Capture& head,
     ETT_TRY(require_events(db, info));
     return analyze_precision(head, options);  // no event needed
   }
-  // The steps of loop_steps_ns, from each event and the one before it in seq order (across batches), room
-  // for them from event_codes' counts.
-  ETT_TRY_ASSIGN(const std::vector<CodeCount> counts, code_counts(db, info.trace_id));
-  uint64_t events = 0;
-  for (const CodeCount& count : counts) events += count.events;
-  LoopSteps steps(info.tsc_hz, events);
+  // The steps of loop_steps_ns, from each event and the one before it in seq order (across batches),
+  // counted by value as they come.
+  LoopSteps steps(info.tsc_hz);
   auto take = [&](std::span<const AnalysisEvent> events) -> Status {
     for (const AnalysisEvent& event : events) steps.add(event.tsc);
-    steps.batch_added();
     return {};
   };
   auto restart = [&]() -> Status {
@@ -723,17 +733,14 @@ Expected<PrecisionResult> stored_precision(Database& db, const Capture& head,
     return {};
   };
   ETT_TRY(stream_trace_events(db, head, take, restart));
-  return precision_from_steps(std::move(steps).take(), info.tsc_hz, info.probe_count, options);
+  ValueCounts counted = std::move(steps).take();
+  return precision_from_steps(counted, info.tsc_hz, info.probe_count, options);
 }
 
 Expected<IntervalsResult> stored_intervals(Database& db, const Capture& head, double tau_ns) {
-  ETT_TRY_ASSIGN(const std::vector<CodeCount> counts, code_counts(db, head.info.trace_id));
-  std::vector<uint64_t> probe_events(256);
-  for (const CodeCount& count : counts)
-    if (count.probe >= 0 && count.probe < 256) probe_events[static_cast<size_t>(count.probe)] += count.events;
   std::optional<IntervalsBuilder> builder;
   auto start = [&]() -> Status {
-    builder.emplace(tau_ns, head.stalls, probe_events);
+    builder.emplace(tau_ns, head.stalls);
     return {};
   };
   ETT_TRY(start());
@@ -742,6 +749,17 @@ Expected<IntervalsResult> stored_intervals(Database& db, const Capture& head, do
     return {};
   };
   ETT_TRY(stream_trace_events(db, head, take, start));
+  // The second pass: the values of the buckets that hold each probe's quantiles, and the spread.
+  builder->start_second();
+  auto take_again = [&](std::span<const AnalysisEvent> events) -> Status {
+    builder->add_second(events);
+    return {};
+  };
+  auto restart_again = [&]() -> Status {
+    builder->start_second();
+    return {};
+  };
+  ETT_TRY(stream_trace_events(db, head, take_again, restart_again));
   return std::move(*builder).finish(head.info.stall_count);
 }
 

@@ -1,26 +1,10 @@
 // intervals.cpp: inter-arrival times per probe and the gaps shorter than tau.
 #include "analysis/intervals.h"
 
-#include "common/on_threads.h"
-#include "common/reserve_hint.h"
-
 namespace ett::host {
 
-IntervalsBuilder::IntervalsBuilder(double tau_ns, std::span<const StallSpan> stalls,
-                                   std::span<const uint64_t> probe_events)
-    : m_tau_ns(tau_ns), m_stalls(stalls), m_probes(256) {
-  for (size_t i = 0; i < probe_events.size() && i < m_probes.size(); ++i) {
-    if (probe_events[i] <= 1) continue;
-    std::vector<double>& gaps = m_probes[i].gaps;
-    reserve_hint(gaps, probe_events[i] - 1);
-    m_probes[i].fault_ahead = FaultAhead::of_block(gaps.data(), gaps.capacity() * sizeof(double));
-  }
-}
-
-void IntervalsBuilder::fault_ahead_filled() {
-  for (Probe& probe : m_probes)
-    FaultAhead::follow(probe.fault_ahead, probe.gaps.data(), probe.gaps.size() * sizeof(double));
-}
+IntervalsBuilder::IntervalsBuilder(double tau_ns, std::span<const StallSpan> stalls)
+    : m_tau_ns(tau_ns), m_stalls(stalls), m_probes(256) {}
 
 void IntervalsBuilder::add(std::span<const AnalysisEvent> events) {
   for (const AnalysisEvent& event : events) {
@@ -31,7 +15,7 @@ void IntervalsBuilder::add(std::span<const AnalysisEvent> events) {
     probe.out.last_tsc = event.tsc;
     if (probe.any) {
       const double gap = event.time_ns - probe.last_ns;
-      probe.gaps.push_back(gap);
+      probe.gaps.add_first(gap);
       const bool stalled = touched || probe.last_touched;
       probe.out.stalled += stalled;
       if (m_tau_ns > 0 && gap < m_tau_ns)
@@ -43,31 +27,42 @@ void IntervalsBuilder::add(std::span<const AnalysisEvent> events) {
     probe.last_ns = event.time_ns;
     probe.last_touched = touched;
   }
-  fault_ahead_filled();
+}
+
+void IntervalsBuilder::start_second() {
+  for (Probe& probe : m_probes) {
+    probe.any_second = false;
+    if (probe.out.events) probe.gaps.start_second();
+  }
+}
+
+void IntervalsBuilder::add_second(std::span<const AnalysisEvent> events) {
+  for (const AnalysisEvent& event : events) {
+    Probe& probe = m_probes[event.probe];
+    if (probe.any_second) probe.gaps.add_second(event.time_ns - probe.last_second_ns);
+    probe.any_second = true;
+    probe.last_second_ns = event.time_ns;
+  }
 }
 
 IntervalsResult IntervalsBuilder::finish(size_t stall_count) && {
-  std::vector<Probe*> present;
-  for (Probe& probe : m_probes) {
-    probe.fault_ahead.reset();
-    if (probe.out.events) present.push_back(&probe);
-  }
-  for_each_on_threads(present.size(), [&present](size_t i) {
-    present[i]->out.gaps = summarize(std::move(present[i]->gaps));
-  });
   IntervalsResult result;
   result.tau_ns = m_tau_ns;
   result.stall_count = stall_count;
-  for (Probe* probe : present) result.probes.push_back(std::move(probe->out));
+  for (Probe& probe : m_probes) {
+    if (!probe.out.events) continue;
+    probe.out.gaps = probe.gaps.finish();
+    result.probes.push_back(std::move(probe.out));
+  }
   return result;
 }
 
 IntervalsResult analyze_intervals(std::span<const AnalysisEvent> events, double tau_ns,
                                   std::span<const StallSpan> stalls, size_t stall_count) {
-  std::vector<uint64_t> counts(256);  // each probe's gaps in one allocation, never grown
-  for (const AnalysisEvent& event : events) ++counts[event.probe];
-  IntervalsBuilder builder(tau_ns, stalls, counts);
+  IntervalsBuilder builder(tau_ns, stalls);
   builder.add(events);
+  builder.start_second();
+  builder.add_second(events);
   return std::move(builder).finish(stall_count);
 }
 

@@ -3,14 +3,12 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <vector>
 
 #include "analysis/capture.h"
 #include "analysis/stall_marks.h"
 #include "analysis/stats.h"
-#include "common/huge_pages.h"
 
 namespace ett::host {
 
@@ -38,18 +36,18 @@ struct IntervalsResult {
   size_t stall_count = 0;              // stalls of the capture
 };
 
-// The intervals of events handed over a batch at a time in seq order (a reader that streams the trace need
-// not hold its events), each one a stall of the capture touches (either of its events: StallMarks) counted
-// per probe and its close event flagged.
+// The intervals of events handed over a batch at a time in seq order, twice (a reader that streams the trace
+// twice need not hold its events), each one a stall of the capture touches (either of its events: StallMarks)
+// counted per probe and its close event flagged. Each probe's gap summary comes from a TwoPassSummary: memory
+// grows with the close events, not with the events.
 class IntervalsBuilder {
  public:
-  // `probe_events[probe]`, when given: how many events each probe has (room for its gaps at once; a wrong
-  // count costs only growth). A probe's room of 8 MB or more is faulted in a window ahead of its gaps, on a
-  // thread of its own (FaultAhead), while the trace is read.
-  IntervalsBuilder(double tau_ns, std::span<const StallSpan> stalls,
-                   std::span<const uint64_t> probe_events = {});
-  void add(std::span<const AnalysisEvent> events);
-  // The probes' summaries (a selection among each one's gaps), a thread per probe.
+  IntervalsBuilder(double tau_ns, std::span<const StallSpan> stalls);
+  void add(std::span<const AnalysisEvent> events);  // the first pass
+  // The second pass over the same events: start_second once, then add_second for every batch again.
+  void start_second();
+  void add_second(std::span<const AnalysisEvent> events);
+  // The probes' summaries.
   IntervalsResult finish(size_t stall_count) &&;
 
  private:
@@ -58,11 +56,11 @@ class IntervalsBuilder {
     uint64_t last_seq = 0, last_tsc = 0;
     double last_ns = 0;
     bool last_touched = false;  // a stall touches the probe's last event
-    std::vector<double> gaps;
-    std::unique_ptr<FaultAhead> fault_ahead;  // while gaps fills its room
+    bool any_second = false;    // the second pass: an event came
+    double last_second_ns = 0;
+    TwoPassSummary gaps;
     ProbeIntervals out;
   };
-  void fault_ahead_filled();  // after a batch: tells each FaultAhead how far its gaps have come
   double m_tau_ns;
   StallMarks::Builder m_stalls;
   std::vector<Probe> m_probes;  // by probe number: no map lookup per event

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "common/reserve_hint.h"
 #include "common/tsc_time.h"
 
 namespace ett::host {
@@ -15,17 +14,7 @@ namespace {
 constexpr double kHistogramBodyCoverage = 0.997;  // the histogram's equal bins end here (PrecisionOptions)
 }  // namespace
 
-LoopSteps::LoopSteps(uint64_t tsc_hz, uint64_t expected) : m_tsc_hz(tsc_hz) {
-  reserve_hint(m_steps, expected);
-  m_fault_ahead = FaultAhead::of_block(m_steps.data(), m_steps.capacity() * sizeof(double));
-}
-
-void LoopSteps::batch_added() {
-  FaultAhead::follow(m_fault_ahead, m_steps.data(), m_steps.size() * sizeof(double));
-}
-
-std::vector<double> LoopSteps::take() && {
-  m_fault_ahead.reset();
+ValueCounts LoopSteps::take() && {
   return std::move(m_steps);
 }
 
@@ -35,10 +24,16 @@ void LoopSteps::clear() {
 }
 
 std::vector<double> loop_steps_ns(const Capture& capture) {
-  LoopSteps steps(capture.info.tsc_hz, capture.events.size());
-  for (const AnalysisEvent& event : capture.events) steps.add(event.tsc);
-  steps.batch_added();
-  return std::move(steps).take();
+  std::vector<double> steps;
+  bool has_previous = false;
+  uint64_t previous = 0;
+  for (const AnalysisEvent& event : capture.events) {
+    if (has_previous && event.tsc > previous)
+      steps.push_back(ticks_to_ns(static_cast<double>(event.tsc - previous), capture.info.tsc_hz));
+    previous = event.tsc;
+    has_previous = true;
+  }
+  return steps;
 }
 
 const char* precision_source_name(PrecisionSource source) {
@@ -87,23 +82,31 @@ Expected<PrecisionResult> analyze_precision(const Capture& capture, const Precis
   if (capture.info.tsc_hz == 0)
     return make_error(ErrorKind::Usage, "the capture has no TSC rate (tsc_hz = 0)");
   if (capture.info.mode != "calibrate") return precision_from_check_intervals(capture.info);
-  return precision_from_steps(loop_steps_ns(capture), capture.info.tsc_hz, capture.info.probe_count, options);
+  LoopSteps steps(capture.info.tsc_hz);
+  for (const AnalysisEvent& event : capture.events) steps.add(event.tsc);
+  ValueCounts counts = std::move(steps).take();
+  return precision_from_steps(counts, capture.info.tsc_hz, capture.info.probe_count, options);
 }
 
-Expected<PrecisionResult> precision_from_steps(std::vector<double> steps_ns, uint64_t tsc_hz, int probe_count,
+Expected<PrecisionResult> precision_from_steps(const std::vector<double>& steps_ns, uint64_t tsc_hz,
+                                               int probe_count, const PrecisionOptions& options) {
+  ValueCounts counts;
+  for (double step : steps_ns) counts.add(step);
+  return precision_from_steps(counts, tsc_hz, probe_count, options);
+}
+
+Expected<PrecisionResult> precision_from_steps(ValueCounts& steps, uint64_t tsc_hz, int probe_count,
                                                const PrecisionOptions& options) {
-  if (steps_ns.empty()) return make_error(ErrorKind::Usage, "the calibration capture has no loop steps");
+  if (steps.count() == 0) return make_error(ErrorKind::Usage, "the calibration capture has no loop steps");
   if (tsc_hz == 0) return make_error(ErrorKind::Usage, "the capture has no TSC rate (tsc_hz = 0)");
   for (double coverage : options.coverages)
     if (!(coverage > 0 && coverage <= 1))
       return make_error(ErrorKind::Usage, fmt::format("coverage {} is not in (0, 1]", coverage));
   PrecisionResult result;
-  result.steps = steps_ns.size();
+  result.steps = steps.count();
   result.tsc_hz = tsc_hz;
   result.epsilon_ns = ns_per_tick(tsc_hz);
   result.probe_count = probe_count;
-  // No sort: the summary and each quantile select their value among the steps (the coverages are few).
-  QuantileSelector steps(steps_ns);
   result.step = summarize(steps);
   for (double coverage : options.coverages) {
     CoverageLevel level;
@@ -123,13 +126,13 @@ Expected<PrecisionResult> precision_from_steps(std::vector<double> steps_ns, uin
   const int used = body_hi > lo ? bins : 1;
   for (int i = 0; i < used; ++i) result.histogram.push_back({lo + i * width, lo + (i + 1) * width, 0});
   if (body_hi < hi) result.histogram.push_back({body_hi, hi, 0, true});
-  for (double step : steps_ns) {
-    if (step > body_hi) {
-      result.histogram.back().count++;
+  for (const ValueCount& step : steps.counts()) {
+    if (step.value > body_hi) {
+      result.histogram.back().count += step.count;
       continue;
     }
-    int bin = static_cast<int>((step - lo) / width);
-    result.histogram[static_cast<size_t>(std::clamp(bin, 0, used - 1))].count++;
+    int bin = static_cast<int>((step.value - lo) / width);
+    result.histogram[static_cast<size_t>(std::clamp(bin, 0, used - 1))].count += step.count;
   }
   return result;
 }

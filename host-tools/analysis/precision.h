@@ -4,12 +4,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <utility>
 #include <vector>
 
 #include "analysis/capture.h"
 #include "analysis/stats.h"
-#include "common/huge_pages.h"
 #include "common/status.h"
 #include "common/tsc_time.h"
 
@@ -84,28 +84,24 @@ struct PrecisionResult {
 // not a loop step.
 std::vector<double> loop_steps_ns(const Capture& capture);
 
-// The same steps gathered record by record, for a caller that streams the records in seq order.
+// The same steps gathered record by record, for a caller that streams the records in seq order: counted by
+// distinct value (ValueCounts), so memory grows with the distinct step lengths, not the records.
 class LoopSteps {
  public:
-  // expected: how many records are to come (a hint: reserve_hint). Room of 8 MB or more is faulted in a
-  // window ahead of the steps, on a thread of its own (FaultAhead), while they are added.
-  LoopSteps(uint64_t tsc_hz, uint64_t expected);
+  explicit LoopSteps(uint64_t tsc_hz) : m_tsc_hz(tsc_hz) {}
   void add(uint64_t tsc) {
     // A record at or before its predecessor (a corrupt record) is no step.
     if (m_has_previous && tsc > m_previous)
-      m_steps.push_back(ticks_to_ns(static_cast<double>(tsc - m_previous), m_tsc_hz));
+      m_steps.add(ticks_to_ns(static_cast<double>(tsc - m_previous), m_tsc_hz));
     m_previous = tsc;
     m_has_previous = true;
   }
-  // After a batch of add(): tells the thread that faults in the room how far the steps have come.
-  void batch_added();
   void clear();  // start over (a restarted stream)
-  std::vector<double> take() &&;
+  ValueCounts take() &&;
 
  private:
   uint64_t m_tsc_hz;
-  std::vector<double> m_steps;
-  std::unique_ptr<FaultAhead> m_fault_ahead;  // while m_steps fills its room
+  ValueCounts m_steps;
   uint64_t m_previous = 0;
   bool m_has_previous = false;
 };
@@ -123,7 +119,10 @@ Expected<PrecisionResult> analyze_precision(const Capture& capture, const Precis
 Expected<PrecisionResult> precision_from_check_intervals(const CaptureInfo& info);
 
 // The same from step times already in ns (tests, and captures from elsewhere).
-Expected<PrecisionResult> precision_from_steps(std::vector<double> steps_ns, uint64_t tsc_hz, int probe_count,
+Expected<PrecisionResult> precision_from_steps(const std::vector<double>& steps_ns, uint64_t tsc_hz,
+                                               int probe_count, const PrecisionOptions& options = {});
+// The same from the steps counted by value (LoopSteps).
+Expected<PrecisionResult> precision_from_steps(ValueCounts& steps_ns, uint64_t tsc_hz, int probe_count,
                                                const PrecisionOptions& options = {});
 
 }  // namespace ett::host

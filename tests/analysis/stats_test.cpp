@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
 #include <span>
 #include <vector>
@@ -157,10 +158,8 @@ TEST(AnalysisIntervals, GapsPerProbeAndEventsCloserThanTau) {
   EXPECT_TRUE(analyze_intervals(events, 0).probes[0].close.empty());
 }
 
-// Millions of gaps, whose room (8 MB or more per probe) a thread faults in ahead as batches come: the same
-// summaries as the gaps computed here, whether the count it was given is right, too big, or too small (the
-// gaps outgrow their room and leave the block; the thread stops).
-TEST(AnalysisIntervals, BigProbesGiveTheSameGapsWhateverTheirCountHint) {
+// Millions of gaps, read twice a batch at a time: the same summaries as the gaps held whole, to the bit.
+TEST(AnalysisIntervals, BigProbesGiveTheSameSummariesAsTheGapsHeldWhole) {
   constexpr size_t kEvents = 3'000'000;
   std::mt19937_64 random(11);
   std::vector<AnalysisEvent> events(kEvents);
@@ -168,7 +167,7 @@ TEST(AnalysisIntervals, BigProbesGiveTheSameGapsWhateverTheirCountHint) {
   double last[2] = {-1, -1};
   double time = 0;
   for (size_t i = 0; i < kEvents; ++i) {
-    time += static_cast<double>(1 + random() % 5000);
+    time += static_cast<double>(1 + random() % 5000) * 0.37;  // not whole numbers: rounding in the gaps
     const auto probe = static_cast<uint8_t>(1 + random() % 2);
     events[i] = {i, probe, 1, 0, static_cast<uint64_t>(time), time};
     if (last[probe - 1] >= 0) gaps[probe - 1].push_back(time - last[probe - 1]);
@@ -176,47 +175,198 @@ TEST(AnalysisIntervals, BigProbesGiveTheSameGapsWhateverTheirCountHint) {
   }
   const Summary expected[2] = {summarize(std::span<const double>(gaps[0])),
                                summarize(std::span<const double>(gaps[1]))};
-  for (const uint64_t hint : {uint64_t{0}, uint64_t{1'000'000}, uint64_t{1'600'000}, uint64_t{4'000'000}}) {
-    std::vector<uint64_t> counts(256);
-    counts[1] = counts[2] = hint;
-    IntervalsBuilder builder(0, {}, hint ? std::span<const uint64_t>(counts) : std::span<const uint64_t>());
-    for (size_t at = 0; at < kEvents; at += 4096)
-      builder.add(std::span(events).subspan(at, std::min<size_t>(4096, kEvents - at)));
-    const IntervalsResult result = std::move(builder).finish(0);
-    ASSERT_EQ(result.probes.size(), 2u) << hint;
-    for (size_t p = 0; p < 2; ++p) {
-      const Summary& got = result.probes[p].gaps;
-      EXPECT_EQ(got.count, expected[p].count) << hint;
-      EXPECT_EQ(got.mean, expected[p].mean) << hint;
-      EXPECT_EQ(got.min, expected[p].min) << hint;
-      EXPECT_EQ(got.p50, expected[p].p50) << hint;
-      EXPECT_EQ(got.p99, expected[p].p99) << hint;
-      EXPECT_EQ(got.max, expected[p].max) << hint;
-    }
+  IntervalsBuilder builder(0, {});
+  for (size_t at = 0; at < kEvents; at += 4096)
+    builder.add(std::span(events).subspan(at, std::min<size_t>(4096, kEvents - at)));
+  builder.start_second();
+  for (size_t at = 0; at < kEvents; at += 4096)
+    builder.add_second(std::span(events).subspan(at, std::min<size_t>(4096, kEvents - at)));
+  const IntervalsResult result = std::move(builder).finish(0);
+  ASSERT_EQ(result.probes.size(), 2u);
+  for (size_t p = 0; p < 2; ++p) {
+    const Summary& got = result.probes[p].gaps;
+    EXPECT_EQ(got.count, expected[p].count);
+    EXPECT_EQ(got.mean, expected[p].mean);
+    EXPECT_EQ(got.stddev, expected[p].stddev);
+    EXPECT_EQ(got.min, expected[p].min);
+    EXPECT_EQ(got.p50, expected[p].p50);
+    EXPECT_EQ(got.p99, expected[p].p99);
+    EXPECT_EQ(got.max, expected[p].max);
   }
 }
 
-// Loop steps added a batch at a time into room a thread faults in ahead: every step, in order, whether the
-// expected count is right, too big or too small.
-TEST(AnalysisPrecision, LoopStepsKeepEveryStepWhateverTheirCountHint) {
+// Loop steps added record by record are counted by value: each step length as often as it came.
+TEST(AnalysisPrecision, LoopStepsCountEveryStep) {
   constexpr size_t kRecords = 2'500'000;
   std::mt19937_64 random(5);
   std::vector<uint64_t> tscs(kRecords);
   uint64_t tsc = 1000;
   for (uint64_t& t : tscs) t = tsc += 1 + random() % 900;
-  for (const uint64_t expected :
-       {uint64_t{0}, uint64_t{1'100'000}, uint64_t{kRecords}, uint64_t{5'000'000}}) {
-    LoopSteps steps(1'000'000'000, expected);
-    for (size_t at = 0; at < kRecords; ++at) {
-      steps.add(tscs[at]);
-      if (at % 4096 == 4095) steps.batch_added();
-    }
-    steps.batch_added();
-    const std::vector<double> taken = std::move(steps).take();
-    ASSERT_EQ(taken.size(), kRecords - 1) << expected;
-    for (size_t i = 1; i < kRecords; ++i)
-      ASSERT_EQ(taken[i - 1], static_cast<double>(tscs[i] - tscs[i - 1])) << expected << " " << i;
+  tscs[7] = tscs[6];  // a corrupt record: no step
+  LoopSteps steps(1'000'000'000);
+  for (uint64_t t : tscs) steps.add(t);
+  std::map<double, uint64_t> expected;
+  for (size_t i = 1; i < kRecords; ++i)
+    if (tscs[i] > tscs[i - 1]) ++expected[static_cast<double>(tscs[i] - tscs[i - 1])];
+  ValueCounts taken = std::move(steps).take();
+  EXPECT_EQ(taken.count(), kRecords - 2);
+  const std::vector<ValueCount>& counts = taken.counts();
+  ASSERT_EQ(counts.size(), expected.size());
+  size_t i = 0;
+  for (const auto& [value, count] : expected) {
+    ASSERT_EQ(counts[i].value, value) << i;
+    ASSERT_EQ(counts[i].count, count) << i;
+    ++i;
   }
+}
+
+namespace {
+
+// The precision table as it was computed from every step held in memory (a selection among them), the
+// reference the counted steps must give to the bit.
+PrecisionResult precision_of_held_steps(std::vector<double> steps_ns, uint64_t tsc_hz) {
+  PrecisionResult result;
+  result.steps = steps_ns.size();
+  result.epsilon_ns = ns_per_tick(tsc_hz);
+  QuantileSelector steps(steps_ns);
+  result.step = summarize(steps);
+  for (double coverage : kDefaultCoverages) {
+    CoverageLevel level;
+    level.tau_ns = steps.quantile(coverage);
+    level.pi_ns = level.tau_ns + result.epsilon_ns;
+    level.steps_within = steps.count_at_most(level.tau_ns);
+    result.levels.push_back(level);
+  }
+  const int bins = PrecisionOptions{}.bins;
+  const double lo = result.step.min, hi = result.step.max;
+  const double quantile = steps.quantile(0.997);
+  const double body_hi = quantile > lo && quantile < hi ? quantile : hi;
+  const double width = body_hi > lo ? (body_hi - lo) / bins : 1.0;
+  const int used = body_hi > lo ? bins : 1;
+  for (int i = 0; i < used; ++i) result.histogram.push_back({lo + i * width, lo + (i + 1) * width, 0});
+  if (body_hi < hi) result.histogram.push_back({body_hi, hi, 0, true});
+  for (double step : steps_ns) {
+    if (step > body_hi) {
+      result.histogram.back().count++;
+      continue;
+    }
+    const int bin = static_cast<int>((step - lo) / width);
+    result.histogram[static_cast<size_t>(std::clamp(bin, 0, used - 1))].count++;
+  }
+  return result;
+}
+
+}  // namespace
+
+// Steps of a 2.9 GHz TSC (fractional ns) with a few long ones, more than one sort batch of them: the table
+// from the counted steps equals the one from the steps held whole.
+TEST(AnalysisPrecision, CountedStepsGiveTheTableOfTheStepsHeldWhole) {
+  constexpr uint64_t kHz = 2'900'123'000;
+  std::mt19937_64 random(17);
+  Capture capture;
+  capture.info.tsc_hz = kHz;
+  capture.info.mode = "calibrate";
+  uint64_t tsc = 5000;
+  for (uint64_t i = 0; i < 2'300'000; ++i) {
+    tsc += random() % 1000 == 0 ? 20'000 + random() % 3'000'000 : 700 + random() % 64;
+    capture.events.push_back({i, 0, 0, 0, tsc, 0});
+  }
+  const PrecisionResult expected = precision_of_held_steps(loop_steps_ns(capture), kHz);
+  auto got = analyze_precision(capture);
+  ASSERT_TRUE(got) << got.error().message;
+  EXPECT_EQ(got->steps, expected.steps);
+  EXPECT_EQ(got->step.min, expected.step.min);
+  EXPECT_EQ(got->step.p50, expected.step.p50);
+  EXPECT_EQ(got->step.p99, expected.step.p99);
+  EXPECT_EQ(got->step.max, expected.step.max);
+  EXPECT_DOUBLE_EQ(got->step.mean, expected.step.mean);
+  EXPECT_DOUBLE_EQ(got->step.stddev, expected.step.stddev);
+  ASSERT_EQ(got->levels.size(), expected.levels.size());
+  for (size_t i = 0; i < expected.levels.size(); ++i) {
+    EXPECT_EQ(got->levels[i].tau_ns, expected.levels[i].tau_ns) << i;
+    EXPECT_EQ(got->levels[i].pi_ns, expected.levels[i].pi_ns) << i;
+    EXPECT_EQ(got->levels[i].steps_within, expected.levels[i].steps_within) << i;
+  }
+  ASSERT_EQ(got->histogram.size(), expected.histogram.size());
+  for (size_t i = 0; i < expected.histogram.size(); ++i) {
+    EXPECT_EQ(got->histogram[i].lo_ns, expected.histogram[i].lo_ns) << i;
+    EXPECT_EQ(got->histogram[i].hi_ns, expected.histogram[i].hi_ns) << i;
+    EXPECT_EQ(got->histogram[i].count, expected.histogram[i].count) << i;
+    EXPECT_EQ(got->histogram[i].tail, expected.histogram[i].tail) << i;
+  }
+}
+
+// Values with many ties and many distinct ones, more than a sort batch (1 M) and a table that outgrows it:
+// the same quantiles, count and summary as the values held whole.
+// Values of both signs, ties, zeros of both signs, quantiles in one bucket or two: the summary of the values
+// held whole, to the bit, keeping only the quantiles' buckets.
+TEST(TwoPassSummary, IsTheSummaryOfTheValuesHeldWhole) {
+  std::mt19937_64 random(31);
+  std::exponential_distribution<double> gap(1.0 / 40'000);
+  for (const int kind : {0, 1, 2}) {
+    std::vector<double> values;
+    for (int i = 0; i < 1'000'000; ++i)
+      values.push_back(kind == 0   ? gap(random)
+                       : kind == 1 ? static_cast<double>(random() % 7) - 3
+                                   : (i % 2 ? -1 : 1) * gap(random) * 1e-300);
+    values.push_back(-0.0);
+    TwoPassSummary two;
+    for (double v : values) two.add_first(v);
+    two.start_second();
+    for (double v : values) two.add_second(v);
+    if (kind == 0) {
+      EXPECT_LT(two.kept_count(), 2000u);  // of a million
+    }
+    const Summary got = two.finish();
+    const Summary expected = summarize(std::span<const double>(values));
+    EXPECT_EQ(got.count, expected.count) << kind;
+    EXPECT_EQ(got.mean, expected.mean) << kind;
+    EXPECT_EQ(got.stddev, expected.stddev) << kind;
+    EXPECT_EQ(got.min, expected.min) << kind;
+    EXPECT_EQ(got.p50, expected.p50) << kind;
+    EXPECT_EQ(got.p99, expected.p99) << kind;
+    EXPECT_EQ(got.max, expected.max) << kind;
+  }
+  TwoPassSummary empty;
+  empty.start_second();
+  EXPECT_EQ(empty.finish().count, 0u);
+}
+
+TEST(ValueCounts, AnswersLikeTheValuesHeldWhole) {
+  std::mt19937_64 random(3);
+  std::uniform_real_distribution<double> wide(-1e9, 1e9);
+  std::vector<double> values;
+  ValueCounts counts;
+  for (int i = 0; i < 3'500'000; ++i) {
+    const double v = i % 3 ? static_cast<double>(random() % 50) : wide(random);
+    values.push_back(v);
+    counts.add(v);
+  }
+  for (double v : {0.0, -0.0, 1e-300, -3e9, 3e9}) {
+    values.push_back(v);
+    counts.add(v);
+  }
+  std::vector<double> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(counts.count(), sorted.size());
+  for (double fraction : {0.0, 0.001, 0.25, 0.5, 0.955, 0.99, 0.997, 1.0})
+    EXPECT_EQ(counts.quantile(fraction), nearest_rank(sorted, fraction)) << fraction;
+  for (double limit : {-1e10, -5.0, 0.0, 7.0, 49.0, 1e10})
+    EXPECT_EQ(counts.count_at_most(limit),
+              static_cast<uint64_t>(std::upper_bound(sorted.begin(), sorted.end(), limit) - sorted.begin()))
+        << limit;
+  const Summary whole = summarize(std::span<const double>(values));
+  const Summary counted = summarize(counts);
+  EXPECT_EQ(counted.count, whole.count);
+  EXPECT_EQ(counted.min, whole.min);
+  EXPECT_EQ(counted.max, whole.max);
+  EXPECT_EQ(counted.p50, whole.p50);
+  EXPECT_EQ(counted.p99, whole.p99);
+  EXPECT_NEAR(counted.mean, whole.mean, 1e-9 * std::abs(whole.stddev));
+  EXPECT_DOUBLE_EQ(counted.stddev, whole.stddev);
+  counts.clear();
+  EXPECT_EQ(counts.count(), 0u);
+  EXPECT_EQ(summarize(counts).count, 0u);
 }
 
 TEST(QuantileSelector, AnswersLikeASortedCopyInAnyOrderOfQuestions) {

@@ -26,10 +26,11 @@ class BoundedInputTest : public ::testing::Test {
   // `ett ARGS` in the scratch directory with `stdin_path` on its standard input, under RLIMIT_AS 2 GB (not
   // under AddressSanitizer, whose shadow memory alone is larger) and `timeout 60`: a runaway read or
   // allocation fails the status check instead of reaching the machine's out-of-memory killer.
-  EttRun ett_limited(const std::vector<std::string>& args, const std::string& stdin_path = "/dev/null") {
+  EttRun ett_limited(const std::vector<std::string>& args, const std::string& stdin_path = "/dev/null",
+                     uint64_t limit_kib = 2097152) {
     const std::string dir = m_dir.file(""), err_path = m_dir.file("stderr");
     std::string command = "cd " + shell_quote(dir) + " && ";
-    if (kPeaksAreMeaningful) command += "ulimit -v 2097152 && ";
+    if (kPeaksAreMeaningful) command += fmt::format("ulimit -v {} && ", limit_kib);
     command += "ETT_DB= timeout 60 " + shell_quote(std::string(ETT_BIN_DIR) + "/ett");
     for (const std::string& arg : args) command += " " + shell_quote(arg);
     return run_command(command + " <" + shell_quote(stdin_path) + " 2>" + shell_quote(err_path), err_path);
@@ -121,6 +122,26 @@ TEST_F(BoundedInputTest, SynthRefusesWhatWouldNotFitBeforeWritingAnything) {
   const EttRun run = ett_limited({"synth", "big.img", "--events", "4000000000"});
   expect_usage_error(run, 1, "--events 4000000000 needs 64.0 GB of memory; at most ");
   EXPECT_EQ(other_files(), std::vector<std::string>{});
+}
+
+TEST_F(BoundedInputTest, DurationsSayWhatTheirActionsNeedBeforeTheRead) {
+  if (!kPeaksAreMeaningful)
+    GTEST_SKIP() << "needs the address-space limit, which AddressSanitizer cannot run under";
+  // 2 M events: 1 M start events on probe 1, 72 MB of actions held; under a 100 MB address-space limit at
+  // most 51.2 MB may be used.
+  ASSERT_EQ(ett_limited({"synth", "t.img", "--events", "2000000", "--seed", "7"}).status, 0);
+  ASSERT_EQ(ett_limited({"load", "t.img", "--db", "sqlite:t.db"}).status, 0);
+  const std::vector<std::string> durations = {"analyze", "durations", "--from", "1",
+                                              "--to",    "2",         "--db",   "sqlite:t.db"};
+  expect_usage_error(
+      ett_limited(durations, "/dev/null", 100'000), 1,
+      "holding every action of trace 1, from 1000000 start events of --from 1 needs 72.0 MB of "
+      "memory; at most 51.2 MB may be used here");
+  // Fewer starts (--from 1:3, a fifteenth of them) fit, and so does the whole under the usual limit.
+  std::vector<std::string> fewer = durations;
+  fewer[3] = "1:3";
+  EXPECT_EQ(ett_limited(fewer, "/dev/null", 100'000).status, 0);
+  EXPECT_EQ(ett_limited(durations).status, 0);
 }
 
 TEST_F(BoundedInputTest, CompareRefusesAHugeBootstrapAsAUsageError) {
