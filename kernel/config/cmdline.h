@@ -21,7 +21,9 @@ enum class UsbAction : uint8_t { Auto, Take, Keep };
 
 struct Config {
   format::ProbeSource probe = format::ProbeSource::Ivshmem;
-  uint16_t probe_io_base = 0;  // lpt:BASE; 0 = the port's default
+  uint16_t probe_io_base = 0;    // lpt:BASE; 0 = the port's default
+  bool probe_pci_given = false;  // pci-uart:BUS:DEV.FN
+  uint8_t probe_pci_bus = 0, probe_pci_slot = 0, probe_pci_function = 0;
   format::Layout layout = format::Layout::Double2x4;
   uint32_t limit_ms = 0;  // 0 = no limit
   ExitAction exit = ExitAction::Halt;

@@ -19,11 +19,31 @@
 
 namespace ett::drivers {
 
-struct UartLines {
-  uint16_t msr_port;
+// The MSR's place: an I/O port (on-board UARTs, PCI cards with an I/O BAR) or a byte of memory (PCI cards
+// with a memory BAR, e.g. the Oxford OXPCIe95x).
+struct UartMsrPort {
+  uint16_t port;
+  [[gnu::always_inline]] uint8_t read() const { return x86::in8(port); }
+  template <bool kFiltered>
+  [[gnu::always_inline]] uint8_t poll(uint32_t last, uint32_t mask, uint32_t& countdown) const {
+    return x86::idle_poll_port<kFiltered>(port, last, mask, countdown);
+  }
+};
+struct UartMsrMemory {
+  const volatile uint8_t* msr;
+  [[gnu::always_inline]] uint8_t read() const { return *msr; }
+  template <bool kFiltered>
+  [[gnu::always_inline]] uint8_t poll(uint32_t last, uint32_t mask, uint32_t& countdown) const {
+    return x86::idle_poll_memory<kFiltered>(msr, last, mask, countdown);
+  }
+};
+
+template <typename Msr>
+struct UartLinesAt {
+  Msr msr;
   mutable uint8_t pending = 0;  // the second result of a short pulse (never 0: it carries a marker)
 
-  [[gnu::always_inline]] uint8_t read() const { return UartMsr::lines(x86::in8(msr_port)); }
+  [[gnu::always_inline]] uint8_t read() const { return UartMsr::lines(msr.read()); }
 
   template <bool kFiltered>
   [[gnu::always_inline]] uint8_t idle(uint32_t last, uint32_t mask, uint32_t& countdown) const {
@@ -32,13 +52,15 @@ struct UartLines {
       pending = 0;
       return second;
     }
-    const uint8_t msr =
-        x86::idle_poll_port<kFiltered>(msr_port, UartMsr::status(last), UartMsr::watched(mask), countdown);
+    const uint8_t value =
+        msr.template poll<kFiltered>(UartMsr::status(last), UartMsr::watched(mask), countdown);
     if (countdown == 0) return static_cast<uint8_t>(last);  // the stop check's turn: no change in this poll
-    const UartMsr::Change change = UartMsr::change(msr, last, mask);
+    const UartMsr::Change change = UartMsr::change(value, last, mask);
     pending = change.second;
     return change.first;
   }
 };
+using UartLines = UartLinesAt<UartMsrPort>;
+using UartMemoryLines = UartLinesAt<UartMsrMemory>;
 
 }  // namespace ett::drivers
