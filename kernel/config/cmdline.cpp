@@ -302,6 +302,16 @@ ParseResult parse_keyboard(Word value, Config& config) {
   return {};
 }
 
+ParseResult parse_uart_selftest(Word value, Config& config) {
+  if (value.is("1"))
+    config.uart_selftest = true;
+  else if (value.is("0"))
+    config.uart_selftest = false;
+  else
+    return error("uart-selftest: '%.*s' must be 0 or 1", value.printable_length(), value.text);
+  return {};
+}
+
 ParseResult parse_threshold(Word value, Config& config) {
   if (!parse_unsigned(value, 10, 1'000'000'000u, config.hwlat_threshold_ns) || config.hwlat_threshold_ns == 0)
     return error("threshold: '%.*s' is not a number of nanoseconds (1 to 1000000000)",
@@ -331,11 +341,22 @@ struct OptionParser {
 };
 
 constexpr OptionParser kParsers[] = {
-    {"probe", parse_probe},         {"layout", parse_layout},   {"limit", parse_limit},
-    {"exit", parse_exit},           {"dump", parse_dump},       {"mode", parse_mode},
-    {"auto", parse_auto},           {"trigger", parse_trigger}, {"pretrigger", parse_pretrigger},
-    {"filter", parse_filter},       {"stop", parse_stop},       {"keyboard", parse_keyboard},
-    {"threshold", parse_threshold}, {"bench", parse_bench},     {"usb", parse_usb},
+    {"probe", parse_probe},
+    {"layout", parse_layout},
+    {"limit", parse_limit},
+    {"exit", parse_exit},
+    {"dump", parse_dump},
+    {"mode", parse_mode},
+    {"auto", parse_auto},
+    {"trigger", parse_trigger},
+    {"pretrigger", parse_pretrigger},
+    {"filter", parse_filter},
+    {"stop", parse_stop},
+    {"keyboard", parse_keyboard},
+    {"threshold", parse_threshold},
+    {"bench", parse_bench},
+    {"usb", parse_usb},
+    {"uart-selftest", parse_uart_selftest},
 };
 constexpr uint32_t kOptionCount = kCmdlineOptionCount;
 static_assert(sizeof(kParsers) / sizeof(kParsers[0]) == kOptionCount, "a parser per option of the table");

@@ -42,6 +42,7 @@ struct Config {
   uint32_t hwlat_threshold_ns = 0;  // 0: not given (mode=hwlat then uses kDefaultHwlatThresholdNs)
   uint32_t bench_windows = 0;  // bench=N: window pairs of the loop benchmark before the capture (0: none)
   UsbAction usb = UsbAction::Auto;
+  bool uart_selftest = false;  // uart-selftest=1 (probe=uart-loopback only): the kernel drives MCR itself
 };
 
 inline constexpr uint32_t kDefaultHwlatThresholdNs = 1000;

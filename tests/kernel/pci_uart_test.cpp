@@ -89,11 +89,11 @@ TEST(PciUart, UnknownVendorOfClass0700IsTakenAsGeneric) {
   // Generic with only a memory BAR (after an unassigned I/O BAR): the memory BAR, at its start.
   pci.functions = {
       {{0, 4, 0}, {0xABCD, 0x0001, 0x07, 0x00, 0x06}, {io_bar(0, 8), memory_bar(0xFEB00000, 0x1000)}}};
-  card = PciUart::choose(pci, nullptr);
-  ASSERT_TRUE(card) << card.error().message;
-  EXPECT_EQ(card->registers.bar, 1);
-  EXPECT_FALSE(card->registers.is_io);
-  EXPECT_EQ(card->registers.base, 0xFEB00000u);
+  auto memory = PciUart::choose(pci, nullptr);
+  ASSERT_TRUE(memory) << memory.error().message;
+  EXPECT_EQ(memory->registers.bar, 1);
+  EXPECT_FALSE(memory->registers.is_io);
+  EXPECT_EQ(memory->registers.base, 0xFEB00000u);
 }
 
 TEST(PciUart, NoCardIsAClearError) {
@@ -128,15 +128,15 @@ TEST(PciUart, AnAddressGivenPicksThatFunctionOrSaysWhyNot) {
   ASSERT_TRUE(card) << card.error().message;
   EXPECT_EQ(card->registers.base, 0xC008u);
   const Address modem{0, 2, 0};
-  card = PciUart::choose(pci, &modem);
-  ASSERT_FALSE(card);
-  EXPECT_NE(std::string(card.error().message).find("1af4:1234 at PCI 00:02.0 (class 07/03"),
+  auto not_serial = PciUart::choose(pci, &modem);
+  ASSERT_FALSE(not_serial);
+  EXPECT_NE(std::string(not_serial.error().message).find("1af4:1234 at PCI 00:02.0 (class 07/03"),
             std::string::npos)
-      << card.error().message;
+      << not_serial.error().message;
   const Address nothing{5, 0, 0};
-  card = PciUart::choose(pci, &nothing);
-  ASSERT_FALSE(card);
-  EXPECT_STREQ(card.error().message, "probe=pci-uart: no PCI function at 05:00.0");
+  auto absent = PciUart::choose(pci, &nothing);
+  ASSERT_FALSE(absent);
+  EXPECT_STREQ(absent.error().message, "probe=pci-uart: no PCI function at 05:00.0");
 }
 
 TEST(PciUart, KnownCardLayoutsFollowTheirBars) {
@@ -146,7 +146,7 @@ TEST(PciUart, KnownCardLayoutsFollowTheirBars) {
   ASSERT_NE(wch, nullptr);
   auto port1 = PciUart::port_registers(wch->layout, io, 1);
   ASSERT_TRUE(port1);
-  EXPECT_EQ(port1->base, 0xD0C8u);                       // the second UART: 8 ports further
+  EXPECT_EQ(port1->base, 0xD0C8u);                            // the second UART: 8 ports further
   EXPECT_FALSE(PciUart::port_registers(wch->layout, io, 2));  // a 2-port card has no UART 2
   const PciUart::KnownCard* oxford = PciUart::known_card(0x1415, 0xC208);
   ASSERT_NE(oxford, nullptr);

@@ -63,4 +63,25 @@ struct UartLinesAt {
 using UartLines = UartLinesAt<UartMsrPort>;
 using UartMemoryLines = UartLinesAt<UartMsrMemory>;
 
+// TEST ONLY (uart-selftest=1 with probe=uart-loopback): before each poll, while the sequence lasts, the
+// kernel writes the next MCR value itself (loopback bit set), so that a machine with no way to drive the
+// UART from outside (Bochs) captures a known sequence. With layout=8x1 each write is one read's changes:
+// D1 (DSR), D2 (CTS), D3 (RI), D0 (DCD) rise one by one, then all four fall in one read.
+struct UartSelfTestLines {
+  static constexpr uint8_t kMcrSequence[] = {0x11, 0x13, 0x17, 0x1F, 0x10};
+  static constexpr uint8_t kSteps = sizeof(kMcrSequence);
+  UartLines lines;
+  uint16_t mcr_port;
+  mutable uint8_t next = 0;
+
+  [[gnu::always_inline]] uint8_t read() const { return lines.read(); }
+
+  template <bool kFiltered>
+  [[gnu::always_inline]] uint8_t idle(uint32_t last, uint32_t mask, uint32_t& countdown) const {
+    if (lines.pending == 0 && next < kSteps) [[unlikely]]
+      x86::out8(mcr_port, kMcrSequence[next++]);
+    return lines.template idle<kFiltered>(last, mask, countdown);
+  }
+};
+
 }  // namespace ett::drivers
