@@ -77,10 +77,10 @@ inline constexpr CmdlineOption kCmdlineOptions[] = {
      "SMIs stop (a USB keyboard then stops working); keep: leave them to the firmware (a USB keyboard works, "
      "its SMIs stay); auto: take in an unattended run, keep otherwise"},
     {"uart-selftest", "0, 1", "0",
-     "TEST ONLY, with probe=uart-loopback: during the capture the kernel itself writes the UART's MCR "
-     "(loopback bit set) through a fixed sequence, 0x11, 0x13, 0x17, 0x1f, 0x10, one value before each "
-     "poll until the sequence ends, so a machine that cannot drive the UART from outside (Bochs) captures "
-     "a known sequence: D1, D2, D3, D0 rise, then all four fall"},
+     "TEST ONLY, with probe=uart-loopback and layout=2x4: during the capture the kernel itself writes the "
+     "UART's MCR (loopback bit set) through a fixed sequence, 0x11, 0x13, 0x17, 0x1f, 0x10, one value before "
+     "each poll, so a machine that cannot drive the UART from outside (Bochs) captures a known sequence: "
+     "probe 1's codes 2, 6, 14, 15, 0"},
 };
 
 inline constexpr uint32_t kCmdlineOptionCount = sizeof(kCmdlineOptions) / sizeof(kCmdlineOptions[0]);

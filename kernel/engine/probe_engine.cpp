@@ -64,6 +64,9 @@ struct Loops {
 
   template <bool kFiltered, typename Source>
   static CaptureResult capture_layout(const RunSetup& setup, Source source, Stop& stop) {
+    // A test source built for one layout (open_probe() refuses the others).
+    if constexpr (requires { Source::kOnlyLayout; })
+      return capture_with<Source::kOnlyLayout, kFiltered>(setup, source, stop);
     switch (setup.config.layout) {
       case format::Layout::Double2x4:
         return capture_with<format::Layout::Double2x4, kFiltered>(setup, source, stop);
@@ -196,11 +199,10 @@ template <typename Clock>
 EngineResult run_with_clock(const RunSetup& setup, const Probe& probe, const x86::CpuInfo& cpu) {
   if (probe.uart_open) {
     const uint16_t mcr = static_cast<uint16_t>(probe.uart.base + drivers::UartProbe::kMcr);
-    EngineResult result =
-        probe.uart_memory ? Loops<Clock>::run(setup, uart_memory_lines(probe), cpu)
-        : setup.config.uart_selftest
-            ? Loops<Clock>::run(setup, drivers::UartSelfTestLines{{{probe.io_base}}, mcr}, cpu)
-            : Loops<Clock>::run(setup, drivers::UartLines{probe.io_base}, cpu);
+    EngineResult result = probe.uart_memory ? Loops<Clock>::run(setup, uart_memory_lines(probe), cpu)
+                          : setup.config.uart_selftest
+                              ? Loops<Clock>::run(setup, drivers::UartSelfTestLines(probe.io_base, mcr), cpu)
+                              : Loops<Clock>::run(setup, drivers::UartLines{probe.io_base}, cpu);
     drivers::UartProbe::mark_short_pulses(const_cast<format::EventRecord*>(setup.buffer.begin()),
                                           result.capture.event_count, setup.config.layout);
     return result;
@@ -369,8 +371,10 @@ Status open_uart(const config::Config& config, Probe& probe) {
 }  // namespace
 
 Result<Probe> open_probe(const config::Config& config) {
-  if (config.uart_selftest && config.probe != format::ProbeSource::UartLoopback)
-    return fail("uart-selftest=1 is a test of probe=uart-loopback: it writes the UART's MCR itself");
+  if (config.uart_selftest && (config.probe != format::ProbeSource::UartLoopback ||
+                               config.layout != drivers::UartSelfTestLines::kOnlyLayout))
+    return fail(
+        "uart-selftest=1 is a test of probe=uart-loopback with layout=2x4: it writes the UART's MCR itself");
   Probe probe{};
   probe.source = config.probe;
   probe.control = nullptr;

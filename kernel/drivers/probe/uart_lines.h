@@ -16,6 +16,7 @@
 #include "arch/x86/idle_poll.h"
 #include "arch/x86/io.h"
 #include "drivers/probe/uart_probe.h"
+#include "ett/trace_format.h"
 
 namespace ett::drivers {
 
@@ -65,22 +66,30 @@ using UartMemoryLines = UartLinesAt<UartMsrMemory>;
 
 // TEST ONLY (uart-selftest=1 with probe=uart-loopback): before each poll, while the sequence lasts, the
 // kernel writes the next MCR value itself (loopback bit set), so that a machine with no way to drive the
-// UART from outside (Bochs) captures a known sequence. With layout=8x1 each write is one read's changes:
-// D1 (DSR), D2 (CTS), D3 (RI), D0 (DCD) rise one by one, then all four fall in one read.
-struct UartSelfTestLines {
+// UART from outside (Bochs) captures a known sequence: D1 (DSR), D2 (CTS), D3 (RI), D0 (DCD) rise one by one,
+// then all four fall in one read; under layout=2x4 (the only one it is built for: the capture loop's size
+// limit) probe 1's codes 2, 6, 14, 15, 0.
+struct UartSelfTestLines : UartLines {
+  static constexpr format::Layout kOnlyLayout = format::Layout::Double2x4;
   static constexpr uint8_t kMcrSequence[] = {0x11, 0x13, 0x17, 0x1F, 0x10};
-  static constexpr uint8_t kSteps = sizeof(kMcrSequence);
-  UartLines lines;
   uint16_t mcr_port;
-  mutable uint8_t next = 0;
+  mutable const uint8_t* next = kMcrSequence;  // the next value to write (the last one is written again)
 
-  [[gnu::always_inline]] uint8_t read() const { return lines.read(); }
+  UartSelfTestLines(uint16_t msr, uint16_t mcr) : UartLines{{msr}}, mcr_port(mcr) {}
+
+  // The start of a loop (the capture's first read, and the engine's timing of the stop check before it):
+  // every output off again and the sequence from its start.
+  [[gnu::always_inline]] uint8_t read() const {
+    x86::out8(mcr_port, UartProbe::kLoop);
+    next = kMcrSequence;
+    return UartLines::read();
+  }
 
   template <bool kFiltered>
   [[gnu::always_inline]] uint8_t idle(uint32_t last, uint32_t mask, uint32_t& countdown) const {
-    if (lines.pending == 0 && next < kSteps) [[unlikely]]
-      x86::out8(mcr_port, kMcrSequence[next++]);
-    return lines.template idle<kFiltered>(last, mask, countdown);
+    x86::out8(mcr_port, *next);  // branch-free: the last value again changes nothing
+    next += next != kMcrSequence + sizeof(kMcrSequence) - 1;
+    return UartLines::idle<kFiltered>(last, mask, countdown);
   }
 };
 
