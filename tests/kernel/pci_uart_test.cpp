@@ -112,7 +112,7 @@ TEST(PciUart, KnownCardWithoutItsBarIsNamed) {
   auto card = PciUart::choose(pci, nullptr);
   ASSERT_FALSE(card);
   const std::string message = card.error().message;
-  EXPECT_NE(message.find("BAR0 (memory, 2048 bytes at 0xfe000000) does not hold UART 0 at offset 0x1000"),
+  EXPECT_NE(message.find("BAR 0 (memory, 2048 bytes at 0xfe000000) does not hold UART 0 at offset 0x1000"),
             std::string::npos)
       << message;
 }

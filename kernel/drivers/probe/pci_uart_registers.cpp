@@ -81,7 +81,7 @@ Result<PciUart::Registers> PciUart::port_registers(const Layout& layout, const x
   const uint64_t offset = layout.first + uint64_t{port} * layout.stride;
   if (port >= layout.ports || !holds(bar, offset, uint64_t{kUartRegisters} << shift)) {
     lib::format(g_message, sizeof(g_message),
-                "probe=pci-uart: BAR%u (%s, %llu bytes at 0x%llx) does not hold UART %u at offset 0x%llx",
+                "probe=pci-uart: BAR %u (%s, %llu bytes at 0x%llx) does not hold UART %u at offset 0x%llx",
                 layout.bar, bar.is_io ? "I/O" : "memory", static_cast<unsigned long long>(bar.size),
                 static_cast<unsigned long long>(bar.address), port, static_cast<unsigned long long>(offset));
     return fail(g_message);
