@@ -480,7 +480,7 @@ Status run_survey(const Boot& boot, const config::Config& config, const Machine&
   alignas(16) static format::SurveyBlock block;
   block = {};
   block.disk_count = dump::TraceDisk::census(machine.tsc.hz, block.disks, format::kSurveyMaxDisks);
-  const capture::EventBuffer buffer = find_capture_buffer(boot.info, UINT64_MAX);
+  const capture::EventBuffer buffer = find_capture_buffer(boot.info, config, UINT64_MAX);
   if (buffer.capacity() < kMinBufferEvents) return fail("no room for the survey's runs in RAM");
   format::SessionHeader header = describe_session(boot, config, machine, buffer);
   header.probe_address = 0;

@@ -101,7 +101,8 @@ bool choose(Word word, const Choice<T> (&choices)[N], T& out) {
 constexpr Choice<format::ProbeSource> kProbes[] = {
     {"ivshmem", format::ProbeSource::Ivshmem}, {"lpt", format::ProbeSource::Lpt},
     {"pci-lpt", format::ProbeSource::PciLpt},  {"lpt-loopback", format::ProbeSource::LptLoopback},
-    {"uart", format::ProbeSource::Uart},       {"uart-loopback", format::ProbeSource::UartLoopback}};
+    {"uart", format::ProbeSource::Uart},       {"uart-loopback", format::ProbeSource::UartLoopback},
+    {"pci-uart", format::ProbeSource::PciUart}};
 // The sources that take :BASE (an I/O port base).
 struct BasedProbe {
   const char* prefix;
@@ -125,9 +126,29 @@ constexpr Choice<format::CaptureMode> kModes[] = {{"capture", format::CaptureMod
                                                   {"hwlat", format::CaptureMode::HwLat},
                                                   {"survey", format::CaptureMode::Survey}};
 
+// probe=pci-uart:BUS:DEV.FN, in hex as lspci prints it.
+ParseResult parse_pci_uart(Word value, Config& config) {
+  const Word address = value.drop(sizeof("pci-uart:") - 1);
+  uint32_t bus = 0, slot = 0, function = 0;
+  const bool shaped = address.length >= 6 && address.text[address.length - 5] == ':' &&
+                      address.text[address.length - 2] == '.';
+  if (!shaped || !parse_unsigned(Word{address.text, address.length - 5}, 16, 0xFF, bus) ||
+      !parse_unsigned(Word{address.text + address.length - 4, 2}, 16, 0x1F, slot) ||
+      !parse_unsigned(Word{address.text + address.length - 1, 1}, 16, 7, function))
+    return error("probe: '%.*s' is not a PCI address (e.g. pci-uart:01:00.0, as lspci prints it)",
+                 value.printable_length(), value.text);
+  config.probe = format::ProbeSource::PciUart;
+  config.probe_pci_given = true;
+  config.probe_pci_bus = static_cast<uint8_t>(bus);
+  config.probe_pci_slot = static_cast<uint8_t>(slot);
+  config.probe_pci_function = static_cast<uint8_t>(function);
+  return {};
+}
+
 // probe=lpt:BASE, uart:BASE, uart-loopback:BASE; BASE in decimal or 0x-hex.
 ParseResult parse_probe(Word value, Config& config) {
   if (choose(value, kProbes, config.probe)) return {};
+  if (value.starts_with("pci-uart:")) return parse_pci_uart(value, config);
   for (const BasedProbe& based : kBasedProbes) {
     if (!value.starts_with(based.prefix)) continue;
     size_t length = 0;
@@ -143,8 +164,9 @@ ParseResult parse_probe(Word value, Config& config) {
     return {};
   }
   return error(
-      "probe: unknown source '%.*s' (expected ivshmem, lpt, lpt:BASE, pci-lpt, lpt-loopback, uart, uart:BASE "
-      "or uart-loopback)",
+      "probe: unknown source '%.*s' (expected ivshmem, lpt, lpt:BASE, pci-lpt, lpt-loopback, uart, "
+      "uart:BASE, "
+      "uart-loopback or pci-uart[:BUS:DEV.FN])",
       value.printable_length(), value.text);
 }
 
@@ -281,6 +303,16 @@ ParseResult parse_keyboard(Word value, Config& config) {
   return {};
 }
 
+ParseResult parse_uart_selftest(Word value, Config& config) {
+  if (value.is("1"))
+    config.uart_selftest = true;
+  else if (value.is("0"))
+    config.uart_selftest = false;
+  else
+    return error("uart-selftest: '%.*s' must be 0 or 1", value.printable_length(), value.text);
+  return {};
+}
+
 ParseResult parse_threshold(Word value, Config& config) {
   if (!parse_unsigned(value, 10, 1'000'000'000u, config.hwlat_threshold_ns) || config.hwlat_threshold_ns == 0)
     return error("threshold: '%.*s' is not a number of nanoseconds (1 to 1000000000)",
@@ -322,12 +354,23 @@ struct OptionParser {
 };
 
 constexpr OptionParser kParsers[] = {
-    {"probe", parse_probe},         {"layout", parse_layout},   {"limit", parse_limit},
-    {"exit", parse_exit},           {"dump", parse_dump},       {"mode", parse_mode},
-    {"auto", parse_auto},           {"trigger", parse_trigger}, {"pretrigger", parse_pretrigger},
-    {"filter", parse_filter},       {"stop", parse_stop},       {"keyboard", parse_keyboard},
-    {"threshold", parse_threshold}, {"bench", parse_bench},     {"usb", parse_usb},
+    {"probe", parse_probe},
+    {"layout", parse_layout},
+    {"limit", parse_limit},
+    {"exit", parse_exit},
+    {"dump", parse_dump},
+    {"mode", parse_mode},
+    {"auto", parse_auto},
+    {"trigger", parse_trigger},
+    {"pretrigger", parse_pretrigger},
+    {"filter", parse_filter},
+    {"stop", parse_stop},
+    {"keyboard", parse_keyboard},
+    {"threshold", parse_threshold},
+    {"bench", parse_bench},
+    {"usb", parse_usb},
     {"buffer", parse_buffer},
+    {"uart-selftest", parse_uart_selftest},
 };
 constexpr uint32_t kOptionCount = kCmdlineOptionCount;
 static_assert(sizeof(kParsers) / sizeof(kParsers[0]) == kOptionCount, "a parser per option of the table");

@@ -23,7 +23,9 @@ enum class BufferPlacement : uint8_t { All, Above4G, Split };
 
 struct Config {
   format::ProbeSource probe = format::ProbeSource::Ivshmem;
-  uint16_t probe_io_base = 0;  // lpt:BASE; 0 = the port's default
+  uint16_t probe_io_base = 0;    // lpt:BASE; 0 = the port's default
+  bool probe_pci_given = false;  // pci-uart:BUS:DEV.FN
+  uint8_t probe_pci_bus = 0, probe_pci_slot = 0, probe_pci_function = 0;
   format::Layout layout = format::Layout::Double2x4;
   uint32_t limit_ms = 0;  // 0 = no limit
   ExitAction exit = ExitAction::Halt;
@@ -43,6 +45,7 @@ struct Config {
   uint32_t bench_windows = 0;  // bench=N: window pairs of the loop benchmark before the capture (0: none)
   UsbAction usb = UsbAction::Auto;
   BufferPlacement buffer = BufferPlacement::All;
+  bool uart_selftest = false;  // uart-selftest=1 (probe=uart-loopback only): the kernel drives MCR itself
 };
 
 inline constexpr uint32_t kDefaultHwlatThresholdNs = 1000;

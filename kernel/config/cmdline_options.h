@@ -15,7 +15,10 @@ struct CmdlineOption {
 };
 
 inline constexpr CmdlineOption kCmdlineOptions[] = {
-    {"probe", "ivshmem, lpt, lpt:BASE, pci-lpt, lpt-loopback, uart, uart:BASE, uart-loopback", "ivshmem",
+    {"probe",
+     "ivshmem, lpt, lpt:BASE, pci-lpt, lpt-loopback, uart, uart:BASE, uart-loopback, pci-uart, "
+     "pci-uart:BUS:DEV.FN",
+     "ivshmem",
      "Where the eight lines are read. ivshmem: the QEMU virtual probe; lpt / lpt:BASE: a legacy parallel "
      "port "
      "switched to input (ECR at BASE+0x402 to PS/2 mode when there is one, direction bit set, checked before "
@@ -27,7 +30,10 @@ inline constexpr CmdlineOption kCmdlineOptions[] = {
      "inputs as lines D0 = DCD, D1 = DSR, D2 = CTS, D3 = RI (default COM2 at 0x2f8; COM1, the serial "
      "console, is refused), a pulse shorter than one poll still recorded from the UART's delta bits; "
      "uart-loopback (or uart-loopback:BASE): TEST ONLY, the same UART in loopback mode (MCR bit 4), its "
-     "own outputs driving the inputs"},
+     "own outputs driving the inputs; pci-uart / pci-uart:BUS:DEV.FN: port 0 of a PCI serial card (WCH "
+     "CH382/CH384, Oxford OXPCIe95x, MosChip MCS99xx, ASIX AX99100, or any of class 0x07/0x00 with a "
+     "16550-family interface; I/O or memory-mapped), the first found or the one at that address (hex, as "
+     "lspci prints it), its modem-status inputs as for uart"},
     {"layout", "2x4, 8x1, 4x2, 1x8", "2x4",
      "How the lines D0..D7 form probes. 2x4: the ETT double probe, probe 1 = D0-D3, probe 2 = D4-D7; 8x1: "
      "probe k = D(k-1); 4x2: probe k = D(2k-2)..D(2k-1); 1x8: one 8-bit probe"},
@@ -83,6 +89,11 @@ inline constexpr CmdlineOption kCmdlineOptions[] = {
      "TEST "
      "ONLY, x86-64 kernel: only the first 2 MiB of each free piece, so that a short capture runs across "
      "pieces (the i686 kernel warns and ignores both)"},
+    {"uart-selftest", "0, 1", "0",
+     "TEST ONLY, with probe=uart-loopback and layout=2x4: during the capture the kernel itself writes the "
+     "UART's MCR (loopback bit set) through a fixed sequence, 0x11, 0x13, 0x17, 0x1f, 0x10, one value before "
+     "each poll, so a machine that cannot drive the UART from outside (Bochs) captures a known sequence: "
+     "probe 1's codes 2, 6, 14, 15, 0"},
 };
 
 inline constexpr uint32_t kCmdlineOptionCount = sizeof(kCmdlineOptions) / sizeof(kCmdlineOptions[0]);

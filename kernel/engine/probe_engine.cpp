@@ -11,6 +11,7 @@
 #include "drivers/probe/ivshmem_probe.h"
 #include "drivers/probe/parallel_port.h"
 #include "drivers/probe/pci_lpt.h"
+#include "drivers/probe/pci_uart.h"
 #include "drivers/probe/port_lines.h"
 #include "drivers/probe/uart_lines.h"
 #include "drivers/probe/uart_probe.h"
@@ -63,6 +64,9 @@ struct Loops {
 
   template <bool kFiltered, typename Source>
   static CaptureResult capture_layout(const RunSetup& setup, Source source, Stop& stop) {
+    // A test source built for one layout (open_probe() refuses the others).
+    if constexpr (requires { Source::kOnlyLayout; })
+      return capture_with<Source::kOnlyLayout, kFiltered>(setup, source, stop);
     switch (setup.config.layout) {
       case format::Layout::Double2x4:
         return capture_with<format::Layout::Double2x4, kFiltered>(setup, source, stop);
@@ -170,13 +174,35 @@ struct Loops {
 };
 
 bool is_uart(format::ProbeSource source) {
-  return source == format::ProbeSource::Uart || source == format::ProbeSource::UartLoopback;
+  return source == format::ProbeSource::Uart || source == format::ProbeSource::UartLoopback ||
+         source == format::ProbeSource::PciUart;
 }
+
+drivers::UartMemoryLines uart_memory_lines(const Probe& probe) {
+  return {{drivers::PhysicalMemoryBus::pointer(probe.uart_memory +
+                                               (uint64_t{drivers::UartProbe::kMsr} << probe.uart_shift))}};
+}
+
+// The UART's registers for setup: the CPU's ports, or a memory-mapped card's BAR.
+struct UartAccess {
+  x86::CpuIoPorts cpu;
+  drivers::PhysicalMemoryBus memory;
+  drivers::MemoryUartPorts mapped;
+  explicit UartAccess(const Probe& probe) : mapped(memory, probe.uart_memory, probe.uart_shift) {}
+  lib::IoPorts& ports(const Probe& probe) {
+    if (probe.uart_memory) return mapped;
+    return cpu;
+  }
+};
 
 template <typename Clock>
 EngineResult run_with_clock(const RunSetup& setup, const Probe& probe, const x86::CpuInfo& cpu) {
   if (probe.uart_open) {
-    EngineResult result = Loops<Clock>::run(setup, drivers::UartLines{probe.io_base}, cpu);
+    const uint16_t mcr = static_cast<uint16_t>(probe.uart.base + drivers::UartProbe::kMcr);
+    EngineResult result = probe.uart_memory ? Loops<Clock>::run(setup, uart_memory_lines(probe), cpu)
+                          : setup.config.uart_selftest
+                              ? Loops<Clock>::run(setup, drivers::UartSelfTestLines(probe.io_base, mcr), cpu)
+                              : Loops<Clock>::run(setup, drivers::UartLines{probe.io_base}, cpu);
     drivers::UartProbe::mark_short_pulses(const_cast<format::EventRecord*>(setup.buffer.begin()),
                                           result.capture.event_count, setup.config.layout);
     return result;
@@ -188,6 +214,8 @@ EngineResult run_with_clock(const RunSetup& setup, const Probe& probe, const x86
 
 template <typename Clock>
 uint32_t bench_with_clock(const RunSetup& setup, const Probe& probe, BenchWindow* windows, uint32_t count) {
+  if (probe.uart_open && probe.uart_memory)
+    return Loops<Clock>::bench(setup, uart_memory_lines(probe), windows, count);
   if (probe.uart_open) return Loops<Clock>::bench(setup, drivers::UartLines{probe.io_base}, windows, count);
   if (probe.source == format::ProbeSource::Ivshmem)
     return Loops<Clock>::bench(setup, drivers::IvshmemLines{probe.ivshmem_lines}, windows, count);
@@ -284,37 +312,69 @@ drivers::UartProbe::Mode uart_mode(const config::Config& config) {
                                                            : drivers::UartProbe::Mode::Input;
 }
 
-// The uart sources: an on-board UART's modem-status register (never the serial console's port).
+// probe=pci-uart: the card's port 0, I/O or memory-mapped; `where` gets how the console names it.
+Result<uint16_t> find_pci_uart(const config::Config& config, Probe& probe, char* where, size_t size) {
+  const x86::pci::Address wanted{config.probe_pci_bus, config.probe_pci_slot, config.probe_pci_function};
+  ETT_TRY_ASSIGN(const drivers::PciUart card,
+                 drivers::PciUart::find(config.probe_pci_given ? &wanted : nullptr));
+  const drivers::PciUart::Registers& r = card.registers;
+  probe.pci = card.pci;
+  if (r.is_io) {
+    lib::format(where, size, "I/O 0x%04x", static_cast<unsigned>(r.base));
+  } else {
+    lib::format(where, size, "memory 0x%08llx", static_cast<unsigned long long>(r.base));
+    probe.uart_memory = r.base;
+    probe.uart_shift = r.shift;
+  }
+  console::print(
+      "ETT: probe pci-uart: card %04x:%04x at PCI %02x:%02x.%x (%s), port 0 at %s (BAR%u + 0x%llx)\n",
+      card.id.vendor, card.id.device, card.pci.bus, card.pci.slot, card.pci.function,
+      card.card ? card.card->name : "class 07/00, generic 16550", where, r.bar,
+      static_cast<unsigned long long>(r.offset));
+  return static_cast<uint16_t>(r.is_io ? r.base : 0);
+}
+
+// The uart sources: an on-board UART's or a PCI card's modem-status register (never the serial console's
+// port).
 Status open_uart(const config::Config& config, Probe& probe) {
   using drivers::UartMsr;
   using drivers::UartProbe;
-  const uint16_t base = config.probe_io_base ? config.probe_io_base : UartProbe::kDefaultBase;
-  x86::CpuIoPorts io;
-  ETT_TRY_ASSIGN(const UartProbe uart,
-                 UartProbe::open(io, base, drivers::SerialPort::kCom1, uart_mode(config)));
+  char where[48];
+  uint16_t base = config.probe_io_base ? config.probe_io_base : UartProbe::kDefaultBase;
+  if (config.probe == format::ProbeSource::PciUart) {
+    ETT_TRY_ASSIGN(base, find_pci_uart(config, probe, where, sizeof(where)));
+  } else {
+    lib::format(where, sizeof(where), "I/O 0x%03x", base);
+  }
+  UartAccess access(probe);
+  ETT_TRY_ASSIGN(const UartProbe uart, UartProbe::open(access.ports(probe), base, drivers::SerialPort::kCom1,
+                                                       uart_mode(config), where));
   probe.uart_open = true;
   probe.uart = uart.saved();
   probe.io_base = uart.msr_port();
-  probe.address = uart.base();
+  probe.address = probe.uart_memory ? static_cast<uint32_t>(probe.uart_memory) : uart.base();
   const uint8_t msr = uart.armed_msr();
   const char* name = format::probe_source_name(static_cast<uint32_t>(config.probe));
-  console::print("ETT: probe %s at I/O 0x%03x: %s, loopback test passed (MCR was 0x%02x, IER 0x%02x)%s\n",
-                 name, uart.base(), UartProbe::kind_name(uart.kind()), uart.saved().mcr, uart.saved().ier,
+  console::print("ETT: probe %s at %s: %s, loopback test passed (MCR was 0x%02x, IER 0x%02x)%s\n", name,
+                 where, UartProbe::kind_name(uart.kind()), uart.saved().mcr, uart.saved().ier,
                  probe.control ? "; host stop through the ivshmem control block" : "");
-  console::print(
-      "ETT: probe %s at I/O 0x%03x: %s; lines D0-D3 = DCD %u, DSR %u, CTS %u, RI %u (MSR 0x%02x)\n", name,
-      uart.base(),
-      config.probe == format::ProbeSource::UartLoopback
-          ? "TEST-ONLY loopback (MCR bit 4), its own outputs drive the inputs"
-          : "input, interrupts off",
-      (msr & UartMsr::kDcd) ? 1 : 0, (msr & UartMsr::kDsr) ? 1 : 0, (msr & UartMsr::kCts) ? 1 : 0,
-      (msr & UartMsr::kRi) ? 1 : 0, msr);
+  console::print("ETT: probe %s at %s: %s; lines D0-D3 = DCD %u, DSR %u, CTS %u, RI %u (MSR 0x%02x)\n", name,
+                 where,
+                 config.probe == format::ProbeSource::UartLoopback
+                     ? "TEST-ONLY loopback (MCR bit 4), its own outputs drive the inputs"
+                     : "input, interrupts off",
+                 (msr & UartMsr::kDcd) ? 1 : 0, (msr & UartMsr::kDsr) ? 1 : 0, (msr & UartMsr::kCts) ? 1 : 0,
+                 (msr & UartMsr::kRi) ? 1 : 0, msr);
   return {};
 }
 
 }  // namespace
 
 Result<Probe> open_probe(const config::Config& config) {
+  if (config.uart_selftest && (config.probe != format::ProbeSource::UartLoopback ||
+                               config.layout != drivers::UartSelfTestLines::kOnlyLayout))
+    return fail(
+        "uart-selftest=1 is a test of probe=uart-loopback with layout=2x4: it writes the UART's MCR itself");
   Probe probe{};
   probe.source = config.probe;
   probe.control = nullptr;
@@ -352,8 +412,8 @@ Result<Probe> open_probe(const config::Config& config) {
 
 Status arm_probe(const config::Config& config, const Probe& probe) {
   if (probe.uart_open) {
-    x86::CpuIoPorts io;
-    drivers::UartProbe::arm(io, probe.uart, uart_mode(config));
+    UartAccess access(probe);
+    drivers::UartProbe::arm(access.ports(probe), probe.uart, uart_mode(config));
     return {};
   }
   if (!probe.lpt_open) return {};
@@ -372,7 +432,10 @@ Status arm_probe(const config::Config& config, const Probe& probe) {
 
 void close_probe(const Probe& probe) {
   x86::CpuIoPorts io;
-  if (probe.uart_open) drivers::UartProbe::restore(io, probe.uart);
+  if (probe.uart_open) {
+    UartAccess access(probe);
+    drivers::UartProbe::restore(access.ports(probe), probe.uart);
+  }
   if (!probe.lpt_open) return;
   ParallelPort::restore(io, probe.lpt);
 }

@@ -29,6 +29,8 @@ struct Probe {
   x86::pci::Address pci;              // ivshmem or pci-lpt
   bool uart_open;                     // a uart source was opened: arm_probe() and close_probe() apply
   drivers::UartProbe::Saved uart;     // the UART's registers as the kernel found them
+  uint64_t uart_memory;               // pci-uart with a memory BAR: register 0's address (0: I/O ports)
+  uint8_t uart_shift;                 // and the register shift
 };
 
 // Finds and opens the source; with an lpt source the ivshmem device, when present, still carries the host's

@@ -133,7 +133,7 @@ TEST(KernelCmdline, BadValues) {
             "mode: unknown mode 'fast' (expected capture, calibrate, hwlat or survey)");
   EXPECT_EQ(parse_error("probe=usb"),
             "probe: unknown source 'usb' (expected ivshmem, lpt, lpt:BASE, pci-lpt, lpt-loopback, uart, "
-            "uart:BASE or uart-loopback)");
+            "uart:BASE, uart-loopback or pci-uart[:BUS:DEV.FN])");
   EXPECT_EQ(parse_error("probe=lpt:"), "probe: 'lpt:' is not an I/O port base (e.g. lpt:0x378, uart:0x2f8)");
   EXPECT_EQ(parse_error("probe=lpt:0xZZ"),
             "probe: 'lpt:0xZZ' is not an I/O port base (e.g. lpt:0x378, uart:0x2f8)");

@@ -38,6 +38,7 @@ struct BochsOptions {
   fs::path disk;                      // a flat image of 64 MiB on the primary slave (none when empty)
   std::string cpu = "ips=200000000";  // the `cpu:` line: guest TSC rate = ips (clock: sync=none)
   bool parport = false;               // LPT1 at 0x378, output to a file
+  bool com2 = false;                  // COM2 at 0x2f8 (a 16550A), connected to nothing
 };
 
 // The bytes a terminal of `rows` x `cols` was sent, replayed into its text: cursor addressing, erasing,
@@ -136,6 +137,7 @@ class BochsMachine {
           "com1: enabled=1, mode=file, dev="
        << serial_path().string() << "\n";
     if (options.parport) rc << "parport1: enabled=1, file=\"" << (dir / "lpt.out").string() << "\"\n";
+    if (options.com2) rc << "com2: enabled=1, mode=null\n";
     rc << "display_library: term\n"
           "cpu: "
        << options.cpu

@@ -76,7 +76,13 @@ UartProbe::Kind UartProbe::identify(lib::IoPorts& io, const Saved& saved) {
   return kind;
 }
 
-Result<UartProbe> UartProbe::open(lib::IoPorts& io, uint16_t base, uint16_t console_base, Mode mode) {
+Result<UartProbe> UartProbe::open(lib::IoPorts& io, uint16_t base, uint16_t console_base, Mode mode,
+                                  const char* where) {
+  char at[48];
+  if (where == nullptr) {
+    lib::format(at, sizeof(at), "I/O 0x%03x", base);
+    where = at;
+  }
   if (console_base != 0 && base == console_base) {
     lib::format(g_message, sizeof(g_message),
                 "the UART at I/O 0x%03x is COM1, the kernel's serial console: use another port (probe=uart "
@@ -100,9 +106,9 @@ Result<UartProbe> UartProbe::open(lib::IoPorts& io, uint16_t base, uint16_t cons
     uart.out8(kIer, saved.ier);
     uart.out8(kLcr, saved.lcr);
     lib::format(g_message, sizeof(g_message),
-                "no UART answers at I/O 0x%03x (its interrupt enable register read 0x%02x/0x%02x after "
+                "no UART answers at %s (its interrupt enable register read 0x%02x/0x%02x after "
                 "0x00/0x0f were written)",
-                base, ier_zero, ier_ones);
+                where, ier_zero, ier_ones);
     return fail(g_message);
   }
   // The MSR path the capture reads: in loopback mode the UART's own outputs drive its inputs.
@@ -112,9 +118,9 @@ Result<UartProbe> UartProbe::open(lib::IoPorts& io, uint16_t base, uint16_t cons
     if (inputs != step.msr_inputs) {
       restore(io, saved);
       lib::format(g_message, sizeof(g_message),
-                  "the UART at I/O 0x%03x failed its loopback test: with MCR 0x%02x its modem-status inputs "
+                  "the UART at %s failed its loopback test: with MCR 0x%02x its modem-status inputs "
                   "read 0x%02x, expected 0x%02x",
-                  base, step.mcr, inputs, step.msr_inputs);
+                  where, step.mcr, inputs, step.msr_inputs);
       return fail(g_message);
     }
   }

@@ -112,8 +112,10 @@ class UartProbe {
   };
 
   // Checks and opens the UART at `base` (see the top of this file); `console_base` is the serial console's
-  // port (0: none), which is refused.
-  static Result<UartProbe> open(lib::IoPorts& io, uint16_t base, uint16_t console_base, Mode mode);
+  // port (0: none), which is refused. `where` names the UART in refusals (nullptr: "I/O 0xBASE"); a
+  // memory-mapped UART (drivers/probe/pci_uart.h's MemoryUartPorts) is opened at base 0 with its address.
+  static Result<UartProbe> open(lib::IoPorts& io, uint16_t base, uint16_t console_base, Mode mode,
+                                const char* where = nullptr);
   // Switches the UART opened as `saved` to `mode` again (before every capture) and reads the MSR once, which
   // clears its delta bits; returns that read.
   static uint8_t arm(lib::IoPorts& io, const Saved& saved, Mode mode);
