@@ -16,6 +16,7 @@ struct MkdiskOptions {
   std::string image;
   std::string size;
   std::string name;
+  uint32_t block_size = 0;
   bool force = false;
 };
 
@@ -25,6 +26,7 @@ int run_mkdisk(const MkdiskOptions& options) {
   make.path = options.image;
   make.name = options.name;
   make.force = options.force;
+  make.block_bytes = options.block_size;
   if (!options.size.empty()) {
     auto size = parse_byte_size(options.size);
     if (!size) return report(size.error());
@@ -37,9 +39,12 @@ int run_mkdisk(const MkdiskOptions& options) {
   std::string uuid;
   for (size_t i = 0; i < sizeof(label.disk_uuid); ++i)
     uuid += fmt::format("{}{:02x}", (i == 4 || i == 6 || i == 8 || i == 10) ? "-" : "", label.disk_uuid[i]);
-  fmt::print("{}: trace disk, {} bytes ({} sectors), uuid {}{}\n", options.image,
+  fmt::print("{}: trace disk, {} bytes ({} sectors), uuid {}{}{}\n", options.image,
              label.total_sectors * format::kSectorSize, label.total_sectors, uuid,
-             options.name.empty() ? "" : ", name \"" + host::escape_control_characters(options.name) + "\"");
+             options.name.empty() ? "" : ", name \"" + host::escape_control_characters(options.name) + "\"",
+             label.first_session_lba == format::kFirstSessionLba
+                 ? ""
+                 : fmt::format(", first session at LBA {} (larger blocks)", label.first_session_lba));
   return 0;
 }
 
@@ -56,6 +61,10 @@ Command add_mkdisk_command(CLI::App& app) {
                   "Image size in bytes, with K/M/G suffix (default 64M; not for devices)")
       ->type_name("SIZE");
   sub->add_option("--name", options->name, "Free-text disk name (up to 63 bytes)")->type_name("NAME");
+  sub->add_option("--block-size", options->block_size,
+                  "Logical block size of the disk the label is for: 512 (default), 1024, 2048 or 4096; a "
+                  "device's own is read from it")
+      ->type_name("BYTES");
   sub->add_flag("--force", options->force, "Overwrite an existing file, or a device that already holds data");
   sub->footer("Exit status: 0 ok, 1 error.");
   return {sub, [options] { return run_mkdisk(*options); }};

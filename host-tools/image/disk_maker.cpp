@@ -28,7 +28,7 @@ namespace {
 // Writes the label and blanks the sectors up to and including the first session's, so that nothing left from
 // an earlier use of the disk looks like a session.
 Status write_label(int fd, const f::DiskLabel& label, const std::string& path) {
-  std::vector<uint8_t> head((f::kFirstSessionLba + 1) * f::kSectorSize, 0);
+  std::vector<uint8_t> head((label.first_session_lba + 1) * f::kSectorSize, 0);
   std::memcpy(head.data(), &label, sizeof(label));
   auto wrote = pwrite_all(fd, head.data(), head.size(), 0, path + ": write failed");
   if (!wrote) return wrote;
@@ -36,10 +36,10 @@ Status write_label(int fd, const f::DiskLabel& label, const std::string& path) {
   return {};
 }
 
-Status check_image_size(uint64_t size) {
-  if (size % f::kSectorSize != 0)
+Status check_image_size(uint64_t size, uint32_t block_bytes) {
+  if (size % block_bytes != 0)
     return make_error(ErrorKind::Usage,
-                      fmt::format("size {} is not a multiple of {} bytes", size, f::kSectorSize));
+                      fmt::format("size {} is not a multiple of {} bytes", size, block_bytes));
   if (size < kMinDiskBytes)
     return make_error(
         ErrorKind::Usage,
@@ -63,6 +63,10 @@ Expected<MadeDisk> make_on_device(const MakeDiskOptions& options) {
                       errno_message(path + ": cannot read the device's logical block size", errno));
   if (auto block_ok = check_logical_block_size(path, static_cast<uint32_t>(block_bytes)); !block_ok)
     return block_ok.failure();
+  if (options.block_bytes != 0 && options.block_bytes != static_cast<uint32_t>(block_bytes))
+    return make_error(ErrorKind::Usage,
+                      fmt::format("{}: --block-size {} does not match the device's {}-byte logical blocks",
+                                  path, options.block_bytes, block_bytes));
   if (options.size_given && options.size_bytes != bytes)
     return make_error(
         ErrorKind::Usage,
@@ -90,7 +94,7 @@ Expected<MadeDisk> make_on_device(const MakeDiskOptions& options) {
   }
   MadeDisk made;
   made.is_device = true;
-  made.label = new_label(bytes / f::kSectorSize, options.name);
+  made.label = new_label(bytes / f::kSectorSize, options.name, static_cast<uint32_t>(block_bytes));
   auto wrote = write_label(fd.get(), made.label, path);
   if (!wrote) return wrote.failure();
   return made;
@@ -101,10 +105,12 @@ Expected<MadeDisk> make_image(const MakeDiskOptions& options, bool exists, uint6
   if (exists && !options.force)
     return make_error(ErrorKind::Usage, path + ": already exists; use --force to overwrite it");
   // Overwriting without --size keeps the image's size (when it is usable as one).
+  const uint32_t block_bytes = options.block_bytes == 0 ? f::kSectorSize : options.block_bytes;
+  if (auto block_ok = check_logical_block_size(path, block_bytes); !block_ok) return block_ok.failure();
   uint64_t size = options.size_bytes;
-  if (exists && !options.size_given && existing_size >= kMinDiskBytes && existing_size % f::kSectorSize == 0)
+  if (exists && !options.size_given && existing_size >= kMinDiskBytes && existing_size % block_bytes == 0)
     size = existing_size;
-  auto size_ok = check_image_size(size);
+  auto size_ok = check_image_size(size, block_bytes);
   if (!size_ok) return make_error(ErrorKind::Usage, path + ": " + size_ok.error().message);
 
   int flags = O_WRONLY | O_CLOEXEC | (exists ? O_TRUNC : O_CREAT | O_EXCL);
@@ -119,7 +125,7 @@ Expected<MadeDisk> make_image(const MakeDiskOptions& options, bool exists, uint6
     return fail(HostError{ErrorKind::Io,
                           errno_message(fmt::format("{}: cannot make it {} bytes", path, size), errno)});
   MadeDisk made;
-  made.label = new_label(size / f::kSectorSize, options.name);
+  made.label = new_label(size / f::kSectorSize, options.name, block_bytes);
   auto wrote = write_label(fd.get(), made.label, path);
   if (!wrote) return fail(wrote.error());
   return made;
@@ -127,7 +133,14 @@ Expected<MadeDisk> make_image(const MakeDiskOptions& options, bool exists, uint6
 
 }  // namespace
 
-f::DiskLabel new_label(uint64_t total_sectors, std::string_view name) {
+uint64_t first_session_lba_for(uint32_t block_bytes) {
+  const uint64_t per_block = block_bytes / f::kSectorSize;
+  uint64_t lba = f::kFirstSessionLba;
+  while (lba % per_block != per_block - 1) ++lba;
+  return lba;
+}
+
+f::DiskLabel new_label(uint64_t total_sectors, std::string_view name, uint32_t block_bytes) {
   f::DiskLabel label;
   std::memset(&label, 0, sizeof(label));
   std::memcpy(label.magic, f::kDiskMagic, sizeof(label.magic));
@@ -141,7 +154,7 @@ f::DiskLabel new_label(uint64_t total_sectors, std::string_view name) {
   label.disk_uuid[6] = static_cast<uint8_t>((label.disk_uuid[6] & 0x0F) | 0x40);  // RFC 4122 version 4
   label.disk_uuid[8] = static_cast<uint8_t>((label.disk_uuid[8] & 0x3F) | 0x80);  // variant 1
   label.total_sectors = total_sectors;
-  label.first_session_lba = f::kFirstSessionLba;
+  label.first_session_lba = first_session_lba_for(block_bytes);
   label.created_unix = static_cast<uint64_t>(std::time(nullptr));
   std::memcpy(label.name, name.data(), std::min(name.size(), sizeof(label.name) - 1));
   label.crc = crc32c(&label, f::kSectorSize - 4);
@@ -149,11 +162,12 @@ f::DiskLabel new_label(uint64_t total_sectors, std::string_view name) {
 }
 
 Status check_logical_block_size(const std::string& path, uint32_t bytes) {
-  if (bytes == f::kSectorSize) return {};
-  return make_error(ErrorKind::Usage,
-                    fmt::format("{}: the device has {}-byte logical blocks; a trace disk has {}-byte sectors "
-                                "(disks with 4096-byte logical blocks, 4Kn, are not supported)",
-                                path, bytes, f::kSectorSize));
+  if (bytes >= f::kSectorSize && bytes <= 4096 && (bytes & (bytes - 1)) == 0) return {};
+  return make_error(
+      ErrorKind::Usage,
+      fmt::format("{}: {}-byte logical blocks; a trace disk needs 512-, 1024-, 2048- or 4096-byte "
+                  "blocks",
+                  path, bytes));
 }
 
 Expected<MadeDisk> make_disk(const MakeDiskOptions& options) {

@@ -48,8 +48,9 @@ Status verify_session_body(drivers::storage::BlockDevice& device, const format::
 }
 
 Status verify_session_header(drivers::storage::BlockDevice& device, const format::SessionHeader& header,
-                             uint8_t* scratch) {
-  return read_back(device, header.start_lba, 1, &header, scratch, "the session header");
+                             const void* block, uint32_t block_sectors, uint8_t* scratch) {
+  return read_back(device, header.start_lba + 1 - block_sectors, block_sectors, block, scratch,
+                   "the session header");
 }
 
 }  // namespace ett::dump

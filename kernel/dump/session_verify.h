@@ -18,8 +18,9 @@ Status verify_session_body(drivers::storage::BlockDevice& device, const format::
                            const StallTable& stalls, const format::EventRecord* events, uint64_t event_count,
                            uint8_t* scratch, uint8_t* expected, Checksum checksum = crc32c);
 
-// Reads back the session header (one sector at header.start_lba) into `scratch` and compares it.
+// Reads back the block that ends with the session header (header.start_lba is its last sector; one sector
+// on a 512-byte disk) into `scratch` and compares it with `block`, `block_sectors` sectors as written.
 Status verify_session_header(drivers::storage::BlockDevice& device, const format::SessionHeader& header,
-                             uint8_t* scratch);
+                             const void* block, uint32_t block_sectors, uint8_t* scratch);
 
 }  // namespace ett::dump

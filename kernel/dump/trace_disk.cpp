@@ -30,6 +30,10 @@ alignas(16) uint8_t g_chunk[format::kChunkBytes];
 alignas(16) StallTable g_stall_table;
 // The read-back: each chunk as the disk returns it, compared with g_chunk rebuilt.
 alignas(16) uint8_t g_read_back[format::kChunkBytes];
+// The block that ends with the session header, as written: zeros, then the header in its last sector.
+alignas(16) uint8_t g_header_block[storage::BlockDevice::kMaxBlockSize];
+// One block read while the disk is opened (the label, session headers, the block before the append point).
+alignas(16) uint8_t g_block[storage::BlockDevice::kMaxBlockSize];
 
 // The DMA memory of the AHCI and NVMe drivers: command lists, queues and the bounce buffer. Static, so it
 // lies inside the kernel image, below the capture buffer. One area serves every controller: a controller
@@ -57,11 +61,26 @@ Keep<TraceDisk> g_trace_disk;
 storage::MmioWindow g_window;  // the registers of the controller being searched (then: of the trace disk's)
 storage::TscClock g_clock;
 
+// On a disk of larger blocks (docs/design/trace-format.md, "Disks with larger blocks") the header is the last sector of a block whose
+// other sectors are zero: the whole block is written, never read back and patched.
 Status write_header(storage::BlockDevice& device, format::SessionHeader& header,
                     format::SessionStatus status) {
   header.status = static_cast<uint32_t>(status);
   seal(header);
-  return device.write(header.start_lba, 1, &header);
+  const uint32_t sectors = device.sectors_per_block();
+  const uint32_t lead = (sectors - 1) * format::kSectorSize;
+  __builtin_memset(g_header_block, 0, lead);
+  __builtin_memcpy(g_header_block + lead, &header, sizeof(header));
+  return device.write(header.start_lba + 1 - sectors, sectors, g_header_block);
+}
+
+// Sector `lba` into `out`, read as part of its whole block.
+Status read_sector(storage::BlockDevice& device, uint64_t lba, void* out) {
+  const uint32_t sectors = device.sectors_per_block();
+  const uint64_t first = lba - lba % sectors;
+  ETT_TRY(device.read(first, sectors, g_block));
+  __builtin_memcpy(out, g_block + (lba - first) * format::kSectorSize, format::kSectorSize);
+  return {};
 }
 
 struct Controller {
@@ -140,6 +159,15 @@ const char* Search::name(const Controller& c, const char* prefix) {
   return m_name;
 }
 
+// ", 4096-byte blocks" for a disk whose logical blocks are not 512 bytes (its sectors are still counted in
+// 512-byte units), else "".
+const char* block_note(const storage::BlockDevice& device) {
+  static char note[24];
+  if (device.block_size() == format::kSectorSize) return "";
+  lib::format(note, sizeof(note), ", %u-byte blocks", device.block_size());
+  return note;
+}
+
 template <typename Device, typename KeepFn>
 bool Search::check(Device& device, const char* where, format::DiskInterface interface, uint32_t port,
                    KeepFn keep) {
@@ -152,14 +180,14 @@ bool Search::check(Device& device, const char* where, format::DiskInterface inte
     return false;
   }
   if (!disk) {
-    console::print("ETT: %s: disk \"%s\", %llu sectors: %s; not touched\n", where, device.model(),
-                   device.sector_count(), disk.error().message);
+    console::print("ETT: %s: disk \"%s\", %llu sectors%s: %s; not touched\n", where, device.model(),
+                   device.sector_count(), block_note(device), disk.error().message);
     if (m_label_problem == nullptr && disk.error().message != kNotATraceDisk)
       m_label_problem = disk.error().message;
     return false;
   }
-  console::print("ETT: %s: disk \"%s\", %llu sectors: ETT trace disk\n", where, device.model(),
-                 device.sector_count());
+  console::print("ETT: %s: disk \"%s\", %llu sectors%s: ETT trace disk\n", where, device.model(),
+                 device.sector_count(), block_note(device));
   storage::BlockDevice* kept = keep(device);
   auto reopened = TraceDisk::open(*kept, where);  // the same label, now pointing at the kept driver
   if (!reopened) {
@@ -558,8 +586,19 @@ void TraceDisk::set_where(const char* where) {
   lib::copy_text(m_where, sizeof(m_where), where);
 }
 
+// A session's sectors rounded up to whole blocks, so that the next session's header again ends a block.
+uint64_t TraceDisk::padded_sectors(uint64_t sectors) const {
+  const uint32_t per_block = m_device->sectors_per_block();
+  return (sectors + per_block - 1) / per_block * per_block;
+}
+
+uint64_t TraceDisk::max_events() const {
+  const uint32_t lead = m_device->sectors_per_block() - 1;  // the padding that may follow the last chunk
+  return m_end_lba < lead ? 0 : events_that_fit(m_append.lba, m_end_lba - lead);
+}
+
 Status TraceDisk::check_room(uint64_t event_count) const {
-  if (format::session_sectors(event_count) <= m_end_lba - m_append.lba) return {};
+  if (padded_sectors(format::session_sectors(event_count)) <= m_end_lba - m_append.lba) return {};
   static char message[192];
   lib::format(message, sizeof(message),
               "the trace disk is full: room for %llu events, the capture has %llu; nothing was written",
@@ -569,18 +608,49 @@ Status TraceDisk::check_room(uint64_t event_count) const {
 
 Result<TraceDisk> TraceDisk::open(drivers::storage::BlockDevice& device, const char* where) {
   format::DiskLabel label;
-  ETT_TRY(device.read(0, 1, &label));
+  ETT_TRY(read_sector(device, 0, &label));
   ETT_TRY(check_label(label));
-  const uint64_t end =
-      label.total_sectors < device.sector_count() ? label.total_sectors : device.sector_count();
+  const uint32_t per_block = device.sectors_per_block();
+  uint64_t end = label.total_sectors < device.sector_count() ? label.total_sectors : device.sector_count();
+  end -= end % per_block;
   ETT_TRY_ASSIGN(
       const AppendPoint append,
       find_append_point(label, device.sector_count(), [&device](uint64_t lba, format::SessionHeader& header) {
-        return device.read(lba, 1, &header);
+        return read_sector(device, lba, &header);
       }));
+  if (per_block > 1) ETT_TRY(check_append_block(device, append.lba, end));
   TraceDisk disk(device, label, append, end);
   disk.set_where(where);
   return disk;
+}
+
+// With blocks of several sectors the next header must be the last sector of a block (so the chunks after
+// it start on one), and the sectors before it in that block must be zero: the header's write sets them to
+// zero, and nothing of an earlier session may be there.
+Status TraceDisk::check_append_block(drivers::storage::BlockDevice& device, uint64_t append_lba,
+                                     uint64_t end_lba) {
+  const uint32_t per_block = device.sectors_per_block();
+  static char message[256];
+  if (append_lba % per_block != per_block - 1) {
+    lib::format(message, sizeof(message),
+                "the next session would start at LBA %llu, which is not the last 512-byte sector of a "
+                "%u-byte block (the label was made for 512-byte blocks): run `ett mkdisk` on this disk, or "
+                "with --block-size %u",
+                append_lba, device.block_size(), device.block_size());
+    return fail(message);
+  }
+  if (append_lba >= end_lba) return {};  // full: check_room refuses any session
+  ETT_TRY(device.read(append_lba + 1 - per_block, per_block, g_block));
+  for (uint32_t i = 0; i < (per_block - 1) * format::kSectorSize; ++i) {
+    if (g_block[i] == 0) continue;
+    lib::format(
+        message, sizeof(message),
+        "the %u-byte block before the next session (LBA %llu) holds data; a session header is written "
+        "as that whole block, so nothing is written",
+        device.block_size(), append_lba);
+    return fail(message);
+  }
+  return {};
 }
 
 Result<DumpStats> TraceDisk::write_session(format::SessionHeader& header, const format::EventRecord* events,
@@ -588,6 +658,7 @@ Result<DumpStats> TraceDisk::write_session(format::SessionHeader& header, const 
                                            uint32_t stall_count, uint64_t tsc_hz) {
   ETT_TRY(check_room(event_count));
   start_session_header(header, m_label, m_append, event_count);
+  header.reserved_sectors = padded_sectors(header.reserved_sectors);
   const uint64_t chunk_count = header.chunk_count;
   console::print("ETT: dump session %u at LBA %llu: %llu events in %llu chunks\n", header.session_number,
                  header.start_lba, event_count, chunk_count);
@@ -640,7 +711,8 @@ Status TraceDisk::write_and_verify(format::SessionHeader& header, const format::
   ETT_TRY(write_header(*m_device, header, format::SessionStatus::Complete));
   ETT_TRY(m_device->flush());
   verify_start = x86::rdtsc();
-  ETT_TRY(verify_session_header(*m_device, header, g_read_back));
+  ETT_TRY(
+      verify_session_header(*m_device, header, g_header_block, m_device->sectors_per_block(), g_read_back));
   verify_ticks += x86::rdtsc() - verify_start;
   console::print("ETT: dump verified: the header, the stall table and %llu chunk%s read back as written\n",
                  header.chunk_count, plural);

@@ -37,9 +37,9 @@ class TraceDisk {
   drivers::storage::BlockDevice& device() const { return *m_device; }
   const format::DiskLabel& label() const { return m_label; }
   const AppendPoint& append_point() const { return m_append; }
-  // The end of the usable disk: the label's size or the drive's, whichever is smaller.
+  // The end of the usable disk: the label's size or the drive's, whichever is smaller (whole blocks).
   uint64_t end_lba() const { return m_end_lba; }
-  uint64_t max_events() const { return events_that_fit(m_append.lba, m_end_lba); }
+  uint64_t max_events() const;
   // Whether a session of `event_count` events fits in the free space; the refusal names both numbers.
   Status check_room(uint64_t event_count) const;
 
@@ -62,6 +62,9 @@ class TraceDisk {
             uint64_t end_lba)
       : m_device(&device), m_label(label), m_append(append), m_end_lba(end_lba) {}
   void set_where(const char* where);
+  uint64_t padded_sectors(uint64_t sectors) const;
+  static Status check_append_block(drivers::storage::BlockDevice& device, uint64_t append_lba,
+                                   uint64_t end_lba);
   // The session's sectors written, flushed and read back (the time of the read-back in `verify_ticks`).
   Status write_and_verify(format::SessionHeader& header, const format::EventRecord* events,
                           uint64_t event_count, const format::StallRecord* stalls, uint32_t stall_count,

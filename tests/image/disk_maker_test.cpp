@@ -137,23 +137,55 @@ TEST(DiskMaker, RefusesDirectories) {
   EXPECT_NE(made.error().message.find("neither a regular file nor a block device"), std::string::npos);
 }
 
-// A 4Kn device would get a label that counts 512-byte sectors it does not have: refused by its logical block
-// size (BLKSSZGET), which this check is given.
-TEST(DiskMaker, RefusesDevicesWithoutFiveHundredTwelveByteBlocks) {
-  EXPECT_TRUE(check_logical_block_size("/dev/sdY", 512).ok());
-  auto refused = check_logical_block_size("/dev/sdY", 4096);
-  ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.error().kind, ErrorKind::Usage);
-  EXPECT_EQ(
-      refused.error().message,
-      "/dev/sdY: the device has 4096-byte logical blocks; a trace disk has 512-byte sectors (disks with "
-      "4096-byte logical blocks, 4Kn, are not supported)");
-  EXPECT_FALSE(check_logical_block_size("/dev/sdY", 1024).ok());
+// Logical blocks of 512 to 4096 bytes (powers of two) take a label; others are refused by name.
+TEST(DiskMaker, TakesBlocksOfFiveHundredTwelveToFourKibibytes) {
+  for (const uint32_t ok : {512u, 1024u, 2048u, 4096u})
+    EXPECT_TRUE(check_logical_block_size("/dev/sdY", ok).ok());
+  for (const uint32_t bad : {256u, 520u, 8192u}) {
+    auto refused = check_logical_block_size("/dev/sdY", bad);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_EQ(refused.error().kind, ErrorKind::Usage);
+    EXPECT_EQ(refused.error().message, "/dev/sdY: " + std::to_string(bad) +
+                                           "-byte logical blocks; a trace disk needs 512-, 1024-, 2048- or "
+                                           "4096-byte blocks");
+  }
+  // The first session's header is the last sector of a block (from LBA 8 on).
+  EXPECT_EQ(first_session_lba_for(512), 8u);
+  EXPECT_EQ(first_session_lba_for(1024), 9u);
+  EXPECT_EQ(first_session_lba_for(2048), 11u);
+  EXPECT_EQ(first_session_lba_for(4096), 15u);
 }
 
-// The same refusal through the real ioctl: a loop device with 4096-byte logical blocks. Making one needs root
-// and the loop driver: skipped without them.
-TEST(DiskMaker, RefusesALoopDeviceWithFourKibibyteBlocks) {
+// An image for a 4Kn disk: the label says where the first session goes (LBA 15, the last sector of block 1),
+// blanks the sectors up to it, and the size must be whole blocks.
+TEST(DiskMaker, AnImageForFourKibibyteBlocks) {
+  ett::test::TempDir dir;
+  MakeDiskOptions options;
+  options.path = dir.file("4kn.img");
+  options.block_bytes = 4096;
+  options.size_bytes = (1u << 20) + 512;
+  options.size_given = true;
+  auto odd = make_disk(options);
+  ASSERT_FALSE(odd.ok());
+  EXPECT_EQ(odd.error().message, options.path + ": size 1049088 is not a multiple of 4096 bytes");
+  options.size_bytes = 1u << 20;
+  auto made = make_disk(options);
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  EXPECT_EQ(made->label.first_session_lba, 15u);
+  EXPECT_EQ(made->label.sector_size, 512u) << "the format's unit stays 512 bytes";
+  EXPECT_EQ(made->label.total_sectors, 2048u);
+  options.block_bytes = 8192;
+  options.force = true;
+  auto refused = make_disk(options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(
+      refused.error().message,
+      options.path + ": 8192-byte logical blocks; a trace disk needs 512-, 1024-, 2048- or 4096-byte blocks");
+}
+
+// The same through the real ioctl: a loop device with 4096-byte logical blocks gets a label for them. Making
+// one needs root and the loop driver: skipped without them.
+TEST(DiskMaker, LabelsALoopDeviceWithFourKibibyteBlocks) {
   ett::test::TempDir dir;
   const std::string backing = dir.file("backing.img");
   std::ofstream(backing, std::ios::binary).close();
@@ -172,16 +204,15 @@ TEST(DiskMaker, RefusesALoopDeviceWithFourKibibyteBlocks) {
 
   MakeDiskOptions options;
   options.path = device;
+  options.block_bytes = 512;
+  auto mismatch = make_disk(options);
+  ASSERT_FALSE(mismatch.ok());
+  EXPECT_EQ(mismatch.error().message,
+            device + ": --block-size 512 does not match the device's 4096-byte logical blocks");
+  options.block_bytes = 0;
   auto made = make_disk(options);
-  ASSERT_FALSE(made.ok());
-  EXPECT_EQ(made.error().message,
-            device +
-                ": the device has 4096-byte logical blocks; a trace disk has 512-byte "
-                "sectors (disks with 4096-byte logical blocks, 4Kn, are not supported)");
-  std::ifstream in(backing, std::ios::binary);
-  std::vector<char> head(1 << 20);
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  EXPECT_TRUE(std::all_of(head.begin(), head.end(), [](char c) { return c == 0; })) << "nothing written";
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  EXPECT_EQ(made->label.first_session_lba, 15u);
 }
 
 }  // namespace

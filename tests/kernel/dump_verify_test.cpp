@@ -59,7 +59,7 @@ struct DumpVerifyFixture : ::testing::Test {
   Status verify(NvmeDisk& disk) {
     ETT_TRY(dump::verify_session_body(disk, header, stalls, events.data(), events.size(), scratch.data(),
                                       expected.data()));
-    return dump::verify_session_header(disk, header, scratch.data());
+    return dump::verify_session_header(disk, header, &header, 1, scratch.data());
   }
 };
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "drivers/storage/ahci.h"
+#include "drivers/storage/ata_identify.h"
 #include "storage_models.h"
 
 namespace ett::test {
@@ -337,6 +338,96 @@ TEST_F(AhciFixture, ARefusedSetup) {
   auto misaligned = AhciDisk::open(*hba_ok, 0, memory.area(0x10200, AhciDisk::kDmaBytes));
   ASSERT_FALSE(misaligned);
   EXPECT_STREQ(misaligned.error().message, "ahci: the DMA area is too small or not 4 KiB aligned");
+}
+
+// A 4Kn SATA disk: IDENTIFY word 106 valid with bit 12, words 117-118 = 2048 words per logical sector. The
+// driver counts 512-byte sectors, the commands logical sectors, and a partial block is refused.
+TEST_F(AhciFixture, AFourKnDiskIsAddressedInSectorsAndCommandedInLogicalSectors) {
+  for (const uint32_t logical : {4096u, 1024u}) {
+    AhciModel model(memory, 4, &clock);
+    model.ports[0].device = AhciModel::Device::Disk;
+    model.ports[0].disk.assign(600 * size_t{logical}, 0);
+    model.ports[0].word106 = 0x4000 | (1u << 12);
+    model.ports[0].logical_bytes = logical;
+    for (const bool lba48 : {true, false}) {
+      model.ports[0].lba48 = lba48;
+      model.ports[0].writes.clear();
+      auto controller = AhciController::open(model, clock);
+      ASSERT_TRUE(controller) << controller.error().message;
+      auto disk = AhciDisk::open(*controller, 0, area);
+      ASSERT_TRUE(disk) << disk.error().message;
+      const uint32_t per = logical / 512;
+      EXPECT_EQ(disk->block_size(), logical);
+      EXPECT_EQ(disk->sector_count(), 600u * per);
+      EXPECT_EQ(disk->staging_sectors() % per, 0u);
+
+      std::vector<uint8_t> data(40 * size_t{logical});  // more than the 64 KiB bounce buffer when 4 KiB
+      for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 13 + logical + lba48);
+      ASSERT_TRUE(disk->write(7 * per, 40 * per, data.data()));
+      ASSERT_FALSE(model.ports[0].writes.empty());
+      EXPECT_EQ(model.ports[0].writes.front().first, 7u) << "the LBA in logical sectors";
+      uint32_t total = 0;
+      for (const auto& w : model.ports[0].writes) total += w.second;
+      EXPECT_EQ(total, 40u) << "the counts in logical sectors";
+      EXPECT_TRUE(std::equal(data.begin(), data.end(), model.ports[0].disk.begin() + 7 * size_t{logical}));
+      std::vector<uint8_t> back(data.size());
+      ASSERT_TRUE(disk->read(7 * per, 40 * per, back.data()));
+      EXPECT_EQ(back, data);
+
+      std::memset(disk->staging(0), 0xA5, 2 * size_t{logical});
+      ASSERT_TRUE(disk->start_write(100 * per, 2 * per, 0));
+      ASSERT_TRUE(disk->finish_write());
+      EXPECT_EQ(model.ports[0].writes.back(), (std::pair<uint64_t, uint32_t>{100, 2}));
+
+      const size_t writes = model.ports[0].writes.size();
+      EXPECT_FALSE(disk->write(per - 1, per, data.data()));
+      EXPECT_FALSE(disk->read(0, 1, back.data()));
+      EXPECT_FALSE(disk->start_write(0, per + 1, 0));
+      EXPECT_EQ(model.ports[0].writes.size(), writes) << "a partial block never reaches the disk";
+      ASSERT_TRUE(disk->close());
+    }
+  }
+}
+
+// Word 106 is used only when bits 15:14 are 01: any other pattern means 512-byte sectors, whatever words
+// 117-118 hold. A valid word 106 naming a size no driver takes is refused by name.
+TEST_F(AhciFixture, OddLogicalSectorWordsAreIgnoredOrRefused) {
+  for (const uint16_t word106 : {uint16_t{0x8000 | (1u << 12)}, uint16_t{0xC000 | (1u << 12)},
+                                 uint16_t{0x0000 | (1u << 12)}, uint16_t{0xFFFF}, uint16_t{0x4000}}) {
+    AhciModel model(memory, 1, &clock);
+    model.ports[0].device = AhciModel::Device::Disk;
+    model.ports[0].disk.assign(64 * 512, 0);
+    model.ports[0].word106 = word106;
+    auto controller = AhciController::open(model, clock);
+    ASSERT_TRUE(controller);
+    auto disk = AhciDisk::open(*controller, 0, area);
+    ASSERT_TRUE(disk) << std::hex << word106;
+    EXPECT_EQ(disk->block_size(), 512u) << std::hex << word106;
+    EXPECT_EQ(disk->sector_count(), 64u);
+    ASSERT_TRUE(disk->close());
+  }
+  for (const uint32_t logical : {520u, 8192u, 0u}) {
+    AhciModel model(memory, 1, &clock);
+    model.ports[0].device = AhciModel::Device::Disk;
+    model.ports[0].disk.assign(64 * 8192, 0);
+    model.ports[0].word106 = 0x4000 | (1u << 12);
+    model.ports[0].logical_bytes = logical == 0 ? 512 : logical;
+    auto controller = AhciController::open(model, clock);
+    ASSERT_TRUE(controller);
+    if (logical == 0) {
+      // Words 117-118 of 0: a valid word 106 with bit 12 and no size.
+      std::vector<uint16_t> words(256, 0);
+      words[106] = 0x4000 | (1u << 12);
+      EXPECT_EQ(drivers::storage::parse_identify(words.data()).logical_sector_bytes, 0u);
+      continue;
+    }
+    auto disk = AhciDisk::open(*controller, 0, area);
+    ASSERT_FALSE(disk) << logical;
+    EXPECT_EQ(std::string(disk.error().message),
+              "ahci: the disk's logical sectors are " + std::to_string(logical) +
+                  " bytes (IDENTIFY words 106, 117-118); a trace disk needs 512-, 1024-, 2048- or 4096-byte "
+                  "sectors");
+  }
 }
 
 }  // namespace

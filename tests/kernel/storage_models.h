@@ -90,6 +90,10 @@ class AhciModel final : public RegisterWindow {
     bool never_complete = false;    // commands are accepted and never finish
     bool link_down = false;         // a device is there (DET=1) but its link stays down until a COMRESET
     bool busy_until_reset = false;  // PxTFD.BSY stays set until a COMRESET
+    // IDENTIFY word 106 and the logical sector (words 117-118 hold its words when word 106 bit 12 is set).
+    // The default: word 106 not valid (0), 512-byte sectors, as QEMU's ide-hd reports.
+    uint16_t word106 = 0;
+    uint32_t logical_bytes = 512;  // the commands' unit: LBA and count are logical sectors of this size
     // registers
     uint32_t clb = 0, fb = 0, is = 0, cmd = 0, serr = 0, ci = 0, sctl = 0;
     int link_wait = 0;  // PxSSTS reads until the link is up, after spin-up or a COMRESET
@@ -313,7 +317,7 @@ class AhciModel final : public RegisterWindow {
       case 0x25:
       case 0x35:
         if (!p.lba48 && (command == 0x25 || command == 0x35)) error = true;
-        if (lba + count > p.disk.size() / 512) error = true;
+        if (lba + count > p.disk.size() / p.logical_bytes) error = true;
         if ((command == 0x35 || command == 0xCA) && p.fail_writes) error = true;
         EXPECT_EQ(write, command == 0x35 || command == 0xCA) << "the W bit";
         break;
@@ -325,9 +329,9 @@ class AhciModel final : public RegisterWindow {
     uint32_t moved = 0;
     const bool is_read = command == 0x25 || command == 0xC8, is_write = command == 0x35 || command == 0xCA;
     if (!error && (is_read || is_write)) {
-      const size_t bytes = size_t{count} * 512;
+      const size_t bytes = size_t{count} * p.logical_bytes;
       if (is_read)
-        data.assign(p.disk.begin() + lba * 512, p.disk.begin() + lba * 512 + bytes);
+        data.assign(p.disk.begin() + lba * p.logical_bytes, p.disk.begin() + lba * p.logical_bytes + bytes);
       else
         data.assign(bytes, 0);
     }
@@ -347,8 +351,8 @@ class AhciModel final : public RegisterWindow {
       moved += static_cast<uint32_t>(n_bytes);
     }
     if (!error && is_write) {
-      EXPECT_EQ(offset, size_t{count} * 512) << "the PRDT covers the sectors written";
-      std::memcpy(p.disk.data() + lba * 512, data.data(), offset);
+      EXPECT_EQ(offset, size_t{count} * p.logical_bytes) << "the PRDT covers the sectors written";
+      std::memcpy(p.disk.data() + lba * p.logical_bytes, data.data(), offset);
       p.writes.push_back({lba, count});
     }
     put32(header + 4, moved);  // PRDBC
@@ -366,7 +370,10 @@ class AhciModel final : public RegisterWindow {
     model.resize(40, ' ');
     for (int i = 0; i < 20; ++i)
       words[27 + i] = static_cast<uint16_t>((uint8_t(model[2 * i]) << 8) | uint8_t(model[2 * i + 1]));
-    const uint64_t sectors = p.disk.size() / 512;
+    const uint64_t sectors = p.disk.size() / p.logical_bytes;
+    words[106] = p.word106;
+    words[117] = static_cast<uint16_t>(p.logical_bytes / 2);
+    words[118] = static_cast<uint16_t>(p.logical_bytes / 2 >> 16);
     const uint32_t lba28 = sectors > 0x0FFFFFFF ? 0x0FFFFFFF : static_cast<uint32_t>(sectors);
     words[60] = lba28 & 0xFFFF;
     words[61] = lba28 >> 16;
@@ -603,11 +610,11 @@ class NvmeModel final : public RegisterWindow {
             const uint64_t blocks = ns.data.size() / ns.block_bytes;
             std::memcpy(page.data(), &blocks, 8);
             std::memcpy(page.data() + 8, &blocks, 8);
-            page[25] = 1;  // two formats: 512 and 4096
+            page[25] = 1;  // two formats: 512 and the namespace's other block size (4096 by default)
             page[26] = static_cast<uint8_t>((ns.block_bytes == 512 ? 0 : 1) | (ns.extended_lba ? 0x10 : 0));
             page[29] = ns.protection;
             page[128 + 2] = 9;
-            page[132 + 2] = 12;
+            page[132 + 2] = ns.block_bytes == 512 ? 12 : static_cast<uint8_t>(__builtin_ctz(ns.block_bytes));
             std::memcpy(page.data() + 128 + 4 * (page[26] & 0xF), &ns.metadata_bytes, 2);
           }
           break;

@@ -200,8 +200,8 @@ TEST_F(NvmeFixture, NamespacesWithMetadataOrProtectionInformationAreRefused) {
   EXPECT_TRUE(NvmeDisk::open(*controller, 4)) << "the plain format";
 }
 
-TEST_F(NvmeFixture, NamespacesWithOtherBlockSizesOrInactiveAreRefused) {
-  add_namespace(64, 4096);
+TEST_F(NvmeFixture, NamespacesWithUnsupportedBlockSizesOrInactiveAreRefused) {
+  add_namespace(64, 8192);
   nvme.active_list_unknown = true;  // an NVMe 1.0 controller: every namespace up to NN is tried
   auto controller = NvmeController::open(nvme, clock, area);
   ASSERT_TRUE(controller);
@@ -212,10 +212,57 @@ TEST_F(NvmeFixture, NamespacesWithOtherBlockSizesOrInactiveAreRefused) {
   auto big = NvmeDisk::open(*controller, 1);
   ASSERT_FALSE(big);
   EXPECT_STREQ(big.error().message,
-               "nvme: the namespace has 4096-byte blocks; a trace disk needs 512-byte blocks");
+               "nvme: the namespace has 8192-byte blocks; a trace disk needs 512-, 1024-, 2048- or 4096-byte "
+               "blocks");
   auto inactive = NvmeDisk::open(*controller, 2);
   ASSERT_FALSE(inactive);
   EXPECT_STREQ(inactive.error().message, "nvme: the namespace is not active");
+}
+
+// A 4Kn namespace (LBAF data size 2^12) and an odd 1024-byte one: addressed in 512-byte sectors, the
+// commands carry blocks, and a transfer that is not whole blocks is refused before it reaches the drive.
+TEST_F(NvmeFixture, NamespacesOfLargerBlocksAreAddressedInSectors) {
+  for (const uint32_t block : {4096u, 1024u}) {
+    nvme.namespaces.clear();
+    nvme.writes.clear();
+    add_namespace(256, block);
+    auto controller = NvmeController::open(nvme, clock, area);
+    ASSERT_TRUE(controller) << controller.error().message;
+    auto disk = NvmeDisk::open(*controller, 1);
+    ASSERT_TRUE(disk) << disk.error().message;
+    const uint32_t per = block / 512;
+    EXPECT_EQ(disk->block_size(), block);
+    EXPECT_EQ(disk->sectors_per_block(), per);
+    EXPECT_EQ(disk->sector_count(), 256u * per) << "512-byte sectors";
+
+    std::vector<uint8_t> data(3 * block);
+    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 11 + block);
+    ASSERT_TRUE(disk->write(5 * per, 3 * per, data.data()));
+    ASSERT_EQ(nvme.writes.size(), 1u);
+    EXPECT_EQ(nvme.writes[0], (std::pair<uint64_t, uint32_t>{5, 3})) << "LBA and count in blocks";
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), nvme.namespaces[0].data.begin() + 5 * block));
+    std::vector<uint8_t> back(data.size());
+    ASSERT_TRUE(disk->read(5 * per, 3 * per, back.data()));
+    EXPECT_EQ(back, data);
+
+    // Staged writes: the same conversion.
+    std::memset(disk->staging(1), 0x5A, 2 * block);
+    ASSERT_TRUE(disk->start_write(10 * per, 2 * per, 1));
+    ASSERT_TRUE(disk->finish_write());
+    EXPECT_EQ(nvme.writes.back(), (std::pair<uint64_t, uint32_t>{10, 2}));
+    EXPECT_EQ(nvme.namespaces[0].data[10 * block + 2 * block - 1], 0x5A);
+
+    const size_t writes = nvme.writes.size();
+    for (const auto& [lba, count] : {std::pair<uint64_t, uint32_t>{1, per}, {0, 1}}) {
+      auto partial = disk->write(lba, count, data.data());
+      ASSERT_FALSE(partial) << lba << "+" << count;
+      EXPECT_STREQ(partial.error().message,
+                   "a transfer that is not whole logical blocks (the trace disk writes only whole blocks)");
+      EXPECT_FALSE(disk->read(lba, count, back.data()));
+      EXPECT_FALSE(disk->start_write(lba, count, 0));
+    }
+    EXPECT_EQ(nvme.writes.size(), writes) << "nothing reached the drive";
+  }
 }
 
 // A controller that was only searched: shut down cleanly (no unsafe shutdown on the drive's count), then

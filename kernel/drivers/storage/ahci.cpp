@@ -2,6 +2,7 @@
 #include "drivers/storage/ahci.h"
 
 #include "drivers/storage/ata_identify.h"
+#include "lib/format.h"
 
 namespace ett::drivers::storage {
 
@@ -216,8 +217,14 @@ Status AhciDisk::identify() {
   const IdentifyData id = parse_identify(words);
   __builtin_memcpy(m_model, id.model, sizeof(m_model));
   m_lba48 = id.lba48;
-  m_sector_count = id.sectors;
-  if (m_sector_count == 0) return fail("ahci: the disk reports no LBA sectors");
+  if (id.sectors == 0) return fail("ahci: the disk reports no LBA sectors");
+  if (!supported_block_size(id.logical_sector_bytes)) {
+    static char message[160];
+    lib::format(message, sizeof(message), kLogicalSectorRefusal, "ahci", id.logical_sector_bytes);
+    return fail(message);
+  }
+  m_shift = block_shift(id.logical_sector_bytes);
+  m_sector_count = id.sectors << m_shift;
   return {};
 }
 
@@ -320,9 +327,10 @@ Status AhciDisk::start_write(uint64_t lba, uint32_t count, uint32_t index) {
   if (index >= kStagingBuffers || count == 0 || count > staging_sectors())
     return fail("ahci: bad staging write");
   if (lba + count > m_sector_count) return fail("ahci: write beyond the end of the disk");
+  if (!whole_blocks(lba, count, m_shift)) return fail(kPartialBlock);
   const uint32_t bytes = count * kSectorSize;
-  ETT_TRY(issue(m_lba48 ? kWriteDmaExt : kWriteDma, lba, count, bytes, kStaging + index * kStagingBytes, true,
-                kTransferMs));
+  ETT_TRY(issue(m_lba48 ? kWriteDmaExt : kWriteDma, lba >> m_shift, count >> m_shift, bytes,
+                kStaging + index * kStagingBytes, true, kTransferMs));
   m_outstanding_bytes = bytes;
   return {};
 }
@@ -334,12 +342,15 @@ Status AhciDisk::finish_write() {
   return complete(m_lba48 ? kWriteDmaExt : kWriteDma, bytes, kTransferMs);
 }
 
+// `lba` and `count` are 512-byte sectors; the commands count logical sectors (2^m_shift of them).
 Status AhciDisk::read(uint64_t lba, uint32_t count, void* buffer) {
+  if (!whole_blocks(lba, count, m_shift)) return fail(kPartialBlock);
   auto* out = static_cast<uint8_t*>(buffer);
   while (count > 0) {
     const uint32_t batch = count < kMaxSectors ? count : kMaxSectors;
     if (lba + batch > m_sector_count) return fail("ahci: read beyond the end of the disk");
-    ETT_TRY(run(m_lba48 ? kReadDmaExt : kReadDma, lba, batch, batch * kSectorSize, false, kTransferMs));
+    ETT_TRY(run(m_lba48 ? kReadDmaExt : kReadDma, lba >> m_shift, batch >> m_shift, batch * kSectorSize,
+                false, kTransferMs));
     __builtin_memcpy(out, m_area.data + kData, batch * kSectorSize);
     out += batch * kSectorSize;
     lba += batch;
@@ -349,12 +360,14 @@ Status AhciDisk::read(uint64_t lba, uint32_t count, void* buffer) {
 }
 
 Status AhciDisk::write(uint64_t lba, uint32_t count, const void* data) {
+  if (!whole_blocks(lba, count, m_shift)) return fail(kPartialBlock);
   const auto* in = static_cast<const uint8_t*>(data);
   while (count > 0) {
     const uint32_t batch = count < kMaxSectors ? count : kMaxSectors;
     if (lba + batch > m_sector_count) return fail("ahci: write beyond the end of the disk");
     __builtin_memcpy(m_area.data + kData, in, batch * kSectorSize);
-    ETT_TRY(run(m_lba48 ? kWriteDmaExt : kWriteDma, lba, batch, batch * kSectorSize, true, kTransferMs));
+    ETT_TRY(run(m_lba48 ? kWriteDmaExt : kWriteDma, lba >> m_shift, batch >> m_shift, batch * kSectorSize,
+                true, kTransferMs));
     in += batch * kSectorSize;
     lba += batch;
     count -= batch;

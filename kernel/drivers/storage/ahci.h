@@ -151,12 +151,15 @@ class AhciDisk : public BlockDevice {
   Status read(uint64_t lba, uint32_t count, void* buffer) override;
   Status write(uint64_t lba, uint32_t count, const void* data) override;
   Status flush() override;
-  // 28-bit commands count at most 256 sectors.
-  uint32_t staging_sectors() const override { return m_lba48 ? kStagingBytes / kSectorSize : 256; }
+  // 28-bit commands count at most 256 logical sectors.
+  uint32_t staging_sectors() const override {
+    return m_lba48 ? kStagingBytes / kSectorSize : 256u << m_shift;
+  }
   uint8_t* staging(uint32_t index) override { return m_area.data + kStaging + index * kStagingBytes; }
   Status start_write(uint64_t lba, uint32_t count, uint32_t index) override;
   Status finish_write() override;
   uint64_t sector_count() const override { return m_sector_count; }
+  uint32_t block_size() const override { return kSectorSize << m_shift; }
   const char* model() const override { return m_model; }
   bool has_lba48() const { return m_lba48; }
   uint32_t port() const { return m_port; }
@@ -231,7 +234,8 @@ class AhciDisk : public BlockDevice {
   AhciController m_hba;
   uint32_t m_port;
   DmaArea m_area;
-  uint64_t m_sector_count = 0;
+  uint64_t m_sector_count = 0;  // 512-byte sectors
+  uint32_t m_shift = 0;         // log2 of the 512-byte sectors per logical sector (IDENTIFY words 106, 117)
   bool m_lba48 = false;
   uint32_t m_outstanding_bytes = 0;  // a started write: its size; 0: none
   char m_model[41] = {};

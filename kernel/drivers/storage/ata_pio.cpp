@@ -1,8 +1,10 @@
-// ata_pio.cpp: PIO data transfers with one IDE disk, one DRQ block (1 to 16 sectors) at a time.
+// ata_pio.cpp: PIO data transfers with one IDE disk, one DRQ block (1 to 16 logical sectors of 512 to 4096
+// bytes) at a time.
 #include "drivers/storage/ata_pio.h"
 
 #include "arch/x86/cpu.h"
 #include "drivers/storage/ata_identify.h"
+#include "lib/format.h"
 #include "lib/tsc_math.h"
 
 namespace ett::drivers::storage {
@@ -125,8 +127,14 @@ Status AtaPio::identify() {
   const IdentifyData id = parse_identify(words);
   __builtin_memcpy(m_model, id.model, sizeof(m_model));
   m_lba48 = id.lba48;
-  m_sector_count = id.sectors;
-  if (m_sector_count == 0) return fail("ata: the disk reports no LBA sectors (CHS-only disk)");
+  if (id.sectors == 0) return fail("ata: the disk reports no LBA sectors (CHS-only disk)");
+  if (!supported_block_size(id.logical_sector_bytes)) {
+    static char message[160];
+    lib::format(message, sizeof(message), kLogicalSectorRefusal, "ata", id.logical_sector_bytes);
+    return fail(message);
+  }
+  m_shift = block_shift(id.logical_sector_bytes);
+  m_sector_count = id.sectors << m_shift;
   m_max_multiple = id.max_multiple;
   return {};
 }
@@ -175,14 +183,19 @@ Status AtaPio::issue(const Op& op, uint64_t lba, uint32_t count, Command lba28_c
   return {};
 }
 
+// `lba` and `count` are 512-byte sectors; the commands count logical sectors (2^m_shift of them).
 Status AtaPio::read(uint64_t lba, uint32_t count, void* buffer) {
+  if (!whole_blocks(lba, count, m_shift)) return fail(kPartialBlock);
   auto* out = static_cast<uint8_t*>(buffer);
+  const uint32_t words = kWordsPerSector << m_shift;
+  lba >>= m_shift;
+  count >>= m_shift;
   while (count > 0) {
     const uint32_t batch = count < 256 ? count : 256;
     ETT_TRY(issue(kReadOp, lba, batch, kReadSectors, kReadSectorsExt));
-    for (uint32_t i = 0; i < batch; ++i, out += kSectorSize) {
+    for (uint32_t i = 0; i < batch; ++i, out += 2 * words) {
       ETT_TRY(wait_data_request(kReadOp, kTransferTimeoutMs));
-      m_command_block.rep_in16(kData, out, kWordsPerSector);
+      m_command_block.rep_in16(kData, out, words);
     }
     lba += batch;
     count -= batch;
@@ -191,7 +204,11 @@ Status AtaPio::read(uint64_t lba, uint32_t count, void* buffer) {
 }
 
 Status AtaPio::write(uint64_t lba, uint32_t count, const void* data) {
+  if (!whole_blocks(lba, count, m_shift)) return fail(kPartialBlock);
   const auto* in = static_cast<const uint8_t*>(data);
+  const uint32_t words = kWordsPerSector << m_shift;
+  lba >>= m_shift;
+  count >>= m_shift;
   while (count > 0) {
     const uint32_t batch = count < 256 ? count : 256;
     const bool multiple = m_block_sectors > 1;
@@ -200,8 +217,8 @@ Status AtaPio::write(uint64_t lba, uint32_t count, const void* data) {
     for (uint32_t done = 0; done < batch;) {
       const uint32_t block = batch - done < m_block_sectors ? batch - done : m_block_sectors;
       ETT_TRY(wait_data_request(kWriteOp, kTransferTimeoutMs));
-      m_command_block.rep_out16(kData, in, block * kWordsPerSector);
-      in += block * kSectorSize;
+      m_command_block.rep_out16(kData, in, block * words);
+      in += block * 2 * words;
       done += block;
     }
     delay_400ns();

@@ -33,7 +33,8 @@ class AtaPio : public BlockDevice {
   void enable_multiple_mode();
   void prepare_for_writing() override { enable_multiple_mode(); }
 
-  // `count` sectors (any number; split into commands of at most 256) at `lba`.
+  // `count` 512-byte sectors (whole logical sectors; split into commands of at most 256 logical sectors)
+  // at `lba`.
   Status read(uint64_t lba, uint32_t count, void* buffer) override;
   Status write(uint64_t lba, uint32_t count, const void* data) override;
   // FLUSH CACHE: everything written so far is on the medium (or in the image file) when this returns.
@@ -41,7 +42,9 @@ class AtaPio : public BlockDevice {
   Status flush() override { return flush_cache(); }
 
   uint64_t sector_count() const override { return m_sector_count; }
+  uint32_t block_size() const override { return kSectorSize << m_shift; }
   bool has_lba48() const { return m_lba48; }
+  // Logical sectors per data request of a write.
   uint32_t sectors_per_write_block() const { return m_block_sectors; }
   const char* model() const override { return m_model; }
 
@@ -122,9 +125,10 @@ class AtaPio : public BlockDevice {
   uint8_t m_select;  // kSelectMaster or kSelectSlave
   uint64_t m_tsc_hz;
   uint16_t m_max_multiple = 0;  // IDENTIFY word 47
-  uint64_t m_sector_count = 0;
+  uint64_t m_sector_count = 0;  // 512-byte sectors
+  uint32_t m_shift = 0;         // log2 of the 512-byte sectors per logical sector (IDENTIFY words 106, 117)
   bool m_lba48 = false;
-  uint32_t m_block_sectors = 1;  // sectors per data request of a write: > 1 in multiple mode
+  uint32_t m_block_sectors = 1;  // logical sectors per data request of a write: > 1 in multiple mode
   char m_model[41] = {};
 };
 

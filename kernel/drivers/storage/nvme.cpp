@@ -196,7 +196,8 @@ Status NvmeController::submit(Queue& queue, const Command& command, uint32_t tim
   return reap(queue, timeout_ms, what, &cid, outstanding);
 }
 
-Status NvmeController::start_writes(uint32_t nsid, uint64_t lba, uint32_t count, uint32_t index) {
+Status NvmeController::start_writes(uint32_t nsid, uint32_t shift, uint64_t lba, uint32_t count,
+                                    uint32_t index) {
   if (m_writes_in_flight) return fail("nvme: a write is already outstanding");
   ETT_TRY(ensure_running());
   if (index >= BlockDevice::kStagingBuffers || count == 0 || count * kSectorSize > kStagingBytes)
@@ -222,10 +223,11 @@ Status NvmeController::start_writes(uint32_t nsid, uint64_t lba, uint32_t count,
       if (Status reaped = reap(m_io, kIoMs, "WRITE", m_write_cids, m_writes_in_flight); !reaped)
         return stop_after(reaped);  // the others may still be running
     }
-    const uint64_t at = lba + done;
-    m_write_cids[m_writes_in_flight++] = post(
-        m_io, {kWrite, nsid, static_cast<uint32_t>(at), static_cast<uint32_t>(at >> 32), sectors - 1, 0, 0},
-        prp1, prp2);
+    const uint64_t at = (lba + done) >> shift;
+    m_write_cids[m_writes_in_flight++] = post(m_io,
+                                              {kWrite, nsid, static_cast<uint32_t>(at),
+                                               static_cast<uint32_t>(at >> 32), (sectors >> shift) - 1, 0, 0},
+                                              prp1, prp2);
     done += sectors;
   }
   return {};
@@ -298,22 +300,24 @@ Result<uint32_t> NvmeController::active_namespaces(uint32_t* nsids, uint32_t cap
   return count;
 }
 
-Status NvmeController::transfer(IoOpcode opcode, uint32_t nsid, uint64_t lba, uint32_t count) {
+Status NvmeController::transfer(IoOpcode opcode, uint32_t nsid, uint32_t shift, uint64_t lba,
+                                uint32_t count) {
   ETT_TRY(ensure_running());
   const char* what = opcode == kWrite ? "WRITE" : opcode == kRead ? "READ" : "FLUSH";
   const uint32_t bytes = opcode == kFlush ? 0 : count * kSectorSize;
+  const uint64_t block = lba >> shift;
   return submit(m_io,
-                {opcode, nsid, static_cast<uint32_t>(lba), static_cast<uint32_t>(lba >> 32),
-                 opcode == kFlush ? 0 : count - 1, bytes, kData},
+                {opcode, nsid, static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32),
+                 opcode == kFlush ? 0 : (count >> shift) - 1, bytes, kData},
                 opcode == kFlush ? kIoFlushMs : kIoMs, what);
 }
 
-Status NvmeController::read(uint32_t nsid, uint64_t lba, uint32_t count, void* buffer) {
+Status NvmeController::read(uint32_t nsid, uint32_t shift, uint64_t lba, uint32_t count, void* buffer) {
   const uint32_t max_sectors = (m_max_transfer < kDataBytes ? m_max_transfer : kDataBytes) / kSectorSize;
   auto* out = static_cast<uint8_t*>(buffer);
   while (count > 0) {
     const uint32_t batch = count < max_sectors ? count : max_sectors;
-    ETT_TRY(transfer(kRead, nsid, lba, batch));
+    ETT_TRY(transfer(kRead, nsid, shift, lba, batch));
     __builtin_memcpy(out, m_area.data + kData, batch * kSectorSize);
     out += batch * kSectorSize;
     lba += batch;
@@ -322,13 +326,13 @@ Status NvmeController::read(uint32_t nsid, uint64_t lba, uint32_t count, void* b
   return {};
 }
 
-Status NvmeController::write(uint32_t nsid, uint64_t lba, uint32_t count, const void* data) {
+Status NvmeController::write(uint32_t nsid, uint32_t shift, uint64_t lba, uint32_t count, const void* data) {
   const uint32_t max_sectors = (m_max_transfer < kDataBytes ? m_max_transfer : kDataBytes) / kSectorSize;
   const auto* in = static_cast<const uint8_t*>(data);
   while (count > 0) {
     const uint32_t batch = count < max_sectors ? count : max_sectors;
     __builtin_memcpy(m_area.data + kData, in, batch * kSectorSize);
-    ETT_TRY(transfer(kWrite, nsid, lba, batch));
+    ETT_TRY(transfer(kWrite, nsid, shift, lba, batch));
     in += batch * kSectorSize;
     lba += batch;
     count -= batch;
@@ -337,7 +341,7 @@ Status NvmeController::write(uint32_t nsid, uint64_t lba, uint32_t count, const 
 }
 
 Status NvmeController::flush(uint32_t nsid) {
-  return transfer(kFlush, nsid, 0, 0);
+  return transfer(kFlush, nsid, 0, 0, 0);
 }
 
 // --- one namespace ----------------------------------------------------------------------------------------
@@ -346,9 +350,10 @@ Result<NvmeDisk> NvmeDisk::open(NvmeController& controller, uint32_t nsid) {
   ETT_TRY_ASSIGN(const NvmeController::NamespaceInfo info, controller.identify_namespace(nsid));
   if (info.sectors == 0) return fail(kNotActive);
   static char message[160];
-  if (info.block_bytes != kSectorSize) {
+  if (!supported_block_size(info.block_bytes)) {
     lib::format(message, sizeof(message),
-                "nvme: the namespace has %u-byte blocks; a trace disk needs 512-byte blocks",
+                "nvme: the namespace has %u-byte blocks; a trace disk needs 512-, 1024-, 2048- or 4096-byte "
+                "blocks",
                 info.block_bytes);
     return fail(message);
   }
@@ -366,22 +371,27 @@ Result<NvmeDisk> NvmeDisk::open(NvmeController& controller, uint32_t nsid) {
                 info.metadata_bytes, info.extended_lba ? "extended LBA" : "separate buffer");
     return fail(message);
   }
-  return NvmeDisk(controller, nsid, info.sectors);
+  const uint32_t shift = block_shift(info.block_bytes);
+  if (info.sectors > (~uint64_t{0} >> shift)) return fail("nvme: the namespace's size does not fit 64 bits");
+  return NvmeDisk(controller, nsid, info.sectors << shift, shift);
 }
 
 Status NvmeDisk::read(uint64_t lba, uint32_t count, void* buffer) {
   if (lba + count > m_sectors) return fail("nvme: read beyond the end of the namespace");
-  return m_controller->read(m_nsid, lba, count, buffer);
+  if (!whole_blocks(lba, count, m_shift)) return fail(kPartialBlock);
+  return m_controller->read(m_nsid, m_shift, lba, count, buffer);
 }
 
 Status NvmeDisk::start_write(uint64_t lba, uint32_t count, uint32_t index) {
   if (lba + count > m_sectors) return fail("nvme: write beyond the end of the namespace");
-  return m_controller->start_writes(m_nsid, lba, count, index);
+  if (!whole_blocks(lba, count, m_shift)) return fail(kPartialBlock);
+  return m_controller->start_writes(m_nsid, m_shift, lba, count, index);
 }
 
 Status NvmeDisk::write(uint64_t lba, uint32_t count, const void* data) {
   if (lba + count > m_sectors) return fail("nvme: write beyond the end of the namespace");
-  return m_controller->write(m_nsid, lba, count, data);
+  if (!whole_blocks(lba, count, m_shift)) return fail(kPartialBlock);
+  return m_controller->write(m_nsid, m_shift, lba, count, data);
 }
 
 }  // namespace ett::drivers::storage

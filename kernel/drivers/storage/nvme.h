@@ -50,13 +50,14 @@ class NvmeController {
   Result<uint32_t> active_namespaces(uint32_t* nsids, uint32_t capacity);
 
   // One I/O command on namespace `nsid`; data moves through the bounce buffer.
-  Status read(uint32_t nsid, uint64_t lba, uint32_t count, void* buffer);
-  Status write(uint32_t nsid, uint64_t lba, uint32_t count, const void* data);
+  // `lba` and `count` in 512-byte sectors, whole blocks of 2^`shift` sectors (the namespace's block size).
+  Status read(uint32_t nsid, uint32_t shift, uint64_t lba, uint32_t count, void* buffer);
+  Status write(uint32_t nsid, uint32_t shift, uint64_t lba, uint32_t count, const void* data);
   Status flush(uint32_t nsid);
   uint8_t* staging(uint32_t index) { return m_area.data + kStaging + index * kStagingBytes; }
   // Submits the WRITE commands for `count` sectors of staging buffer `index` (as many as the transfer limit
   // needs); finish_writes() reaps their completions.
-  Status start_writes(uint32_t nsid, uint64_t lba, uint32_t count, uint32_t index);
+  Status start_writes(uint32_t nsid, uint32_t shift, uint64_t lba, uint32_t count, uint32_t index);
   Status finish_writes();
 
  private:
@@ -156,7 +157,7 @@ class NvmeController {
   uint32_t doorbell(uint16_t queue, bool completion) const {
     return kDoorbells + (2u * queue + (completion ? 1u : 0u)) * m_doorbell_stride;
   }
-  Status transfer(IoOpcode opcode, uint32_t nsid, uint64_t lba, uint32_t count);
+  Status transfer(IoOpcode opcode, uint32_t nsid, uint32_t shift, uint64_t lba, uint32_t count);
 
   RegisterWindow* m_bar;
   Clock* m_clock;
@@ -174,12 +175,12 @@ class NvmeController {
   char m_model[41] = {};
 };
 
-// One namespace of 512-byte blocks.
+// One namespace of 512- to 4096-byte blocks (LBAF data size 2^LBADS), addressed in 512-byte sectors.
 class NvmeDisk : public BlockDevice {
  public:
   static constexpr const char* kNotActive = "nvme: the namespace is not active";
   // IDENTIFYs namespace `nsid`; fails for an inactive namespace (kNotActive) and, naming the format, for
-  // blocks of another size, metadata or protection information.
+  // blocks of another size (not a power of two from 512 to 4096), metadata or protection information.
   static Result<NvmeDisk> open(NvmeController& controller, uint32_t nsid);
 
   Status read(uint64_t lba, uint32_t count, void* buffer) override;
@@ -191,16 +192,18 @@ class NvmeDisk : public BlockDevice {
   Status start_write(uint64_t lba, uint32_t count, uint32_t index) override;
   Status finish_write() override { return m_controller->finish_writes(); }
   uint64_t sector_count() const override { return m_sectors; }
+  uint32_t block_size() const override { return kSectorSize << m_shift; }
   const char* model() const override { return m_controller->model(); }
   uint32_t nsid() const { return m_nsid; }
 
  private:
-  NvmeDisk(NvmeController& controller, uint32_t nsid, uint64_t sectors)
-      : m_controller(&controller), m_nsid(nsid), m_sectors(sectors) {}
+  NvmeDisk(NvmeController& controller, uint32_t nsid, uint64_t sectors, uint32_t shift)
+      : m_controller(&controller), m_nsid(nsid), m_sectors(sectors), m_shift(shift) {}
 
   NvmeController* m_controller;
   uint32_t m_nsid;
-  uint64_t m_sectors;
+  uint64_t m_sectors;  // 512-byte sectors
+  uint32_t m_shift;    // log2 of the sectors per block
 };
 
 }  // namespace ett::drivers::storage
