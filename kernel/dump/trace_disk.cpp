@@ -61,8 +61,8 @@ Keep<TraceDisk> g_trace_disk;
 storage::MmioWindow g_window;  // the registers of the controller being searched (then: of the trace disk's)
 storage::TscClock g_clock;
 
-// On a disk of larger blocks (docs/design/trace-format.md, "Disks with larger blocks") the header is the last sector of a block whose
-// other sectors are zero: the whole block is written, never read back and patched.
+// On a disk of larger blocks (docs/design/trace-format.md, "Disks with larger blocks") the header is the last
+// sector of a block whose other sectors are zero: the whole block is written, never read back and patched.
 Status write_header(storage::BlockDevice& device, format::SessionHeader& header,
                     format::SessionStatus status) {
   header.status = static_cast<uint32_t>(status);
@@ -490,15 +490,17 @@ uint32_t TraceDisk::census(uint64_t tsc_hz, format::SurveyDisk* out, uint32_t ma
 
 Result<DumpStats> TraceDisk::write_survey(format::SessionHeader& header, const format::SurveyBlock& block,
                                           uint64_t tsc_hz) {
-  if (format::survey_session_sectors() > m_end_lba - m_append.lba) {
+  // On a disk of larger blocks the session is padded to whole blocks, as a capture's is.
+  const uint64_t sectors = padded_sectors(format::survey_session_sectors());
+  if (sectors > m_end_lba - m_append.lba) {
     static char message[160];
     lib::format(message, sizeof(message),
                 "the trace disk is full: a survey needs %llu sectors, %llu are free; nothing was written",
-                format::survey_session_sectors(), m_end_lba - m_append.lba);
+                sectors, m_end_lba - m_append.lba);
     return fail(message);
   }
   start_session_header(header, m_label, m_append, 0);
-  header.reserved_sectors = format::survey_session_sectors();
+  header.reserved_sectors = sectors;
   console::print("ETT: survey session %u at LBA %llu\n", header.session_number, header.start_lba);
   const uint64_t start = x86::rdtsc();
   const Status written = [&]() -> Status {

@@ -230,12 +230,13 @@ constexpr uint64_t session_sectors(uint64_t event_count) {
 // events: event_count = chunk_count = 0, and its kSurveySectors-sector SurveyBlock follows the stall table
 // (which is all zero) where a capture's chunks would start:
 //
-//   start_lba                                   SessionHeader (mode = Survey; tsc_*, cpu_*, smi_count as
-//   usual) start_lba + 1                               stall table (zero) start_lba +
-//   sectors_before_chunks(2)        SurveyBlock
+//   start_lba                     SessionHeader (mode = Survey; tsc_*, cpu_*, smi_count as usual)
+//   start_lba + 1                 stall table (zero)
+//   start_lba + 9                 SurveyBlock (sectors_before_chunks(2) = 9)
 //
-// reserved_sectors = sectors_before_chunks(2) + kSurveySectors. The host's `ett survey` turns the block into
-// a verdict per use; the kernel only reports what it measured.
+// reserved_sectors = sectors_before_chunks(2) + kSurveySectors, rounded up to whole blocks on a disk of
+// larger blocks (as a capture's is). The host's `ett survey` turns the block into a verdict per use; the
+// kernel only reports what it measured.
 inline constexpr uint32_t kSurveySectors = 8;
 inline constexpr char kSurveyMagic[8] = {'E', 'T', 'T', 'S', 'U', 'R', 'V', '1'};
 inline constexpr uint32_t kSurveyVersion = 1;
