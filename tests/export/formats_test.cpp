@@ -71,7 +71,7 @@ TEST(ExportVcd, SerialPortLinesByNameAndNoWidthForAShortPulse) {
   capture.info.tsc_hz = 1'000'000'000;
   capture.info.capture_start_tsc = 1000;
   capture.info.capture_end_tsc = 3000;
-  capture.info.probe_source = static_cast<uint32_t>(format::ProbeSource::Uart);
+  capture.info.probe_source = static_cast<uint32_t>(ett::format::ProbeSource::Uart);
   capture.events = {{0, 1, 1, 0x01, 1100, 100}, {1, 1, 5, 0x05, 1300, 300}, {2, 1, 1, 0x01, 1300, 300}};
   VcdOptions options;
   options.bus = false;
@@ -79,30 +79,13 @@ TEST(ExportVcd, SerialPortLinesByNameAndNoWidthForAShortPulse) {
   const size_t body = vcd.find("$scope");
   ASSERT_NE(body, std::string::npos);
   EXPECT_EQ(vcd.substr(body),
-            "$scope module ett $end
-            "
-            "$var wire 1 ! DCD $end
-                $var wire 1 \" DSR $end
-                $var wire 1 #CTS $end $var wire 1 $ RI $end
-                "
-                "$var wire 1 ) probe1 $end
-                $var wire 1 *
-                probe2 $end $upscope $end $enddefinitions $end
-                "
-                "#0
-                $dumpvars 0 !0\"
-                0 #0 $ 0)
-0*
-$end
-"
-            "#100
-1!
-1)
-"
-            "#300
-"
-            "#2000
-");
+            "$scope module ett $end\n"
+            "$var wire 1 ! DCD $end\n$var wire 1 \" DSR $end\n$var wire 1 # CTS $end\n$var wire 1 $ RI $end\n"
+            "$var wire 1 ) probe1 $end\n$var wire 1 * probe2 $end\n$upscope $end\n$enddefinitions $end\n"
+            "#0\n$dumpvars\n0!\n0\"\n0#\n0$\n0)\n0*\n$end\n"
+            "#100\n1!\n1)\n"
+            "#300\n"
+            "#2000\n");
 }
 
 // Each probe's code as 1-bit wires, one per bit of its layout's width (2x4: four), each written when it
