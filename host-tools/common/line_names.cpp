@@ -93,12 +93,15 @@ Expected<int> parse_line_name(std::string_view text, uint32_t probe_source, cons
                                 layout.bits_per_probe(), lines_phrase(probe_source)));
     line = layout.shift(probe);
   } else {
-    return refuse(fmt::format("expected a data line {}{}", serial ? "" : "D0 to D7",
-                              serial ? lines_phrase(probe_source) : " (DCD, DSR, CTS, RI on a serial port)"));
+    if (serial) return refuse("expected a data line " + lines_phrase(probe_source));
+    return refuse("expected a data line D0 to D7 (DCD, DSR, CTS, RI on a serial port)");
   }
+  // Only a serial port has fewer than eight lines.
   if (line >= line_count(probe_source))
     return refuse(
-        fmt::format("the session came from probe={}: its lines are {}", source, lines_phrase(probe_source)));
+        fmt::format("the session came from probe={}: its lines are DCD, DSR, CTS and RI (D0 to D3; D4 to D7 "
+                    "do not exist)",
+                    source));
   return line;
 }
 
