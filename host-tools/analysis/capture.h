@@ -43,6 +43,7 @@ struct CaptureInfo {
   std::string mode = "capture";  // capture | calibrate | hwlat
   std::string layout = "2x4";
   int probe_count = 2;
+  uint32_t probe_source = 0;  // format::ProbeSource (0: unknown); names the lines (common/line_names.h)
   uint8_t initial_lines = 0;
   std::string captured_at;        // UTC text, may be empty
   uint64_t captured_at_unix = 0;  // the same, seconds since 1970 (0: unknown)

@@ -9,6 +9,7 @@
 #include <exception>
 
 #include "common/huge_pages.h"
+#include "common/line_names.h"
 #include "common/probe_layout.h"
 #include "common/resources.h"
 #include "common/tsc_time.h"
@@ -100,8 +101,8 @@ Expected<std::pair<CaptureInfo, int64_t>> read_capture_info(Database& db, int64_
   auto info_rows = db.query(
       "SELECT tsc_hz, capture_start_tsc, capture_end_tsc, mode, layout, initial_lines, captured_at, "
       "cpu_brand, disk_name, session, stall_count, loop_iterations, longest_check_ticks, "
-      "typical_check_ticks, stall_threshold_ticks, captured_at_unix, event_count FROM traces WHERE trace_id "
-      "= $1",
+      "typical_check_ticks, stall_threshold_ticks, captured_at_unix, event_count, probe_source FROM traces "
+      "WHERE trace_id = $1",
       params);
   if (!info_rows) return info_rows.failure();
   if (info_rows->rows.empty())
@@ -115,6 +116,7 @@ Expected<std::pair<CaptureInfo, int64_t>> read_capture_info(Database& db, int64_
   info.mode = as_text(row[3]);
   info.layout = as_text(row[4]);
   info.probe_count = probes_in_layout(info.layout);
+  info.probe_source = probe_source_from_name(as_text(row[17]));
   info.initial_lines = static_cast<uint8_t>(as_int(row[5]));
   info.captured_at = as_text(row[6]);
   info.cpu_brand = as_text(row[7]);

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "common/decimals.h"
+#include "common/line_names.h"
 #include "common/row_cursor.h"
 #include "common/terminal_text.h"
 
@@ -848,7 +849,7 @@ std::string format_pps(const PpsResult& r, OutputFormat format) {
     // The capture's own calibration is unknown when its header has no TSC rate.
     const bool calibrated = r.header_tsc_hz > 0;
     return json_text(Json{
-        {"line", fmt::format("D{}", r.line)},
+        {"line", line_name(r.probe_source, r.line)},
         {"pulses", r.pulses.size()},
         {"missing", r.missing},
         {"rejected", r.rejected.size()},
@@ -867,8 +868,9 @@ std::string format_pps(const PpsResult& r, OutputFormat format) {
         {"labels", labelled ? Json(r.label_source) : Json(nullptr)},
         {"label_note", r.label_note.empty() ? Json(nullptr) : Json(r.label_note)}});
   }
-  std::string out = fmt::format("PPS on D{}: {} pulses accepted, {} missing seconds, {} edges rejected\n",
-                                r.line, r.pulses.size(), r.missing, r.rejected.size());
+  std::string out =
+      fmt::format("PPS on {}: {} pulses accepted, {} missing seconds, {} edges rejected\n",
+                  line_label(r.probe_source, r.line), r.pulses.size(), r.missing, r.rejected.size());
   for (const PpsRejection& x : r.rejected) out += fmt::format("  rejected seq {}: {}\n", x.seq, x.reason);
   out += fmt::format("TSC rate: {:.3f} Hz ± {:.3f} Hz ({:.3f} ppb) against the pulses\n", r.tsc_hz,
                      r.tsc_hz_stderr, r.uncertainty_ppb);

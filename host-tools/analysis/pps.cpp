@@ -10,6 +10,7 @@
 #include <ctime>
 
 #include "analysis/stats.h"
+#include "common/line_names.h"
 
 namespace ett::host {
 
@@ -82,14 +83,22 @@ UtcNs PpsResult::utc_of_capture_ns(double time_ns, uint64_t capture_start_tsc,
                     time_ns * static_cast<double>(capture_tsc_hz) / 1e9);
 }
 
+Expected<int> pps_line(const CaptureInfo& info, std::string_view text) {
+  const ProbeLayout layout = ProbeLayout::from_name(info.layout).value_or(ProbeLayout());
+  return parse_line_name(text, info.probe_source, layout, "--line");
+}
+
 Expected<PpsResult> analyze_pps(const Capture& capture, const PpsOptions& options) {
-  if (options.line < 0 || options.line > 7)
-    return make_error(ErrorKind::Usage, fmt::format("--line D{}: the data lines are D0 to D7", options.line));
+  const uint32_t source = capture.info.probe_source;
+  if (options.line < 0 || options.line >= line_count(source))
+    return make_error(ErrorKind::Usage,
+                      fmt::format("--line D{}: the data lines are {}", options.line, lines_phrase(source)));
   if (capture.info.tsc_hz == 0)
     return make_error(ErrorKind::Usage,
                       capture.info.name + " has no TSC rate: its pulses cannot be told apart");
   PpsResult result;
   result.line = options.line;
+  result.probe_source = source;
   result.header_tsc_hz = static_cast<double>(capture.info.tsc_hz);
   const std::vector<Edge> edges = line_edges(capture, options.line, options.rising);
 
@@ -122,8 +131,8 @@ Expected<PpsResult> analyze_pps(const Capture& capture, const PpsOptions& option
   auto too_few = [&] {
     return make_error(
         ErrorKind::Usage,
-        fmt::format("{}: {} pulses on D{} ({} rejected); a rate needs at least 3", capture.info.name,
-                    result.pulses.size(), options.line, result.rejected.size()));
+        fmt::format("{}: {} pulses on {} ({} rejected); a rate needs at least 3", capture.info.name,
+                    result.pulses.size(), line_label(source, options.line), result.rejected.size()));
   };
   if (result.pulses.size() < 3) return too_few();
 

@@ -22,7 +22,7 @@
 namespace ett::host {
 
 struct PpsOptions {
-  int line = 7;        // D0..D7
+  int line = 7;        // D0..D7 (a serial port's: D0..D3, parse_line_name)
   bool rising = true;  // the edge that marks the second (most receivers: rising)
   double grid_tolerance_ns =
       10e6;               // an edge further than this from a whole second after the previous pulse is extra
@@ -50,6 +50,7 @@ struct PpsPulse {
 
 struct PpsResult {
   int line = 7;
+  uint32_t probe_source = 0;           // the capture's, for the line's name (line_name: "D7", "DCD")
   std::vector<PpsPulse> pulses;        // accepted
   std::vector<PpsRejection> rejected;  // with the reason
   int64_t missing = 0;                 // whole seconds with no pulse between accepted ones
@@ -71,6 +72,10 @@ struct PpsResult {
   // turned ticks into that time).
   UtcNs utc_of_capture_ns(double time_ns, uint64_t capture_start_tsc, uint64_t capture_tsc_hz) const;
 };
+
+// `--line TEXT` for the capture: D0..D7, DCD|DSR|CTS|RI when it came from a serial port, or the number of a
+// one-line probe (parse_line_name); a name its source does not have is a usage error.
+Expected<int> pps_line(const CaptureInfo& info, std::string_view text);
 
 // Errors: fewer than three accepted pulses, a bad line, an --utc-at-edge beyond the pulses.
 Expected<PpsResult> analyze_pps(const Capture& capture, const PpsOptions& options);

@@ -367,9 +367,6 @@ int run_align(const AnalyzeOptions& o, OutputFormat format) {
 
 int run_pps(const AnalyzeOptions& o, OutputFormat format) {
   PpsOptions options;
-  if (o.line.size() != 2 || (o.line[0] != 'D' && o.line[0] != 'd') || o.line[1] < '0' || o.line[1] > '7')
-    return report({ErrorKind::Usage, "--line '" + o.line + "': expected a data line D0 to D7"});
-  options.line = o.line[1] - '0';
   options.rising = !o.falling;
   if (!o.utc_at_edge.empty()) {
     auto parsed = parse_utc_at_edge(o.utc_at_edge);
@@ -378,6 +375,10 @@ int run_pps(const AnalyzeOptions& o, OutputFormat format) {
   }
   auto loaded = open_trace(o.db, o.trace);
   if (!loaded) return report(loaded.error());
+  // The line's names depend on where the trace came from (DCD..RI on a serial port).
+  auto line = pps_line(loaded->capture.info, o.line);
+  if (!line) return report(line.error());
+  options.line = *line;
   options.captured_at_unix = loaded->capture.info.captured_at_unix;
   auto result = analyze_pps(loaded->capture, options);
   if (!result) return report(result.error());
@@ -414,8 +415,10 @@ Command add_analyze_command(CLI::App& app) {
           "A GPS receiver's pulse-per-second on a data line: the TSC rate against true seconds (Hz, "
           "ppb), the pulses' jitter, and the TSC-to-UTC mapping (stored with the trace)"),
       *o);
-  pps->add_option("--line", o->line, "The data line the PPS output is wired to, D0 to D7")
-      ->type_name("Dn")
+  pps->add_option("--line", o->line,
+                  "The data line the PPS output is wired to: D0 to D7, DCD|DSR|CTS|RI on a serial port "
+                  "(probe=uart), or a one-line probe's number")
+      ->type_name("LINE")
       ->capture_default_str();
   pps->add_flag("--falling", o->falling, "The falling edge marks the second (default: the rising edge)");
   pps->add_option(

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "commands.h"
+#include "common/line_names.h"
 #include "common/units.h"
 #include "common/write_behind.h"
 #include "data_output.h"
@@ -84,6 +85,8 @@ int run_extract(const ExtractOptions& options) {
     return report(
         {ErrorKind::Usage, fmt::format("session {} has no TSC frequency: give one with --cpu-hz", number)});
 
+  // A serial port's session says which events are the edges of a pulse shorter than the poll step.
+  const bool with_flags = is_serial_source(summary.header.probe_source);
   bar.phase(fmt::format("writing session {}", number));
   const uint64_t total = summary.recovered_events;
   const EventFeed feed =
@@ -93,7 +96,7 @@ int run_extract(const ExtractOptions& options) {
     return true;
   };
   if (to_stdout) {
-    auto wrote = write_events(feed, *format, timing, stdout, "standard output", progress);
+    auto wrote = write_events(feed, *format, timing, stdout, "standard output", progress, with_flags);
     bar.erase();
     return wrote ? 0 : report(wrote.error());
   }
@@ -125,7 +128,7 @@ int run_extract(const ExtractOptions& options) {
     if (const off_t at = ::ftello(out); at > 0) behind->wrote(static_cast<uint64_t>(at));
     return progress(done);
   };
-  auto wrote = write_events(feed, *format, timing, out, output, file_progress);
+  auto wrote = write_events(feed, *format, timing, out, output, file_progress, with_flags);
   behind.reset();  // its thread stops before the descriptor closes
   const bool closed = std::fclose(out) == 0;
   if (!wrote || !closed) {
@@ -161,7 +164,9 @@ Command add_extract_command(CLI::App& app) {
                 "Extract a damaged session's good chunks (skip those that fail their CRC) and say which seqs "
                 "were lost");
   sub->footer(
-      "Columns: seq,probe,code,tsc,time_ns (csv); json, jsonl and text add lines (D7..D0). A partial\n"
+      "Columns: seq,probe,code,tsc,time_ns (csv); json, jsonl and text add lines (D7..D0). A session\n"
+      "from a serial port (probe=uart: D0..D3 = DCD, DSR, CTS, RI) adds flags: short-pulse marks both\n"
+      "edges of a pulse shorter than the poll step (their times and its width unknown). A partial\n"
       "session (dump cut off) is extracted with a warning. A serial log of dump=serial is read like a disk.\n"
       "Ctrl-C removes the file it was writing. Exit status: 0 ok, 1 usage or I/O error, 10 not a trace "
       "disk,\n"

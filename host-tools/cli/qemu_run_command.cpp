@@ -10,6 +10,7 @@
 #include <string>
 
 #include "commands.h"
+#include "common/line_names.h"
 #include "data_output.h"
 #include "ett/trace_format.h"
 #include "export/output_file.h"
@@ -128,10 +129,11 @@ int run_qemu_run(QemuRunOptions& options, const CLI::App& sub) {
   options.run.sync_probe = static_cast<uint8_t>(options.sync_probe);
   options.run.guest_clock = options.clock == "guest";
   if (!options.pps_line.empty()) {
-    const std::string& line = options.pps_line;
-    if (line.size() != 2 || (line[0] != 'D' && line[0] != 'd') || line[1] < '0' || line[1] > '7')
-      return report({host::ErrorKind::Usage, "--pps-line '" + line + "': expected a data line D0 to D7"});
-    options.run.pps_line = line[1] - '0';
+    // The harness drives QEMU's ivshmem lines: D0..D7 (a serial port's names are refused by name).
+    auto line = host::parse_line_name(options.pps_line, static_cast<uint32_t>(format::ProbeSource::Ivshmem),
+                                      host::ProbeLayout(), "--pps-line");
+    if (!line) return report(line.error());
+    options.run.pps_line = *line;
   }
   // OVMF alone takes 5-20 s to reach GRUB under TCG.
   if (options.run.firmware == host::Firmware::Uefi && sub.count("--boot-timeout") == 0)

@@ -11,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/line_names.h"
 #include "common/probe_layout.h"
 #include "common/tsc_time.h"
 
@@ -180,8 +181,14 @@ VcdWriter::VcdWriter(const CaptureInfo& info, int probes, double origin_ns, Text
   out.print("$comment {}, layout {}, TSC {} Hz{} $end\n", info.name.empty() ? "ETT capture" : info.name,
             info.layout, info.tsc_hz, options.utc ? ", time 0 in UTC from the PPS mapping" : "");
   out.print("$timescale {} $end\n$scope module ett $end\n", timescale_text(options.timescale_ps));
-  for (int line = 0; line < 8; ++line) out.print("$var wire 1 {} D{} $end\n", line_id(line), line);
+  // A serial port's inputs by their names (DCD, DSR, CTS, RI); it has no D4..D7.
+  const int lines = line_count(info.probe_source);
   std::vector<std::string> names;
+  for (int line = 0; line < lines; ++line) {
+    names.push_back(line_name(info.probe_source, line));
+    out.print("$var wire 1 {} {} $end\n", line_id(line), names.back());
+  }
+  const size_t line_names = names.size();
   for (int probe = 1; probe <= probes; ++probe) {
     const bool labelled =
         static_cast<size_t>(probe) <= options.probe_labels.size() && !options.probe_labels[probe - 1].empty();
@@ -197,13 +204,14 @@ VcdWriter::VcdWriter(const CaptureInfo& info, int probes, double origin_ns, Text
   // GTKWave joins split bits back into a vector (its autocoalesce).
   for (int probe = 1; probe <= s.bus_probes; ++probe)
     for (int bit = s.width - 1; bit >= 0; --bit)
-      out.print("$var wire 1 {} {}_code{} $end\n", code_bit_id(probe, s.width, bit), names[probe - 1],
+      out.print("$var wire 1 {} {}_code{} $end\n", code_bit_id(probe, s.width, bit),
+                names[line_names + static_cast<size_t>(probe) - 1],
                 s.width > 1 ? fmt::format("[{}]", bit) : "");
   out.append("$upscope $end\n$enddefinitions $end\n");
 
   s.lines = info.initial_lines;
   out.append("#0\n$dumpvars\n");
-  for (int line = 0; line < 8; ++line) s.text.bit((s.lines >> line) & 1, line_id(line));
+  for (int line = 0; line < lines; ++line) s.text.bit((s.lines >> line) & 1, line_id(line));
   for (int probe = 1; probe <= probes; ++probe) s.text.bit(0, probe_id(probe));
   for (int probe = 1; probe <= s.bus_probes; ++probe) {
     s.codes[probe - 1] = s.layout->code_of(s.lines, probe);

@@ -1,4 +1,5 @@
-// vcd.h: a capture as a Value Change Dump (IEEE 1364): one 1-bit wire per data line D0..D7, one per probe
+// vcd.h: a capture as a Value Change Dump (IEEE 1364): one 1-bit wire per data line D0..D7 (a serial port:
+// DCD, DSR, CTS, RI, line_names.h), one per probe
 // (toggled at each of its events, so that a change to the same line values still shows) and each probe's code
 // as 1-bit wires NAME_code[i], one per bit of its layout's width (GTKWave joins them into a bus; sigrok and
 // PulseView read them as channels); probes carry their `ett label` names.

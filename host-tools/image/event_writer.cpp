@@ -6,6 +6,7 @@
 
 #include <cerrno>
 
+#include "common/line_names.h"
 #include "common/tsc_time.h"
 
 namespace ett::host {
@@ -24,12 +25,14 @@ int64_t tsc_to_ns(uint64_t tsc, const EventTiming& timing) {
 }
 
 Status write_events(std::span<const Event> events, EventFormat format, const EventTiming& timing,
-                    std::FILE* out, const std::string& out_name, const WriteProgress& progress) {
-  return write_events(EventSpan(events).feed(0, events.size()), format, timing, out, out_name, progress);
+                    std::FILE* out, const std::string& out_name, const WriteProgress& progress,
+                    bool with_flags) {
+  return write_events(EventSpan(events).feed(0, events.size()), format, timing, out, out_name, progress,
+                      with_flags);
 }
 
 Status write_events(const EventFeed& feed, EventFormat format, const EventTiming& timing, std::FILE* out,
-                    const std::string& out_name, const WriteProgress& progress) {
+                    const std::string& out_name, const WriteProgress& progress, bool with_flags) {
   if (timing.hz == 0)
     return make_error(ErrorKind::Usage, "the TSC frequency is 0: give the CPU frequency with --cpu-hz");
   fmt::memory_buffer buffer;
@@ -40,10 +43,11 @@ Status write_events(const EventFeed& feed, EventFormat format, const EventTiming
     return {};
   };
   auto out_it = std::back_inserter(buffer);
-  if (format == EventFormat::Csv) fmt::format_to(out_it, "seq,probe,code,tsc,time_ns\n");
+  if (format == EventFormat::Csv)
+    fmt::format_to(out_it, "seq,probe,code,tsc,time_ns{}\n", with_flags ? ",flags" : "");
   if (format == EventFormat::Text)
-    fmt::format_to(out_it, "{:>10}  {:>5}  {:>4}  {:>20}  {:>16}  {:>5}\n", "seq", "probe", "code", "tsc",
-                   "time_ns", "lines");
+    fmt::format_to(out_it, "{:>10}  {:>5}  {:>4}  {:>20}  {:>16}  {:>5}{}\n", "seq", "probe", "code", "tsc",
+                   "time_ns", "lines", with_flags ? "  flags" : "");
   // JSON: hand-written (millions of events; numbers only, nothing to escape), one object a line.
   if (format == EventFormat::Json) fmt::format_to(out_it, "[");
   uint64_t done = 0;
@@ -54,25 +58,34 @@ Status write_events(const EventFeed& feed, EventFormat format, const EventTiming
       const int64_t ns = tsc_to_ns(event.tsc, timing);
       switch (format) {
         case EventFormat::Csv:
-          fmt::format_to(out_it, FMT_COMPILE("{},{},{},{},{}\n"), event.seq, event.probe, event.code,
-                         event.tsc, ns);
+          fmt::format_to(out_it, FMT_COMPILE("{},{},{},{},{}"), event.seq, event.probe, event.code, event.tsc,
+                         ns);
+          if (with_flags) fmt::format_to(out_it, ",{}", event_flags_text(event.flags));
+          fmt::format_to(out_it, "\n");
           break;
         case EventFormat::Jsonl:
           fmt::format_to(
               out_it,
-              FMT_COMPILE("{{\"seq\":{},\"probe\":{},\"code\":{},\"tsc\":{},\"time_ns\":{},\"lines\":{}}}\n"),
+              FMT_COMPILE("{{\"seq\":{},\"probe\":{},\"code\":{},\"tsc\":{},\"time_ns\":{},\"lines\":{}"),
               event.seq, event.probe, event.code, event.tsc, ns, event.lines);
+          if (with_flags) fmt::format_to(out_it, ",\"flags\":\"{}\"", event_flags_text(event.flags));
+          fmt::format_to(out_it, "}}\n");
           break;
         case EventFormat::Json:
           fmt::format_to(
               out_it,
               FMT_COMPILE(
-                  "{}\n  {{\"seq\":{},\"probe\":{},\"code\":{},\"tsc\":{},\"time_ns\":{},\"lines\":{}}}"),
+                  "{}\n  {{\"seq\":{},\"probe\":{},\"code\":{},\"tsc\":{},\"time_ns\":{},\"lines\":{}"),
               done == 0 ? "" : ",", event.seq, event.probe, event.code, event.tsc, ns, event.lines);
+          if (with_flags) fmt::format_to(out_it, ",\"flags\":\"{}\"", event_flags_text(event.flags));
+          fmt::format_to(out_it, "}}");
           break;
         case EventFormat::Text:
-          fmt::format_to(out_it, FMT_COMPILE("{:>10}  {:>5}  {:>4}  {:>20}  {:>16}  {:>5}\n"), event.seq,
+          fmt::format_to(out_it, FMT_COMPILE("{:>10}  {:>5}  {:>4}  {:>20}  {:>16}  {:>5}"), event.seq,
                          event.probe, event.code, event.tsc, ns, event.lines);
+          if (with_flags)
+            fmt::format_to(out_it, "  {}", event.flags ? event_flags_text(event.flags) : std::string("-"));
+          fmt::format_to(out_it, "\n");
           break;
       }
       if (buffer.size() >= (1u << 16)) {

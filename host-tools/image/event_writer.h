@@ -6,6 +6,9 @@
 //   {"seq":0,"probe":1,"code":3,"tsc":123456789,"time_ns":0,"lines":3}      JSONL
 //   [ the same objects, one a line, separated by commas ]                    JSON
 //   seq  probe  code  tsc  time_ns  lines, right-aligned                     text
+// A session from a serial port (with_flags) adds a last column `flags`: "short-pulse" on both edges of a
+// pulse shorter than the poll step (format::kEventShortPulse; their times and the width are unknown), else
+// empty ("-" in the table).
 #pragma once
 
 #include <cstdint>
@@ -39,10 +42,11 @@ using WriteProgress = std::function<bool(uint64_t done)>;
 
 // Writes the header (CSV, text) and one line per event to `out`; fails on a write error or hz == 0.
 Status write_events(std::span<const Event> events, EventFormat format, const EventTiming& timing,
-                    std::FILE* out, const std::string& out_name, const WriteProgress& progress = {});
+                    std::FILE* out, const std::string& out_name, const WriteProgress& progress = {},
+                    bool with_flags = false);
 // The same for events fed a block at a time (a session written as it is decoded); an error from the feed
 // ends the writing with it.
 Status write_events(const EventFeed& feed, EventFormat format, const EventTiming& timing, std::FILE* out,
-                    const std::string& out_name, const WriteProgress& progress = {});
+                    const std::string& out_name, const WriteProgress& progress = {}, bool with_flags = false);
 
 }  // namespace ett::host

@@ -67,7 +67,7 @@ Expected<uint64_t> SessionWriter::append(const SessionSpec& spec) {
   header.buffer_capacity = std::max<uint64_t>(events, 1'000'000);
   header.captured_at_unix = spec.captured_at_unix;
   header.stop_reason = static_cast<uint32_t>(spec.stop_reason);
-  header.probe_source = static_cast<uint32_t>(f::ProbeSource::Ivshmem);
+  header.probe_source = static_cast<uint32_t>(spec.probe_source);
   header.layout = static_cast<uint32_t>(spec.layout);
   header.mode = static_cast<uint32_t>(spec.mode);
   header.initial_lines = spec.initial_lines;

@@ -22,6 +22,7 @@ struct SessionSpec {
   uint64_t captured_at_unix = 0;
   uint8_t initial_lines = 0;
   format::Layout layout = format::Layout::Double2x4;
+  format::ProbeSource probe_source = format::ProbeSource::Ivshmem;
   format::CaptureMode mode = format::CaptureMode::Capture;
   format::StopReason stop_reason = format::StopReason::HostRequest;
   std::string cmdline = "exit=qemu";

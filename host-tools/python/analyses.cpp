@@ -108,9 +108,7 @@ std::string histogram_json(StoredTrace& trace, const std::string& by, const std:
 std::string pps_json(StoredTrace& trace, const std::string& line, bool falling,
                      const std::string& utc_at_edge, bool store) {
   PpsOptions options;
-  if (line.size() != 2 || (line[0] != 'D' && line[0] != 'd') || line[1] < '0' || line[1] > '7')
-    throw Failure(HostError{ErrorKind::Usage, "--line '" + line + "': expected a data line D0 to D7"});
-  options.line = line[1] - '0';
+  options.line = take(pps_line(trace.capture().info, line));
   options.rising = !falling;
   if (!utc_at_edge.empty()) options.utc_at_pulse = take(parse_utc_at_edge(utc_at_edge));
   const int64_t id = trace.capture().info.trace_id;

@@ -34,6 +34,9 @@ struct SyntheticPps {
   std::vector<std::pair<int, double>> extra;    // (after pulse k, seconds later): an extra rising edge
   std::vector<std::pair<int, double>> shifted;  // (pulse k, ns): a pulse off its second
   uint64_t seed = 1;
+  // The PPS line. D0..D3 (a serial port's DCD..RI): the counter toggles CTS (D2) instead of counting on
+  // probe 1, so that a session from a serial port uses only the lines it has.
+  int line = 7;
 
   Capture make() const {
     Capture capture;
@@ -50,20 +53,25 @@ struct SyntheticPps {
     std::vector<Change> changes;
     auto at = [&](double since_start_s) { return static_cast<double>(kStartTsc) + since_start_s * kTrueHz; };
     const double first = 1 - start_fraction;  // the first whole second after the start
+    const auto pps = static_cast<uint8_t>(1u << line);
+    const bool low = line < 4;
     for (int k = 0; k < seconds; ++k) {
       double offset_ns = noise(random);
       for (auto [pulse, ns] : shifted)
         if (pulse == k) offset_ns += ns;
       if (std::find(drop.begin(), drop.end(), k) == drop.end()) {
-        changes.push_back({at(first + k) + offset_ns * 2.1, 0x80, 0x80});
-        changes.push_back({at(first + k + 0.1), 0x80, 0x00});
+        changes.push_back({at(first + k) + offset_ns * 2.1, pps, pps});
+        changes.push_back({at(first + k + 0.1), pps, 0x00});
       }
       for (auto [pulse, later] : extra)
         if (pulse == k) {
-          changes.push_back({at(first + k + later), 0x80, 0x80});
-          changes.push_back({at(first + k + later + 0.001), 0x80, 0x00});
+          changes.push_back({at(first + k + later), pps, pps});
+          changes.push_back({at(first + k + later + 0.001), pps, 0x00});
         }
-      changes.push_back({at(first + k + 0.5), 0x0F, static_cast<uint8_t>(1 + k % 15)});
+      if (low)
+        changes.push_back({at(first + k + 0.5), 0x04, static_cast<uint8_t>((k % 2) << 2)});
+      else
+        changes.push_back({at(first + k + 0.5), 0x0F, static_cast<uint8_t>(1 + k % 15)});
     }
     std::sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) { return a.tsc < b.tsc; });
     uint8_t lines = 0;
@@ -74,8 +82,8 @@ struct SyntheticPps {
       event.seq = seq++;
       event.tsc = static_cast<uint64_t>(std::llround(c.tsc));
       event.lines = lines;
-      event.probe = c.mask == 0x80 ? 2 : 1;
-      event.code = c.mask == 0x80 ? static_cast<uint8_t>(lines >> 4) : static_cast<uint8_t>(lines & 0x0F);
+      event.probe = (c.mask & 0xF0) != 0 ? 2 : 1;
+      event.code = event.probe == 2 ? static_cast<uint8_t>(lines >> 4) : static_cast<uint8_t>(lines & 0x0F);
       capture.events.push_back(event);
     }
     return capture;
@@ -177,6 +185,51 @@ TEST(Pps, TooFewPulsesOrABadLineAreErrors) {
   EXPECT_FALSE(analyze_pps(SyntheticPps{}.make(), other_line));
 }
 
+TEST(Pps, DcdOfASerialPortGivesTheMappingTheSameLineOfAParallelPortGives) {
+  SyntheticPps on_d0;
+  on_d0.line = 0;
+  Capture lpt = on_d0.make();
+  lpt.info.probe_source = static_cast<uint32_t>(format::ProbeSource::Lpt);
+  Capture uart = on_d0.make();
+  uart.info.probe_source = static_cast<uint32_t>(format::ProbeSource::Uart);
+  auto line = pps_line(uart.info, "DCD");
+  ASSERT_TRUE(line) << line.error().message;
+  EXPECT_EQ(*line, 0);
+  PpsOptions options = options_for(uart);
+  options.line = *line;
+  auto from_uart = analyze_pps(uart, options);
+  auto from_lpt = analyze_pps(lpt, options);
+  ASSERT_TRUE(from_uart) << from_uart.error().message;
+  ASSERT_TRUE(from_lpt) << from_lpt.error().message;
+  EXPECT_EQ(from_uart->pulses.size(), 20u);
+  EXPECT_EQ(from_uart->tsc_hz, from_lpt->tsc_hz);
+  EXPECT_EQ(from_uart->anchor_tsc, from_lpt->anchor_tsc);
+  EXPECT_EQ(from_uart->utc_second, from_lpt->utc_second);
+  EXPECT_LT(std::abs(from_uart->tsc_hz - kTrueHz), 5 * from_uart->tsc_hz_stderr + 0.5);
+  // Named as the source names it.
+  EXPECT_TRUE(format_pps(*from_uart, OutputFormat::Text).starts_with("PPS on DCD (D0): 20 pulses"));
+  EXPECT_TRUE(format_pps(*from_lpt, OutputFormat::Text).starts_with("PPS on D0: 20 pulses"));
+  EXPECT_EQ(nlohmann::json::parse(format_pps(*from_uart, OutputFormat::Json))["line"], "DCD");
+  // A serial port has no D4..D7, a parallel port no DCD; RI is D3 (lower case too).
+  EXPECT_EQ(*pps_line(uart.info, "ri"), 3);
+  EXPECT_EQ(*pps_line(uart.info, "D2"), 2);
+  auto missing = pps_line(uart.info, "D7");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("D4 to D7 do not exist"), std::string::npos)
+      << missing.error().message;
+  auto not_serial = pps_line(lpt.info, "DCD");
+  ASSERT_FALSE(not_serial);
+  EXPECT_NE(not_serial.error().message.find("DCD is a serial-port line"), std::string::npos)
+      << not_serial.error().message;
+  EXPECT_FALSE(pps_line(lpt.info, "CARRIER"));
+  // A probe number names its line when the probe is one line (8x1: probe k = D(k-1)).
+  Capture single = on_d0.make();
+  single.info.layout = "8x1";
+  EXPECT_EQ(*pps_line(single.info, "8"), 7);
+  EXPECT_FALSE(pps_line(single.info, "9"));
+  EXPECT_FALSE(pps_line(lpt.info, "1"));  // 2x4: probe 1 is four lines
+}
+
 TEST(Pps, UtcTimesParse) {
   EXPECT_EQ(*parse_utc_second("2026-11-23T16:00:05Z"), 1'795'449'605);
   EXPECT_EQ(*parse_utc_second("2000-02-29T23:59:59+00:00"), 951'868'799);
@@ -190,8 +243,9 @@ TEST(Pps, UtcTimesParse) {
   EXPECT_EQ(edge->first, 4u);
 }
 
-// Writes `capture` as a session on a new trace disk at `disk`.
-void write_disk(const std::string& disk, const Capture& capture) {
+// Writes `capture` as a session on a new trace disk at `disk`, as if from `source`.
+void write_disk(const std::string& disk, const Capture& capture,
+                format::ProbeSource source = format::ProbeSource::Ivshmem) {
   MakeDiskOptions make;
   make.path = disk;
   ASSERT_TRUE(make_disk(make));
@@ -211,6 +265,7 @@ void write_disk(const std::string& disk, const Capture& capture) {
   spec.tsc_hz = capture.info.tsc_hz;
   spec.capture_start_tsc = kStartTsc;
   spec.captured_at_unix = kCmos;
+  spec.probe_source = source;
   ASSERT_TRUE(writer->append(spec));
 }
 
@@ -276,6 +331,40 @@ TEST(Pps, CommandStoresTheMappingAndPrintsJson) {
   auto bad = test::run_ett({"analyze", "pps", "--db", db, "--line", "D9"});
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.output.find("--line 'D9'"), std::string::npos) << bad.output;
+  auto serial_name = test::run_ett({"analyze", "pps", "--db", db, "--line", "DCD"});
+  EXPECT_EQ(serial_name.exit_code, 1) << serial_name.output;
+  EXPECT_NE(serial_name.output.find("DCD is a serial-port line (probe=uart); the session came from "
+                                    "probe=ivshmem"),
+            std::string::npos)
+      << serial_name.output;
+  if (!HasFailure()) std::filesystem::remove_all(dir);
+}
+
+TEST(Pps, CommandTakesASerialPortsLineNames) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("ett-pps-uart-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string disk = (dir / "trace.img").string(), db = "sqlite:" + (dir / "t.db").string();
+  SyntheticPps on_dcd;
+  on_dcd.line = 0;
+  write_disk(disk, on_dcd.make(), format::ProbeSource::Uart);
+  ASSERT_EQ(test::run_ett({"load", disk, "--db", db}).exit_code, 0);
+  auto run = test::run_ett({"analyze", "pps", "--db", db, "--line", "DCD", "--format", "json"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json report = nlohmann::json::parse(run.output);
+  EXPECT_EQ(report["line"], "DCD");
+  EXPECT_EQ(report["pulses"], 20);
+  EXPECT_EQ(report["utc_second"], kCmos + 1);
+  auto d0 = test::run_ett({"analyze", "pps", "--db", db, "--line", "D0", "--no-store"});
+  ASSERT_EQ(d0.exit_code, 0) << d0.output;
+  EXPECT_NE(d0.output.find("PPS on DCD (D0): 20 pulses accepted"), std::string::npos) << d0.output;
+  auto high = test::run_ett({"analyze", "pps", "--db", db, "--line", "D7"});
+  EXPECT_EQ(high.exit_code, 1) << high.output;
+  EXPECT_NE(high.output.find("ett: --line 'D7': the session came from probe=uart: its lines are DCD, DSR, "
+                             "CTS and RI (D0 to D3; D4 to D7 do not exist)"),
+            std::string::npos)
+      << high.output;
   if (!HasFailure()) std::filesystem::remove_all(dir);
 }
 

@@ -18,6 +18,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "ett/trace_format.h"
 #include "export/csv.h"
 #include "export/perfetto.h"
 #include "export/vcd.h"
@@ -60,6 +61,30 @@ TEST(ExportVcd, WritesWiresPerLineAndProbeWithStrictlyIncreasingTimes) {
             "#250\n0!\n0)\n"
             "#251\n1!\n1)\n"
             "#500\n0&\n0*\n"
+            "#2000\n");
+}
+
+// A serial port's session: its four inputs by name, no D4..D7; a pulse shorter than the poll step (both
+// edges at one read, their times unknown) draws no width: the line shows no change at that read.
+TEST(ExportVcd, SerialPortLinesByNameAndNoWidthForAShortPulse) {
+  Capture capture;
+  capture.info.tsc_hz = 1'000'000'000;
+  capture.info.capture_start_tsc = 1000;
+  capture.info.capture_end_tsc = 3000;
+  capture.info.probe_source = static_cast<uint32_t>(ett::format::ProbeSource::Uart);
+  capture.events = {{0, 1, 1, 0x01, 1100, 100}, {1, 1, 5, 0x05, 1300, 300}, {2, 1, 1, 0x01, 1300, 300}};
+  VcdOptions options;
+  options.bus = false;
+  const std::string vcd = export_vcd(capture, options);
+  const size_t body = vcd.find("$scope");
+  ASSERT_NE(body, std::string::npos);
+  EXPECT_EQ(vcd.substr(body),
+            "$scope module ett $end\n"
+            "$var wire 1 ! DCD $end\n$var wire 1 \" DSR $end\n$var wire 1 # CTS $end\n$var wire 1 $ RI $end\n"
+            "$var wire 1 ) probe1 $end\n$var wire 1 * probe2 $end\n$upscope $end\n$enddefinitions $end\n"
+            "#0\n$dumpvars\n0!\n0\"\n0#\n0$\n0)\n0*\n$end\n"
+            "#100\n1!\n1)\n"
+            "#300\n"
             "#2000\n");
 }
 

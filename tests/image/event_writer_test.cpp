@@ -13,10 +13,11 @@ namespace ett::host {
 namespace {
 
 // What write_events writes for the events of `feed`.
-std::string render_feed(const EventFeed& feed, EventFormat format, EventTiming timing) {
+std::string render_feed(const EventFeed& feed, EventFormat format, EventTiming timing,
+                        bool with_flags = false) {
   std::FILE* file = std::tmpfile();
   EXPECT_NE(file, nullptr);
-  auto wrote = write_events(feed, format, timing, file, "tmp");
+  auto wrote = write_events(feed, format, timing, file, "tmp", {}, with_flags);
   EXPECT_TRUE(wrote.ok()) << (wrote.ok() ? "" : wrote.error().message);
   std::string text(static_cast<size_t>(std::ftell(file)), '\0');
   std::rewind(file);
@@ -25,8 +26,9 @@ std::string render_feed(const EventFeed& feed, EventFormat format, EventTiming t
   return text;
 }
 
-std::string render(const std::vector<Event>& events, EventFormat format, EventTiming timing) {
-  return render_feed(EventSpan(events).feed(0, events.size()), format, timing);
+std::string render(const std::vector<Event>& events, EventFormat format, EventTiming timing,
+                   bool with_flags = false) {
+  return render_feed(EventSpan(events).feed(0, events.size()), format, timing, with_flags);
 }
 
 const std::vector<Event> kEvents = {
@@ -44,6 +46,31 @@ TEST(EventWriter, CsvExact) {
             "1,2,15,1001,333333333\n"
             "2,1,0,1002,666666667\n"
             "5,2,1,4000,1000000000000\n");
+}
+
+// A serial port's session: both edges of a pulse shorter than the poll step say so, the others say nothing.
+TEST(EventWriter, SerialSessionsShowTheShortPulseFlag) {
+  const std::vector<Event> pulse = {{0, 1000, 1, 1, 0x01, 0, 0},
+                                    {1, 1004, 1, 3, 0x03, format::kEventShortPulse, 0},
+                                    {2, 1004, 1, 1, 0x01, format::kEventShortPulse, 0}};
+  EXPECT_EQ(render(pulse, EventFormat::Csv, {1000, 1'000'000'000}, true),
+            "seq,probe,code,tsc,time_ns,flags\n"
+            "0,1,1,1000,0,\n"
+            "1,1,3,1004,4,short-pulse\n"
+            "2,1,1,1004,4,short-pulse\n");
+  EXPECT_EQ(render({pulse[1]}, EventFormat::Jsonl, {1000, 1'000'000'000}, true),
+            "{\"seq\":1,\"probe\":1,\"code\":3,\"tsc\":1004,\"time_ns\":4,\"lines\":3,\"flags\":\"short-"
+            "pulse\"}\n");
+  const nlohmann::json json =
+      nlohmann::json::parse(render(pulse, EventFormat::Json, {1000, 1'000'000'000}, true));
+  EXPECT_EQ(json[0]["flags"], "");
+  EXPECT_EQ(json[2]["flags"], "short-pulse");
+  const std::string text = render(pulse, EventFormat::Text, {1000, 1'000'000'000}, true);
+  EXPECT_NE(text.find("lines  flags\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("    1  -\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("    3  short-pulse\n"), std::string::npos) << text;
+  // Other sources keep the columns they always had.
+  EXPECT_EQ(render(pulse, EventFormat::Csv, {1000, 1'000'000'000}).find("flags"), std::string::npos);
 }
 
 TEST(EventWriter, JsonlExact) {
