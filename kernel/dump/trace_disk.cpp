@@ -516,7 +516,8 @@ Result<DumpStats> TraceDisk::write_survey(format::SessionHeader& header, const f
       return fail("the survey block did not read back as written");
     ETT_TRY(write_header(*m_device, header, format::SessionStatus::Complete));
     ETT_TRY(m_device->flush());
-    return verify_session_header(*m_device, header, g_read_back);
+    return verify_session_header(*m_device, header, g_header_block, m_device->sectors_per_block(),
+                                 g_read_back);
   }();
   const Status shut = m_device->shut_down();
   if (!written) return written.failure();
