@@ -26,6 +26,7 @@ Command add_ls_command(CLI::App& app);
 Command add_mkdisk_command(CLI::App& app);
 Command add_qemu_run_command(CLI::App& app);
 Command add_signal_command(CLI::App& app);  // libettprobe from the shell
+Command add_survey_command(CLI::App& app);  // a PC's mode=survey session and its verdicts
 // The trace database.
 Command add_load_command(CLI::App& app);
 Command add_query_command(CLI::App& app);

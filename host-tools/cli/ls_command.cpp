@@ -9,6 +9,7 @@
 #include "data_output.h"
 #include "db/schema.h"
 #include "image/trace_image.h"
+#include "survey/survey.h"
 
 namespace ett::cli {
 
@@ -89,6 +90,22 @@ int damage_status(const std::vector<host::SessionSummary>& summaries) {
   return corrupt ? host::kExitBadCrc : truncated ? host::kExitTruncated : host::kExitOk;
 }
 
+// A survey session holds no chunks but a SurveyBlock: a damaged one makes the session corrupt (or truncated)
+// with ett survey's own words for it.
+void check_survey_block(const host::TraceImage& image, host::SessionSummary& summary) {
+  if (summary.health != host::SessionHealth::Ok) return;
+  auto survey = host::read_survey(image, summary.header.session_number);
+  if (survey) return;
+  std::string what = survey.error().message;
+  const std::string prefix = fmt::format("survey session {}: ", summary.header.session_number);
+  if (const size_t at = what.find(prefix); at != std::string::npos) what = what.substr(at + prefix.size());
+  summary.health = survey.error().kind == host::ErrorKind::Truncated ? host::SessionHealth::Truncated
+                                                                     : host::SessionHealth::Corrupt;
+  summary.problems.push_back(host::SessionProblem{
+      std::nullopt, summary.header.start_lba + format::sectors_before_chunks(summary.header.format_version),
+      what});
+}
+
 int run_ls(LsOptions& options) {
   using namespace ett::host;
   if (options.json) options.out.format = "json";
@@ -105,6 +122,8 @@ int run_ls(LsOptions& options) {
   for (size_t i = 0; i < image->sessions().size(); ++i) {
     auto summary = image->check_session(i);
     if (!summary) return report(summary.error());
+    if (summary->header.mode == static_cast<uint32_t>(format::CaptureMode::Survey))
+      check_survey_block(*image, *summary);
     summaries.push_back(*summary);
   }
   std::string text;
@@ -136,9 +155,11 @@ int run_ls(LsOptions& options) {
       const auto& h = summary.header;
       // Sessions before format version 2 (and synthetic ones) did not record their check intervals.
       const bool measured = h.typical_check_ticks != 0;
+      // A survey session (mode=survey) has no events: `ett survey` reads what it found.
+      const bool survey = h.mode == static_cast<uint32_t>(format::CaptureMode::Survey);
       text +=
           fmt::format("{:>7}  {:<19}  {:>10}  {:<12}  {:>6}  {:>13}  {:>13}  {}\n", h.session_number,
-                      format_unix_time(h.captured_at_unix), h.event_count,
+                      format_unix_time(h.captured_at_unix), survey ? "survey" : std::to_string(h.event_count),
                       format::stop_reason_name(h.stop_reason), measured ? std::to_string(h.stall_count) : "-",
                       measured && h.stall_count ? length_text(h.longest_stall_ticks, h.tsc_hz) : "-",
                       measured ? length_text(h.longest_check_ticks, h.tsc_hz) : "-", status_text(summary));

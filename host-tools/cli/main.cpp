@@ -101,6 +101,7 @@ int main(int argc, char** argv) {
         ett::cli::add_compare_command(app), ett::cli::add_export_command(app),
         ett::cli::add_report_command(app),  ett::cli::add_signal_command(app)};
     commands.push_back(ett::cli::add_fidelity_command(app));
+    commands.push_back(ett::cli::add_survey_command(app));
     app.add_subcommand("help", "Show the help of ett or of one verb: ett help VERB [SUBVERB]")
         ->allow_extras();
     for (ett::cli::Command& command : ett::cli::add_self_commands(app))

@@ -12,6 +12,7 @@
 #include "common/probe_layout.h"
 #include "common/resources.h"
 #include "ett/trace_format.h"
+#include "image/survey_writer.h"
 #include "image/synth.h"
 #include "progress.h"
 
@@ -25,10 +26,38 @@ struct SynthOptions {
   uint64_t seed = 1;
   std::string layout = "2x4";
   double clock_ppm = 0;
+  std::string survey;  // --survey KIND: a survey session instead of a capture
 };
+
+// `--survey fit|smis|no-probe`: a survey session (mode=survey) of a made-up PC, for trying `ett survey`.
+int run_synth_survey(const SynthOptions& options) {
+  using namespace ett::host;
+  SurveyExample example{};
+  if (!survey_example_from_name(options.survey, example))
+    return report({ErrorKind::Usage, "--survey must be fit, smis or no-probe"});
+  PendingFile new_disk;
+  std::string target = options.image;
+  if (::access(options.image.c_str(), F_OK) != 0) {
+    auto pending = PendingFile::create(options.image, /*force=*/false);
+    if (!pending) return report(pending.error());
+    new_disk = std::move(*pending);
+    ::close(new_disk.release_fd());
+    ::unlink(new_disk.temporary().c_str());
+    target = new_disk.temporary();
+  }
+  auto written = write_survey_session(target, survey_example(example));
+  if (!written) return report(written.error());
+  if (!new_disk.temporary().empty())
+    if (auto placed = new_disk.commit(); !placed) return report(placed.error());
+  std::printf("%s%s: session %u, a synthetic survey (%s)\n", options.image.c_str(),
+              written->created_disk ? " (new trace disk)" : "", written->session, options.survey.c_str());
+  return 0;
+}
 
 int run_synth(const SynthOptions& options) {
   using namespace ett::host;
+  if (!options.survey.empty()) return run_synth_survey(options);
+  if (options.events == 0) return report({ErrorKind::Usage, "--events N or --survey KIND is required"});
   const auto layout = ProbeLayout::from_name(options.layout);
   if (!layout) return report({ErrorKind::Usage, "--layout must be 2x4, 8x1, 4x2 or 1x8"});
   // The events are made in memory, then written: both checked before anything is made.
@@ -91,10 +120,16 @@ Command add_synth_command(CLI::App& app) {
   sub->add_option("IMAGE", options->image, "Trace disk image (created, big enough, when missing)")
       ->type_name("PATH")
       ->required();
-  sub->add_option("--events", options->events, "Number of events")
-      ->type_name("N")
-      ->required()
-      ->check(in_range(uint64_t{1}, uint64_t{1} << 34));
+  CLI::Option* events = sub->add_option("--events", options->events, "Number of events")
+                            ->type_name("N")
+                            ->check(in_range(uint64_t{1}, uint64_t{1} << 34));
+  sub->add_option(
+         "--survey", options->survey,
+         "Append a survey session (mode=survey) of a made-up PC instead of a capture: fit, smis (SMIs "
+         "and hwlat gaps) or no-probe, for trying `ett survey`")
+      ->type_name("fit|smis|no-probe")
+      ->check(CLI::IsMember({"fit", "smis", "no-probe"}))
+      ->excludes(events);
   sub->add_option("--seed", options->seed, "Random seed: the same seed gives the same events")
       ->type_name("N")
       ->capture_default_str();

@@ -43,8 +43,8 @@ Status SessionWriter::write_at(const void* data, size_t size, uint64_t offset) {
 Expected<uint64_t> SessionWriter::append(const SessionSpec& spec) {
   const uint64_t lba = m_next_lba;
   const uint64_t events = spec.records.size();
-  const uint64_t sectors =
-      f::sectors_before_chunks(spec.format_version) + f::chunks_for(events) * f::kChunkSectors;
+  const uint64_t sectors = f::sectors_before_chunks(spec.format_version) +
+                           (spec.survey ? f::kSurveySectors : f::chunks_for(events) * f::kChunkSectors);
   if (lba + sectors > m_label.total_sectors)
     return make_error(ErrorKind::Usage,
                       fmt::format("{}: a session of {} events needs {} MiB from LBA {}, but the disk ends at "
@@ -58,7 +58,8 @@ Expected<uint64_t> SessionWriter::append(const SessionSpec& spec) {
   header.format_version = spec.format_version;
   header.reserved_sectors = sectors;
   header.status = static_cast<uint32_t>(spec.status);
-  header.flags = f::kFlagInvariantTsc;
+  header.flags = spec.flags;
+  header.smi_count = spec.smi_count;
   header.tsc_hz = spec.tsc_hz;
   header.tsc_method = static_cast<uint32_t>(f::TscMethod::Pit);
   header.tsc_uncertainty_ppm = 20;
@@ -69,7 +70,7 @@ Expected<uint64_t> SessionWriter::append(const SessionSpec& spec) {
   header.stop_reason = static_cast<uint32_t>(spec.stop_reason);
   header.probe_source = static_cast<uint32_t>(spec.probe_source);
   header.layout = static_cast<uint32_t>(spec.layout);
-  header.mode = static_cast<uint32_t>(spec.mode);
+  header.mode = static_cast<uint32_t>(spec.survey ? f::CaptureMode::Survey : spec.mode);
   header.initial_lines = spec.initial_lines;
   header.final_lines = events ? spec.records.back().lines : spec.initial_lines;
   header.filter_mask = 0xFF;
@@ -91,6 +92,12 @@ Expected<uint64_t> SessionWriter::append(const SessionSpec& spec) {
     auto table = std::make_unique<dump::StallTable>();
     dump::build_stall_table(*table, header, stalls.data(), static_cast<uint32_t>(stalls.size()), fast_crc32c);
     ETT_TRY(write_at(table.get(), sizeof(*table), (lba + 1) * f::kSectorSize));
+  }
+  if (spec.survey) {
+    f::SurveyBlock block = *spec.survey;
+    block.crc = fast_crc32c(&block, offsetof(f::SurveyBlock, crc));
+    ETT_TRY(write_at(&block, sizeof(block),
+                     (lba + f::sectors_before_chunks(spec.format_version)) * f::kSectorSize));
   }
   dump::seal(header);
   ETT_TRY(write_at(&header, sizeof(header), lba * f::kSectorSize));

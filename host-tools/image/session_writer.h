@@ -40,6 +40,11 @@ struct SessionSpec {
   bool write_chunks = true;
   std::vector<bool> skip_chunk;
   const uint8_t* uuid_override = nullptr;
+  // A survey session (mode=survey, no records): this block is written after the stall table, its CRC computed
+  // here. flags and smi_count go into the header as the kernel sets them.
+  const format::SurveyBlock* survey = nullptr;
+  uint32_t flags = format::kFlagInvariantTsc;
+  uint32_t smi_count = 0;
 };
 
 class SessionWriter {

@@ -53,7 +53,13 @@ uint32_t sector_crc(const void* sector) {
   return crc32c(sector, f::kSectorSize - 4);
 }
 
+// A survey session's block problem says where it is itself ("survey block at LBA 17: bad CRC ...").
+bool is_survey_problem(const SessionProblem& problem) {
+  return problem.what.find("survey block") != std::string::npos;
+}
+
 std::string problem_text(const SessionProblem& problem) {
+  if (is_survey_problem(problem)) return problem.what;
   if (!problem.chunk_index) return fmt::format("session header (LBA {}): {}", problem.lba, problem.what);
   return fmt::format("chunk {} (LBA {}): {}", *problem.chunk_index, problem.lba, problem.what);
 }
@@ -83,6 +89,8 @@ std::string SessionSummary::describe() const {
                          recovered_events, expected_events, good_chunks, header.chunk_count,
                          header.chunk_count == 1 ? "" : "s");
     case SessionHealth::Truncated: {
+      if (!problems.empty() && is_survey_problem(problems.front()))
+        return "truncated: " + problems.front().what;
       auto first_missing = std::find_if(problems.begin(), problems.end(), [](const SessionProblem& p) {
         return p.what == "beyond the end of the image";
       });
@@ -272,9 +280,10 @@ Status TraceImage::walk_sessions() {
     break;
   }
   if (lba >= sectors && m_label.total_sectors > sectors)
-    m_cut_short = fmt::format("the image ends at LBA {} where its label describes {} sectors: it was cut, and "
-                              "whatever followed the {} session(s) before is lost",
-                              sectors, m_label.total_sectors, m_sessions.size());
+    m_cut_short = fmt::format(
+        "the image ends at LBA {} where its label describes {} sectors: it was cut, and "
+        "whatever followed the {} session(s) before is lost",
+        sectors, m_label.total_sectors, m_sessions.size());
   return {};
 }
 
@@ -287,7 +296,8 @@ Expected<size_t> TraceImage::find_session(std::optional<uint32_t> number) const 
     if (!m_chain_problem.empty())
       return make_error(ErrorKind::BadCrc,
                         fmt::format("{}: the first session cannot be read: {}", m_path, m_chain_problem));
-    if (!m_cut_short.empty()) return make_error(ErrorKind::Truncated, m_path + ": image truncated: " + m_cut_short);
+    if (!m_cut_short.empty())
+      return make_error(ErrorKind::Truncated, m_path + ": image truncated: " + m_cut_short);
     return make_error(ErrorKind::EmptyDisk, m_path + ": empty trace disk: it holds no sessions");
   }
   if (!number) {
@@ -487,8 +497,8 @@ std::vector<LostRange> lost_ranges(const SessionSummary& summary) {
       ranges.back().last_seq = last;
       continue;
     }
-    ranges.push_back(
-        LostRange{first, last, fmt::format("chunk {} (LBA {}): {}", *problem.chunk_index, problem.lba, problem.what)});
+    ranges.push_back(LostRange{
+        first, last, fmt::format("chunk {} (LBA {}): {}", *problem.chunk_index, problem.lba, problem.what)});
   }
   return ranges;
 }
@@ -506,8 +516,8 @@ std::string lost_ranges_text(const std::vector<LostRange>& ranges) {
 Status require_usable(const std::string& path, const SessionSummary& summary, bool salvage) {
   const uint32_t number = summary.header.session_number;
   if (salvage && summary.health != SessionHealth::Ok && summary.recovered_events > 0) {
-    const bool header_whole = std::none_of(
-        summary.problems.begin(), summary.problems.end(), [&](const SessionProblem& problem) {
+    const bool header_whole =
+        std::none_of(summary.problems.begin(), summary.problems.end(), [&](const SessionProblem& problem) {
           return !problem.chunk_index && problem.lba == summary.header.start_lba;
         });
     if (header_whole) return {};

@@ -105,6 +105,11 @@ class TraceImage {
   // counts and reports those alone.
   Status stream_session(size_t index, SessionSummary& summary, const EventChunkSink& sink,
                         ChunkRange chunks = {}) const;
+  // `size` bytes at byte `offset` of the image (or of the decoded serial log): what a session holds besides
+  // its chunks (a survey session's SurveyBlock). Errors: Truncated when the image ends first, Io.
+  Status read_at(void* buffer, size_t size, uint64_t offset) const {
+    return read_exact(buffer, size, offset);
+  }
 
  private:
   TraceImage() = default;

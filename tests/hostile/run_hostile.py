@@ -150,6 +150,27 @@ def make_fixtures(ett, root):
     os.symlink(f["good.img"], path("link.img"))
     os.link(f["good.img"], path("hard.img"))
     os.symlink(f["good.db"], path("link.db"))
+    # Survey sessions (mode=survey): a whole one and its block damaged in each way `ett survey` names.
+    run(ett, ["synth", path("survey.img"), "--survey", "fit", "-q"], fx)
+    block = find_all(f["survey.img"], b"ETTSURV1")[0]
+
+    def survey_block(name, change, fix_crc=True):
+        shutil.copyfile(f["survey.img"], path(name))
+        with open(f[name], "r+b") as out:
+            out.seek(block)
+            data = bytearray(out.read(4096))
+            change(data)
+            if fix_crc:
+                data[4092:4096] = crc32c(bytes(data[:4092])).to_bytes(4, "little")
+            out.seek(block)
+            out.write(data)
+
+    survey_block("survey_crc.img", lambda d: d.__setitem__(100, d[100] ^ 0xFF), fix_crc=False)
+    survey_block("survey_version.img", lambda d: d.__setitem__(slice(8, 12), (7).to_bytes(4, "little")))
+    survey_block("survey_count.img", lambda d: d.__setitem__(slice(16, 20), (4000000000).to_bytes(4, "little")))
+    survey_block("survey_magic.img", lambda d: d.__setitem__(7, ord("X")))
+    shutil.copyfile(f["survey.img"], path("survey_cut.img"))
+    os.truncate(f["survey_cut.img"], block + 1000)
     f["missing"] = os.path.join(fx, "no-such-file")
     f["fixtures"] = fx
     return f
@@ -205,6 +226,27 @@ def cases():
     add("extract no such session", ["extract", "{good.img}", "--session", "9", "-o", "out.csv"], 15)
     add("extract session 0", ["extract", "{good.img}", "--session", "0", "-o", "out.csv"], 15)
     add("load no such session", ["load", "{good.img}", "--session", "9", "--db", "sqlite:new.db"], 15)
+    # -- `ett survey`: a survey session whole, none on the disk, its block damaged.
+    add("survey", ["survey", "{survey.img}"], 0, stdout="overall:   fit")
+    add("survey --format json", ["survey", "{survey.img}", "--format", "json"], 0, stdout='"fit": true')
+    add("ls survey", ["ls", "{survey.img}"], 0, stdout="survey")
+    add("survey no survey session", ["survey", "{good.img}"], 14)
+    add("survey capture session", ["survey", "{good.img}", "--session", "1"], 15)
+    add("survey no such session", ["survey", "{survey.img}", "--session", "9"], 15)
+    add("survey empty disk", ["survey", "{empty.img}"], 14)
+    add("survey not a trace disk", ["survey", "{label_magic.img}"], 10)
+    add("survey newest header CRC", ["survey", "{header2_crc.img}"], 12)
+    add("survey block CRC", ["survey", "{survey_crc.img}"], 12)
+    add("ls survey block CRC", ["ls", "{survey_crc.img}"], 12)
+    add("survey block version", ["survey", "{survey_version.img}"], 11)
+    add("survey block counts", ["survey", "{survey_count.img}"], 12)
+    add("survey block magic", ["survey", "{survey_magic.img}"], 12)
+    add("survey block cut", ["survey", "{survey_cut.img}"], 13)
+    add("ls survey block cut", ["ls", "{survey_cut.img}"], 13)
+    add("survey bad format", ["survey", "{survey.img}", "--format", "csv"], 1)
+    add("synth --survey bad kind", ["synth", "new.img", "--survey", "broken"], 1)
+    add("synth --survey and --events", ["synth", "new.img", "--survey", "fit", "--events", "5"], 1)
+    add("synth without --events", ["synth", "new.img"], 1)
     add("extract bad format", ["extract", "{good.img}", "--format", "xml"], 1)
     add("ls bad format", ["ls", "{good.img}", "--format", "yaml"], 1)
     add("extract to /dev/full", ["extract", "{good.img}", "-o", "/dev/full", "--force"], 1)
