@@ -202,7 +202,9 @@ SurveyVerdict judge(const Survey& survey) {
     } else if (smis > 0) {
       one.text = fmt::format("not fit on {}: pi {} does not hold: {} SMIs in {} stretch loop steps beyond it",
                              one.name, time_text(*one.pi_ns), smis, seconds_text(block.smi_window_ms));
-    } else if (block.hwlat_gaps > 0 && max_gap_ns > *one.pi_ns) {
+    } else if (block.hwlat_gaps > 0 && block.hwlat_max_gap_ticks > probe.step_ticks_max) {
+      // A loop step that a gap falls into lasts at least the gap: one longer than the longest measured step
+      // makes a step longer than tau_max possible, and pi with it untrue.
       one.text = fmt::format(
           "not fit on {}: pi {} does not hold: {} hwlat gaps in {}, the longest {}, stretch "
           "loop steps beyond it",
