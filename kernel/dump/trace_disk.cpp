@@ -146,8 +146,8 @@ void Search::count_in_census(const drivers::storage::BlockDevice& device, format
   disk.interface = static_cast<uint32_t>(interface);
   disk.status =
       static_cast<uint32_t>(labelled ? format::SurveyStatus::Usable : format::SurveyStatus::Refused);
-  disk.sectors = device.sector_count();
-  disk.logical_block_size = drivers::storage::BlockDevice::kSectorSize;
+  disk.sectors = device.sector_count() / device.sectors_per_block();  // the driver counts 512-byte sectors
+  disk.logical_block_size = device.block_size();
   disk.port = port;
   lib::copy_text(disk.model, sizeof(disk.model), device.model());
   if (labelled) __builtin_memcpy(disk.disk_uuid, labelled->label().disk_uuid, sizeof(disk.disk_uuid));
