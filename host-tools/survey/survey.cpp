@@ -52,8 +52,17 @@ const char* interface_name(uint32_t interface) {
   return "unknown";
 }
 
+// As probe= takes it: a port by its address; a PCI card or the virtual probe by its source alone (the kernel
+// takes the first one it finds, the one the survey measured).
 std::string probe_name(const f::SurveyProbe& probe) {
-  return fmt::format("{}:0x{:x}", f::probe_source_name(probe.source), probe.address);
+  switch (static_cast<f::ProbeSource>(probe.source)) {
+    case f::ProbeSource::PciLpt:
+    case f::ProbeSource::PciUart:
+    case f::ProbeSource::Ivshmem:
+      return f::probe_source_name(probe.source);
+    default:
+      return fmt::format("{}:0x{:x}", f::probe_source_name(probe.source), probe.address);
+  }
 }
 
 // "1.2 us", "850 ns", "3.40 ms": a duration for the text.

@@ -178,11 +178,6 @@ bool is_uart(format::ProbeSource source) {
          source == format::ProbeSource::PciUart;
 }
 
-drivers::UartMemoryLines uart_memory_lines(const Probe& probe) {
-  return {{drivers::PhysicalMemoryBus::pointer(probe.uart_memory +
-                                               (uint64_t{drivers::UartProbe::kMsr} << probe.uart_shift))}};
-}
-
 // The UART's registers for setup: the CPU's ports, or a memory-mapped card's BAR.
 struct UartAccess {
   x86::CpuIoPorts cpu;
@@ -369,6 +364,11 @@ Status open_uart(const config::Config& config, Probe& probe) {
 }
 
 }  // namespace
+
+drivers::UartMemoryLines uart_memory_lines(const Probe& probe) {
+  return {{drivers::PhysicalMemoryBus::pointer(probe.uart_memory +
+                                               (uint64_t{drivers::UartProbe::kMsr} << probe.uart_shift))}};
+}
 
 Result<Probe> open_probe(const config::Config& config) {
   if (config.uart_selftest && (config.probe != format::ProbeSource::UartLoopback ||

@@ -11,6 +11,7 @@
 #include "capture/stall_log.h"
 #include "config/cmdline.h"
 #include "drivers/probe/parallel_port.h"
+#include "drivers/probe/uart_lines.h"
 #include "drivers/probe/uart_probe.h"
 #include "ett/result.h"
 #include "ett/trace_format.h"
@@ -43,6 +44,9 @@ Status arm_probe(const config::Config& config, const Probe& probe);
 // Puts the parallel port's registers back as open_probe() found them, which makes an SPP-mode port drive its
 // latch again: only when the kernel leaves the port for good (no-op for ivshmem and mode=hwlat).
 void close_probe(const Probe& probe);
+
+// A memory-mapped UART's modem-status register (probe=pci-uart on a card with a memory BAR) as lines.
+drivers::UartMemoryLines uart_memory_lines(const Probe& probe);
 
 // bench=N: one window pair of the loop benchmark: polls and TSC ticks of each window, and the ticks of each
 // window's fastest round of 1024 polls (the loop: check to check, its stop check included; the floor: TSC

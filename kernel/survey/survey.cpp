@@ -25,14 +25,16 @@ using format::SurveyStatus;
 
 struct Candidate {
   ProbeSource source;
-  uint16_t base;  // 0: the source has no fixed address (pci-lpt, ivshmem)
+  uint16_t base;  // 0: the source has no fixed address (pci-lpt, pci-uart, ivshmem)
 };
 
-// The legacy parallel ports, a PCI parallel card, the four UART addresses and the virtual probe.
+// The legacy parallel ports, a PCI parallel card, the four UART addresses, a PCI serial card and the virtual
+// probe.
 constexpr Candidate kCandidates[] = {
     {ProbeSource::Lpt, 0x378},  {ProbeSource::Lpt, 0x278},  {ProbeSource::Lpt, 0x3BC},
     {ProbeSource::PciLpt, 0},   {ProbeSource::Uart, 0x3F8}, {ProbeSource::Uart, 0x2F8},
-    {ProbeSource::Uart, 0x3E8}, {ProbeSource::Uart, 0x2E8}, {ProbeSource::Ivshmem, 0},
+    {ProbeSource::Uart, 0x3E8}, {ProbeSource::Uart, 0x2E8}, {ProbeSource::PciUart, 0},
+    {ProbeSource::Ivshmem, 0},
 };
 static_assert(sizeof(kCandidates) / sizeof(kCandidates[0]) <= format::kSurveyMaxProbes);
 
@@ -48,7 +50,8 @@ bool contains(const char* text, const char* part) {
 // The open failures that mean "nothing there" rather than "there, but it failed its check".
 bool means_absent(const char* message) {
   return contains(message, "no parallel port answers") || contains(message, "no UART answers") ||
-         contains(message, "no PCI parallel-port card") || contains(message, "no ivshmem virtual probe");
+         contains(message, "no PCI parallel-port card") || contains(message, "no PCI serial card") ||
+         contains(message, "no ivshmem virtual probe");
 }
 
 uint32_t samples_buffer[kTimedReads];
@@ -74,6 +77,7 @@ ReadStats time_reads(Source source) {
 
 template <typename Clock>
 ReadStats time_probe_reads(const engine::Probe& probe) {
+  if (probe.uart_open && probe.uart_memory) return time_reads<Clock>(engine::uart_memory_lines(probe));
   if (probe.uart_open) return time_reads<Clock>(drivers::UartLines{probe.io_base});
   if (probe.source == ProbeSource::Ivshmem)
     return time_reads<Clock>(drivers::IvshmemLines{probe.ivshmem_lines});
@@ -115,7 +119,8 @@ void check_probe(const Machine& machine, const Candidate& candidate, format::Sur
   const engine::Probe& probe = *opened;
   out.address = probe.address;
   if (probe.lpt_open && probe.lpt.has_ecr) out.port_mode = probe.lpt.ecr >> 5;
-  if (candidate.source == ProbeSource::PciLpt || candidate.source == ProbeSource::Ivshmem) {
+  if (candidate.source == ProbeSource::PciLpt || candidate.source == ProbeSource::PciUart ||
+      candidate.source == ProbeSource::Ivshmem) {
     out.pci_vendor = x86::pci::read16(probe.pci, x86::pci::kVendorId);
     out.pci_device = x86::pci::read16(probe.pci, x86::pci::kDeviceId);
   }

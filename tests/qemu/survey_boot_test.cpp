@@ -56,8 +56,9 @@ constexpr uint32_t S(SurveyStatus s) {
 }
 
 // The expected status of every candidate, and the figures a usable one must have.
-void expect_probes(const format::SurveyBlock& b, bool lpt_0x378, bool com2, const std::string& serial) {
-  EXPECT_EQ(b.probe_count, 9u);
+void expect_probes(const format::SurveyBlock& b, bool lpt_0x378, bool com2, const std::string& serial,
+                   bool pci_serial = false) {
+  EXPECT_EQ(b.probe_count, 10u);
   EXPECT_EQ(status(find_probe(b, ProbeSource::Lpt, 0x378)),
             S(lpt_0x378 ? SurveyStatus::Usable : SurveyStatus::Absent))
       << serial;
@@ -74,6 +75,14 @@ void expect_probes(const format::SurveyBlock& b, bool lpt_0x378, bool com2, cons
       << serial;
   EXPECT_EQ(status(find_probe(b, ProbeSource::Uart, 0x3E8)), S(SurveyStatus::Absent)) << serial;
   EXPECT_EQ(status(find_probe(b, ProbeSource::Uart, 0x2E8)), S(SurveyStatus::Absent)) << serial;
+  const format::SurveyProbe* pci_uart = find_probe(b, ProbeSource::PciUart, 0);
+  if (pci_serial) {
+    ASSERT_EQ(status(pci_uart), S(SurveyStatus::Usable)) << serial;
+    EXPECT_EQ(pci_uart->pci_vendor, 0x1B36);  // QEMU's pci-serial
+    EXPECT_EQ(pci_uart->pci_device, 0x0002);
+  } else {
+    EXPECT_EQ(status(pci_uart), S(SurveyStatus::Absent)) << serial;
+  }
   const format::SurveyProbe* ivshmem = find_probe(b, ProbeSource::Ivshmem, 0);
   ASSERT_EQ(status(ivshmem), S(SurveyStatus::Usable)) << serial;
   EXPECT_EQ(ivshmem->pci_vendor, 0x1AF4);
@@ -213,17 +222,18 @@ TEST(SurveyBoot, Q35UefiAhciListsItsAhciDisks) {
   expect_disk(s.block.disks[1], DiskInterface::Ahci, 1, "QEMU HARDDISK", kTraceSectors, s.label.disk_uuid);
 }
 
-// q35 + SeaBIOS + NVMe, with QEMU's parallel port turned off: no parallel port at all.
-TEST(SurveyBoot, Q35NvmeWithoutAParallelPort) {
+// q35 + SeaBIOS + NVMe, with QEMU's parallel port turned off: no parallel port at all; a PCI serial card
+// (QEMU's pci-serial, class 07/00) instead.
+TEST(SurveyBoot, Q35NvmeWithoutAParallelPortWithAPciSerialCard) {
   ScratchDir dir;
   make_trace_disk(dir / "trace.img");
   DirectOptions o =
       survey_options("q35", "1", {AttachedDisk{(dir / "trace.img").string(), DiskInterface::Nvme, 0}});
-  o.qemu_args = {"-parallel", "none"};
+  o.qemu_args = {"-parallel", "none", "-chardev", "null,id=card", "-device", "pci-serial,chardev=card"};
   const std::string serial = boot_survey(o, dir / "");
   ASSERT_FALSE(serial.empty());
   const Survey s = read_survey(dir / "trace.img");
-  expect_probes(s.block, false, false, serial);
+  expect_probes(s.block, false, false, serial, true);
   expect_timers(s);
   expect_common(s, 1000);
   ASSERT_EQ(s.block.disk_count, 1u) << serial;
